@@ -1,0 +1,1 @@
+"""Model artifacts on disk: the packaged default model, hub fetches, manifests."""

@@ -1,0 +1,15 @@
+"""The shard runtime: layers [start, end) of a Llama-family model, with KV-cache sessions.
+
+Public API (other packages import only these names):
+
+    ModelConfig.from_folder(path) / .from_hf(dict)      model hyper-parameters
+    Shard.load(model_dir, start, end, compute_dtype=, kv_dtype=, device=)
+    SessionManager(shard, kv_budget_bytes=, idle_timeout_s=)
+        .open(max_length, sampling=, start_layer=, session_id=) -> InferenceSession
+    InferenceSession.step(inputs) -> StepResult ; .close()
+    SamplingParams(temperature, top_k, top_p, seed, logprobs)
+    generate_local(shards, input_ids, max_new_tokens, sampling) -> token stream
+
+The model code is the project's own (see ``layers.py``); ``transformers`` is only
+the reference the tests and benchmarks compare against.
+"""
