@@ -13,3 +13,21 @@ Public API (other packages import only these names):
 The model code is the project's own (see ``layers.py``); ``transformers`` is only
 the reference the tests and benchmarks compare against.
 """
+
+from core.runtime.config import ModelConfig
+from core.runtime.dtypes import parse_dtype
+from core.runtime.generate import generate_local
+from core.runtime.sampling import SamplingParams
+from core.runtime.sessions import InferenceSession, SessionManager, StepResult
+from core.runtime.shard import Shard
+
+__all__ = [
+    "InferenceSession",
+    "ModelConfig",
+    "SamplingParams",
+    "SessionManager",
+    "Shard",
+    "StepResult",
+    "generate_local",
+    "parse_dtype",
+]

@@ -1,0 +1,271 @@
+"""Inference sessions over one shard: a preallocated KV cache per session.
+
+``SessionManager.open(max_length)`` allocates the whole cache up front (and
+refuses with CapacityError when it would not fit the budget), so a node refuses
+a session rather than running out of memory in the middle of it. A step writes
+its new keys/values into the cache in place and attends over the slice
+``[:position]``: nothing proportional to the prefix is copied per step.
+
+Bad input contract: every check runs before the cache is touched, and the
+session's position only advances after the whole step succeeded, so a rejected
+or failed step leaves the session exactly as it was — usable, not closed.
+
+Threading: the manager's table of sessions is guarded by one lock; each session
+has its own lock so steps of different sessions may run concurrently while two
+steps (or a step and a close) of the same session never interleave.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from core.errors import CapacityError, PositionError, RuntimeInputError, SessionError, ShapeError
+from core.runtime.sampling import SamplingParams, sample
+from core.runtime.shard import Shard
+
+__all__ = ["InferenceSession", "SamplingParams", "SessionManager", "StepResult"]
+
+log = logging.getLogger(__name__)
+MB = 1024 * 1024
+
+
+@dataclass
+class StepResult:
+    hidden: torch.Tensor | None = None  # (B, T, H) compute dtype, when not last
+    token_ids: torch.Tensor | None = None  # (B,) int64, when last
+    top_ids: torch.Tensor | None = None  # (B, k) int64
+    top_logprobs: torch.Tensor | None = None  # (B, k) float32
+    logits: torch.Tensor | None = None  # (B, T, V) float32 if asked
+
+
+class InferenceSession:
+    def __init__(self, shard: Shard, session_id: str, max_length: int, batch_size: int,
+                 sampling: SamplingParams, start_layer: int, clock: Callable[[], float],
+                 on_close: Callable[[InferenceSession], None]) -> None:
+        self.shard = shard
+        self.session_id = session_id
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self.sampling = sampling
+        self.start_layer = start_layer
+        self.end_layer = shard.end
+        self.position = 0
+        self.takes_tokens = start_layer == 0
+        self.reserved_bytes = (shard.kv_bytes_per_token(start_layer) * max_length * batch_size)
+        self._clock = clock
+        self.last_used = clock()
+        self._on_close = on_close
+        self._lock = threading.Lock()
+        self.closed = False
+        cfg = shard.config
+        n_layers = shard.end - start_layer
+        # one allocation for all layers: (layers, 2, B, nkv, max_len, hd)
+        self._kv = torch.zeros(n_layers, 2, batch_size, cfg.num_kv_heads, max_length,
+                               cfg.head_dim, dtype=shard.kv_dtype, device=shard.device)
+        self._pairs = [(self._kv[i, 0], self._kv[i, 1]) for i in range(n_layers)]
+        self._generator: torch.Generator | None = None
+        if shard.is_last and not sampling.greedy:
+            self._generator = torch.Generator(device=shard.device)
+            if sampling.seed is not None:
+                self._generator.manual_seed(sampling.seed)
+            else:
+                self._generator.seed()
+
+    # -- validation ------------------------------------------------------------------
+    def _check(self, inputs: torch.Tensor) -> int:
+        if self.closed:
+            raise SessionError(f"session {self.session_id} is closed", reason="session-closed")
+        if not isinstance(inputs, torch.Tensor):
+            raise ShapeError(f"inputs must be a tensor, got {type(inputs).__name__}")
+        B = self.batch_size
+        if self.takes_tokens:
+            if inputs.dim() != 2 or inputs.shape[0] != B:
+                raise ShapeError(f"token ids must have shape (batch {B}, T), got "
+                                 f"{tuple(inputs.shape)}")
+            if inputs.dtype not in (torch.int64, torch.int32):
+                raise ShapeError(f"token ids must be int64, got {inputs.dtype}")
+        else:
+            H = self.shard.config.hidden_size
+            if inputs.dim() != 3 or inputs.shape[0] != B or inputs.shape[2] != H:
+                raise ShapeError(f"hidden states must have shape (batch {B}, T, hidden {H}), "
+                                 f"got {tuple(inputs.shape)}")
+            if not inputs.dtype.is_floating_point:
+                raise ShapeError(f"hidden states must be floating point, got {inputs.dtype}")
+        T = int(inputs.shape[1])
+        if T < 1:
+            raise ShapeError("inputs hold 0 positions; a step needs at least 1")
+        if self.position + T > self.max_length:
+            raise PositionError(
+                f"session {self.session_id} is at position {self.position} of max_length "
+                f"{self.max_length}; {T} more positions would reach {self.position + T}")
+        if self.takes_tokens:
+            vocab = self.shard.config.vocab_size
+            lo, hi = int(inputs.min()), int(inputs.max())
+            if lo < 0 or hi >= vocab:
+                raise RuntimeInputError(f"token ids must lie in [0, {vocab}), got [{lo}, {hi}]",
+                                        reason="bad-token-id")
+        elif not bool(torch.isfinite(inputs).all()):
+            raise RuntimeInputError("hidden states contain NaN or infinity",
+                                    reason="non-finite-input")
+        return T
+
+    # -- compute ----------------------------------------------------------------------
+    def step(self, inputs: torch.Tensor, *, return_logits: bool = False) -> StepResult:
+        with self._lock:
+            T = self._check(inputs)
+            shard = self.shard
+            self.last_used = self._clock()  # a long step is not idleness
+            try:
+                with torch.inference_mode():
+                    result = self._forward(inputs, T, return_logits)
+            except RuntimeError as exc:  # torch failure: position untouched, session usable
+                raise RuntimeInputError(f"step of {T} positions at {self.position} failed: {exc}",
+                                        reason="step-failed") from exc
+            self.position += T
+            self.last_used = self._clock()
+            log.debug("session %s step T=%d -> position %d on [%d, %d)", self.session_id, T,
+                      self.position, self.start_layer, shard.end)
+            return result
+
+    def _forward(self, inputs: torch.Tensor, T: int, return_logits: bool) -> StepResult:
+        shard = self.shard
+        if self.takes_tokens:
+            x = shard.embed_tokens(inputs.to(device=shard.device, dtype=torch.int64))
+        else:
+            x = inputs.to(device=shard.device, dtype=shard.compute_dtype)
+        x = shard.run_layers(x, self.position, self._pairs, self.start_layer)  # (B, T, H)
+        if not shard.is_last:
+            return StepResult(hidden=x)
+        logits_all = shard.head(x) if return_logits else None  # (B, T, V)
+        last = logits_all[:, -1] if logits_all is not None else shard.head(x[:, -1:])[:, 0]
+        if not bool(torch.isfinite(last).all()):
+            raise RuntimeInputError("the model produced NaN/inf logits at this step (overflow "
+                                    "in the compute dtype?)", reason="non-finite-logits")
+        token_ids, top_ids, top_lp = sample(last, self.sampling, self._generator)
+        return StepResult(token_ids=token_ids, top_ids=top_ids, top_logprobs=top_lp,
+                          logits=logits_all)
+
+    def close(self) -> None:
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            self._pairs = []
+            self._kv = torch.empty(0)
+        self._on_close(self)
+
+
+class SessionManager:
+    def __init__(self, shard: Shard, *, kv_budget_bytes: int | None = None,
+                 idle_timeout_s: float = 300.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        """kv_budget_bytes=None: no budget of our own; an allocation the machine cannot
+        satisfy is still refused with CapacityError."""
+        self.shard = shard
+        self.kv_budget_bytes = kv_budget_bytes
+        self.idle_timeout_s = idle_timeout_s
+        self.clock = clock
+        self._lock = threading.RLock()
+        self._sessions: dict[str, InferenceSession] = {}
+        self._reserved = 0
+
+    @property
+    def reserved_bytes(self) -> int:
+        with self._lock:
+            return self._reserved
+
+    @property
+    def open_count(self) -> int:
+        with self._lock:
+            return len(self._sessions)
+
+    def open(self, max_length: int, *, batch_size: int = 1, sampling: SamplingParams | None = None,
+             start_layer: int | None = None, session_id: str | None = None) -> InferenceSession:
+        shard = self.shard
+        first = shard.start if start_layer is None else start_layer
+        if not shard.start <= first < shard.end:
+            raise PositionError(f"start_layer {first} is outside this shard's layers "
+                                f"[{shard.start}, {shard.end})", reason="bad-start-layer")
+        limit = shard.config.max_position_embeddings
+        if not 1 <= max_length <= limit:
+            raise PositionError(f"max_length {max_length} must be in [1, {limit}] "
+                                "(the model's max_position_embeddings)")
+        if batch_size < 1:
+            raise ShapeError(f"batch_size {batch_size} must be >= 1")
+        need = shard.kv_bytes_per_token(first) * max_length * batch_size
+        self.expire_idle()  # idle sessions give their memory back before we judge capacity
+        sid = session_id or uuid.uuid4().hex
+        with self._lock:
+            if sid in self._sessions:
+                raise SessionError(f"session {sid} is already open", reason="session-exists")
+            if self.kv_budget_bytes is not None and self._reserved + need > self.kv_budget_bytes:
+                free = self.kv_budget_bytes - self._reserved
+                raise CapacityError(
+                    f"a session of {max_length} positions needs {need / MB:.1f} MB of KV cache; "
+                    f"{free / MB:.1f} MB free of the {self.kv_budget_bytes / MB:.1f} MB budget "
+                    f"({len(self._sessions)} sessions open); try a shorter max_length later")
+            self._reserved += need  # reserve before allocating outside the lock
+        try:
+            session = InferenceSession(shard, sid, max_length, batch_size,
+                                       sampling or SamplingParams(), first, self.clock,
+                                       self._forget)
+        except (RuntimeError, MemoryError) as exc:
+            with self._lock:
+                self._reserved -= need
+            raise CapacityError(f"allocating {need / MB:.1f} MB of KV cache failed: {exc}") \
+                from exc
+        with self._lock:
+            self._sessions[sid] = session
+        log.info("opened session %s: max_length %d, %.1f MB KV", sid, max_length, need / MB)
+        return session
+
+    def get(self, session_id: str) -> InferenceSession:
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                raise SessionError(f"session {session_id} is unknown, closed or expired",
+                                   reason="session-unknown")
+            idle = self.clock() - session.last_used
+            if idle <= self.idle_timeout_s:
+                return session
+        session.close()
+        raise SessionError(f"session {session_id} expired after {idle:.0f} s idle "
+                           f"(limit {self.idle_timeout_s:.0f} s)", reason="session-expired")
+
+    def close(self, session_id: str) -> None:
+        with self._lock:
+            session = self._sessions.get(session_id)
+        if session is None:
+            raise SessionError(f"session {session_id} is unknown, closed or expired",
+                               reason="session-unknown")
+        session.close()
+
+    def expire_idle(self) -> list[str]:
+        now = self.clock()
+        with self._lock:
+            stale = [s for s in self._sessions.values()
+                     if now - s.last_used > self.idle_timeout_s]
+        for session in stale:
+            log.info("session %s expired after %.0f s idle", session.session_id,
+                     now - session.last_used)
+            session.close()
+        return [s.session_id for s in stale]
+
+    def close_all(self) -> None:
+        with self._lock:
+            sessions = list(self._sessions.values())
+        for session in sessions:
+            session.close()
+
+    def _forget(self, session: InferenceSession) -> None:
+        with self._lock:
+            if self._sessions.get(session.session_id) is session:
+                del self._sessions[session.session_id]
+                self._reserved -= session.reserved_bytes

@@ -1,0 +1,188 @@
+"""A shard: layers [start, end) of a model, plus the embedding on the first shard
+and the final norm + LM head on the last.
+
+``Shard.load`` reads only the tensors of its own range from safetensors; the
+modules are built on the meta device and take the loaded tensors as they are,
+so no random initialisation is ever computed and nothing else is allocated.
+Sessions (``sessions.py``) own the KV caches; the shard itself is stateless
+across calls and may serve many sessions.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from core.errors import ModelError, RangeError
+from core.runtime.config import ModelConfig
+from core.runtime.dtypes import check_dtype_on_device, parse_device, parse_dtype
+from core.runtime.layers import Block, RMSNorm, causal_group_mask
+from core.runtime.rope import RopeTable
+from core.runtime.weights import WeightSource
+
+__all__ = ["Shard", "parse_dtype"]
+
+log = logging.getLogger(__name__)
+
+KVPair = tuple[torch.Tensor, torch.Tensor]  # (B, nkv, max_len, hd) each
+
+
+def _layer_names(i: int, cfg: ModelConfig) -> list[str]:
+    p = f"model.layers.{i}."
+    names = [p + "input_layernorm.weight", p + "post_attention_layernorm.weight"]
+    names += [p + f"self_attn.{x}_proj.weight" for x in "qkvo"]
+    if cfg.attention_bias:
+        names += [p + f"self_attn.{x}_proj.bias" for x in "qkv"]
+    if cfg.attention_out_bias:
+        names.append(p + "self_attn.o_proj.bias")
+    names += [p + f"mlp.{x}_proj.weight" for x in ("gate", "up", "down")]
+    return names
+
+
+def _layer_state(i: int, local: int, t: dict[str, torch.Tensor], cfg: ModelConfig,
+                 dtype: torch.dtype) -> dict[str, torch.Tensor]:
+    """HF tensors of layer i -> our module names (fused q|k|v and gate|up)."""
+    p, m = f"model.layers.{i}.", f"layers.{local}."
+    attn = p + "self_attn."
+    state = {
+        m + "input_norm.weight": t[p + "input_layernorm.weight"],
+        m + "post_attention_norm.weight": t[p + "post_attention_layernorm.weight"],
+        m + "attn.qkv.weight": torch.cat([t[attn + f"{x}_proj.weight"] for x in "qkv"]),
+        m + "attn.o_proj.weight": t[attn + "o_proj.weight"],
+        m + "mlp.gate_up.weight": torch.cat(
+            [t[p + "mlp.gate_proj.weight"], t[p + "mlp.up_proj.weight"]]),
+        m + "mlp.down.weight": t[p + "mlp.down_proj.weight"],
+    }
+    if cfg.attention_bias:
+        state[m + "attn.qkv.bias"] = torch.cat([t[attn + f"{x}_proj.bias"] for x in "qkv"])
+    if cfg.attention_out_bias:
+        state[m + "attn.o_proj.bias"] = t[attn + "o_proj.bias"]
+    return {k: v.to(dtype) for k, v in state.items()}
+
+
+class Shard(nn.Module):
+    def __init__(self, config: ModelConfig, start: int, end: int, *,
+                 compute_dtype: torch.dtype, kv_dtype: torch.dtype, device: torch.device) -> None:
+        super().__init__()
+        if not 0 <= start < end <= config.num_layers:
+            raise RangeError(
+                f"shard layers [{start}, {end}) are outside the model's [0, {config.num_layers})",
+            )
+        self.config, self.start, self.end = config, start, end
+        self.is_first, self.is_last = start == 0, end == config.num_layers
+        self.compute_dtype, self.kv_dtype, self.device = compute_dtype, kv_dtype, device
+        self.tensor_names: tuple[str, ...] = ()  # HF names this shard loaded
+        self.files_opened: tuple[str, ...] = ()
+        H, V = config.hidden_size, config.vocab_size
+        self.embed = nn.Embedding(V, H) if self.is_first else None
+        self.layers = nn.ModuleList(Block(config) for _ in range(start, end))
+        self.norm = RMSNorm(H, config.rms_norm_eps) if self.is_last else None
+        self.lm_head = nn.Linear(H, V, bias=False) if self.is_last else None
+        self.rope = RopeTable(config, compute_dtype, device)
+
+    @classmethod
+    def load(cls, model_dir: Path, start: int, end: int, *, compute_dtype: str = "float32",
+             kv_dtype: str | None = None, device: str = "cpu") -> Shard:
+        cfg = ModelConfig.from_folder(Path(model_dir))
+        dtype = parse_dtype(compute_dtype)
+        kv = parse_dtype(kv_dtype) if kv_dtype is not None else dtype
+        dev = parse_device(device)
+        check_dtype_on_device(dtype, dev)
+        check_dtype_on_device(kv, dev)
+        with torch.device("meta"):
+            shard = cls(cfg, start, end, compute_dtype=dtype, kv_dtype=kv, device=dev)
+        source = WeightSource(Path(model_dir))
+        state, names = shard._read_state(source)
+        shard.load_state_dict(state, assign=True, strict=True)
+        if shard.lm_head is not None and shard.embed is not None and \
+                "lm_head.weight" not in names:
+            shard.lm_head.weight = shard.embed.weight  # tied: one tensor, not two
+        shard.to(dev)
+        shard.requires_grad_(False)
+        shard.eval()
+        shard.tensor_names = tuple(names)
+        shard.files_opened = tuple(dict.fromkeys(source.files_opened))
+        log.info("loaded shard [%d, %d) of %s: %.1f MB, %s, kv %s", start, end, model_dir,
+                 shard.weight_bytes() / 1e6, dtype, kv)
+        return shard
+
+    def _read_state(self, src: WeightSource) -> tuple[dict[str, torch.Tensor], list[str]]:
+        cfg, dtype = self.config, self.compute_dtype
+        state: dict[str, torch.Tensor] = {}
+        names: list[str] = []
+        for local, i in enumerate(range(self.start, self.end)):
+            wanted = _layer_names(i, cfg)
+            state.update(_layer_state(i, local, src.load(wanted), cfg, dtype))
+            names += wanted
+        if self.is_first:
+            names.append("model.embed_tokens.weight")
+            state["embed.weight"] = src.load(names[-1:])[names[-1]].to(dtype)
+        if self.is_last:
+            names.append("model.norm.weight")
+            state["norm.weight"] = src.load(names[-1:])[names[-1]].to(dtype)
+            head = "lm_head.weight"
+            if not src.has(head):
+                if not cfg.tie_word_embeddings:
+                    raise ModelError("lm_head.weight is missing and tie_word_embeddings is false",
+                                     reason="weights-missing")
+                head = "model.embed_tokens.weight"
+            if head in names:
+                state["lm_head.weight"] = state["embed.weight"]
+            else:
+                names.append(head)
+                state["lm_head.weight"] = src.load([head])[head].to(dtype)
+        self._check_shapes(state)
+        return state, names
+
+    def _check_shapes(self, state: dict[str, torch.Tensor]) -> None:
+        for name, param in self.state_dict(keep_vars=True).items():
+            got = state.get(name)
+            if got is not None and got.shape != param.shape:
+                raise ModelError(
+                    f"tensor for {name} has shape {tuple(got.shape)}, config.json implies "
+                    f"{tuple(param.shape)}", reason="weights-bad")
+
+    # -- sizes -----------------------------------------------------------------------
+    def weight_bytes(self) -> int:
+        seen: set[int] = set()
+        total = 0
+        for p in self.parameters():  # parameters() already skips a tied duplicate
+            if p.data_ptr() not in seen:
+                seen.add(p.data_ptr())
+                total += p.numel() * p.element_size()
+        return total
+
+    def kv_bytes_per_token(self, start_layer: int | None = None) -> int:
+        """KV bytes one position of one sequence costs in layers [start_layer, end)."""
+        first = self.start if start_layer is None else start_layer
+        cfg = self.config
+        per_layer = 2 * cfg.num_kv_heads * cfg.head_dim * self.kv_dtype.itemsize
+        return (self.end - first) * per_layer
+
+    # -- compute (inputs validated by the session) -----------------------------------------
+    def embed_tokens(self, ids: torch.Tensor) -> torch.Tensor:
+        assert self.embed is not None
+        return F.embedding(ids, self.embed.weight)  # (B, T, H)
+
+    def run_layers(self, x: torch.Tensor, pos: int, kv: Sequence[KVPair],
+                   start_layer: int) -> torch.Tensor:
+        """Layers [start_layer, end) over x (B, T, H) at positions [pos, pos+T)."""
+        T = x.shape[1]
+        cos, sin = self.rope.get(pos + T)
+        cos = cos[pos : pos + T].unsqueeze(1)  # (T, 1, hd)
+        sin = sin[pos : pos + T].unsqueeze(1)
+        mask = causal_group_mask(T, pos, self.config.q_per_kv, x.device)
+        for layer, (k_cache, v_cache) in zip(self.layers[start_layer - self.start:], kv,
+                                             strict=True):
+            x = layer(x, cos, sin, k_cache, v_cache, pos, mask)
+        return x
+
+    def head(self, x: torch.Tensor) -> torch.Tensor:
+        """Final norm + LM head: (B, T, H) -> float32 logits (B, T, V)."""
+        assert self.norm is not None and self.lm_head is not None
+        return self.lm_head(self.norm(x)).float()

@@ -1,0 +1,50 @@
+"""A chain of shards reproduces transformers' full-model logits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from core.runtime import SessionManager, Shard
+from tests.core.runtime.conftest import reference_logits
+
+SPLITS = {2: [(0, 2), (2, 4)], 3: [(0, 1), (1, 3), (3, 4)], 1: [(0, 4)]}
+
+
+def chain_logits(folder: Path, ranges: list[tuple[int, int]], ids: torch.Tensor) -> torch.Tensor:
+    shards = [Shard.load(folder, a, b) for a, b in ranges]
+    sessions = [SessionManager(s).open(64, batch_size=ids.shape[0]) for s in shards]
+    x = ids
+    for session in sessions[:-1]:
+        x = session.step(x).hidden
+    logits = sessions[-1].step(x, return_logits=True).logits
+    assert logits is not None
+    return logits
+
+
+def prompt(batch: int = 1, length: int = 12, seed: int = 0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, 256, (batch, length), generator=g)
+
+
+@pytest.mark.parametrize("n_shards", [1, 2, 3])
+@pytest.mark.parametrize("model", ["tiny_llama", "tiny_qwen2"])
+def test_shard_chain_reproduces_transformers_logits(
+    model: str, n_shards: int, request: pytest.FixtureRequest
+) -> None:
+    folder = request.getfixturevalue(model)
+    ids = prompt(batch=2)
+    torch.testing.assert_close(chain_logits(folder, SPLITS[n_shards], ids),
+                               reference_logits(folder, ids), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("model", ["tiny_llama3_rope", "tiny_untied", "tiny_multifile"])
+def test_two_shard_chain_matches_transformers_for_config_variants(
+    model: str, request: pytest.FixtureRequest
+) -> None:
+    folder = request.getfixturevalue(model)
+    ids = prompt(length=40, seed=1)  # past original_max_position_embeddings=32 for llama3
+    torch.testing.assert_close(chain_logits(folder, SPLITS[2], ids),
+                               reference_logits(folder, ids), rtol=1e-4, atol=1e-4)
