@@ -1,0 +1,214 @@
+"""Where a node's private key lives: the OS keyring, or (by explicit choice) a file.
+
+The OS keyring (service ``meshnet``) holds one entry per node profile, so several
+nodes can run on one machine, each with its own id (``--profile NAME``).
+A headless Linux box often has no usable keyring backend; rather than silently
+writing the key somewhere weaker, we refuse and name the alternative: an
+identity file chosen with ``--identity-file PATH``, written 0600, with a warning.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import keyring
+import keyring.errors
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from keyring.backend import KeyringBackend
+from keyring.backends import chainer, fail, null
+
+from core.errors import IdentityError
+from core.identity import NodeIdentity, b64decode, b64encode
+
+log = logging.getLogger(__name__)
+
+KEYRING_SERVICE = "meshnet"
+DEFAULT_PROFILE = "default"
+_PROFILE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_FILE_MODE = 0o600
+
+
+def check_profile(profile: str) -> str:
+    if not _PROFILE_RE.match(profile):
+        raise IdentityError(
+            f"profile name {profile!r} is not usable: use 1-64 letters, digits, '.', '_' or '-'",
+            reason="bad-profile",
+        )
+    return profile
+
+
+def keyring_problem(backend: KeyringBackend | None = None) -> str | None:
+    """Why the active keyring backend cannot hold a key, or None when it can."""
+    backend = keyring.get_keyring() if backend is None else backend
+    if isinstance(backend, fail.Keyring | null.Keyring):
+        return f"no usable OS keyring was found (active backend: {type(backend).__name__})"
+    if isinstance(backend, chainer.ChainerBackend) and not backend.backends:
+        return "no usable OS keyring was found (the keyring chain has no backends)"
+    return None
+
+
+class KeyStore(Protocol):
+    """Somewhere one identity's private key is kept."""
+
+    def load(self) -> NodeIdentity | None: ...
+
+    def save(self, identity: NodeIdentity) -> None: ...
+
+    def describe(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class KeyringStore:
+    """One keyring entry: service ``meshnet``, user ``node:<profile>``, value the
+    base64 of the raw 32-byte private key."""
+
+    profile: str = DEFAULT_PROFILE
+
+    @property
+    def username(self) -> str:
+        return f"node:{self.profile}"
+
+    def _require_backend(self) -> None:
+        problem = keyring_problem()
+        if problem is not None:
+            raise IdentityError(
+                f"{problem}, so the node's private key has nowhere safe to live. "
+                "Install and unlock a keyring (e.g. GNOME Keyring or KWallet), or pass "
+                "--identity-file PATH to keep the key in a file readable only by you.",
+                reason="no-keyring",
+            )
+
+    def load(self) -> NodeIdentity | None:
+        self._require_backend()
+        try:
+            stored = keyring.get_password(KEYRING_SERVICE, self.username)
+        except keyring.errors.KeyringError as exc:
+            raise IdentityError(
+                f"the OS keyring could not be read ({exc}); unlock it and try again",
+                reason="keyring-error",
+            ) from exc
+        if stored is None:
+            return None
+        try:
+            return NodeIdentity.from_seed(b64decode(stored))
+        except (ValueError, IdentityError) as exc:
+            raise IdentityError(
+                f"the keyring entry {KEYRING_SERVICE}/{self.username} is not a MeshNet key; "
+                "run `meshnet-node identity rotate` to replace it",
+                reason="bad-private-key",
+            ) from exc
+
+    def save(self, identity: NodeIdentity) -> None:
+        self._require_backend()
+        try:
+            keyring.set_password(KEYRING_SERVICE, self.username, b64encode(identity.seed))
+        except keyring.errors.KeyringError as exc:
+            raise IdentityError(
+                f"the OS keyring refused to store the key ({exc}); unlock it and try again",
+                reason="keyring-error",
+            ) from exc
+
+    def describe(self) -> str:
+        return f"OS keyring ({KEYRING_SERVICE}/{self.username})"
+
+
+@dataclass(frozen=True)
+class FileStore:
+    """A PKCS#8 PEM file readable only by its owner — the explicit fallback."""
+
+    path: Path
+
+    def load(self) -> NodeIdentity | None:
+        if not self.path.exists():
+            return None
+        _warn_if_readable_by_others(self.path)
+        try:
+            key = serialization.load_pem_private_key(self.path.read_bytes(), password=None)
+        except (OSError, ValueError, TypeError) as exc:
+            raise IdentityError(
+                f"{self.path} is not a readable Ed25519 key file ({exc})",
+                reason="bad-private-key",
+            ) from exc
+        if not isinstance(key, Ed25519PrivateKey):
+            raise IdentityError(
+                f"{self.path} holds a {type(key).__name__}, not an Ed25519 key",
+                reason="bad-private-key",
+            )
+        return NodeIdentity(key)
+
+    def save(self, identity: NodeIdentity) -> None:
+        pem = identity.private_key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Create with 0600 from the start: a chmod after writing leaves a window.
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _FILE_MODE)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(pem)
+        os.chmod(self.path, _FILE_MODE)  # O_CREAT's mode is ignored for an existing file
+        log.warning(
+            "node private key stored in a plain file; anyone who can read it can act as this node",
+            extra={"path": str(self.path)},
+        )
+
+    def describe(self) -> str:
+        return f"identity file {self.path}"
+
+
+def _warn_if_readable_by_others(path: Path) -> None:
+    if os.name == "posix" and path.stat().st_mode & 0o077:
+        log.warning(
+            "identity file is readable by other users; run `chmod 600` on it",
+            extra={"path": str(path)},
+        )
+
+
+def key_store(profile: str = DEFAULT_PROFILE, identity_file: Path | None = None) -> KeyStore:
+    """The store a profile uses: the identity file when one is given, else the keyring."""
+    check_profile(profile)
+    if identity_file is not None:
+        return FileStore(Path(identity_file))
+    return KeyringStore(profile)
+
+
+def load_or_create_identity(
+    profile: str = DEFAULT_PROFILE, identity_file: Path | None = None
+) -> NodeIdentity:
+    """This profile's identity, made and stored on first run."""
+    store = key_store(profile, identity_file)
+    identity = store.load()
+    if identity is None:
+        identity = NodeIdentity.generate()
+        store.save(identity)
+        log.info(
+            "created node identity",
+            extra={"node_id": identity.node_id, "store": store.describe()},
+        )
+    return identity
+
+
+def rotate_identity(
+    profile: str = DEFAULT_PROFILE, identity_file: Path | None = None
+) -> tuple[NodeIdentity | None, NodeIdentity]:
+    """Replace this profile's key pair; returns (old or None, new).
+
+    The node id changes with the key: the tracker sees a new node, and the old
+    id's registrations simply expire.
+    """
+    store = key_store(profile, identity_file)
+    old = store.load()
+    new = NodeIdentity.generate()
+    store.save(new)
+    log.info(
+        "rotated node identity",
+        extra={"old_node_id": old.node_id if old else None, "node_id": new.node_id},
+    )
+    return old, new

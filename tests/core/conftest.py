@@ -1,0 +1,90 @@
+"""Shared fixtures for the node core tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import keyring
+import pytest
+from keyring.backends import fail
+
+from tests.core.keyring_backend import DictKeyring
+
+
+@pytest.fixture
+def dict_keyring() -> Iterator[DictKeyring]:
+    """Install an in-memory keyring for the test, restoring the previous one after."""
+    previous = keyring.get_keyring()
+    backend = DictKeyring()
+    keyring.set_keyring(backend)
+    try:
+        yield backend
+    finally:
+        keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def no_keyring() -> Iterator[None]:
+    """The headless-Linux situation: only keyring's 'fail' backend is available."""
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    try:
+        yield
+    finally:
+        keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def meshnet_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private MESHNET_HOME so reports and models never touch the user's folder."""
+    home = tmp_path / "meshnet-home"
+    monkeypatch.setenv("MESHNET_HOME", str(home))
+    return home
+
+
+def make_tiny_model(folder: Path, *, layers: int = 4, seed: int = 0) -> Path:
+    """A real (random) Llama model folder: HF config + safetensors + tokenizer + manifest.
+
+    Built with transformers' own save_pretrained, so the runtime loads exactly the
+    names and layout a hub model has; small enough to build in well under a second.
+    """
+    import torch
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+    from tokenizers.pre_tokenizers import Whitespace
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from core.models.manifest import ModelManifest
+
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        vocab_size=96,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        tie_word_embeddings=False,
+        rms_norm_eps=1e-5,
+    )
+    LlamaForCausalLM(config).save_pretrained(folder, safe_serialization=True)
+    tokenizer = Tokenizer(WordLevel({f"w{i}": i for i in range(96)}, unk_token="w0"))
+    tokenizer.pre_tokenizer = Whitespace()
+    tokenizer.save(str(folder / "tokenizer.json"))
+    ModelManifest.build(
+        folder,
+        model_id="tiny-llama",
+        revision="test-rev-1",
+        architecture="LlamaForCausalLM",
+        layer_count=layers,
+        source={"kind": "test-fixture"},
+    ).write(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 4-layer random Llama folder shared by the whole session (treat as read-only)."""
+    return make_tiny_model(tmp_path_factory.mktemp("tiny-llama"))
