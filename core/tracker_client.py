@@ -1,0 +1,182 @@
+"""The node's side of the tracker API: signed register, heartbeat, deregister.
+
+Every request is signed with the node key (headers of ``core.signing``). httpx
+errors are mapped here, at the boundary, to ``TrackerUnreachable`` (retry with
+back-off) or ``TrackerRefused`` (the tracker said no, with its reason code);
+a refused heartbeat whose reason is ``re-register`` is ``ReRegisterRequired``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from core.errors import TrackerError
+from core.identity import NodeIdentity
+from core.signing import signed_headers
+
+log = logging.getLogger(__name__)
+
+JOIN_TOKEN_HEADER = "X-Meshnet-Join-Token"
+RE_REGISTER = "re-register"
+
+
+class TrackerUnreachable(TrackerError):
+    reason = "tracker-unreachable"
+
+
+class TrackerRefused(TrackerError):
+    """The tracker answered with a refusal; ``reason`` is its code, the message its sentence."""
+
+    def __init__(self, status_code: int, reason: str, detail: str) -> None:
+        super().__init__(f"the tracker refused ({status_code} {reason}): {detail}", reason=reason)
+        self.status_code = status_code
+        self.detail = detail
+
+
+class ReRegisterRequired(TrackerRefused):
+    """The tracker no longer knows this node (expired, restarted): register again."""
+
+
+@dataclass(frozen=True)
+class Registration:
+    node_id: str
+    tracker_public_key: str
+    heartbeat_interval_s: float
+    recipe_status: str
+    recipe_detail: str
+    session_expires_at: float
+    raw: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class HeartbeatAck:
+    heartbeat_interval_s: float
+    live_until: float
+
+
+class TrackerClient:
+    def __init__(
+        self,
+        base_url: str,
+        identity: NodeIdentity,
+        *,
+        join_token: str | None = None,
+        timeout_s: float = 10.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self._identity = identity
+        self._join_token = join_token
+        self._http = httpx.Client(
+            base_url=base_url.rstrip("/"), timeout=timeout_s, transport=transport
+        )
+
+    @property
+    def base_url(self) -> str:
+        return str(self._http.base_url)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> TrackerClient:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def _post(
+        self, path: str, payload: Mapping[str, Any], extra: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        body = json.dumps(payload, separators=(",", ":")).encode("utf-8")
+        headers = {"Content-Type": "application/json"}
+        headers.update(signed_headers("POST", path, body, self._identity))
+        headers.update(extra or {})
+        try:
+            response = self._http.post(path, content=body, headers=headers)
+        except httpx.HTTPError as exc:
+            raise TrackerUnreachable(
+                f"cannot reach the tracker at {self.base_url}: {exc}. "
+                "Check the tracker URL and your connection; the node keeps retrying."
+            ) from exc
+        if response.is_success:
+            try:
+                return dict(response.json())
+            except ValueError as exc:
+                raise TrackerError(f"the tracker answered {path} with non-JSON") from exc
+        raise _refusal(response)
+
+    def register(
+        self, identity_block: Mapping[str, Any], capability: Mapping[str, Any], endpoint: str
+    ) -> Registration:
+        extra = {JOIN_TOKEN_HEADER: self._join_token} if self._join_token else None
+        data = self._post(
+            "/api/v1/nodes/register",
+            {
+                "public_key": self._identity.public_key_b64,
+                "identity": dict(identity_block),
+                "capability": dict(capability),
+                "endpoint": endpoint,
+            },
+            extra,
+        )
+        recipe = data.get("recipe") or {}
+        session = (data.get("session") or {}).get("credential") or {}
+        return Registration(
+            node_id=str(data["node_id"]),
+            tracker_public_key=str(data["tracker_public_key"]),
+            heartbeat_interval_s=float(data["heartbeat_interval_s"]),
+            recipe_status=str(recipe.get("status", "unknown")),
+            recipe_detail=str(recipe.get("detail", "")),
+            session_expires_at=float(session.get("expires_at", 0.0)),
+            raw=data,
+        )
+
+    def heartbeat(
+        self,
+        *,
+        load: float,
+        open_sessions: int,
+        tokens_served: int,
+        throughput: float | None = None,
+    ) -> HeartbeatAck:
+        payload: dict[str, Any] = {
+            "load": load,
+            "open_sessions": open_sessions,
+            "tokens_served": tokens_served,
+        }
+        if throughput is not None:
+            payload["throughput"] = throughput
+        data = self._post(f"/api/v1/nodes/{self._identity.node_id}/heartbeat", payload)
+        return HeartbeatAck(
+            heartbeat_interval_s=float(data["heartbeat_interval_s"]),
+            live_until=float(data["live_until"]),
+        )
+
+    def deregister(self) -> None:
+        self._post(
+            f"/api/v1/nodes/{self._identity.node_id}/deregister",
+            {"load": 0, "open_sessions": 0, "tokens_served": 0},
+        )
+
+
+def _refusal(response: httpx.Response) -> TrackerRefused:
+    reason, detail = f"http-{response.status_code}", response.text[:300]
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict):
+        inner = body.get("detail", body)
+        if isinstance(inner, dict):
+            reason = str(inner.get("reason", reason))
+            detail = str(inner.get("detail", detail))
+        else:
+            reason = str(body.get("reason", reason))
+            detail = str(inner)
+    kind = ReRegisterRequired if reason == RE_REGISTER else TrackerRefused
+    return kind(response.status_code, reason, detail)
