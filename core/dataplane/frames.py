@@ -1,0 +1,199 @@
+"""Tensor frames: safetensors bytes <-> tensors, checked before anything is used.
+
+A frame comes from another machine, so it is read in two stages: the header is
+parsed and checked by hand first (size, names, dtypes, shapes, metadata) and
+only then are tensor bytes handed to safetensors. Never pickle, never
+``torch.load``: a frame can carry tensors and string metadata and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import safetensors.torch
+import torch
+
+from core.dataplane import wire
+from core.errors import PositionError, ProtocolError, ShapeError
+
+# A step frame holds at most three tensors; a header past this is not ours.
+MAX_HEADER_BYTES = 64 * 1024
+
+DTYPE_NAMES: dict[str, torch.dtype] = {
+    "I64": torch.int64,
+    "F32": torch.float32,
+    "BF16": torch.bfloat16,
+    "F16": torch.float16,
+}
+NAME_OF_DTYPE = {dtype: name for name, dtype in DTYPE_NAMES.items()}
+
+INPUT_IDS = "input_ids"
+HIDDEN = "hidden"
+TOKEN_IDS = "token_ids"
+TOP_IDS = "top_ids"
+TOP_LOGPROBS = "top_logprobs"
+POSITION_KEY = "position"
+COMPUTE_MS_KEY = "compute_ms"
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    dtype: str  # safetensors dtype name, e.g. "F32"
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class FrameHeader:
+    tensors: dict[str, TensorSpec]
+    metadata: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Frame:
+    tensors: dict[str, torch.Tensor]
+    metadata: dict[str, str]
+
+
+def _bad(message: str) -> ProtocolError:
+    return ProtocolError(message, reason=wire.BAD_FRAME)
+
+
+def check_size(data: bytes, max_bytes: int) -> None:
+    if len(data) > max_bytes:
+        raise ProtocolError(
+            f"a frame of {len(data)} bytes is over this node's limit of {max_bytes} bytes; "
+            "send fewer positions per step",
+            reason=wire.FRAME_TOO_LARGE,
+        )
+
+
+def read_header(data: bytes, max_bytes: int) -> FrameHeader:
+    """Parse and check a frame's header without touching its tensor bytes."""
+    check_size(data, max_bytes)
+    if len(data) < 8:
+        raise _bad(
+            f"a safetensors frame starts with an 8-byte header length, got {len(data)} bytes"
+        )
+    (header_len,) = struct.unpack("<Q", data[:8])
+    if header_len > min(MAX_HEADER_BYTES, len(data) - 8):
+        raise _bad(
+            f"the frame header claims {header_len} bytes but at most "
+            f"{min(MAX_HEADER_BYTES, len(data) - 8)} are possible"
+        )
+    try:
+        raw = json.loads(data[8 : 8 + header_len].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _bad("the frame header is not JSON") from exc
+    if not isinstance(raw, dict):
+        raise _bad("the frame header is not a JSON object")
+    metadata = raw.pop("__metadata__", None) or {}
+    if not isinstance(metadata, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()
+    ):
+        raise _bad("frame metadata must map strings to strings")
+    tensors: dict[str, TensorSpec] = {}
+    for name, entry in raw.items():
+        if not isinstance(entry, dict):
+            raise _bad(f"tensor {name!r} has no dtype/shape entry")
+        dtype, shape = entry.get("dtype"), entry.get("shape")
+        if not isinstance(dtype, str) or not isinstance(shape, list):
+            raise _bad(f"tensor {name!r} lacks a dtype or shape")
+        if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+            raise _bad(f"tensor {name!r} has a malformed shape {shape!r}")
+        tensors[name] = TensorSpec(dtype, tuple(shape))
+    return FrameHeader(tensors, dict(metadata))
+
+
+def decode_frame(data: bytes, max_bytes: int) -> Frame:
+    """Bytes -> tensors; every malformation is a ProtocolError, never a crash."""
+    header = read_header(data, max_bytes)
+    for name, spec in header.tensors.items():
+        if spec.dtype not in DTYPE_NAMES:
+            raise ShapeError(
+                f"tensor {name!r} has dtype {spec.dtype}; frames carry only "
+                f"{', '.join(DTYPE_NAMES)}",
+                reason=wire.BAD_SHAPE,
+            )
+    try:
+        tensors = safetensors.torch.load(data)
+    except Exception as exc:  # safetensors raises its own untyped SafetensorError
+        raise _bad(f"the frame is not valid safetensors: {exc}") from exc
+    return Frame(tensors, header.metadata)
+
+
+def encode_frame(tensors: Mapping[str, torch.Tensor], metadata: Mapping[str, str]) -> bytes:
+    """Tensors (moved to CPU, made contiguous) + string metadata -> safetensors bytes."""
+    ready = {name: t.detach().to("cpu").contiguous() for name, t in tensors.items()}
+    return safetensors.torch.save(ready, metadata=dict(metadata))
+
+
+@dataclass(frozen=True)
+class StepExpectation:
+    """What one hop accepts as a step: derived from its shard and open session."""
+
+    is_first: bool
+    hidden_size: int
+    hidden_dtype: torch.dtype
+    batch_size: int
+    position: int
+    max_length: int
+
+
+def check_step_header(header: FrameHeader, want: StepExpectation) -> int:
+    """Check a step frame's header against the session; returns T (positions)."""
+    name = INPUT_IDS if want.is_first else HIDDEN
+    if set(header.tensors) != {name}:
+        raise _bad(
+            f"this hop expects exactly one tensor named {name!r}, got "
+            f"{sorted(header.tensors) or 'none'}"
+        )
+    spec = header.tensors[name]
+    dtype = torch.int64 if want.is_first else want.hidden_dtype
+    if DTYPE_NAMES.get(spec.dtype) != dtype:
+        raise ShapeError(
+            f"{name!r} must be {NAME_OF_DTYPE[dtype]}, got {spec.dtype}", reason=wire.BAD_SHAPE
+        )
+    rank = 2 if want.is_first else 3
+    if len(spec.shape) != rank:
+        raise ShapeError(
+            f"{name!r} must have rank {rank}, got shape {list(spec.shape)}", reason=wire.BAD_SHAPE
+        )
+    if spec.shape[0] != want.batch_size:
+        raise ShapeError(
+            f"{name!r} has batch size {spec.shape[0]}, the session was opened for "
+            f"{want.batch_size}",
+            reason=wire.BAD_SHAPE,
+        )
+    if not want.is_first and spec.shape[2] != want.hidden_size:
+        raise ShapeError(
+            f"'hidden' has hidden size {spec.shape[2]}, this model's is {want.hidden_size}",
+            reason=wire.BAD_SHAPE,
+        )
+    steps = spec.shape[1]
+    if steps < 1:
+        raise ShapeError(f"{name!r} carries no positions (T = 0)", reason=wire.BAD_SHAPE)
+    _check_position(header.metadata, want, steps)
+    return steps
+
+
+def _check_position(metadata: Mapping[str, str], want: StepExpectation, steps: int) -> None:
+    text = metadata.get(POSITION_KEY)
+    try:
+        position = int(text) if text is not None else None
+    except ValueError:
+        position = None
+    if position is None:
+        raise _bad(f"frame metadata must carry an integer {POSITION_KEY!r}, got {text!r}")
+    if position != want.position:
+        raise PositionError(
+            f"the frame is for position {position} but this session holds {want.position} "
+            "positions; a step was lost or sent twice"
+        )
+    if position + steps > want.max_length:
+        raise PositionError(
+            f"{steps} positions from position {position} reach {position + steps}, past the "
+            f"session's max_length of {want.max_length}"
+        )

@@ -1,0 +1,321 @@
+"""One hop of one route session: the life of a single data-plane WebSocket.
+
+open (ticket) -> steps (safetensors frames) -> close (signed receipt). Every
+refusal ends *this* session with ``{"type": "error", "reason", "message"}`` and
+frees its KV cache; the server and its other sessions keep serving. The forward
+pass runs in a worker thread (torch releases the GIL) so one session's compute
+never stalls another session's I/O.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import torch
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+
+from core.dataplane import frames, wire
+from core.dataplane.receipts import HopReceipt, sign_receipt
+from core.dataplane.tickets import TicketGrant, TicketVerifier
+from core.errors import (
+    CapacityError,
+    ConfigError,
+    MeshnetError,
+    ProtocolError,
+    RangeError,
+    RuntimeInputError,
+    SessionError,
+)
+from core.runtime.sessions import SamplingParams
+
+if TYPE_CHECKING:
+    from core.runtime.sessions import InferenceSession, SessionManager, StepResult
+
+logger = logging.getLogger(__name__)
+
+MAX_CONTROL_BYTES = 64 * 1024  # an open/close message is a few hundred bytes
+MAX_LOGPROBS = 20
+WIRE_REASONS = frozenset(
+    {
+        wire.BAD_TICKET,
+        wire.TICKET_EXPIRED,
+        wire.WRONG_NODE,
+        wire.WRONG_RANGE,
+        wire.WRONG_FINGERPRINT,
+        wire.FRAME_TOO_LARGE,
+        wire.BAD_FRAME,
+        wire.BAD_SHAPE,
+        wire.POSITION_OUT_OF_RANGE,
+        wire.NO_CAPACITY,
+        wire.SESSION_EXPIRED,
+    }
+)
+
+
+@dataclass
+class HopContext:
+    """What every hop on this server shares."""
+
+    sessions: SessionManager
+    verifier: TicketVerifier
+    node_id: str
+    sign: Callable[[bytes], bytes]
+    max_frame_bytes: int
+    open_timeout_s: float
+    live: dict[str, ServerConnection] = field(default_factory=dict)
+
+
+def wire_reason(exc: MeshnetError) -> str:
+    """Map a core error to the reason code the wire contract names."""
+    if exc.reason in WIRE_REASONS:
+        return exc.reason
+    if isinstance(exc, CapacityError):
+        return wire.NO_CAPACITY
+    if isinstance(exc, SessionError):
+        return wire.SESSION_EXPIRED
+    if isinstance(exc, RangeError):
+        return wire.WRONG_RANGE
+    if isinstance(exc, RuntimeInputError | ProtocolError | ConfigError):
+        return wire.BAD_FRAME
+    return wire.INTERNAL_ERROR
+
+
+async def refuse(ws: ServerConnection, reason: str, message: str) -> None:
+    """Tell the client why its session ends, then end it (close code 1008/1011)."""
+    code = 1011 if reason == wire.INTERNAL_ERROR else 1008
+    try:
+        await ws.send(wire.error_message(reason, message))
+        await ws.close(code, reason)
+    except ConnectionClosed:
+        pass
+
+
+def _bad(message: str) -> ProtocolError:
+    return ProtocolError(message, reason=wire.BAD_FRAME)
+
+
+def _control(message: str | bytes) -> dict[str, Any]:
+    """A client text frame as a JSON object with a ``type``."""
+    if not isinstance(message, str):
+        raise _bad("expected a JSON text message here, got binary")
+    if len(message) > MAX_CONTROL_BYTES:
+        raise ProtocolError(
+            f"a control message of {len(message)} bytes is over {MAX_CONTROL_BYTES}",
+            reason=wire.FRAME_TOO_LARGE,
+        )
+    try:
+        parsed = json.loads(message)
+    except json.JSONDecodeError as exc:
+        raise _bad("the control message is not JSON") from exc
+    if not isinstance(parsed, dict) or not isinstance(parsed.get("type"), str):
+        raise _bad("a control message is a JSON object with a 'type'")
+    return parsed
+
+
+def parse_sampling(raw: object) -> SamplingParams:
+    """The last hop's sampling settings, range-checked (unknown keys are ignored)."""
+    if raw is None:
+        return SamplingParams()
+    if not isinstance(raw, dict):
+        raise _bad("'sampling' must be a JSON object")
+    temperature = raw.get("temperature", 0.0)
+    top_k, top_p = raw.get("top_k", 0), raw.get("top_p", 1.0)
+    seed, logprobs = raw.get("seed"), raw.get("logprobs", 0)
+    if not _number(temperature) or not 0.0 <= float(temperature) <= 100.0:
+        raise _bad(f"sampling temperature must be a number in [0, 100], got {temperature!r}")
+    if not _integer(top_k) or top_k < 0:
+        raise _bad(f"sampling top_k must be an integer >= 0, got {top_k!r}")
+    if not _number(top_p) or not 0.0 < float(top_p) <= 1.0:
+        raise _bad(f"sampling top_p must be in (0, 1], got {top_p!r}")
+    if seed is not None and not _integer(seed):
+        raise _bad(f"sampling seed must be an integer or null, got {seed!r}")
+    if not _integer(logprobs) or not 0 <= logprobs <= MAX_LOGPROBS:
+        raise _bad(f"sampling logprobs must be an integer in [0, {MAX_LOGPROBS}], got {logprobs!r}")
+    return SamplingParams(
+        temperature=float(temperature),
+        top_k=top_k,
+        top_p=float(top_p),
+        seed=seed,
+        logprobs=logprobs,
+    )
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _integer(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class HopSession:
+    """Serves one WebSocket; ``run`` never raises (the server must keep serving)."""
+
+    BATCH_SIZE = 1  # the open message carries no batch size (notes/wire.md)
+
+    def __init__(self, ws: ServerConnection, ctx: HopContext) -> None:
+        self._ws = ws
+        self._ctx = ctx
+        self._shard = ctx.sessions.shard
+        self._session_id: str | None = None
+        self._grant: TicketGrant | None = None
+        self._steps = 0
+        self._tokens = 0
+
+    async def run(self) -> None:
+        try:
+            await self._serve()
+        except MeshnetError as exc:
+            logger.info(
+                "hop session refused: %s (%s)", exc.reason, exc, extra={"reason": exc.reason}
+            )
+            await refuse(self._ws, wire_reason(exc), exc.message)
+        except ConnectionClosed:
+            logger.info("hop client went away", extra={"session_id": self._session_id})
+        except Exception:
+            logger.exception("hop session failed on the node's side")
+            await refuse(self._ws, wire.INTERNAL_ERROR, "the node failed computing this step")
+        finally:
+            self._release()
+
+    async def _serve(self) -> None:
+        try:
+            first = await asyncio.wait_for(self._ws.recv(), self._ctx.open_timeout_s)
+        except TimeoutError as exc:
+            raise _bad(f"no open message within {self._ctx.open_timeout_s:.0f} s") from exc
+        await self._open(_control(first))
+        async for message in self._ws:
+            if isinstance(message, str):
+                control = _control(message)
+                if control["type"] != "close":
+                    raise _bad(f"unexpected control message {control['type']!r} in a session")
+                await self._close_with_receipt()
+                return
+            await self._ws.send(await self._step(message))
+
+    async def _open(self, opening: dict[str, Any]) -> None:
+        if opening["type"] != "open":
+            raise _bad(f"a session starts with an 'open' message, got {opening['type']!r}")
+        self._grant = grant = self._ctx.verifier.verify(opening.get("ticket"))
+        max_length = opening.get("max_length")
+        if not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1:
+            raise _bad(f"max_length must be a positive integer, got {max_length!r}")
+        sampling = parse_sampling(opening.get("sampling")) if self._shard.is_last else None
+        session: InferenceSession = await asyncio.to_thread(
+            self._ctx.sessions.open,
+            max_length,
+            batch_size=self.BATCH_SIZE,
+            sampling=sampling,
+            start_layer=grant.hop.effective_start,
+        )
+        self._session_id = session.session_id
+        self._ctx.live[session.session_id] = self._ws
+        logger.info(
+            "hop session opened",
+            extra={"session_id": session.session_id, "route": grant.ticket.route_session_id},
+        )
+        await self._ws.send(
+            json.dumps(
+                {
+                    "type": "opened",
+                    "session_id": session.session_id,
+                    "node_id": self._ctx.node_id,
+                    "layers": [grant.hop.effective_start, grant.hop.end],
+                }
+            )
+        )
+
+    async def _step(self, data: bytes) -> bytes:
+        assert self._session_id is not None
+        header = frames.read_header(data, self._ctx.max_frame_bytes)  # size checked first
+        session = self._ctx.sessions.get(self._session_id)
+        want = frames.StepExpectation(
+            is_first=self._shard.is_first,
+            hidden_size=self._shard.config.hidden_size,
+            hidden_dtype=self._shard.compute_dtype,
+            batch_size=self.BATCH_SIZE,
+            position=session.position,
+            max_length=session.max_length,
+        )
+        positions = frames.check_step_header(header, want)
+        frame = frames.decode_frame(data, self._ctx.max_frame_bytes)
+        inputs = next(iter(frame.tensors.values()))
+        self._check_values(inputs)
+        began = time.perf_counter()
+        result: StepResult = await asyncio.to_thread(session.step, inputs.to(self._shard.device))
+        compute_ms = (time.perf_counter() - began) * 1000.0
+        self._steps += 1
+        self._tokens += positions * self.BATCH_SIZE
+        return self._reply(result, compute_ms)
+
+    def _check_values(self, inputs: torch.Tensor) -> None:
+        if self._shard.is_first:
+            vocab = self._shard.config.vocab_size
+            if inputs.numel() and (int(inputs.min()) < 0 or int(inputs.max()) >= vocab):
+                low, high = int(inputs.min()), int(inputs.max())
+                raise _bad(f"token ids must lie in [0, {vocab}), got {low}..{high}")
+        elif not bool(torch.isfinite(inputs).all()):
+            raise _bad("the hidden states contain NaN or infinity")
+
+    def _reply(self, result: StepResult, compute_ms: float) -> bytes:
+        meta = {frames.COMPUTE_MS_KEY: f"{compute_ms:.3f}"}
+        if not self._shard.is_last:
+            if result.hidden is None:
+                raise RuntimeError("a non-last shard returned no hidden states")
+            return frames.encode_frame({frames.HIDDEN: result.hidden}, meta)
+        if result.token_ids is None:
+            raise RuntimeError("the last shard returned no token ids")
+        rows = result.token_ids.shape[0]
+        empty_ids = torch.zeros((rows, 0), dtype=torch.int64)
+        top_ids = result.top_ids if result.top_ids is not None else empty_ids
+        top_logprobs = (
+            result.top_logprobs
+            if result.top_logprobs is not None
+            else torch.zeros((rows, 0), dtype=torch.float32)
+        )
+        return frames.encode_frame(
+            {
+                frames.TOKEN_IDS: result.token_ids.to(torch.int64),
+                frames.TOP_IDS: top_ids.to(torch.int64),
+                frames.TOP_LOGPROBS: top_logprobs.to(torch.float32),
+            },
+            meta,
+        )
+
+    async def _close_with_receipt(self) -> None:
+        assert self._grant is not None
+        grant = self._grant
+        receipt = HopReceipt(
+            route_session_id=grant.ticket.route_session_id,
+            epoch=grant.ticket.epoch,
+            node_id=self._ctx.node_id,
+            start=grant.hop.effective_start,
+            end=grant.hop.end,
+            steps=self._steps,
+            tokens=self._tokens,
+        )
+        signed = sign_receipt(receipt, self._ctx.sign)
+        self._release()  # free the KV before the (possibly slow) goodbye
+        await self._ws.send(json.dumps({"type": "receipt", **signed}))
+        await self._ws.close(1000, "session closed")
+        logger.info(
+            "hop session closed with receipt",
+            extra={"route": grant.ticket.route_session_id, "steps": self._steps},
+        )
+
+    def _release(self) -> None:
+        session_id, self._session_id = self._session_id, None
+        if session_id is None:
+            return
+        self._ctx.live.pop(session_id, None)
+        with contextlib.suppress(SessionError):  # already expired or closed: nothing to free
+            self._ctx.sessions.close(session_id)

@@ -1,0 +1,285 @@
+"""The shard server: a node's data plane on one port.
+
+``/v1/session`` is the WebSocket a route client opens per hop per session (see
+:mod:`core.dataplane.hop`); the same port answers a few plain HTTP GETs through
+``process_request``: ``/v1/challenge`` (signed reachability proof),
+``/v1/health`` and, when the node has one, ``/v1/tokenizer``.
+
+The server runs its own asyncio loop, either inside the caller's loop
+(``start_async``/``stop_async``) or in a background thread (``start``/``stop``)
+because the node lifecycle is sync code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import http
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+from core.dataplane import wire
+from core.dataplane.challenge import answer_challenge
+from core.dataplane.hop import HopContext, HopSession, refuse
+from core.dataplane.tickets import TicketVerifier
+from core.errors import ConfigError, ProtocolError
+
+if TYPE_CHECKING:
+    from core.runtime.sessions import SessionManager
+
+logger = logging.getLogger(__name__)
+
+# Frames over max_frame_bytes but within this slack still get a JSON
+# "frame-too-large" answer; past it the protocol layer drops the connection
+# with close code 1009 before buffering more (HopClient maps both the same).
+MIN_SLACK_BYTES = 64 * 1024
+
+
+class DataPlaneServer:
+    """Serves this node's shard to route clients holding a tracker ticket."""
+
+    def __init__(
+        self,
+        shard_sessions: SessionManager,
+        node_id: str,
+        public_key: bytes,
+        sign: Callable[[bytes], bytes],
+        tracker_public_key: Callable[[], bytes | None],
+        fingerprint: Mapping[str, str],
+        shard_range: tuple[int, int],
+        max_frame_bytes: int,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        clock: Callable[[], float] = time.time,
+        *,
+        tokenizer_path: Path | None = None,
+        expire_interval_s: float = 5.0,
+        open_timeout_s: float = 30.0,
+    ) -> None:
+        if max_frame_bytes < 1024:
+            raise ConfigError(f"max_frame_bytes must be at least 1024, got {max_frame_bytes}")
+        self._sessions = shard_sessions
+        self._node_id = node_id
+        self._public_key = public_key
+        self._sign = sign
+        self._range = (int(shard_range[0]), int(shard_range[1]))
+        self._max_frame_bytes = max_frame_bytes
+        self._host = host
+        self._port = port
+        self._tokenizer_path = tokenizer_path
+        self._tokenizer: bytes | None = None
+        self._expire_interval_s = expire_interval_s
+        self._ctx = HopContext(
+            sessions=shard_sessions,
+            verifier=TicketVerifier(
+                node_id=node_id,
+                shard_range=self._range,
+                fingerprint=fingerprint,
+                tracker_public_key=tracker_public_key,
+                clock=clock,
+            ),
+            node_id=node_id,
+            sign=sign,
+            max_frame_bytes=max_frame_bytes,
+            open_timeout_s=open_timeout_s,
+        )
+        self._server: Server | None = None
+        self._expiry: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- addresses -------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        """The bound port (the real one when constructed with port 0)."""
+        return self._port
+
+    @property
+    def url(self) -> str:
+        return f"ws://{self._host}:{self._port}"
+
+    @property
+    def session_url(self) -> str:
+        return self.url + wire.SESSION_PATH
+
+    @property
+    def http_url(self) -> str:
+        return f"http://{self._host}:{self._port}"
+
+    # -- async lifecycle -------------------------------------------------------------------
+
+    async def start_async(self) -> None:
+        if self._tokenizer_path is not None:
+            self._tokenizer = await asyncio.to_thread(self._tokenizer_path.read_bytes)
+        try:
+            self._server = await serve(
+                self._handle,
+                self._host,
+                self._port,
+                process_request=self._process_request,
+                max_size=self._max_frame_bytes + max(self._max_frame_bytes, MIN_SLACK_BYTES),
+                compression=None,  # tensors do not deflate; save the CPU
+                ping_interval=20,
+                ping_timeout=20,
+            )
+        except OSError as exc:
+            raise ConfigError(
+                f"the data plane cannot listen on {self._host}:{self._port}: {exc.strerror}; "
+                "choose another port",
+                reason="port-unavailable",
+            ) from exc
+        self._port = self._server.sockets[0].getsockname()[1]
+        self._expiry = asyncio.create_task(self._expire_idle_forever())
+        logger.info("data plane listening", extra={"url": self.url, "node_id": self._node_id})
+
+    async def stop_async(self) -> None:
+        if self._expiry is not None:
+            self._expiry.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._expiry
+            self._expiry = None
+        if self._server is not None:
+            self._server.close()  # going-away close to every session; handlers free KV
+            await self._server.wait_closed()
+            self._server = None
+
+    async def __aenter__(self) -> DataPlaneServer:
+        await self.start_async()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop_async()
+
+    # -- thread lifecycle (sync callers) ----------------------------------------------------
+
+    def start(self, timeout_s: float = 30.0) -> None:
+        """Run the server on a background thread; returns once it is listening."""
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def main() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            try:
+                loop.run_until_complete(self.start_async())
+            except BaseException as exc:
+                failure.append(exc)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            try:
+                loop.run_forever()
+            finally:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.close()
+
+        self._thread = threading.Thread(target=main, name="meshnet-dataplane", daemon=True)
+        self._thread.start()
+        if not ready.wait(timeout_s):
+            raise ConfigError(f"the data plane did not start within {timeout_s:.0f} s")
+        if failure:
+            self._thread.join()
+            raise failure[0]
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None or not thread.is_alive():
+            return
+        future = asyncio.run_coroutine_threadsafe(self.stop_async(), loop)
+        try:
+            future.result(timeout_s)
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout_s)
+            self._loop = self._thread = None
+
+    # -- WebSocket sessions ----------------------------------------------------------------
+
+    async def _handle(self, ws: ServerConnection) -> None:
+        await HopSession(ws, self._ctx).run()
+
+    async def _expire_idle_forever(self) -> None:
+        """Free sessions whose client went quiet, and tell those clients why."""
+        while True:
+            await asyncio.sleep(self._expire_interval_s)
+            try:
+                expired = await asyncio.to_thread(self._sessions.expire_idle)
+            except Exception:
+                logger.exception("expiring idle sessions failed")
+                continue
+            for session_id in expired:
+                ws = self._ctx.live.pop(session_id, None)
+                if ws is not None:
+                    logger.info("hop session expired", extra={"session_id": session_id})
+                    await refuse(
+                        ws, wire.SESSION_EXPIRED, "the session was idle too long and was freed"
+                    )
+
+    # -- plain HTTP --------------------------------------------------------------------------
+
+    def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        url = urlsplit(request.path)
+        if url.path == wire.SESSION_PATH:
+            return None  # go on with the WebSocket handshake
+        if url.path == wire.CHALLENGE_PATH:
+            nonce = parse_qs(url.query).get("nonce", [None])[0]
+            try:
+                body = answer_challenge(
+                    nonce or "", node_id=self._node_id, public_key=self._public_key, sign=self._sign
+                )
+            except ProtocolError as exc:
+                return _json(
+                    http.HTTPStatus.BAD_REQUEST, {"reason": exc.reason, "message": str(exc)}
+                )
+            return _json(http.HTTPStatus.OK, body)
+        if url.path == wire.HEALTH_PATH:
+            return _json(
+                http.HTTPStatus.OK,
+                {
+                    "node_id": self._node_id,
+                    "range": list(self._range),
+                    "open_sessions": self._sessions.open_count,
+                },
+            )
+        if url.path == wire.TOKENIZER_PATH and self._tokenizer is not None:
+            return _response(
+                http.HTTPStatus.OK,
+                self._tokenizer,
+                "application/json",
+                {"X-Meshnet-Sha256": hashlib.sha256(self._tokenizer).hexdigest()},
+            )
+        return _json(
+            http.HTTPStatus.NOT_FOUND,
+            {"reason": "not-found", "message": f"this node serves nothing at {url.path}"},
+        )
+
+
+def _json(status: http.HTTPStatus, body: dict[str, Any]) -> Response:
+    return _response(status, json.dumps(body).encode("utf-8"), "application/json")
+
+
+def _response(
+    status: http.HTTPStatus, body: bytes, content_type: str, extra: Mapping[str, str] | None = None
+) -> Response:
+    headers = Headers(
+        [
+            ("Content-Type", content_type),
+            ("Content-Length", str(len(body))),
+            ("Connection", "close"),
+            *(extra or {}).items(),
+        ]
+    )
+    return Response(status.value, status.phrase, headers, body)

@@ -1,0 +1,96 @@
+"""The byte forms of the data plane that both sides rebuild exactly (notes/wire.md).
+
+Kept here, inside the data plane, so the shard server depends on nothing but the
+key bytes and a ``sign`` callable it is handed; the tracker re-implements all of
+this independently and ``tests/data/dataplane_vectors.json`` pins the two.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+ROUTE_TICKET_DOMAIN = b"meshnet.route-ticket.v1\n"
+HOP_RECEIPT_DOMAIN = b"meshnet.hop-receipt.v1\n"
+REACHABILITY_DOMAIN = b"meshnet.reachability.v1\n"
+
+SESSION_PATH = "/v1/session"
+CHALLENGE_PATH = "/v1/challenge"
+HEALTH_PATH = "/v1/health"
+TOKENIZER_PATH = "/v1/tokenizer"
+
+PUBLIC_KEY_BYTES = 32
+SIGNATURE_BYTES = 64
+
+# Reason codes a node sends in {"type": "error"} (notes/wire.md), plus the two
+# the contract leaves open: an idle session the node expired, and a fault of
+# the node itself (never the client's input).
+BAD_TICKET = "bad-ticket"
+TICKET_EXPIRED = "ticket-expired"
+WRONG_NODE = "wrong-node"
+WRONG_RANGE = "wrong-range"
+WRONG_FINGERPRINT = "wrong-fingerprint"
+FRAME_TOO_LARGE = "frame-too-large"
+BAD_FRAME = "bad-frame"
+BAD_SHAPE = "bad-shape"
+POSITION_OUT_OF_RANGE = "position-out-of-range"
+NO_CAPACITY = "no-capacity"
+SESSION_EXPIRED = "session-expired"
+INTERNAL_ERROR = "internal-error"
+
+# WebSocket close code the protocol layer uses for a message over max_size.
+CLOSE_MESSAGE_TOO_BIG = 1009
+
+
+def canonical_json(value: Any) -> bytes:
+    """The one byte form of a JSON value that is signed."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+        "utf-8"
+    )
+
+
+def b64encode(raw: bytes) -> str:
+    return base64.b64encode(raw).decode("ascii")
+
+
+def b64decode(text: str) -> bytes:
+    """Strict standard padded base64; anything else raises ``ValueError``."""
+    try:
+        return base64.b64decode(text.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError) as exc:
+        raise ValueError("not standard base64") from exc
+
+
+def node_id_for(public_key: bytes) -> str:
+    """First 32 hex chars of sha256(raw public key): ids are derived, never chosen."""
+    return hashlib.sha256(public_key).hexdigest()[:32]
+
+
+def verify_signature(public_key: bytes, message: bytes, signature_b64: object) -> bool:
+    """True only for a valid Ed25519 signature; malformed input is simply invalid,
+    because a verifier must never crash on what a peer sent it."""
+    if not isinstance(signature_b64, str) or len(public_key) != PUBLIC_KEY_BYTES:
+        return False
+    try:
+        signature = b64decode(signature_b64)
+        key = Ed25519PublicKey.from_public_bytes(public_key)
+    except ValueError:
+        return False
+    if len(signature) != SIGNATURE_BYTES:
+        return False
+    try:
+        key.verify(signature, message)
+    except InvalidSignature:
+        return False
+    return True
+
+
+def error_message(reason: str, message: str) -> str:
+    """The text frame that ends one session."""
+    return json.dumps({"type": "error", "reason": reason, "message": message})

@@ -1,0 +1,200 @@
+"""Build tests/data/dataplane_vectors.json, the data-plane conformance vectors.
+
+    python -m tests.core.dataplane.build_vectors     # rewrites the file
+
+Every input is fixed (Ed25519 seeds, tickets, nonces, tensor values), and
+Ed25519 is deterministic, so the output is byte-stable. The tracker's
+independent implementation must reproduce each canonical string and signature
+and decode each frame to the listed tensors.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from core.dataplane import frames, wire
+from core.dataplane.challenge import answer_challenge, reachability_message
+from core.dataplane.receipts import HopReceipt, receipt_message, sign_receipt
+from core.dataplane.tickets import sign_ticket, ticket_message
+
+VECTORS_PATH = Path(__file__).resolve().parents[2] / "data" / "dataplane_vectors.json"
+
+SAFETENSORS_DTYPES = {torch.int64: "I64", torch.float32: "F32"}
+
+
+def _seed(label: str) -> bytes:
+    return hashlib.sha256(label.encode("utf-8")).digest()
+
+
+def _key(label: str) -> tuple[bytes, Ed25519PrivateKey, bytes]:
+    seed = _seed(label)
+    private = Ed25519PrivateKey.from_private_bytes(seed)
+    public = private.public_key().public_bytes(
+        serialization.Encoding.Raw, serialization.PublicFormat.Raw
+    )
+    return seed, private, public
+
+
+def _ticket_vectors() -> list[dict[str, Any]]:
+    seed, tracker, public = _key("meshnet-vectors/tracker")
+    node_a = wire.node_id_for(_key("meshnet-vectors/node-a")[2])
+    node_b = wire.node_id_for(_key("meshnet-vectors/node-b")[2])
+    fingerprint = {
+        "model_artifact_digest": hashlib.sha256(b"artifact").hexdigest(),
+        "runtime_recipe_digest": hashlib.sha256(b"recipe").hexdigest(),
+    }
+    tickets = [
+        (
+            "two hops, overlap resolved by effective_start",
+            {
+                "route_session_id": "rs-0001",
+                "epoch": 1,
+                "expires_at": 1893456000.25,
+                "fingerprint": fingerprint,
+                "hops": [
+                    {"node_id": node_a, "start": 0, "end": 16, "effective_start": 0},
+                    {"node_id": node_b, "start": 12, "end": 30, "effective_start": 16},
+                ],
+            },
+        ),
+        (
+            "whole-number float expiry and a non-ASCII session id",
+            {
+                "route_session_id": "rs-é-0002",
+                "epoch": 7,
+                "expires_at": 1893456000.0,
+                "fingerprint": fingerprint,
+                "hops": [{"node_id": node_a, "start": 0, "end": 30, "effective_start": 0}],
+            },
+        ),
+    ]
+    out = []
+    for name, ticket in tickets:
+        signed = sign_ticket(ticket, tracker.sign)
+        out.append(
+            {
+                "name": name,
+                "tracker_private_key_seed_hex": seed.hex(),
+                "tracker_public_key_b64": wire.b64encode(public),
+                "ticket": ticket,
+                "canonical": ticket_message(ticket).decode("utf-8"),
+                "signature_b64": signed["signature"],
+            }
+        )
+    return out
+
+
+def _receipt_vectors() -> list[dict[str, Any]]:
+    seed, node, public = _key("meshnet-vectors/node-b")
+    receipt = HopReceipt(
+        route_session_id="rs-0001",
+        epoch=1,
+        node_id=wire.node_id_for(public),
+        start=16,
+        end=30,
+        steps=9,
+        tokens=16,
+    )
+    signed = sign_receipt(receipt, node.sign)
+    return [
+        {
+            "name": "last hop after a 8-token prefill and 8 decode steps",
+            "node_private_key_seed_hex": seed.hex(),
+            "node_public_key_b64": wire.b64encode(public),
+            "node_id": receipt.node_id,
+            "receipt": signed["receipt"],
+            "canonical": receipt_message(signed["receipt"]).decode("utf-8"),
+            "signature_b64": signed["signature"],
+        }
+    ]
+
+
+def _reachability_vectors() -> list[dict[str, Any]]:
+    seed, node, public = _key("meshnet-vectors/node-a")
+    node_id = wire.node_id_for(public)
+    nonce = hashlib.sha256(b"challenge-nonce").hexdigest()[:32]
+    return [
+        {
+            "name": "16-byte nonce",
+            "node_private_key_seed_hex": seed.hex(),
+            "node_public_key_b64": wire.b64encode(public),
+            "node_id": node_id,
+            "nonce": nonce,
+            "message": reachability_message(nonce, node_id).decode("utf-8"),
+            "answer": answer_challenge(nonce, node_id=node_id, public_key=public, sign=node.sign),
+        }
+    ]
+
+
+def _frame_vector(name: str, tensors: dict[str, torch.Tensor], meta: dict[str, str]) -> Any:
+    data = frames.encode_frame(tensors, meta)
+    return {
+        "name": name,
+        "frame_b64": base64.b64encode(data).decode("ascii"),
+        "metadata": meta,
+        "tensors": {
+            key: {
+                "dtype": SAFETENSORS_DTYPES[t.dtype],
+                "shape": list(t.shape),
+                "values": t.tolist(),
+            }
+            for key, t in tensors.items()
+        },
+    }
+
+
+def _frame_vectors() -> list[dict[str, Any]]:
+    hidden = torch.tensor([[[0.5, -1.25, 2.0, 0.0], [3.5, -0.125, 1.0, -2.0]]])  # (1, 2, 4)
+    return [
+        _frame_vector(
+            "first hop step: prompt ids",
+            {"input_ids": torch.tensor([[1, 7, 42]])},
+            {"position": "0"},
+        ),
+        _frame_vector("middle hop step: hidden states", {"hidden": hidden}, {"position": "3"}),
+        _frame_vector(
+            "last hop reply: sampled token with top-2 log-probs",
+            {
+                "token_ids": torch.tensor([42]),
+                "top_ids": torch.tensor([[42, 7]]),
+                "top_logprobs": torch.tensor([[-0.25, -1.5]]),
+            },
+            {"compute_ms": "1.500"},
+        ),
+    ]
+
+
+def build() -> dict[str, Any]:
+    return {
+        "description": (
+            "MeshNet data-plane vectors (notes/wire.md, issue 5). Signed bytes are the UTF-8 of "
+            "'canonical'; signatures are Ed25519 (deterministic) by the listed seed, standard "
+            "padded base64. Frames are safetensors bytes; a reader must decode each to exactly "
+            "the listed dtype, shape and values (byte-exact re-encoding is not required)."
+        ),
+        "domains": {
+            "route_ticket": wire.ROUTE_TICKET_DOMAIN.decode(),
+            "hop_receipt": wire.HOP_RECEIPT_DOMAIN.decode(),
+            "reachability": wire.REACHABILITY_DOMAIN.decode(),
+        },
+        "ticket_vectors": _ticket_vectors(),
+        "receipt_vectors": _receipt_vectors(),
+        "reachability_vectors": _reachability_vectors(),
+        "frame_vectors": _frame_vectors(),
+    }
+
+
+def render() -> str:
+    return json.dumps(build(), indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+if __name__ == "__main__":
+    VECTORS_PATH.write_text(render(), encoding="utf-8")
