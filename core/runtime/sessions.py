@@ -36,6 +36,10 @@ log = logging.getLogger(__name__)
 MB = 1024 * 1024
 
 
+def _mb(n_bytes: int) -> str:
+    return f"{n_bytes / MB:.3g} MB"
+
+
 @dataclass
 class StepResult:
     hidden: torch.Tensor | None = None  # (B, T, H) compute dtype, when not last
@@ -208,8 +212,8 @@ class SessionManager:
             if self.kv_budget_bytes is not None and self._reserved + need > self.kv_budget_bytes:
                 free = self.kv_budget_bytes - self._reserved
                 raise CapacityError(
-                    f"a session of {max_length} positions needs {need / MB:.1f} MB of KV cache; "
-                    f"{free / MB:.1f} MB free of the {self.kv_budget_bytes / MB:.1f} MB budget "
+                    f"a session of {max_length} positions needs {_mb(need)} of KV cache; "
+                    f"{_mb(free)} free of the {_mb(self.kv_budget_bytes)} budget "
                     f"({len(self._sessions)} sessions open); try a shorter max_length later")
             self._reserved += need  # reserve before allocating outside the lock
         try:
@@ -219,11 +223,10 @@ class SessionManager:
         except (RuntimeError, MemoryError) as exc:
             with self._lock:
                 self._reserved -= need
-            raise CapacityError(f"allocating {need / MB:.1f} MB of KV cache failed: {exc}") \
-                from exc
+            raise CapacityError(f"allocating {_mb(need)} of KV cache failed: {exc}") from exc
         with self._lock:
             self._sessions[sid] = session
-        log.info("opened session %s: max_length %d, %.1f MB KV", sid, max_length, need / MB)
+        log.info("opened session %s: max_length %d, %s KV", sid, max_length, _mb(need))
         return session
 
     def get(self, session_id: str) -> InferenceSession:

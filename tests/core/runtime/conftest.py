@@ -7,6 +7,7 @@ Built once per test session: 4 layers, hidden 64, vocab 256, 4 heads, 2 kv heads
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -78,11 +79,15 @@ def tiny_multifile(tmp_path_factory: pytest.TempPathFactory) -> Path:
                       tie_word_embeddings=False, max_shard_size="100KB")
 
 
-def reference_logits(folder: Path, ids: torch.Tensor) -> torch.Tensor:
-    """transformers' full-model logits (B, T, V) float32."""
+@functools.lru_cache(maxsize=8)
+def reference_model(folder: Path) -> Any:
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
-    model.eval()
+    return model.eval()
+
+
+def reference_logits(folder: Path, ids: torch.Tensor) -> torch.Tensor:
+    """transformers' full-model logits (B, T, V) float32."""
     with torch.inference_mode():
-        return model(ids).logits.float()
+        return reference_model(folder)(ids).logits.float()
