@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.tracker_service.helpers import FakeNode, heartbeat_body
+from tracker_service.app import create_app
+from tracker_service.config import Settings
+
+
+def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {"data_dir": tmp_path / "tracker", "admin_token": "s3cret-admin"}
+    values.update(overrides)
+    return Settings(**values)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return make_settings(tmp_path)
+
+
+@pytest.fixture
+def client(settings: Settings) -> Iterator[TestClient]:
+    app = create_app(settings)
+    with TestClient(app) as test_client:
+        yield test_client
+    app.state.tracker.database.dispose()
+
+
+def register(
+    client: TestClient | httpx.Client,
+    node: FakeNode,
+    identity: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+    **capability: Any,
+) -> httpx.Response:
+    body = node.register_body(identity, **capability)
+    path = "/api/v1/nodes/register"
+    signed = node.headers("POST", path, body)
+    signed.update(headers or {})
+    return client.post(path, content=body, headers=signed)
+
+
+def beat(client: TestClient | httpx.Client, node: FakeNode, **kw: Any) -> httpx.Response:
+    body = heartbeat_body(**kw)
+    path = f"/api/v1/nodes/{node.node_id}/heartbeat"
+    return client.post(path, content=body, headers=node.headers("POST", path, body))

@@ -1,0 +1,121 @@
+"""create_app(settings): the tracker's FastAPI application, wired once.
+
+Request handling is stateless over the store, so several replicas can serve
+one PostgreSQL behind a load balancer; what lives in memory (the public-key
+cache) is safe to hold per replica because a node id is the hash of its key.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic.json_schema import models_json_schema
+
+from tracker_service import errors
+from tracker_service.auth import NonceBook, PublicKeyCache
+from tracker_service.body_limit import BodyLimitMiddleware
+from tracker_service.config import Settings
+from tracker_service.deps import TrackerContext
+from tracker_service.keys import TrackerKey
+from tracker_service.metrics import TrackerMetrics
+from tracker_service.routes import SIGNED_BODY_MODELS, admin, nodes, state
+from tracker_service.store.db import Database
+from tracker_service.store.ledger import PersistentLedger
+
+log = logging.getLogger(__name__)
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+
+
+def load_key(settings: Settings) -> TrackerKey:
+    if settings.signing_key:
+        return TrackerKey.from_seed_b64(settings.signing_key)
+    return TrackerKey.load_or_create(settings.key_path())
+
+
+def build_context(settings: Settings) -> TrackerContext:
+    """Open (and migrate) the store and load the key: everything routes depend on."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    database = Database(settings.database_url())
+    database.migrate()
+    return TrackerContext(
+        settings=settings,
+        database=database,
+        key=load_key(settings),
+        ledger=PersistentLedger(database),
+        metrics=TrackerMetrics(database),
+        public_keys=PublicKeyCache(),
+        nonces=NonceBook(database, settings.timestamp_window_s),
+    )
+
+
+def _refusal(status_code: int, reason: str, detail: str) -> JSONResponse:
+    return JSONResponse({"reason": reason, "detail": detail}, status_code=status_code)
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(errors.TrackerRefusal)
+    async def on_refusal(_request: Request, exc: errors.TrackerRefusal) -> JSONResponse:
+        return _refusal(exc.status_code, exc.reason, exc.message)
+
+    @app.exception_handler(HTTPException)
+    async def on_http(_request: Request, exc: HTTPException) -> JSONResponse:
+        if isinstance(exc.detail, dict) and "reason" in exc.detail:
+            return _refusal(exc.status_code, exc.detail["reason"], str(exc.detail["detail"]))
+        return _refusal(exc.status_code, f"http-{exc.status_code}", str(exc.detail))
+
+    @app.exception_handler(RequestValidationError)
+    async def on_invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err.get('loc', ()))}: {err.get('msg', '')}"
+            for err in list(exc.errors())[:5]
+        )
+        return _refusal(422, errors.INVALID_REQUEST, f"the request is invalid: {problems}")
+
+
+def _openapi_with_signed_bodies(app: FastAPI) -> dict[str, Any]:
+    """The generated document plus the schemas of bodies read after signature checks."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    document = get_openapi(title=app.title, version=app.version, routes=app.routes)
+    _, definitions = models_json_schema(
+        [(model, "validation") for model in SIGNED_BODY_MODELS],
+        ref_template="#/components/schemas/{model}",
+    )
+    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    for name, schema in definitions.get("$defs", {}).items():
+        schemas.setdefault(name, schema)
+    app.openapi_schema = document
+    return document
+
+
+def create_app(settings: Settings | None = None, context: TrackerContext | None = None) -> FastAPI:
+    settings = settings or Settings()
+    context = context or build_context(settings)
+    app = FastAPI(
+        title="MeshNet tracker",
+        version="1",
+        description="Registry, ledger and status of a MeshNet network.",
+    )
+    app.state.tracker = context
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    _install_error_handlers(app)
+    app.include_router(nodes.router)
+    app.include_router(admin.router)
+    app.include_router(state.router)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    app.openapi = lambda: _openapi_with_signed_bodies(app)  # type: ignore[method-assign]
+    log.info(
+        "tracker ready: db=%s private=%s key=%s",
+        context.database.engine.url.render_as_string(hide_password=True),
+        settings.private,
+        context.key.public_key_b64,
+    )
+    return app

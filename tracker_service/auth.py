@@ -1,0 +1,202 @@
+"""Signed-request verification: who sent this, is it fresh, was it seen before.
+
+Checked before the body is validated. Order: headers present and well formed,
+timestamp inside the window, node id consistent (path, key), signature valid,
+then the nonce is spent: only a request with a valid signature can spend one,
+so a forger cannot burn an honest node's nonces.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+
+from tracker_service import errors
+from tracker_service.keys import verify_ed25519
+from tracker_service.store.db import Database
+from tracker_service.store.nodes import public_key_of
+from tracker_service.store.nonces import purge_spent_nonces, spend_nonce
+from tracker_service.wire import (
+    HEADER_NODE,
+    HEADER_NONCE,
+    HEADER_SIGNATURE,
+    HEADER_TIMESTAMP,
+    NODE_ID_HEX_CHARS,
+    PUBLIC_KEY_BYTES,
+    SIGNED_HEADERS,
+    WireFormatError,
+    b64decode_exact,
+    node_id_for,
+    parse_nonce,
+    parse_timestamp,
+    signed_request_message,
+)
+
+
+@dataclass(frozen=True)
+class SignedRequest:
+    node_id: str
+    public_key: bytes
+    timestamp: int
+    nonce: str
+    body: bytes
+
+
+class PublicKeyCache:
+    """node id -> public key. Safe to cache: the id is the hash of the key."""
+
+    def __init__(self, capacity: int = 200_000) -> None:
+        self._keys: OrderedDict[str, bytes] = OrderedDict()
+        self._capacity = capacity
+        self._lock = threading.Lock()
+
+    def get(self, node_id: str) -> bytes | None:
+        with self._lock:
+            key = self._keys.get(node_id)
+            if key is not None:
+                self._keys.move_to_end(node_id)
+            return key
+
+    def put(self, node_id: str, public_key: bytes) -> None:
+        with self._lock:
+            self._keys[node_id] = public_key
+            self._keys.move_to_end(node_id)
+            while len(self._keys) > self._capacity:
+                self._keys.popitem(last=False)
+
+
+class NonceBook:
+    """Spends nonces in the store and purges stale ones now and then."""
+
+    PURGE_EVERY_S = 30.0
+
+    def __init__(self, database: Database, window_s: int) -> None:
+        self._db = database
+        self.window_s = window_s
+        self._next_purge = 0.0
+
+    def spend(self, node_id: str, nonce: str, timestamp: int) -> bool:
+        """Blocking: record the nonce in its own transaction; False on replay."""
+        now = time.time()
+        with self._db.sessions.begin() as session:
+            fresh = spend_nonce(session, node_id, nonce, expires_at=timestamp + self.window_s + 1)
+            if fresh and now >= self._next_purge:
+                self._next_purge = now + self.PURGE_EVERY_S
+                purge_spent_nonces(session, now=now - self.window_s)
+        return fresh
+
+
+def _header_values(request: Request) -> tuple[str, str, str, str]:
+    missing = [name for name in SIGNED_HEADERS if not request.headers.get(name)]
+    if missing:
+        raise errors.AuthRefused(
+            errors.MISSING_HEADERS,
+            "the request is not signed: missing " + ", ".join(missing),
+        )
+    return (
+        request.headers[HEADER_NODE],
+        request.headers[HEADER_TIMESTAMP],
+        request.headers[HEADER_NONCE],
+        request.headers[HEADER_SIGNATURE],
+    )
+
+
+def _register_public_key(body: bytes, node_id: str) -> bytes:
+    """The key a registration brings in its body; its hash must be the header's node id."""
+    try:
+        document = json.loads(body)
+        key = b64decode_exact(document["public_key"], PUBLIC_KEY_BYTES, "public_key")
+    except (ValueError, KeyError, TypeError, AttributeError, WireFormatError) as exc:
+        raise errors.AuthRefused(
+            errors.BAD_SIGNATURE,
+            "a registration must carry 'public_key', the base64 of the raw 32-byte "
+            f"Ed25519 key that signed it ({exc})",
+        ) from exc
+    derived = node_id_for(key)
+    if derived != node_id:
+        raise errors.AuthRefused(
+            errors.NODE_ID_MISMATCH,
+            f"the public key hashes to node id {derived}, but the request names {node_id}",
+        )
+    return key
+
+
+async def verify_signed_request(
+    request: Request,
+    *,
+    database: Database,
+    keys: PublicKeyCache,
+    nonces: NonceBook,
+    key_from_body: bool = False,
+    spend: bool = True,
+) -> SignedRequest:
+    """Authenticate a node's request, or raise AuthRefused with the contract's reason.
+
+    With ``spend=False`` the caller must spend the nonce itself (in the same
+    transaction as its own write, to keep the heartbeat at one commit).
+    """
+    node_id, raw_ts, raw_nonce, signature = _header_values(request)
+    try:
+        timestamp = parse_timestamp(raw_ts)
+        nonce = parse_nonce(raw_nonce)
+    except WireFormatError as exc:
+        raise errors.AuthRefused(errors.MISSING_HEADERS, f"malformed signed header: {exc}") from exc
+    if len(node_id) != NODE_ID_HEX_CHARS or any(c not in "0123456789abcdef" for c in node_id):
+        raise errors.AuthRefused(
+            errors.NODE_ID_MISMATCH,
+            f"{HEADER_NODE} must be {NODE_ID_HEX_CHARS} lowercase hex chars",
+        )
+    skew = time.time() - timestamp
+    if abs(skew) > nonces.window_s:
+        raise errors.AuthRefused(
+            errors.STALE_TIMESTAMP,
+            f"the request is timestamped {skew:+.0f}s from the tracker's clock "
+            f"(limit ±{nonces.window_s}s); check the node's clock",
+        )
+    path_node = request.path_params.get("node_id")
+    if path_node is not None and path_node != node_id:
+        raise errors.AuthRefused(
+            errors.NODE_ID_MISMATCH,
+            f"the path names node {path_node}, but the request is signed by {node_id}",
+        )
+    body = await request.body()
+    if key_from_body:
+        public_key = _register_public_key(body, node_id)
+    else:
+        cached = keys.get(node_id)
+        if cached is None:
+            cached = await run_in_threadpool(_lookup_key, database, node_id)
+            if cached is None:
+                raise errors.AuthRefused(
+                    errors.UNKNOWN_NODE, f"node {node_id} is not registered with this tracker"
+                )
+            keys.put(node_id, cached)
+        public_key = cached
+    message = signed_request_message(request.method, request.url.path, raw_ts, nonce, body)
+    if not verify_ed25519(public_key, signature, message):
+        raise errors.AuthRefused(
+            errors.BAD_SIGNATURE,
+            "the signature does not verify with the node's key over method, path, "
+            "timestamp, nonce and body hash",
+        )
+    signed = SignedRequest(node_id, public_key, timestamp, nonce, body)
+    if spend and not await run_in_threadpool(nonces.spend, node_id, nonce, timestamp):
+        raise nonce_reused(node_id)
+    return signed
+
+
+def nonce_reused(node_id: str) -> errors.AuthRefused:
+    return errors.AuthRefused(
+        errors.NONCE_REUSED, f"node {node_id} already used this nonce; a replay is refused"
+    )
+
+
+def _lookup_key(database: Database, node_id: str) -> bytes | None:
+    with database.session() as session:
+        return public_key_of(session, node_id)

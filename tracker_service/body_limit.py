@@ -1,0 +1,77 @@
+"""Refuse request bodies over the limit with 413 before reading them whole.
+
+A declared Content-Length over the limit is refused without reading a byte. A
+body without one (chunked) is read up to the limit and refused as soon as it
+passes it; at most `limit` bytes are ever buffered.
+"""
+
+from __future__ import annotations
+
+import json
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from tracker_service.errors import BODY_TOO_LARGE
+
+
+class BodyLimitMiddleware:
+    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None:
+            if not declared.isdigit() or int(declared) > self.max_bytes:
+                await self._refuse(send, declared.decode("latin-1"))
+                return
+            await self.app(scope, receive, send)
+            return
+        if dict(scope["headers"]).get(b"transfer-encoding") is None:
+            await self.app(scope, receive, send)
+            return
+        # Chunked: buffer up to the limit, then replay to the app.
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await self._refuse(send, f"more than {size}")
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        replay: list[Message] = [{"type": "http.request", "body": b"".join(chunks)}]
+
+        async def replayed() -> Message:
+            return replay.pop() if replay else await receive()
+
+        await self.app(scope, replayed, send)
+
+    async def _refuse(self, send: Send, size: str) -> None:
+        body = json.dumps(
+            {
+                "reason": BODY_TOO_LARGE,
+                "detail": f"the request body is {size} bytes; this tracker accepts at most "
+                f"{self.max_bytes} bytes",
+            }
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})

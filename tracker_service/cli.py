@@ -1,0 +1,179 @@
+"""meshnet-tracker: serve | recipes | tokens add|list|revoke."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from tracker_service.config import Settings
+from tracker_service.store.db import Database
+from tracker_service.store.ledger import list_recipes
+from tracker_service.store.tokens import add_join_token, list_join_tokens, revoke_join_token
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides = {
+        name: getattr(args, name)
+        for name in ("host", "port", "db")
+        if getattr(args, name, None) is not None
+    }
+    return Settings(**overrides)
+
+
+def _open_store(settings: Settings) -> Database:
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    database = Database(settings.database_url())
+    database.migrate()
+    return database
+
+
+def _when(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows, strict=False)]
+    lines = [
+        "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+    head = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))
+    return "\n".join([head, "  ".join("-" * w for w in widths), *lines])
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from tracker_service.app import create_app
+
+    settings = _settings(args)
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(levelname)s %(name)s %(message)s"
+    )
+    app = create_app(settings)
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        access_log=args.access_log,
+    )
+    return 0
+
+
+def cmd_recipes(args: argparse.Namespace) -> int:
+    database = _open_store(_settings(args))
+    with database.session() as session:
+        rows = list_recipes(session)
+        table = [
+            (
+                r.status,
+                r.recipe_id,
+                r.recipe_version,
+                r.artifact_id,
+                r.model_artifact_digest[:12],
+                r.runtime_recipe_digest[:12],
+                _when(r.certified_at),
+                r.certified_route_session or "-",
+                str(r.certified_node_count) if r.certified_node_count is not None else "-",
+            )
+            for r in rows
+        ]
+    database.dispose()
+    if not table:
+        print("The ledger is empty: no node has registered a recipe yet.")
+        return 0
+    headers = (
+        "STATUS",
+        "RECIPE",
+        "VERSION",
+        "MODEL",
+        "ARTIFACT",
+        "RECIPE DIGEST",
+        "CERTIFIED",
+        "ROUTE SESSION",
+        "NODES",
+    )
+    print(_table(headers, table))
+    return 0
+
+
+def cmd_tokens(args: argparse.Namespace) -> int:
+    database = _open_store(_settings(args))
+    try:
+        if args.action == "add":
+            with database.sessions.begin() as session:
+                row, token = add_join_token(session, label=args.label or "", now=time.time())
+                token_id = row.id
+            print(f"join token {token_id} ({args.label or 'no label'}); shown once, keep it:")
+            print(token)
+        elif args.action == "list":
+            with database.session() as session:
+                rows = [
+                    (
+                        str(t.id),
+                        t.label or "-",
+                        _when(t.created_at),
+                        "revoked " + _when(t.revoked_at) if t.revoked_at else "active",
+                        str(t.uses),
+                    )
+                    for t in list_join_tokens(session)
+                ]
+            if not rows:
+                print("No join tokens; add one with `meshnet-tracker tokens add --label NAME`.")
+            else:
+                print(_table(("ID", "LABEL", "CREATED", "STATE", "USES"), rows))
+        else:
+            with database.sessions.begin() as session:
+                revoked = revoke_join_token(session, args.token_id, now=time.time())
+            if not revoked:
+                print(f"no active join token with id {args.token_id}", file=sys.stderr)
+                return 1
+            print(f"join token {args.token_id} revoked")
+    finally:
+        database.dispose()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="meshnet-tracker", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def with_db(sub: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        sub.add_argument("--db", help="SQLAlchemy URL (default: SQLite in the data folder)")
+        return sub
+
+    serve = with_db(commands.add_parser("serve", help="run the tracker"))
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    serve.add_argument("--access-log", action="store_true", help="log every request")
+    serve.set_defaults(func=cmd_serve)
+
+    recipes = with_db(commands.add_parser("recipes", help="the certification ledger"))
+    recipes.set_defaults(func=cmd_recipes)
+
+    tokens = commands.add_parser("tokens", help="join tokens of a private network")
+    actions = tokens.add_subparsers(dest="action", required=True)
+    add = with_db(actions.add_parser("add", help="issue a join token (shown once)"))
+    add.add_argument("--label", help="who the token is for")
+    with_db(actions.add_parser("list", help="list join tokens"))
+    revoke = with_db(actions.add_parser("revoke", help="revoke a join token"))
+    revoke.add_argument("token_id", type=int)
+    tokens.set_defaults(func=cmd_tokens)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""Tracker settings, read from the environment (prefix ``MESHNET_TRACKER_``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MIB = 1024 * 1024
+
+
+def default_data_dir() -> Path:
+    """``$MESHNET_HOME/tracker`` when set (tests, the demo), else the user data folder."""
+    home = os.environ.get("MESHNET_HOME")
+    base = Path(home) if home else Path(platformdirs.user_data_dir("meshnet", "MeshNet"))
+    return base / "tracker"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="MESHNET_TRACKER_", extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)
+    data_dir: Path = Field(default_factory=default_data_dir)
+    # SQLAlchemy URL; empty means SQLite (WAL) at data_dir/tracker.db.
+    db: str = ""
+    # Base64 of a 32-byte Ed25519 seed; empty means data_dir/tracker_key (0600).
+    signing_key: str = ""
+    # Admin actions (remove, ban, revoke) need this bearer token; empty disables them.
+    admin_token: str = ""
+    # A private network admits only nodes holding a join token (`meshnet-tracker tokens add`).
+    private: bool = False
+
+    heartbeat_interval_s: float = Field(default=10.0, gt=0)
+    # Nodes silent this many intervals leave routing and must re-register.
+    missed_heartbeats: int = Field(default=3, ge=1)
+    session_ttl_s: float = Field(default=900.0, gt=0)
+    # Signed requests outside now ± this window are stale; nonces are kept this long.
+    timestamp_window_s: int = Field(default=300, ge=1)
+    # A capability report older than this (or from the future) is refused.
+    capability_max_age_s: float = Field(default=86400.0, gt=0)
+    max_body_bytes: int = Field(default=MIB, ge=1024)
+    log_level: str = "info"
+
+    def database_url(self) -> str:
+        if self.db:
+            return self.db
+        return f"sqlite:///{self.data_dir / 'tracker.db'}"
+
+    def key_path(self) -> Path:
+        return self.data_dir / "tracker_key"
+
+    @property
+    def live_window_s(self) -> float:
+        return self.heartbeat_interval_s * self.missed_heartbeats

@@ -1,0 +1,47 @@
+"""The tracker's refusals: a status, a stable reason code, a sentence to act on.
+
+    TrackerRefusal              any refusal the service answers with (status, reason)
+    └── AuthRefused             401: the signed-request check failed
+
+Lower layers raise these (or RecipeIdentityError); the app's exception handlers
+turn them into ``{"reason": ..., "detail": ...}`` JSON. Routes raise
+HTTPException through :func:`tracker_service.routes.refuse`, same shape.
+"""
+
+from __future__ import annotations
+
+# 401 reasons of the signed-request contract (wire.md).
+BAD_SIGNATURE = "bad-signature"
+UNKNOWN_NODE = "unknown-node"
+STALE_TIMESTAMP = "stale-timestamp"
+NONCE_REUSED = "nonce-reused"
+NODE_ID_MISMATCH = "node-id-mismatch"
+MISSING_HEADERS = "missing-headers"
+
+# Other refusal reasons.
+RE_REGISTER = "re-register"
+BANNED = "banned"
+JOIN_TOKEN_REQUIRED = "join-token-required"
+JOIN_TOKEN_INVALID = "join-token-invalid"
+CAPABILITY_NOT_PASSED = "capability-not-passed"
+CAPABILITY_MISMATCH = "capability-mismatch"
+CAPABILITY_STALE = "capability-stale"
+INVALID_REQUEST = "invalid-request"
+BODY_TOO_LARGE = "body-too-large"
+ADMIN_REQUIRED = "admin-required"
+NOT_FOUND = "not-found"
+
+
+class TrackerRefusal(Exception):
+    status_code = 400
+
+    def __init__(self, reason: str, message: str, *, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+        if status_code is not None:
+            self.status_code = status_code
+
+
+class AuthRefused(TrackerRefusal):
+    status_code = 401

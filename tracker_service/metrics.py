@@ -1,0 +1,64 @@
+"""Prometheus metrics: counters per app instance, gauges read from the store at scrape."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry, Counter
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+from sqlalchemy import func, select
+
+from tracker_service.store.db import Database
+from tracker_service.store.tables import NODE_ACTIVE, Node, Recipe
+
+
+class _StoreCollector(Collector):
+    """Live nodes and recipes by status; every replica reports the shared truth."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
+
+    def collect(self) -> Iterator[Metric]:
+        now = time.time()
+        live = GaugeMetricFamily("meshnet_tracker_live_nodes", "Nodes inside their live window")
+        recipes = GaugeMetricFamily(
+            "meshnet_tracker_recipes", "Ledger recipes by status", labels=["status"]
+        )
+        with self._db.session() as session:
+            live_count = session.execute(
+                select(func.count()).where(Node.state == NODE_ACTIVE, Node.live_until >= now)
+            ).scalar_one()
+            by_status = session.execute(
+                select(Recipe.status, func.count()).group_by(Recipe.status)
+            ).all()
+        live.add_metric([], float(live_count))
+        for status, count in by_status:
+            recipes.add_metric([status], float(count))
+        yield live
+        yield recipes
+
+
+class TrackerMetrics:
+    def __init__(self, database: Database) -> None:
+        self.registry = CollectorRegistry()
+        self.registrations = Counter(
+            "meshnet_tracker_registrations",
+            "Registration attempts by outcome",
+            ["outcome"],
+            registry=self.registry,
+        )
+        self.heartbeats = Counter(
+            "meshnet_tracker_heartbeats",
+            "Heartbeats by outcome",
+            ["outcome"],
+            registry=self.registry,
+        )
+        self.auth_refusals = Counter(
+            "meshnet_tracker_auth_refusals",
+            "Signed requests refused, by reason",
+            ["reason"],
+            registry=self.registry,
+        )
+        self.registry.register(_StoreCollector(database))

@@ -1,0 +1,261 @@
+"""Node registration, heartbeat and deregistration (signed requests)."""
+
+from __future__ import annotations
+
+import time
+
+from fastapi import APIRouter, HTTPException, Request
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+
+from tracker_service import errors
+from tracker_service.auth import SignedRequest, nonce_reused, verify_signed_request
+from tracker_service.capability import check_capability
+from tracker_service.deps import Context, SignedNode, TrackerContext
+from tracker_service.keys import NODE_SESSION_DOMAIN
+from tracker_service.recipe_identity import (
+    PresentedIdentity,
+    RecipeIdentityError,
+    parse_identity,
+)
+from tracker_service.routes import error_responses, parse_body, refuse, signed_body
+from tracker_service.schemas.common import FingerprintPublic, RecipeStatusPublic
+from tracker_service.schemas.nodes import (
+    DeregisterPublic,
+    HeartbeatCreate,
+    HeartbeatPublic,
+    NodeRegisterCreate,
+    NodeRegisterPublic,
+    SessionCredentialPublic,
+)
+from tracker_service.store.ledger import register_recipe
+from tracker_service.store.nodes import (
+    Liveness,
+    Registration,
+    end_registration,
+    get_node,
+    heartbeat_refusal,
+    record_heartbeat,
+    register_node,
+)
+from tracker_service.store.nonces import spend_nonce
+from tracker_service.store.tables import NODE_BANNED, NODE_DEREGISTERED
+from tracker_service.store.tokens import use_join_token
+from tracker_service.wire import HEADER_JOIN_TOKEN
+
+router = APIRouter(prefix="/api/v1/nodes", tags=["nodes"])
+
+
+def _liveness(context: TrackerContext) -> Liveness:
+    settings = context.settings
+    return Liveness(live_window_s=settings.live_window_s, session_ttl_s=settings.session_ttl_s)
+
+
+def _admit(
+    context: TrackerContext,
+    signed: SignedRequest,
+    body: NodeRegisterCreate,
+    identity: PresentedIdentity,
+    join_token: str | None,
+) -> tuple[Registration, RecipeStatusPublic]:
+    """Blocking: join token, ban check, ledger entry and node row in one transaction."""
+    now = time.time()
+    with context.database.sessions.begin() as session:
+        if context.settings.private:
+            _check_join_token(session, join_token, now)
+        existing = get_node(session, signed.node_id)
+        if existing is not None and existing.state == NODE_BANNED:
+            raise refuse(
+                403, errors.BANNED, f"node {signed.node_id} is banned: {existing.state_reason}"
+            )
+        status = register_recipe(session, identity, now=now)
+        registration = register_node(
+            session,
+            node_id=signed.node_id,
+            public_key=signed.public_key,
+            endpoint=body.endpoint,
+            identity=identity,
+            capability=body.capability.model_dump(mode="json"),
+            throughput=body.capability.tokens_per_second or 0.0,
+            now=now,
+            liveness=_liveness(context),
+        )
+    return registration, RecipeStatusPublic(**status.to_dict())
+
+
+def _check_join_token(session: Session, token: str | None, now: float) -> None:
+    if not token:
+        raise refuse(
+            403,
+            errors.JOIN_TOKEN_REQUIRED,
+            f"this tracker runs a private network: send a join token in {HEADER_JOIN_TOKEN} "
+            "(the operator issues one with `meshnet-tracker tokens add`)",
+        )
+    if not use_join_token(session, token, now=now):
+        raise refuse(
+            403,
+            errors.JOIN_TOKEN_INVALID,
+            "the join token is unknown or revoked; ask the operator for a new one",
+        )
+
+
+def _credential(context: TrackerContext, registration: Registration) -> SessionCredentialPublic:
+    node = registration.node
+    credential = {
+        "node_id": node.node_id,
+        "session_id": node.session_id,
+        "shard_binding_digest": node.shard_binding_digest,
+        "issued_at": node.registered_at,
+        "expires_at": node.session_expires_at,
+    }
+    return SessionCredentialPublic(
+        credential=credential, signature=context.key.sign(NODE_SESSION_DOMAIN, credential)
+    )
+
+
+@router.post(
+    "/register",
+    response_model=NodeRegisterPublic,
+    responses=error_responses(401, 403, 413, 422),
+    openapi_extra=signed_body(NodeRegisterCreate),
+)
+async def register(request: Request, context: Context) -> NodeRegisterPublic:
+    """Admit a node: signature, join token, identity block, capability report."""
+    try:
+        signed = await verify_signed_request(
+            request,
+            database=context.database,
+            keys=context.public_keys,
+            nonces=context.nonces,
+            key_from_body=True,
+        )
+    except errors.AuthRefused as exc:
+        context.metrics.auth_refusals.labels(exc.reason).inc()
+        context.metrics.registrations.labels("unauthenticated").inc()
+        raise
+    body = parse_body(NodeRegisterCreate, signed.body)
+    try:
+        identity = parse_identity(body.identity)
+    except RecipeIdentityError as exc:
+        context.metrics.registrations.labels(exc.reason).inc()
+        raise refuse(422, exc.reason, str(exc)) from exc
+    check_capability(
+        body.capability,
+        identity,
+        now=time.time(),
+        max_age_s=context.settings.capability_max_age_s,
+    )
+    registration, recipe = await run_in_threadpool(
+        _admit, context, signed, body, identity, request.headers.get(HEADER_JOIN_TOKEN)
+    )
+    context.public_keys.put(signed.node_id, signed.public_key)
+    context.metrics.registrations.labels("admitted").inc()
+    return NodeRegisterPublic(
+        node_id=signed.node_id,
+        session=_credential(context, registration),
+        heartbeat_interval_s=context.settings.heartbeat_interval_s,
+        live_window_s=context.settings.live_window_s,
+        tracker_public_key=context.key.public_key_b64,
+        fingerprint=FingerprintPublic(
+            model_artifact_digest=identity.model_artifact_digest,
+            runtime_recipe_digest=identity.runtime_recipe_digest,
+        ),
+        shard_binding_digest=identity.shard_binding_digest,
+        recipe=recipe,
+        rebound=registration.rebound,
+    )
+
+
+def _beat(
+    context: TrackerContext, signed: SignedRequest, beat: HeartbeatCreate | None
+) -> tuple[float | None, tuple[str, str] | None]:
+    """Blocking: spend the nonce and apply the heartbeat in one commit."""
+    now = time.time()
+    with context.database.sessions.begin() as session:
+        expires = signed.timestamp + context.nonces.window_s + 1
+        if not spend_nonce(session, signed.node_id, signed.nonce, expires_at=expires):
+            return None, ("replay", "")
+        if beat is None:
+            return None, None
+        session_expiry = record_heartbeat(
+            session,
+            signed.node_id,
+            now=now,
+            liveness=_liveness(context),
+            load=beat.load,
+            open_sessions=beat.open_sessions,
+            tokens_served=beat.tokens_served,
+            throughput=beat.throughput,
+        )
+        if session_expiry is not None:
+            return session_expiry, None
+        return None, heartbeat_refusal(session, signed.node_id, now)
+
+
+@router.post(
+    "/{node_id}/heartbeat",
+    response_model=HeartbeatPublic,
+    responses=error_responses(401, 403, 409, 410, 413, 422),
+    openapi_extra=signed_body(HeartbeatCreate),
+)
+async def heartbeat(node_id: str, request: Request, context: Context) -> HeartbeatPublic:
+    """Keep a node in routing. Unknown or expired nodes are told to re-register."""
+    try:
+        signed = await verify_signed_request(
+            request,
+            database=context.database,
+            keys=context.public_keys,
+            nonces=context.nonces,
+            spend=False,
+        )
+    except errors.AuthRefused as exc:
+        context.metrics.auth_refusals.labels(exc.reason).inc()
+        if exc.reason == errors.UNKNOWN_NODE:
+            context.metrics.heartbeats.labels("unknown").inc()
+            raise refuse(409, errors.RE_REGISTER, exc.message) from exc
+        raise
+    try:
+        beat: HeartbeatCreate | None = parse_body(HeartbeatCreate, signed.body)
+        invalid: HTTPException | None = None
+    except HTTPException as exc:  # the nonce is spent even when the body is bad
+        beat, invalid = None, exc
+    session_expiry, refusal = await run_in_threadpool(_beat, context, signed, beat)
+    if refusal is not None and refusal[0] == "replay":
+        context.metrics.auth_refusals.labels(errors.NONCE_REUSED).inc()
+        raise nonce_reused(node_id)
+    if invalid is not None:
+        raise invalid
+    if refusal is not None:
+        state, sentence = refusal
+        context.metrics.heartbeats.labels(state).inc()
+        if state == NODE_BANNED:
+            raise refuse(403, errors.BANNED, sentence)
+        raise refuse(410 if state == "expired" else 409, errors.RE_REGISTER, sentence)
+    assert session_expiry is not None
+    context.metrics.heartbeats.labels("ok").inc()
+    settings = context.settings
+    return HeartbeatPublic(
+        live_until=session_expiry - settings.session_ttl_s + settings.live_window_s,
+        session_expires_at=session_expiry,
+        heartbeat_interval_s=settings.heartbeat_interval_s,
+    )
+
+
+def _deregister(context: TrackerContext, node_id: str) -> bool:
+    with context.database.sessions.begin() as session:
+        node = get_node(session, node_id)
+        if node is None or node.state == NODE_BANNED:
+            return node is not None
+        return end_registration(session, node_id, NODE_DEREGISTERED, "the node stopped cleanly")
+
+
+@router.post(
+    "/{node_id}/deregister",
+    response_model=DeregisterPublic,
+    responses=error_responses(401, 413),
+    openapi_extra=signed_body(None),
+)
+async def deregister(node_id: str, signed: SignedNode, context: Context) -> DeregisterPublic:
+    """A clean stop: the node leaves routing at once instead of after 3 intervals."""
+    await run_in_threadpool(_deregister, context, signed.node_id)
+    return DeregisterPublic(node_id=node_id)

@@ -1,0 +1,112 @@
+"""Request and response bodies of node registration, heartbeat and deregistration."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from tracker_service.schemas.common import FingerprintPublic, RecipeStatusPublic
+
+
+class _Open(BaseModel):
+    # Nodes may report more than this tracker reads; extra keys are kept, not refused.
+    model_config = ConfigDict(extra="allow")
+
+
+class CapabilityModel(_Open):
+    model_id: str
+
+
+class CapabilityShard(_Open):
+    start: int = Field(ge=0)
+    end: int = Field(ge=1)
+
+
+class CapabilityRecipe(_Open):
+    recipe_id: str
+    recipe_version: str
+
+
+class CapabilityBackend(_Open):
+    backend_id: str
+    device: str
+
+
+class CapabilityReportIn(_Open):
+    """The node's capability report: one real forward through exactly this shard."""
+
+    model: CapabilityModel
+    shard: CapabilityShard
+    recipe: CapabilityRecipe
+    backend: CapabilityBackend
+    status: str
+    passed: bool
+    diagnostics: list[str] = Field(default_factory=list)
+    validated_at: float
+    tokens_per_second: float | None = Field(default=None, ge=0)
+    wall_time_s: float | None = Field(default=None, ge=0)
+
+
+class NodeRegisterCreate(BaseModel):
+    public_key: str = Field(description="base64 of the raw 32-byte Ed25519 public key")
+    identity: dict[str, Any] = Field(description="the schema-1 recipe identity block")
+    capability: CapabilityReportIn
+    endpoint: str = Field(max_length=512, description="data-plane URL, ws://host:port")
+
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint_is_websocket(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("ws", "wss") or not parts.hostname:
+            raise ValueError("endpoint must be ws://host:port or wss://host:port")
+        try:
+            port = parts.port
+        except ValueError as exc:
+            raise ValueError(f"endpoint port is not a number: {value}") from exc
+        if port is None:
+            raise ValueError("endpoint must name its port (ws://host:port)")
+        return value
+
+
+class SessionCredentialPublic(BaseModel):
+    """Signed by the tracker key over b"meshnet.node-session.v1\\n" + canonical(credential)."""
+
+    credential: dict[str, Any] = Field(
+        description="node_id, session_id, shard_binding_digest, issued_at, expires_at"
+    )
+    signature: str
+
+
+class NodeRegisterPublic(BaseModel):
+    node_id: str
+    session: SessionCredentialPublic
+    heartbeat_interval_s: float
+    live_window_s: float
+    tracker_public_key: str = Field(description="base64 of the tracker's raw Ed25519 key")
+    fingerprint: FingerprintPublic
+    shard_binding_digest: str
+    recipe: RecipeStatusPublic
+    rebound: bool = Field(
+        description="true when this node id was registered before with other bytes"
+    )
+
+
+class HeartbeatCreate(BaseModel):
+    load: float = Field(ge=0)
+    open_sessions: int = Field(ge=0)
+    tokens_served: int = Field(ge=0)
+    throughput: float | None = Field(default=None, ge=0)
+
+
+class HeartbeatPublic(BaseModel):
+    status: Literal["ok"] = "ok"
+    live_until: float
+    session_expires_at: float
+    heartbeat_interval_s: float
+
+
+class DeregisterPublic(BaseModel):
+    status: Literal["deregistered"] = "deregistered"
+    node_id: str

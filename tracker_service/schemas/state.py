@@ -1,0 +1,63 @@
+"""The tracker's state, for the JSON API and the status page alike."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class NodePublic(BaseModel):
+    node_id: str
+    endpoint: str
+    state: str
+    live: bool
+    artifact_id: str
+    recipe_id: str
+    recipe_version: str
+    model_artifact_digest: str
+    runtime_recipe_digest: str
+    shard_start: int
+    shard_end: int
+    throughput: float = Field(description="tokens/s measured by the node")
+    load: float
+    open_sessions: int
+    tokens_served: int
+    last_seen: float
+    reachability: str
+    reachability_reason: str
+
+
+class RecipePublic(BaseModel):
+    status: str = Field(description="dark or certified")
+    detail: str
+    artifact_id: str
+    recipe_id: str
+    recipe_version: str
+    catalogue_version: str
+    layer_count: int
+    model_artifact_digest: str
+    runtime_recipe_digest: str
+    first_seen_at: float
+    certified_at: float | None
+    certified_route_session: str | None
+    certified_node_count: int | None
+
+
+class ModelHealthPublic(BaseModel):
+    artifact_id: str
+    recipe_id: str
+    recipe_version: str
+    model_artifact_digest: str
+    runtime_recipe_digest: str
+    layer_count: int
+    status: str = Field(description="healthy, or broken where some layer has no live node")
+    detail: str
+    live_nodes: int
+    recipe_status: str
+
+
+class StatePublic(BaseModel):
+    generated_at: float
+    models: list[ModelHealthPublic]
+    recipes: list[RecipePublic]
+    nodes: list[NodePublic]
+    nodes_total_live: int

@@ -1,0 +1,105 @@
+"""The tracker's state as people and machines read it: models, recipes, nodes."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from sqlalchemy.orm import Session
+
+from tracker_service.recipe_identity import coverage_gap
+from tracker_service.schemas.state import (
+    ModelHealthPublic,
+    NodePublic,
+    RecipePublic,
+    StatePublic,
+)
+from tracker_service.store.ledger import list_recipes
+from tracker_service.store.nodes import live_nodes, recent_nodes
+from tracker_service.store.tables import NODE_ACTIVE, Node, Recipe
+
+HEALTHY = "healthy"
+BROKEN = "broken"
+
+
+def node_public(node: Node, now: float) -> NodePublic:
+    return NodePublic(
+        node_id=node.node_id,
+        endpoint=node.endpoint,
+        state=node.state,
+        live=node.state == NODE_ACTIVE and node.live_until >= now,
+        artifact_id=node.artifact_id,
+        recipe_id=node.recipe_id,
+        recipe_version=node.recipe_version,
+        model_artifact_digest=node.model_artifact_digest,
+        runtime_recipe_digest=node.runtime_recipe_digest,
+        shard_start=node.shard_start,
+        shard_end=node.shard_end,
+        throughput=node.throughput,
+        load=node.load,
+        open_sessions=node.open_sessions,
+        tokens_served=node.tokens_served,
+        last_seen=node.last_heartbeat_at,
+        reachability=node.reachability,
+        reachability_reason=node.reachability_reason,
+    )
+
+
+def recipe_public(row: Recipe) -> RecipePublic:
+    return RecipePublic(
+        status=row.status,
+        detail=row.detail,
+        artifact_id=row.artifact_id,
+        recipe_id=row.recipe_id,
+        recipe_version=row.recipe_version,
+        catalogue_version=row.catalogue_version,
+        layer_count=row.layer_count,
+        model_artifact_digest=row.model_artifact_digest,
+        runtime_recipe_digest=row.runtime_recipe_digest,
+        first_seen_at=row.first_seen_at,
+        certified_at=row.certified_at,
+        certified_route_session=row.certified_route_session,
+        certified_node_count=row.certified_node_count,
+    )
+
+
+def model_health(row: Recipe, nodes: list[Node]) -> ModelHealthPublic:
+    """Healthy when the live nodes of this fingerprint cover every layer."""
+    gap = coverage_gap([(n.shard_start, n.shard_end) for n in nodes], row.layer_count)
+    if not nodes:
+        detail = "no live node serves this model"
+    elif gap is None:
+        detail = f"{len(nodes)} live node(s) cover all {row.layer_count} layers"
+    else:
+        detail = gap
+    return ModelHealthPublic(
+        artifact_id=row.artifact_id,
+        recipe_id=row.recipe_id,
+        recipe_version=row.recipe_version,
+        model_artifact_digest=row.model_artifact_digest,
+        runtime_recipe_digest=row.runtime_recipe_digest,
+        layer_count=row.layer_count,
+        status=HEALTHY if nodes and gap is None else BROKEN,
+        detail=detail,
+        live_nodes=len(nodes),
+        recipe_status=row.status,
+    )
+
+
+def collect_state(session: Session, *, now: float, node_limit: int = 1000) -> StatePublic:
+    recipes = list_recipes(session)
+    live = live_nodes(session, now=now)
+    by_fingerprint: dict[tuple[str, str], list[Node]] = defaultdict(list)
+    for node in live:
+        by_fingerprint[(node.model_artifact_digest, node.runtime_recipe_digest)].append(node)
+    models = [
+        model_health(row, by_fingerprint[(row.model_artifact_digest, row.runtime_recipe_digest)])
+        for row in recipes
+    ]
+    shown = recent_nodes(session, limit=node_limit)
+    return StatePublic(
+        generated_at=now,
+        models=models,
+        recipes=[recipe_public(row) for row in recipes],
+        nodes=[node_public(node, now) for node in shown],
+        nodes_total_live=len(live),
+    )

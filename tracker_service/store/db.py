@@ -1,0 +1,87 @@
+"""Engine, sessions and schema migration for SQLite (default) or PostgreSQL."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+# Any fixed number: replicas starting together take turns migrating.
+_PG_MIGRATION_LOCK = 0x6D657368
+
+
+class StoreError(RuntimeError):
+    """The database cannot be opened or migrated; the message names the URL's problem."""
+
+
+def make_engine(url: str) -> Engine:
+    """An engine tuned for the tracker: SQLite in WAL mode, PostgreSQL pooled."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(
+            url, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=8
+        )
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # WAL lets readers run beside the writer; NORMAL sync keeps every committed
+    # transaction through a process kill (only power loss can drop the last ones).
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def migrate(engine: Engine) -> None:
+    """Apply every Alembic migration (idempotent); replicas on PostgreSQL take a lock."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    with engine.begin() as connection:
+        postgres = connection.dialect.name == "postgresql"
+        if postgres:
+            connection.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_MIGRATION_LOCK})
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+    log.info("database schema at head (%s)", engine.url.render_as_string(hide_password=True))
+
+
+class Database:
+    """The engine and its session factory; one per app."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine = make_engine(url)
+        self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    def migrate(self) -> None:
+        migrate(self.engine)
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        with self.sessions() as session:
+            yield session
+
+    def dispose(self) -> None:
+        self.engine.dispose()

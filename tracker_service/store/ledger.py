@@ -1,0 +1,190 @@
+"""The certification ledger in the database: dark and certified recipes survive restarts.
+
+Same contract as :class:`tracker_service.recipe_identity.CertificationLedger`
+(register / status / certify / to_dict), with the same refusals, plus revocation.
+A promotion writes the evidence and flips the status in one transaction.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from tracker_service.recipe_identity import (
+    DARK_DETAIL,
+    STATUS_CERTIFIED,
+    STATUS_DARK,
+    STATUS_UNKNOWN,
+    UNKNOWN_DETAIL,
+    DistributedForwardEvidence,
+    PresentedIdentity,
+    RecipeStatus,
+    certified_detail,
+    check_certification,
+)
+from tracker_service.store.db import Database
+from tracker_service.store.tables import CertificationEvidence, Recipe
+
+Key = tuple[str, str]
+
+
+def _key_filter(key: Key) -> tuple[Any, Any]:
+    return (Recipe.model_artifact_digest == key[0], Recipe.runtime_recipe_digest == key[1])
+
+
+def recipe_status(row: Recipe | None) -> RecipeStatus:
+    if row is None:
+        return RecipeStatus(STATUS_UNKNOWN, UNKNOWN_DETAIL)
+    return RecipeStatus(row.status, row.detail, row.certified_at)
+
+
+def get_recipe(session: Session, key: Key, *, for_update: bool = False) -> Recipe | None:
+    query = select(Recipe).where(*_key_filter(key))
+    if for_update:
+        query = query.with_for_update()
+    return session.execute(query).scalar_one_or_none()
+
+
+def register_recipe(session: Session, identity: PresentedIdentity, *, now: float) -> RecipeStatus:
+    """Make the fingerprint known (dark) unless it already is; return its status.
+
+    INSERT .. ON CONFLICT DO NOTHING, so replicas registering the same new
+    recipe at once neither fail nor duplicate it.
+    """
+    dialect = session.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    statement = (
+        insert(Recipe)
+        .values(
+            model_artifact_digest=identity.model_artifact_digest,
+            runtime_recipe_digest=identity.runtime_recipe_digest,
+            artifact_id=identity.artifact_id,
+            revision=identity.revision,
+            architecture=identity.architecture,
+            layer_count=identity.layer_count,
+            recipe_id=identity.recipe_id,
+            recipe_version=identity.recipe_version,
+            catalogue_version=identity.catalogue_version,
+            axes=dict(identity.axes),
+            status=STATUS_DARK,
+            detail=DARK_DETAIL,
+            first_seen_at=now,
+        )
+        .on_conflict_do_nothing()
+    )
+    session.execute(statement)
+    return recipe_status(get_recipe(session, identity.key))
+
+
+def certify_recipe(
+    session: Session, identity: PresentedIdentity, evidence: DistributedForwardEvidence
+) -> RecipeStatus:
+    """Promote within the caller's transaction, or raise RecipeIdentityError saying why."""
+    row = get_recipe(session, identity.key, for_update=True)
+    check_certification(identity, evidence, known=row is not None)
+    assert row is not None  # check_certification refused unknown recipes
+    session.add(
+        CertificationEvidence(
+            recipe_pk=row.id,
+            route_session_id=evidence.route_session_id,
+            route_epoch=evidence.route_epoch,
+            node_ids=list(evidence.node_ids),
+            shard_ranges=[list(r) for r in evidence.shard_ranges],
+            participants=[p.identity_block() for p in evidence.participants],
+            tokens_generated=evidence.tokens_generated,
+            layer_count=evidence.layer_count,
+            certified_at=evidence.certified_at,
+            revoked_reason="",
+        )
+    )
+    row.status = STATUS_CERTIFIED
+    row.detail = certified_detail(evidence)
+    row.certified_at = evidence.certified_at
+    row.certified_route_session = evidence.route_session_id
+    row.certified_node_count = len(set(evidence.node_ids))
+    session.flush()
+    return recipe_status(row)
+
+
+def revoke_certification(session: Session, key: Key, *, reason: str, now: float) -> bool:
+    """Send a certified recipe back to the dark; its evidence is kept, marked revoked."""
+    row = get_recipe(session, key, for_update=True)
+    if row is None or row.status != STATUS_CERTIFIED:
+        return False
+    row.status = STATUS_DARK
+    row.detail = f"certification revoked by the operator: {reason}"
+    row.certified_at = None
+    row.certified_route_session = None
+    row.certified_node_count = None
+    session.execute(
+        update(CertificationEvidence)
+        .where(
+            CertificationEvidence.recipe_pk == row.id, CertificationEvidence.revoked_at.is_(None)
+        )
+        .values(revoked_at=now, revoked_reason=reason)
+    )
+    return True
+
+
+def list_recipes(session: Session) -> Sequence[Recipe]:
+    query = select(Recipe).order_by(Recipe.artifact_id, Recipe.recipe_id, Recipe.recipe_version)
+    return session.execute(query).scalars().all()
+
+
+def evidence_for(session: Session, recipe_pk: int) -> Sequence[CertificationEvidence]:
+    query = (
+        select(CertificationEvidence)
+        .where(CertificationEvidence.recipe_pk == recipe_pk)
+        .order_by(CertificationEvidence.id)
+    )
+    return session.execute(query).scalars().all()
+
+
+class PersistentLedger:
+    """The seed's ledger contract over the database, one transaction per call."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
+
+    def register(self, identity: PresentedIdentity) -> RecipeStatus:
+        with self._db.sessions.begin() as session:
+            return register_recipe(session, identity, now=time.time())
+
+    def status(self, identity: PresentedIdentity | Key) -> RecipeStatus:
+        key = identity if isinstance(identity, tuple) else identity.key
+        with self._db.session() as session:
+            return recipe_status(get_recipe(session, key))
+
+    def certify(
+        self, identity: PresentedIdentity, evidence: DistributedForwardEvidence
+    ) -> RecipeStatus:
+        """Promote a recipe out of the dark in one transaction, or raise saying why."""
+        with self._db.sessions.begin() as session:
+            return certify_recipe(session, identity, evidence)
+
+    def revoke(self, key: Key, *, reason: str) -> bool:
+        with self._db.sessions.begin() as session:
+            return revoke_certification(session, key, reason=reason, now=time.time())
+
+    def to_dict(self) -> dict[str, Any]:
+        with self._db.session() as session:
+            rows = list_recipes(session)
+        return {
+            "dark": sorted(
+                [r.model_artifact_digest, r.runtime_recipe_digest]
+                for r in rows
+                if r.status == STATUS_DARK
+            ),
+            "certified": {
+                f"{r.model_artifact_digest}/{r.runtime_recipe_digest}": recipe_status(r).to_dict()
+                for r in sorted(
+                    rows, key=lambda r: (r.model_artifact_digest, r.runtime_recipe_digest)
+                )
+                if r.status == STATUS_CERTIFIED
+            },
+        }

@@ -1,0 +1,228 @@
+"""Node registry: registration, heartbeats, expiry, and the routing query.
+
+Plain functions over a Session; callers own the transaction (commit/rollback).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from tracker_service.recipe_identity import PresentedIdentity
+from tracker_service.store.tables import (
+    NODE_ACTIVE,
+    NODE_BANNED,
+    NODE_DEREGISTERED,
+    NODE_REMOVED,
+    REACH_REACHABLE,
+    REACH_UNCHECKED,
+    Node,
+)
+
+
+@dataclass(frozen=True)
+class Liveness:
+    """How long a node stays routable without a heartbeat, and its session's length."""
+
+    live_window_s: float
+    session_ttl_s: float
+
+
+@dataclass(frozen=True)
+class Registration:
+    node: Node
+    # True when the node id was known with other bytes (a new admission, not a swap).
+    rebound: bool
+    previous_binding: str | None
+
+
+def get_node(session: Session, node_id: str) -> Node | None:
+    return session.get(Node, node_id)
+
+
+def public_key_of(session: Session, node_id: str) -> bytes | None:
+    return session.execute(
+        select(Node.public_key).where(Node.node_id == node_id)
+    ).scalar_one_or_none()
+
+
+def register_node(
+    session: Session,
+    *,
+    node_id: str,
+    public_key: bytes,
+    endpoint: str,
+    identity: PresentedIdentity,
+    capability: dict[str, Any],
+    throughput: float,
+    now: float,
+    liveness: Liveness,
+) -> Registration:
+    """Admit (or re-admit) a node. Every registration starts a fresh session.
+
+    A node id seen before with a different shard-binding digest is re-admitted
+    as a new registration: new session, reachability unchecked again, never an
+    in-place swap of the bytes it was routed on.
+    """
+    row = session.get(Node, node_id, with_for_update=True)
+    binding = identity.shard_binding_digest
+    previous = None if row is None else row.shard_binding_digest
+    fields: dict[str, Any] = {
+        "public_key": public_key,
+        "endpoint": endpoint,
+        "state": NODE_ACTIVE,
+        "state_reason": "",
+        "model_artifact_digest": identity.model_artifact_digest,
+        "runtime_recipe_digest": identity.runtime_recipe_digest,
+        "shard_binding_digest": binding,
+        "artifact_id": identity.artifact_id,
+        "recipe_id": identity.recipe_id,
+        "recipe_version": identity.recipe_version,
+        "layer_count": identity.layer_count,
+        "shard_start": identity.shard_start,
+        "shard_end": identity.shard_end,
+        "identity": identity.identity_block(),
+        "capability": capability,
+        "throughput": throughput,
+        "load": 0.0,
+        "open_sessions": 0,
+        "session_id": secrets.token_hex(16),
+        "session_expires_at": now + liveness.session_ttl_s,
+        "registered_at": now,
+        "last_heartbeat_at": now,
+        "live_until": now + liveness.live_window_s,
+        "reachability": REACH_UNCHECKED,
+        "reachability_reason": "not dialled yet",
+        "reachability_checked_at": None,
+    }
+    if row is None:
+        row = Node(node_id=node_id, registrations=1, tokens_served=0, **fields)
+        session.add(row)
+    else:
+        for name, value in fields.items():
+            setattr(row, name, value)
+        row.registrations += 1
+    session.flush()
+    return Registration(row, rebound=previous not in (None, binding), previous_binding=previous)
+
+
+def record_heartbeat(
+    session: Session,
+    node_id: str,
+    *,
+    now: float,
+    liveness: Liveness,
+    load: float,
+    open_sessions: int,
+    tokens_served: int,
+    throughput: float | None,
+) -> float | None:
+    """One indexed UPDATE; returns the new session expiry, or None when refused.
+
+    Refused means: unknown, not active, or already past its live window; the
+    caller asks :func:`heartbeat_refusal` why.
+    """
+    values: dict[str, Any] = {
+        "last_heartbeat_at": now,
+        "live_until": now + liveness.live_window_s,
+        "session_expires_at": now + liveness.session_ttl_s,
+        "load": load,
+        "open_sessions": open_sessions,
+        "tokens_served": tokens_served,
+    }
+    if throughput is not None:
+        values["throughput"] = throughput
+    result = session.execute(
+        update(Node)
+        .where(Node.node_id == node_id, Node.state == NODE_ACTIVE, Node.live_until >= now)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    return values["session_expires_at"] if result.rowcount == 1 else None  # type: ignore[attr-defined]
+
+
+def heartbeat_refusal(session: Session, node_id: str, now: float) -> tuple[str, str]:
+    """(state, sentence) for a heartbeat :func:`record_heartbeat` refused."""
+    row = session.get(Node, node_id)
+    if row is None:
+        return "unknown", "this tracker has no registration for the node; register again"
+    if row.state == NODE_BANNED:
+        return NODE_BANNED, f"the node was banned by the operator: {row.state_reason}"
+    if row.state != NODE_ACTIVE:
+        return row.state, f"the node's registration ended ({row.state}); register again"
+    silent = now - row.last_heartbeat_at
+    return (
+        "expired",
+        f"no heartbeat for {silent:.0f}s (limit {row.live_until - row.last_heartbeat_at:.0f}s); "
+        "the node left routing; register again",
+    )
+
+
+def end_registration(session: Session, node_id: str, state: str, reason: str) -> bool:
+    """Take a node out of routing (deregistered, removed or banned); True if it existed."""
+    if state not in (NODE_DEREGISTERED, NODE_REMOVED, NODE_BANNED):
+        raise ValueError(f"unknown end state {state!r}")
+    result = session.execute(
+        update(Node)
+        .where(Node.node_id == node_id)
+        .values(state=state, state_reason=reason, live_until=0.0)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+
+
+def set_reachability(
+    session: Session, node_id: str, *, status: str, reason: str, now: float
+) -> bool:
+    """Record the dialer's verdict on a node's data plane."""
+    result = session.execute(
+        update(Node)
+        .where(Node.node_id == node_id)
+        .values(reachability=status, reachability_reason=reason, reachability_checked_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+
+
+def live_nodes_for_fingerprint(
+    session: Session,
+    model_artifact_digest: str,
+    runtime_recipe_digest: str,
+    *,
+    now: float,
+    reachable_only: bool = False,
+) -> Sequence[Node]:
+    """Live nodes of exactly one fingerprint: the candidates a route is formed from.
+
+    One range scan of ``ix_nodes_fingerprint_live`` (fingerprint, state, live_until).
+    """
+    query = select(Node).where(
+        Node.model_artifact_digest == model_artifact_digest,
+        Node.runtime_recipe_digest == runtime_recipe_digest,
+        Node.state == NODE_ACTIVE,
+        Node.live_until >= now,
+    )
+    if reachable_only:
+        query = query.where(Node.reachability == REACH_REACHABLE)
+    return session.execute(query).scalars().all()
+
+
+def live_nodes(session: Session, *, now: float) -> Sequence[Node]:
+    query = select(Node).where(Node.state == NODE_ACTIVE, Node.live_until >= now)
+    return session.execute(query.order_by(Node.artifact_id, Node.shard_start)).scalars().all()
+
+
+def recent_nodes(session: Session, *, limit: int) -> Sequence[Node]:
+    """Nodes most recently heard from, live or not (for the status views)."""
+    query = select(Node).order_by(Node.last_heartbeat_at.desc()).limit(limit)
+    return session.execute(query).scalars().all()
+
+
+def count_live(session: Session, *, now: float) -> int:
+    query = select(func.count()).where(Node.state == NODE_ACTIVE, Node.live_until >= now)
+    return int(session.execute(query).scalar_one())

@@ -1,0 +1,171 @@
+"""SQLAlchemy 2 table models of the tracker's store.
+
+Times are unix seconds as floats: comparisons stay cheap and identical on SQLite
+and PostgreSQL. The migration in ``tracker_service/migrations/versions`` must
+describe exactly these tables; a test compares the two.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+HEX64 = 64
+NODE_ID_LEN = 32
+
+# Node states. Only "active" nodes whose live_until lies ahead take part in routing.
+NODE_ACTIVE = "active"
+NODE_DEREGISTERED = "deregistered"
+NODE_REMOVED = "removed"
+NODE_BANNED = "banned"
+
+# Reachability of a node's data plane, filled in by the dialer (next issue).
+REACH_UNCHECKED = "unchecked"
+REACH_REACHABLE = "reachable"
+REACH_UNREACHABLE = "unreachable"
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Node(Base):
+    __tablename__ = "nodes"
+
+    node_id: Mapped[str] = mapped_column(String(NODE_ID_LEN), primary_key=True)
+    public_key: Mapped[bytes] = mapped_column(LargeBinary(32))
+    endpoint: Mapped[str] = mapped_column(String(512))
+    state: Mapped[str] = mapped_column(String(16), default=NODE_ACTIVE)
+    state_reason: Mapped[str] = mapped_column(Text, default="")
+
+    # The fingerprint route formation partitions by, re-derived by the tracker.
+    model_artifact_digest: Mapped[str] = mapped_column(String(HEX64))
+    runtime_recipe_digest: Mapped[str] = mapped_column(String(HEX64))
+    # The bytes and range this node was admitted with; other bytes = new registration.
+    shard_binding_digest: Mapped[str] = mapped_column(String(HEX64))
+    artifact_id: Mapped[str] = mapped_column(String(256))
+    recipe_id: Mapped[str] = mapped_column(String(256))
+    recipe_version: Mapped[str] = mapped_column(String(64))
+    layer_count: Mapped[int] = mapped_column(Integer)
+    shard_start: Mapped[int] = mapped_column(Integer)
+    shard_end: Mapped[int] = mapped_column(Integer)
+    identity: Mapped[dict[str, Any]] = mapped_column(JSON)
+    capability: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+    # Measured tokens/s: from the capability report, then from heartbeats.
+    throughput: Mapped[float] = mapped_column(Float, default=0.0)
+    load: Mapped[float] = mapped_column(Float, default=0.0)
+    open_sessions: Mapped[int] = mapped_column(Integer, default=0)
+    tokens_served: Mapped[int] = mapped_column(Integer, default=0)
+
+    session_id: Mapped[str] = mapped_column(String(32))
+    session_expires_at: Mapped[float] = mapped_column(Float)
+    registered_at: Mapped[float] = mapped_column(Float)
+    registrations: Mapped[int] = mapped_column(Integer, default=1)
+    last_heartbeat_at: Mapped[float] = mapped_column(Float)
+    live_until: Mapped[float] = mapped_column(Float)
+
+    reachability: Mapped[str] = mapped_column(String(16), default=REACH_UNCHECKED)
+    reachability_reason: Mapped[str] = mapped_column(Text, default="")
+    reachability_checked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+    __table_args__ = (
+        # Route formation: live nodes of one fingerprint, in one index range scan.
+        Index(
+            "ix_nodes_fingerprint_live",
+            "model_artifact_digest",
+            "runtime_recipe_digest",
+            "state",
+            "live_until",
+        ),
+        Index("ix_nodes_state_live", "state", "live_until"),
+    )
+
+
+class Recipe(Base):
+    """One ledger entry: a fingerprint the tracker has seen, dark or certified."""
+
+    __tablename__ = "recipes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    model_artifact_digest: Mapped[str] = mapped_column(String(HEX64))
+    runtime_recipe_digest: Mapped[str] = mapped_column(String(HEX64))
+    artifact_id: Mapped[str] = mapped_column(String(256))
+    revision: Mapped[str] = mapped_column(String(256))
+    architecture: Mapped[str] = mapped_column(String(128))
+    layer_count: Mapped[int] = mapped_column(Integer)
+    recipe_id: Mapped[str] = mapped_column(String(256))
+    recipe_version: Mapped[str] = mapped_column(String(64))
+    catalogue_version: Mapped[str] = mapped_column(String(64))
+    axes: Mapped[dict[str, Any]] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(String(16))
+    detail: Mapped[str] = mapped_column(Text)
+    first_seen_at: Mapped[float] = mapped_column(Float)
+    certified_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    certified_route_session: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    certified_node_count: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+    __table_args__ = (
+        UniqueConstraint(
+            "model_artifact_digest", "runtime_recipe_digest", name="uq_recipes_fingerprint"
+        ),
+    )
+
+
+class CertificationEvidence(Base):
+    """The distributed forward that promoted a recipe, kept so it can be re-checked."""
+
+    __tablename__ = "certification_evidence"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    recipe_pk: Mapped[int] = mapped_column(ForeignKey("recipes.id", ondelete="CASCADE"))
+    route_session_id: Mapped[str] = mapped_column(String(128))
+    route_epoch: Mapped[int] = mapped_column(Integer)
+    node_ids: Mapped[list[Any]] = mapped_column(JSON)
+    shard_ranges: Mapped[list[Any]] = mapped_column(JSON)
+    participants: Mapped[list[Any]] = mapped_column(JSON)
+    tokens_generated: Mapped[int] = mapped_column(Integer)
+    layer_count: Mapped[int] = mapped_column(Integer)
+    certified_at: Mapped[float] = mapped_column(Float)
+    revoked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    revoked_reason: Mapped[str] = mapped_column(Text, default="")
+
+    __table_args__ = (Index("ix_evidence_recipe", "recipe_pk"),)
+
+
+class SpentNonce(Base):
+    """A nonce seen with a valid signature; kept until its timestamp goes stale."""
+
+    __tablename__ = "spent_nonces"
+
+    node_id: Mapped[str] = mapped_column(String(NODE_ID_LEN), primary_key=True)
+    nonce: Mapped[str] = mapped_column(String(256), primary_key=True)
+    expires_at: Mapped[float] = mapped_column(Float)
+
+    __table_args__ = (Index("ix_spent_nonces_expires", "expires_at"),)
+
+
+class JoinToken(Base):
+    """A private network's admission ticket; only its SHA-256 is stored."""
+
+    __tablename__ = "join_tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    token_hash: Mapped[str] = mapped_column(String(HEX64), unique=True)
+    label: Mapped[str] = mapped_column(String(256), default="")
+    created_at: Mapped[float] = mapped_column(Float)
+    revoked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    last_used_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    uses: Mapped[int] = mapped_column(Integer, default=0)
