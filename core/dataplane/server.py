@@ -133,6 +133,7 @@ class DataPlaneServer:
                 compression=None,  # tensors do not deflate; save the CPU
                 ping_interval=20,
                 ping_timeout=20,
+                close_timeout=3,  # a vanished client must not hold up stop() for long
             )
         except OSError as exc:
             raise ConfigError(

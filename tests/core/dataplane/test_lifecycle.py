@@ -1,0 +1,157 @@
+"""Server lifecycle: idle expiry, capacity refusals, stop, bind failures, async API."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from pathlib import Path
+
+import pytest
+import torch
+
+from core.dataplane import wire
+from core.dataplane.client import HopClient
+from core.dataplane.server import DataPlaneServer
+from core.errors import ConfigError, ProtocolError
+from core.runtime.sessions import SessionManager
+from core.runtime.shard import Shard
+from tests.core.dataplane.conftest import (
+    FINGERPRINT,
+    NODE_A_SEED,
+    Key,
+    start_node,
+    ticket_for,
+)
+from tests.core.dataplane.test_refusals import wait_until
+
+
+@pytest.fixture(scope="module")
+def head(tiny_model: Path) -> Shard:
+    return Shard.load(tiny_model, 0, 2)
+
+
+def _hops(key: Key) -> list[dict[str, object]]:
+    return [{"node_id": key.node_id, "start": 0, "end": 2, "effective_start": 0}]
+
+
+def test_idle_session_is_expired_freed_and_its_client_told_why(
+    head: Shard, tracker_key: Key
+) -> None:
+    now = [1000.0]
+    sessions = SessionManager(head, idle_timeout_s=60.0, clock=lambda: now[0])
+    key = Key.from_seed(NODE_A_SEED)
+    node = start_node(key, head, tracker_key, sessions=sessions, expire_interval_s=0.02)
+
+    async def scenario() -> ProtocolError:
+        async with HopClient(node.url) as hop:
+            await hop.open(ticket_for(tracker_key, _hops(key)), 8)
+            await hop.step({"input_ids": torch.tensor([[1, 2]])}, 0)
+            now[0] += 61.0
+            await wait_until(lambda: sessions.open_count == 0)
+            with pytest.raises(ProtocolError) as caught:
+                await hop.step({"input_ids": torch.tensor([[3]])}, 2)
+            return caught.value
+
+    try:
+        assert asyncio.run(scenario()).reason == wire.SESSION_EXPIRED
+    finally:
+        node.server.stop()
+    assert sessions.reserved_bytes == 0
+
+
+def test_session_over_the_kv_budget_is_refused_and_the_open_one_keeps_working(
+    head: Shard, tracker_key: Key
+) -> None:
+    one_session = head.kv_bytes_per_token() * 16
+    sessions = SessionManager(head, kv_budget_bytes=one_session)
+    key = Key.from_seed(NODE_A_SEED)
+    node = start_node(key, head, tracker_key, sessions=sessions)
+
+    async def scenario() -> ProtocolError:
+        ticket = ticket_for(tracker_key, _hops(key))
+        async with HopClient(node.url) as good, HopClient(node.url) as second:
+            await good.open(ticket, 16)
+            with pytest.raises(ProtocolError) as caught:
+                await second.open(ticket, 16)
+            reply = await good.step({"input_ids": torch.tensor([[4, 5, 6]])}, 0)
+            assert reply.tensors["hidden"].shape == (1, 3, head.config.hidden_size)
+            await good.close()
+        return caught.value
+
+    try:
+        refused = asyncio.run(scenario())
+    finally:
+        node.server.stop()
+    assert refused.reason == wire.NO_CAPACITY
+    assert "MB" in refused.message
+
+
+def test_stopping_the_server_frees_every_open_session(head: Shard, tracker_key: Key) -> None:
+    key = Key.from_seed(NODE_A_SEED)
+    node = start_node(key, head, tracker_key)
+
+    async def scenario() -> ProtocolError:
+        async with HopClient(node.url) as hop:
+            await hop.open(ticket_for(tracker_key, _hops(key)), 8)
+            assert node.sessions.open_count == 1
+            await asyncio.to_thread(node.server.stop)  # the node shuts down mid-session
+            with pytest.raises(ProtocolError) as caught:
+                await hop.step({"input_ids": torch.tensor([[1]])}, 0)
+        return caught.value
+
+    assert asyncio.run(scenario()).reason == "connection-closed"
+    assert node.sessions.open_count == 0
+
+
+def test_port_already_in_use_is_a_config_error_naming_the_port(
+    head: Shard, tracker_key: Key
+) -> None:
+    key = Key.from_seed(NODE_A_SEED)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        server = DataPlaneServer(
+            SessionManager(head),
+            key.node_id,
+            key.public,
+            key.sign,
+            lambda: tracker_key.public,
+            FINGERPRINT,
+            (0, 2),
+            1 << 20,
+            "127.0.0.1",
+            port,
+        )
+        with pytest.raises(ConfigError) as caught:
+            server.start()
+    assert caught.value.reason == "port-unavailable"
+    assert str(port) in str(caught.value)
+
+
+def test_async_api_serves_inside_the_callers_event_loop(head: Shard, tracker_key: Key) -> None:
+    key = Key.from_seed(NODE_A_SEED)
+    sessions = SessionManager(head)
+
+    async def scenario() -> list[int]:
+        server = DataPlaneServer(
+            sessions,
+            key.node_id,
+            key.public,
+            key.sign,
+            lambda: tracker_key.public,
+            FINGERPRINT,
+            (0, 2),
+            1 << 20,
+        )
+        async with server:
+            assert server.port != 0 and server.url == f"ws://127.0.0.1:{server.port}"
+            async with HopClient(server.url) as hop:
+                opened = await hop.open(ticket_for(tracker_key, _hops(key)), 8)
+                await hop.step({"input_ids": torch.tensor([[1]])}, 0)
+                receipt = await hop.close()
+        assert opened["node_id"] == key.node_id
+        return [receipt["receipt"]["steps"], receipt["receipt"]["tokens"]]
+
+    assert asyncio.run(scenario()) == [1, 1]
+    assert sessions.open_count == 0
