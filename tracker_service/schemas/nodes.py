@@ -20,8 +20,9 @@ class CapabilityModel(_Open):
 
 
 class CapabilityShard(_Open):
-    start: int = Field(ge=0)
-    end: int = Field(ge=1)
+    # Range sanity is the identity block's to check; this is compared against it.
+    start: int
+    end: int
 
 
 class CapabilityRecipe(_Open):

@@ -18,8 +18,11 @@ def spend_nonce(session: Session, node_id: str, nonce: str, *, expires_at: float
     values = {"node_id": node_id, "nonce": nonce, "expires_at": expires_at}
     dialect = session.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    statement = insert(SpentNonce).values(**values).on_conflict_do_nothing()
-    return bool(session.execute(statement).rowcount == 1)  # type: ignore[attr-defined]
+    statement = (
+        insert(SpentNonce).values(**values).on_conflict_do_nothing().returning(SpentNonce.nonce)
+    )
+    # RETURNING, not rowcount: psycopg reports -1 for INSERT .. ON CONFLICT here.
+    return session.connection().execute(statement).first() is not None
 
 
 def purge_spent_nonces(session: Session, *, now: float) -> int:

@@ -1,0 +1,209 @@
+"""The store against SQLite and a real PostgreSQL (MESHNET_TEST_POSTGRES_URL)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import inspect, select, text
+
+from tests.tracker_service.helpers import FakeNode, identity_block
+from tracker_service.recipe_identity import (
+    DistributedForwardEvidence,
+    PresentedIdentity,
+    RecipeIdentityError,
+    parse_identity,
+)
+from tracker_service.store.db import Database
+from tracker_service.store.ledger import PersistentLedger, evidence_for, get_recipe
+from tracker_service.store.nodes import (
+    Liveness,
+    end_registration,
+    live_nodes_for_fingerprint,
+    record_heartbeat,
+    register_node,
+    set_reachability,
+)
+from tracker_service.store.nonces import purge_spent_nonces, spend_nonce
+from tracker_service.store.tables import Base, CertificationEvidence, JoinToken
+from tracker_service.store.tokens import add_join_token, hash_token, use_join_token
+
+POSTGRES_URL = os.environ.get("MESHNET_TEST_POSTGRES_URL", "")
+LIVENESS = Liveness(live_window_s=30.0, session_ttl_s=900.0)
+
+
+def _postgres_param() -> Any:
+    return pytest.param(
+        "postgres",
+        marks=[
+            pytest.mark.postgres,
+            pytest.mark.skipif(
+                not POSTGRES_URL,
+                reason="PostgreSQL store tests skipped: MESHNET_TEST_POSTGRES_URL is not set "
+                '(run `eval "$(.ci/start-postgres.sh)"` first)',
+            ),
+        ],
+    )
+
+
+@pytest.fixture(params=["sqlite", _postgres_param()])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    if request.param == "sqlite":
+        db = Database(f"sqlite:///{tmp_path / 'store.db'}")
+    else:
+        db = Database(POSTGRES_URL)
+        with db.engine.begin() as connection:  # a clean schema for every test
+            connection.execute(text("DROP SCHEMA public CASCADE"))
+            connection.execute(text("CREATE SCHEMA public"))
+    db.migrate()
+    yield db
+    db.dispose()
+
+
+def _register(db: Database, node: FakeNode, identity: PresentedIdentity, now: float) -> None:
+    with db.sessions.begin() as session:
+        register_node(
+            session,
+            node_id=node.node_id,
+            public_key=node.public_raw,
+            endpoint=node.endpoint,
+            identity=identity,
+            capability={"passed": True},
+            throughput=10.0,
+            now=now,
+            liveness=LIVENESS,
+        )
+
+
+def test_migrations_build_exactly_the_models_schema(database: Database) -> None:
+    with database.engine.connect() as connection:
+        diff = compare_metadata(MigrationContext.configure(connection), Base.metadata)
+    assert diff == []
+    indexes = {ix["name"] for ix in inspect(database.engine).get_indexes("nodes")}
+    assert "ix_nodes_fingerprint_live" in indexes
+
+
+def test_migrating_twice_is_harmless(database: Database) -> None:
+    database.migrate()
+    with database.engine.connect() as connection:
+        version = connection.execute(text("SELECT version_num FROM alembic_version")).scalar_one()
+    assert version == "0001"
+
+
+def test_live_nodes_are_partitioned_by_exact_fingerprint(database: Database) -> None:
+    now = time.time()
+    fp32 = parse_identity(identity_block(0, 15))
+    fp32_tail = parse_identity(identity_block(15, 30))
+    fp16 = parse_identity(identity_block(0, 30, compute_dtype="float16"))
+    a, b, c, gone = FakeNode(), FakeNode(), FakeNode(), FakeNode()
+    _register(database, a, fp32, now)
+    _register(database, b, fp32_tail, now)
+    _register(database, c, fp16, now)
+    _register(database, gone, fp32, now)
+    with database.sessions.begin() as session:
+        end_registration(session, gone.node_id, "deregistered", "stopped")
+        set_reachability(session, b.node_id, status="reachable", reason="challenge ok", now=now)
+        found = live_nodes_for_fingerprint(session, *fp32.key, now=now)
+        reachable = live_nodes_for_fingerprint(session, *fp32.key, now=now, reachable_only=True)
+        later = live_nodes_for_fingerprint(session, *fp32.key, now=now + 31)
+    assert {n.node_id for n in found} == {a.node_id, b.node_id}
+    assert [n.node_id for n in reachable] == [b.node_id]
+    assert later == []
+
+
+def test_heartbeat_is_refused_once_the_live_window_has_passed(database: Database) -> None:
+    now = time.time()
+    node = FakeNode()
+    _register(database, node, parse_identity(identity_block()), now)
+    beat: dict[str, Any] = {"load": 0.1, "open_sessions": 0, "tokens_served": 5, "throughput": None}
+    with database.sessions.begin() as session:
+        in_time = record_heartbeat(session, node.node_id, now=now + 20, liveness=LIVENESS, **beat)
+        too_late = record_heartbeat(session, node.node_id, now=now + 51, liveness=LIVENESS, **beat)
+        unknown = record_heartbeat(session, "f" * 32, now=now, liveness=LIVENESS, **beat)
+    assert in_time == pytest.approx(now + 20 + 900)
+    assert too_late is None and unknown is None
+
+
+def test_a_nonce_is_spent_once_per_node_and_purged_when_stale(database: Database) -> None:
+    with database.sessions.begin() as session:
+        assert spend_nonce(session, "a" * 32, "00" * 16, expires_at=100.0)
+        assert not spend_nonce(session, "a" * 32, "00" * 16, expires_at=100.0)
+        assert spend_nonce(session, "b" * 32, "00" * 16, expires_at=300.0)
+        assert purge_spent_nonces(session, now=200.0) == 1
+        assert spend_nonce(session, "a" * 32, "00" * 16, expires_at=400.0)
+
+
+def test_join_tokens_are_stored_only_as_hashes(database: Database) -> None:
+    with database.sessions.begin() as session:
+        row, token = add_join_token(session, label="bob", now=1.0)
+    with database.sessions.begin() as session:
+        stored = session.execute(select(JoinToken)).scalar_one()
+        assert stored.token_hash == hash_token(token) and token not in stored.token_hash
+        assert use_join_token(session, token, now=2.0)
+        assert not use_join_token(session, token + "x", now=2.0)
+    assert row.id == stored.id
+
+
+def _evidence(node_ids: tuple[str, str], **overrides: Any) -> DistributedForwardEvidence:
+    first = parse_identity(identity_block(0, 15))
+    second = parse_identity(identity_block(15, 30))
+    values: dict[str, Any] = {
+        "route_session_id": "rs-42",
+        "route_epoch": 1,
+        "node_ids": node_ids,
+        "shard_ranges": ((0, 15), (15, 30)),
+        "tokens_generated": 12,
+        "layer_count": 30,
+        "fingerprint": first.key,
+        "participants": (first, second),
+    }
+    values.update(overrides)
+    return DistributedForwardEvidence(**values)
+
+
+def test_persistent_ledger_promotes_with_evidence_in_one_transaction(database: Database) -> None:
+    ledger = PersistentLedger(database)
+    identity = parse_identity(identity_block(0, 15))
+    assert ledger.status(identity).status == "unknown"
+    with pytest.raises(RecipeIdentityError, match="unknown recipes"):
+        ledger.certify(identity, _evidence(("a" * 32, "b" * 32)))
+    assert ledger.register(identity).status == "dark"
+    with pytest.raises(RecipeIdentityError, match="generated no tokens"):
+        ledger.certify(identity, _evidence(("a" * 32, "b" * 32), tokens_generated=0))
+    with database.session() as session:
+        assert session.execute(select(CertificationEvidence)).first() is None
+    status = ledger.certify(identity, _evidence(("a" * 32, "b" * 32)))
+    assert status.status == "certified"
+    assert status.detail == "certified by route session rs-42 across 2 nodes"
+    # A fresh ledger over the same database sees the same truth.
+    again = PersistentLedger(Database(database.url))
+    assert again.status(identity.key) == status
+    assert ledger.to_dict()["certified"] == {"/".join(identity.key): status.to_dict()}
+    with database.session() as session:
+        row = get_recipe(session, identity.key)
+        assert row is not None
+        [evidence] = evidence_for(session, row.id)
+    assert evidence.node_ids == ["a" * 32, "b" * 32]
+    assert parse_identity(evidence.participants[1]).shard_binding_digest == (
+        parse_identity(identity_block(15, 30)).shard_binding_digest
+    )
+
+
+def test_revoked_certification_returns_the_recipe_to_the_dark(database: Database) -> None:
+    ledger = PersistentLedger(database)
+    identity = parse_identity(identity_block(0, 15))
+    ledger.register(identity)
+    ledger.certify(identity, _evidence(("a" * 32, "b" * 32)))
+    assert ledger.revoke(identity.key, reason="bad outputs")
+    status = ledger.status(identity)
+    assert status.status == "dark" and "bad outputs" in status.detail
+    assert not ledger.revoke(identity.key, reason="twice")
+    with database.session() as session:
+        evidence = session.execute(select(CertificationEvidence)).scalar_one()
+    assert evidence.revoked_at is not None and evidence.revoked_reason == "bad outputs"
