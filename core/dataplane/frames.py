@@ -57,6 +57,12 @@ class Frame:
     metadata: dict[str, str]
 
 
+def step_frame_limit(hidden_size: int, max_positions: int, element_bytes: int = 4) -> int:
+    """A ``max_frame_bytes`` that admits a prefill of ``max_positions`` hidden states
+    (batch 1) with room for the header: what a node should pass its server."""
+    return hidden_size * max_positions * element_bytes + MAX_HEADER_BYTES
+
+
 def _bad(message: str) -> ProtocolError:
     return ProtocolError(message, reason=wire.BAD_FRAME)
 

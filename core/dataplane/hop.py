@@ -44,6 +44,8 @@ logger = logging.getLogger(__name__)
 
 MAX_CONTROL_BYTES = 64 * 1024  # an open/close message is a few hundred bytes
 MAX_LOGPROBS = 20
+# Runtime refusals that are the node's own failure, not the client's input.
+NODE_FAULTS = frozenset({"step-failed", "non-finite-logits"})
 WIRE_REASONS = frozenset(
     {
         wire.BAD_TICKET,
@@ -78,6 +80,8 @@ def wire_reason(exc: MeshnetError) -> str:
     """Map a core error to the reason code the wire contract names."""
     if exc.reason in WIRE_REASONS:
         return exc.reason
+    if exc.reason in NODE_FAULTS:
+        return wire.INTERNAL_ERROR
     if isinstance(exc, CapacityError):
         return wire.NO_CAPACITY
     if isinstance(exc, SessionError):
@@ -157,6 +161,11 @@ def _integer(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _close_when_opened(allocation: asyncio.Future[InferenceSession]) -> None:
+    if not allocation.cancelled() and allocation.exception() is None:
+        allocation.result().close()
+
+
 class HopSession:
     """Serves one WebSocket; ``run`` never raises (the server must keep serving)."""
 
@@ -210,13 +219,22 @@ class HopSession:
         if not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1:
             raise _bad(f"max_length must be a positive integer, got {max_length!r}")
         sampling = parse_sampling(opening.get("sampling")) if self._shard.is_last else None
-        session: InferenceSession = await asyncio.to_thread(
-            self._ctx.sessions.open,
-            max_length,
-            batch_size=self.BATCH_SIZE,
-            sampling=sampling,
-            start_layer=grant.hop.effective_start,
+        allocation = asyncio.ensure_future(
+            asyncio.to_thread(
+                self._ctx.sessions.open,
+                max_length,
+                batch_size=self.BATCH_SIZE,
+                sampling=sampling,
+                start_layer=grant.hop.effective_start,
+            )
         )
+        try:
+            session: InferenceSession = await asyncio.shield(allocation)
+        except asyncio.CancelledError:
+            # The server is stopping mid-open: the KV is still being allocated in a
+            # worker thread; free it once it exists instead of leaking it.
+            allocation.add_done_callback(_close_when_opened)
+            raise
         self._session_id = session.session_id
         self._ctx.live[session.session_id] = self._ws
         logger.info(
@@ -248,23 +266,13 @@ class HopSession:
         )
         positions = frames.check_step_header(header, want)
         frame = frames.decode_frame(data, self._ctx.max_frame_bytes)
-        inputs = next(iter(frame.tensors.values()))
-        self._check_values(inputs)
+        inputs = next(iter(frame.tensors.values()))  # token range, NaN: the runtime checks
         began = time.perf_counter()
-        result: StepResult = await asyncio.to_thread(session.step, inputs.to(self._shard.device))
+        result: StepResult = await asyncio.to_thread(session.step, inputs)
         compute_ms = (time.perf_counter() - began) * 1000.0
         self._steps += 1
         self._tokens += positions * self.BATCH_SIZE
         return self._reply(result, compute_ms)
-
-    def _check_values(self, inputs: torch.Tensor) -> None:
-        if self._shard.is_first:
-            vocab = self._shard.config.vocab_size
-            if inputs.numel() and (int(inputs.min()) < 0 or int(inputs.max()) >= vocab):
-                low, high = int(inputs.min()), int(inputs.max())
-                raise _bad(f"token ids must lie in [0, {vocab}), got {low}..{high}")
-        elif not bool(torch.isfinite(inputs).all()):
-            raise _bad("the hidden states contain NaN or infinity")
 
     def _reply(self, result: StepResult, compute_ms: float) -> bytes:
         meta = {frames.COMPUTE_MS_KEY: f"{compute_ms:.3f}"}

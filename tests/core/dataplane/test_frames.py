@@ -117,3 +117,11 @@ def test_step_header_that_does_not_fit_the_session_is_refused(
     with pytest.raises(MeshnetError) as caught:
         frames.check_step_header(frames.read_header(data, LIMIT), want)
     assert caught.value.reason == reason
+
+
+def test_step_frame_limit_admits_a_full_prefill_frame_and_nothing_much_larger() -> None:
+    limit = frames.step_frame_limit(hidden_size=8, max_positions=100)
+    full = frames.encode_frame({"hidden": torch.zeros(1, 100, 8)}, {"position": "0"})
+    frames.read_header(full, limit)
+    with pytest.raises(MeshnetError):
+        frames.read_header(b"\0" * (limit + 1), limit)
