@@ -1,0 +1,78 @@
+"""A real tracker process on loopback (`python -m tracker_service.cli serve`)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class TrackerProcess:
+    def __init__(self, home: Path, db_url: str, *, port: int | None = None, **env: str) -> None:
+        self.home = home
+        self.db_url = db_url
+        self.port = port or free_port()
+        self.env = env
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log = home / f"tracker-{self.port}.log"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout_s: float = 30.0) -> TrackerProcess:
+        env = dict(os.environ)
+        env.update(
+            {
+                "MESHNET_HOME": str(self.home),
+                "MESHNET_TRACKER_LOG_LEVEL": "warning",
+                "PYTHONPATH": str(REPO),
+            }
+        )
+        env.update(self.env)
+        command = [sys.executable, "-m", "tracker_service.cli", "serve"]
+        command += ["--host", "127.0.0.1", "--port", str(self.port), "--db", self.db_url]
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=log)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"tracker exited {self.process.returncode}: {self.log.read_text()}"
+                )
+            try:
+                if httpx.get(self.url + "/api/v1/state", timeout=1.0).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"tracker did not answer within {timeout_s}s: {self.log.read_text()}")
+
+    def kill9(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)

@@ -1,0 +1,108 @@
+"""A real uvicorn tracker on loopback: the e2e node flow, and the ledger across kill -9."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.tracker_service.conftest import beat, register
+from tests.tracker_service.helpers import FakeNode, identity_block
+from tests.tracker_service.server_process import REPO, TrackerProcess
+from tracker_service.recipe_identity import DistributedForwardEvidence, parse_identity
+from tracker_service.store.db import Database
+from tracker_service.store.ledger import PersistentLedger, evidence_for, get_recipe
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def tracker(tmp_path: Path) -> Iterator[TrackerProcess]:
+    process = TrackerProcess(tmp_path, f"sqlite:///{tmp_path / 'tracker.db'}").start()
+    yield process
+    process.stop()
+
+
+def test_nodes_register_heartbeat_and_show_in_state_over_real_http(
+    tracker: TrackerProcess,
+) -> None:
+    head, tail = FakeNode(endpoint="ws://127.0.0.1:7001"), FakeNode(endpoint="ws://127.0.0.1:7002")
+    with httpx.Client(base_url=tracker.url, timeout=10.0) as client:
+        first = register(client, head, identity_block(0, 15))
+        assert first.status_code == 200, first.text
+        broken = client.get("/api/v1/state").json()["models"][0]
+        assert (broken["status"], broken["detail"]) == (
+            "broken",
+            "layers 15–30 are owned by no Shard on the route",
+        )
+        assert register(client, tail, identity_block(15, 30)).status_code == 200
+        assert beat(client, head, tokens_served=7).status_code == 200
+        assert beat(client, tail).status_code == 200
+        state = client.get("/api/v1/state").json()
+        page = client.get("/")
+    [model] = state["models"]
+    assert model["status"] == "healthy" and model["live_nodes"] == 2
+    assert [r["status"] for r in state["recipes"]] == ["dark"]
+    ranges = {n["node_id"]: (n["shard_start"], n["shard_end"]) for n in state["nodes"]}
+    assert ranges == {head.node_id: (0, 15), tail.node_id: (15, 30)}
+    assert page.status_code == 200 and "healthy" in page.text
+
+
+def _certify(db_url: str) -> None:
+    first, second = parse_identity(identity_block(0, 15)), parse_identity(identity_block(15, 30))
+    evidence = DistributedForwardEvidence(
+        route_session_id="rs-kill9",
+        route_epoch=1,
+        node_ids=("a" * 32, "b" * 32),
+        shard_ranges=((0, 15), (15, 30)),
+        tokens_generated=16,
+        layer_count=30,
+        fingerprint=first.key,
+        participants=(first, second),
+    )
+    database = Database(db_url)
+    PersistentLedger(database).certify(first, evidence)
+    database.dispose()
+
+
+def test_dark_and_certified_recipes_and_evidence_survive_kill_9(tmp_path: Path) -> None:
+    db_url = f"sqlite:///{tmp_path / 'tracker.db'}"
+    tracker = TrackerProcess(tmp_path, db_url).start()
+    try:
+        with httpx.Client(base_url=tracker.url, timeout=10.0) as client:
+            assert register(client, FakeNode(), identity_block(0, 15)).status_code == 200
+            _certify(db_url)  # promotion committed while the tracker runs
+            # The tracker's own last write before the kill: a second, dark recipe.
+            fp16 = identity_block(0, 30, compute_dtype="float16", recipe_id="smollm2-fp16")
+            assert register(client, FakeNode(), fp16).status_code == 200
+        tracker.kill9()
+        assert tracker.process is not None and tracker.process.returncode == -9
+        tracker.start()
+        with httpx.Client(base_url=tracker.url, timeout=10.0) as client:
+            recipes = client.get("/api/v1/state").json()["recipes"]
+    finally:
+        tracker.stop()
+    by_id = {r["recipe_id"]: r for r in recipes}
+    assert by_id["smollm2-135m-fp32"]["status"] == "certified"
+    assert by_id["smollm2-135m-fp32"]["certified_route_session"] == "rs-kill9"
+    assert by_id["smollm2-135m-fp32"]["certified_node_count"] == 2
+    assert by_id["smollm2-fp16"]["status"] == "dark"
+    database = Database(db_url)
+    with database.session() as session:
+        row = get_recipe(session, parse_identity(identity_block(0, 15)).key)
+        assert row is not None
+        [evidence] = evidence_for(session, row.id)
+    database.dispose()
+    assert evidence.tokens_generated == 16 and evidence.node_ids == ["a" * 32, "b" * 32]
+    table = subprocess.run(
+        [sys.executable, "-m", "tracker_service.cli", "recipes", "--db", db_url],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "certified" in table and "rs-kill9" in table and "smollm2-fp16" in table
