@@ -167,6 +167,8 @@ class DataPlaneServer:
 
     def start(self, timeout_s: float = 30.0) -> None:
         """Run the server on a background thread; returns once it is listening."""
+        if self._server is not None or (self._thread is not None and self._thread.is_alive()):
+            raise ConfigError(f"the data plane is already running at {self.url}")
         ready = threading.Event()
         failure: list[BaseException] = []
 

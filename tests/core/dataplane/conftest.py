@@ -8,6 +8,7 @@ start at layer 2 (an overlapping hop), so every chain test also exercises
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -171,3 +172,12 @@ def route_hops(a: Node, b: Node) -> list[dict[str, Any]]:
         {"node_id": a.key.node_id, "start": 0, "end": 2, "effective_start": 0},
         {"node_id": b.key.node_id, "start": 1, "end": 4, "effective_start": 2},
     ]
+
+
+async def wait_until(predicate: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    """The server frees a session just after it answers; wait for that, bounded."""
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not reached within {timeout_s} s")
+        await asyncio.sleep(0.01)

@@ -21,8 +21,8 @@ from tests.core.dataplane.conftest import (
     Key,
     start_node,
     ticket_for,
+    wait_until,
 )
-from tests.core.dataplane.test_refusals import wait_until
 
 
 @pytest.fixture(scope="module")

@@ -26,6 +26,7 @@ from tests.core.dataplane.conftest import (
     Node,
     route_hops,
     ticket_for,
+    wait_until,
 )
 
 
@@ -40,15 +41,6 @@ class Ctx:
 
 
 Bad = Callable[[Ctx, Node], Awaitable[object]]
-
-
-async def wait_until(predicate: Callable[[], bool], timeout_s: float = 10.0) -> None:
-    """The server frees a refused session right after it sends the error."""
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached")
-        await asyncio.sleep(0.01)
 
 
 def step_input(node: Node, steps: int = 2) -> dict[str, torch.Tensor]:
