@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,15 +36,7 @@ def no_keyring() -> Iterator[None]:
         keyring.set_keyring(previous)
 
 
-@pytest.fixture
-def meshnet_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private MESHNET_HOME so reports and models never touch the user's folder."""
-    home = tmp_path / "meshnet-home"
-    monkeypatch.setenv("MESHNET_HOME", str(home))
-    return home
-
-
-def make_tiny_model(folder: Path, *, layers: int = 4, seed: int = 0) -> Path:
+def make_tiny_model(folder: Path, *, layers: int = 4, seed: int = 0, tie: bool = False) -> Path:
     """A real (random) Llama model folder: HF config + safetensors + tokenizer + manifest.
 
     Built with transformers' own save_pretrained, so the runtime loads exactly the
@@ -66,7 +59,7 @@ def make_tiny_model(folder: Path, *, layers: int = 4, seed: int = 0) -> Path:
         num_attention_heads=4,
         num_key_value_heads=2,
         max_position_embeddings=256,
-        tie_word_embeddings=False,
+        tie_word_embeddings=tie,
         rms_norm_eps=1e-5,
     )
     LlamaForCausalLM(config).save_pretrained(folder, safe_serialization=True)
@@ -88,3 +81,15 @@ def make_tiny_model(folder: Path, *, layers: int = 4, seed: int = 0) -> Path:
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 4-layer random Llama folder shared by the whole session (treat as read-only)."""
     return make_tiny_model(tmp_path_factory.mktemp("tiny-llama"))
+
+
+@pytest.fixture(scope="session")
+def tiny_tied_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same shape with tied input/output embeddings (no lm_head.weight on disk)."""
+    return make_tiny_model(tmp_path_factory.mktemp("tiny-llama-tied"), tie=True)
+
+
+def copy_model(source: Path, destination: Path) -> Path:
+    """A private copy of a model folder a test may damage."""
+    shutil.copytree(source, destination)
+    return destination

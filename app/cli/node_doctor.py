@@ -1,0 +1,93 @@
+"""`meshnet-node doctor` — prove this machine can serve a layer range of a model."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from core.capability import CapabilityReport
+from core.doctor import DEFAULT_DEADLINE_S, DoctorRequest, parse_layers, run_doctor
+from core.keystore import DEFAULT_PROFILE
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    doctor = subparsers.add_parser(
+        "doctor", help="find the hardware, pick layers that fit, prove them with a real forward"
+    )
+    doctor.add_argument(
+        "--model", default=None, help="model id or folder (default: the default model)"
+    )
+    doctor.add_argument(
+        "--layers",
+        type=parse_layers,
+        default=None,
+        metavar="A:B",
+        help="serve layers A..B-1 (default: the largest range that fits)",
+    )
+    doctor.add_argument("--device", default=None, help="cpu, cuda or mps (default: the best found)")
+    doctor.add_argument("--recipe", default=None, help="recipe id (default: best for the device)")
+    doctor.add_argument(
+        "--profile",
+        default=DEFAULT_PROFILE,
+        help="node profile (a report proves the hardware, so profiles share it)",
+    )
+    doctor.add_argument(
+        "--deadline",
+        type=float,
+        default=DEFAULT_DEADLINE_S,
+        metavar="SECONDS",
+        help="give up on the test forward after this long",
+    )
+    doctor.add_argument("--json", action="store_true", help="print only the report as JSON")
+    doctor.set_defaults(func=doctor_command)
+
+
+def doctor_command(args: argparse.Namespace) -> int:
+    def progress(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    request = DoctorRequest(
+        model=args.model,
+        layers=args.layers,
+        device=args.device,
+        recipe_id=args.recipe,
+        deadline_s=args.deadline,
+    )
+    outcome = run_doctor(request, progress=progress)
+    if args.json:
+        print(json.dumps(outcome.report.to_dict(), indent=2))
+    else:
+        print(render_table(outcome.report))
+        if outcome.report_path is not None:
+            print(f"\nReport saved to {outcome.report_path}")
+    return 0 if outcome.report.passed else 1
+
+
+def render_table(report: CapabilityReport) -> str:
+    gb = 1e9
+    rows = [
+        ("Result", "PASSED" if report.passed else report.status.upper()),
+        ("Model", f"{report.model.model_id} ({report.model.revision})"),
+        ("Layers", f"{report.shard.start}–{report.shard.end}"),
+        ("Recipe", f"{report.recipe.recipe_id} v{report.recipe.recipe_version}"),
+        ("Backend", f"{report.backend.backend_id} on {report.backend.device}"),
+    ]
+    if "needed_bytes" in report.memory:
+        rows.append(
+            (
+                "Memory",
+                f"needs {report.memory['needed_bytes'] / gb:.1f} GB, "
+                f"{report.memory['free_bytes'] / gb:.1f} GB free",
+            )
+        )
+    if report.tokens_per_second is not None:
+        rows.append(("Speed", f"{report.tokens_per_second:.1f} tokens/s through these layers"))
+    rows.append(("Time", f"{report.wall_time_s:.1f} s"))
+    rows += [
+        (f"Check: {c.name}", ("ok   " if c.passed else "FAIL ") + c.detail) for c in report.checks
+    ]
+    width = max(len(name) for name, _ in rows)
+    lines = [f"{name:<{width}}  {value}" for name, value in rows]
+    lines += [f"\n! {sentence}" for sentence in report.diagnostics]
+    return "\n".join(lines)

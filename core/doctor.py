@@ -1,0 +1,324 @@
+"""The doctor: find the hardware, pick a layer range that fits, prove it with a real forward.
+
+``run_doctor`` is the whole user-facing flow (CLI and GUI wizard call it):
+resolve the model, measure the machine, choose the range (or take ``--layers``),
+refuse before loading when the range does not fit, load the shard with the
+recipe's dtypes, run the bounded probe (core.doctor_probe) and save the
+:class:`~core.capability.CapabilityReport`. ``validate_loaded_backend`` is the
+part admission re-runs in-process at node start-up.
+
+Every refusal ends up as a report with plain-language diagnostics, never as a
+hang: memory is checked before loading and the probe runs under a deadline.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from core.capability import (
+    STATUS_ABORTED,
+    STATUS_FAILED,
+    STATUS_PASSED,
+    BackendInfo,
+    CapabilityReport,
+    ModelInfo,
+    RecipeInfo,
+    ShardInfo,
+    save_report,
+)
+from core.doctor_probe import Deadline, ProbeOutcome, ProbePlan, ProbeTimeout, run_probe
+from core.errors import ConfigError, MeshnetError
+from core.hardware import DEFAULT_KV_TOKENS, HardwareInfo, detect_hardware, model_footprint
+from core.hardware import suggest_layer_range as _suggest
+from core.models.manifest import ModelManifest
+from core.paths import models_dir
+from core.recipe import identity_block_for, recipe_digest
+from core.recipe_catalogue import Recipe, RuntimeRecipe, load_catalogue, resolve_runtime_recipe
+from core.runtime.config import ModelConfig
+from core.runtime.dtypes import parse_dtype
+from core.runtime.shard import Shard
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DEADLINE_S = 60.0
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class DoctorSelection:
+    """What a capability report is about: one model, one layer range."""
+
+    model_id: str
+    shard_start: int
+    shard_end: int
+
+
+@dataclass(frozen=True)
+class ValidationResult:
+    report: CapabilityReport
+    outcome: ProbeOutcome | None = None
+
+
+def _gb(n: int) -> str:
+    return f"{n / 1e9:.1f} GB"
+
+
+def _report(
+    selection: DoctorSelection,
+    manifest: ModelManifest,
+    recipe: Recipe | RuntimeRecipe,
+    device: str,
+    status: str,
+    diagnostics: list[str],
+    **extra: Any,
+) -> CapabilityReport:
+    digest = recipe_digest(recipe.axes) if isinstance(recipe, RuntimeRecipe) else ""
+    return CapabilityReport(
+        model=ModelInfo(manifest.model_id, manifest.revision, manifest.content_digest),
+        shard=ShardInfo(selection.shard_start, selection.shard_end),
+        recipe=RecipeInfo(recipe.recipe_id, recipe.recipe_version, digest),
+        backend=BackendInfo(recipe.backend_id, device),
+        status=status,
+        validated_at=time.time(),
+        diagnostics=tuple(diagnostics),
+        **extra,
+    )
+
+
+def validate_loaded_backend(
+    shard: Shard,
+    selection: DoctorSelection,
+    recipe: RuntimeRecipe,
+    manifest: ModelManifest,
+    *,
+    deadline_s: float = DEFAULT_DEADLINE_S,
+    plan: ProbePlan | None = None,
+) -> ValidationResult:
+    """Run the bounded probe through ``shard`` and judge it as a capability report.
+
+    The probe runs on a worker thread that we wait on for at most the deadline
+    (plus a little grace): a forward stuck inside one huge kernel still cannot
+    hang the caller. The thread itself stops at the next step boundary.
+    """
+    device = str(shard.device)
+    mismatch = _selection_problem(shard, selection, manifest)
+    if mismatch is not None:
+        return ValidationResult(
+            _report(selection, manifest, recipe, device, STATUS_FAILED, [mismatch])
+        )
+    plan = plan or ProbePlan()
+    deadline = Deadline(deadline_s)
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["outcome"] = run_probe(shard, plan, deadline)
+        except BaseException as exc:  # handed to the waiting thread, re-judged there
+            box["error"] = exc
+
+    started = time.perf_counter()
+    worker = threading.Thread(target=work, name="doctor-probe", daemon=True)
+    worker.start()
+    worker.join(deadline_s + 5.0)
+    probe_s = time.perf_counter() - started
+    outcome: ProbeOutcome | None = box.get("outcome")
+    error = box.get("error")
+    if outcome is None:
+        if error is not None and not isinstance(error, MeshnetError):
+            raise error
+        sentence = (
+            str(error)
+            if isinstance(error, ProbeTimeout)
+            else f"The test forward did not finish within {deadline_s:.0f} s. This computer "
+            "is too slow for this many layers; choose fewer layers."
+        )
+        return ValidationResult(
+            _report(
+                selection,
+                manifest,
+                recipe,
+                device,
+                STATUS_ABORTED,
+                [sentence],
+                wall_time_s=probe_s,
+                timings={"probe_s": probe_s},
+            )
+        )
+    status = STATUS_PASSED if outcome.passed else STATUS_FAILED
+    report = _report(
+        selection,
+        manifest,
+        recipe,
+        device,
+        status,
+        outcome.diagnostics,
+        checks=tuple(outcome.checks),
+        tokens_per_second=outcome.tokens_per_second,
+        wall_time_s=probe_s,
+        timings={"probe_s": probe_s},
+        memory={"weight_bytes": shard.weight_bytes()},
+    )
+    log.info(
+        "capability probe %s",
+        status,
+        extra={"model_id": selection.model_id, "tokens_per_second": outcome.tokens_per_second},
+    )
+    return ValidationResult(report, outcome)
+
+
+def _selection_problem(
+    shard: Shard, selection: DoctorSelection, manifest: ModelManifest
+) -> str | None:
+    if (shard.start, shard.end) != (selection.shard_start, selection.shard_end):
+        return (
+            f"The loaded shard holds layers {shard.start}–{shard.end}, but layers "
+            f"{selection.shard_start}–{selection.shard_end} were selected; reload it."
+        )
+    if manifest.model_id != selection.model_id:
+        return f"The loaded model is {manifest.model_id}, but {selection.model_id} was selected."
+    if manifest.layer_count != shard.config.num_layers:
+        return (
+            f"The model manifest says {manifest.layer_count} layers but config.json says "
+            f"{shard.config.num_layers}; re-import the model."
+        )
+    return None
+
+
+# -- the whole doctor flow ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DoctorRequest:
+    model: str | None = None  # model id or folder; None = the default model
+    layers: tuple[int, int] | None = None  # None = the largest range that fits
+    device: str | None = None  # None = best available
+    recipe_id: str | None = None  # None = the catalogue default for the device
+    deadline_s: float = DEFAULT_DEADLINE_S
+    kv_tokens: int = DEFAULT_KV_TOKENS
+    save: bool = True
+
+
+@dataclass
+class DoctorOutcome:
+    report: CapabilityReport
+    hardware: HardwareInfo
+    model_dir: Path
+    manifest: ModelManifest
+    shard: Shard | None = None  # kept loaded so `run` can serve without reloading
+    runtime_recipe: RuntimeRecipe | None = None
+    identity_block: dict[str, Any] | None = None
+    report_path: Path | None = None
+
+
+def parse_layers(text: str) -> tuple[int, int]:
+    """``"A:B"`` -> (A, B), end-exclusive like every range in MeshNet."""
+    try:
+        start_text, end_text = text.split(":")
+        start, end = int(start_text), int(end_text)
+    except ValueError:
+        raise ConfigError(
+            f"--layers {text!r} is not A:B (e.g. 0:15 for the first 15 layers)",
+            reason="bad-layers",
+        ) from None
+    if not 0 <= start < end:
+        raise ConfigError(f"--layers {text!r} must satisfy 0 <= A < B", reason="bad-layers")
+    return start, end
+
+
+def run_doctor(request: DoctorRequest, progress: Progress = lambda _: None) -> DoctorOutcome:
+    from core.models.local import resolve_model  # imports the default model on first use
+
+    began = time.perf_counter()
+    progress("Finding the model…")
+    model_dir = resolve_model(request.model)
+    manifest = ModelManifest.load(model_dir)
+    config = ModelConfig.from_folder(model_dir)
+    progress("Measuring this computer…")
+    hardware = detect_hardware(request.device, disk_path=models_dir())
+    device = hardware.device.kind if request.device is None else request.device
+    catalogue = load_catalogue()
+    recipe = (
+        catalogue.get(request.recipe_id)
+        if request.recipe_id
+        else catalogue.default_for(config.architecture, hardware.device.kind)
+    )
+    footprint = model_footprint(
+        model_dir,
+        layer_count=config.num_layers,
+        num_kv_heads=config.num_kv_heads,
+        head_dim=config.head_dim,
+        compute_itemsize=parse_dtype(recipe.compute_dtype).itemsize,
+        kv_itemsize=parse_dtype(recipe.kv_dtype).itemsize,
+    )
+    free = hardware.device.free_bytes
+    where = "GPU memory" if hardware.device.kind == "cuda" else "memory"
+
+    def finish(report: CapabilityReport, **kwargs: Any) -> DoctorOutcome:
+        total = time.perf_counter() - began
+        report = replace(report, wall_time_s=total, timings={**report.timings, "total_s": total})
+        path = save_report(report) if request.save else None
+        return DoctorOutcome(report, hardware, model_dir, manifest, report_path=path, **kwargs)
+
+    def abort(selection: DoctorSelection, sentence: str, **extra: Any) -> DoctorOutcome:
+        report = _report(selection, manifest, recipe, device, STATUS_ABORTED, [sentence], **extra)
+        return finish(report)
+
+    layers = request.layers or _suggest(footprint, free, request.kv_tokens)
+    if layers is None:
+        need = footprint.needed_bytes(0, 1, request.kv_tokens)
+        return abort(
+            DoctorSelection(manifest.model_id, 0, 1),
+            f"Not enough {where}: even one layer of this model needs {_gb(need)}, {_gb(free)} "
+            "is free. Close other programs or choose a smaller model.",
+        )
+    start, end = layers
+    selection = DoctorSelection(manifest.model_id, start, end)
+    if end > config.num_layers:
+        return abort(
+            selection,
+            f"This model has {config.num_layers} layers, so layers {start}–{end} do not exist. "
+            f"Choose a range within 0:{config.num_layers}.",
+        )
+    need = footprint.needed_bytes(start, end, request.kv_tokens)
+    weights = footprint.weight_bytes(start, end)
+    memory = {"needed_bytes": need, "free_bytes": free, "weight_bytes": weights}
+    if need > free:
+        return abort(
+            selection,
+            f"Not enough {where}: this range needs {_gb(need)}, {_gb(free)} is free. "
+            "Choose fewer layers.",
+            memory=memory,
+        )
+
+    progress(f"Loading layers {start}–{end} of {manifest.model_id} ({recipe.recipe_id})…")
+    load_began = time.perf_counter()
+    try:
+        shard = Shard.load(
+            model_dir,
+            start,
+            end,
+            compute_dtype=recipe.compute_dtype,
+            kv_dtype=recipe.kv_dtype,
+            device=device,
+        )
+        runtime = resolve_runtime_recipe(recipe, shard, model_dir, catalogue.catalogue_version)
+    except MeshnetError as exc:
+        return abort(selection, f"The model could not be loaded: {exc}", memory=memory)
+    load_s = time.perf_counter() - load_began
+    progress("Running a test forward…")
+    result = validate_loaded_backend(
+        shard, selection, runtime, manifest, deadline_s=request.deadline_s
+    )
+    report = replace(
+        result.report,
+        memory={**memory, **result.report.memory},
+        timings={**result.report.timings, "load_s": load_s},
+    )
+    block = identity_block_for(manifest, model_dir, runtime.identity_fields(), start, end)
+    return finish(report, shard=shard, runtime_recipe=runtime, identity_block=block)
