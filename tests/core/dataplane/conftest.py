@@ -109,6 +109,7 @@ def start_node(
     sessions: SessionManager | None = None,
     clock: Callable[[], float] = time.time,
     expire_interval_s: float = 5.0,
+    open_timeout_s: float = 30.0,
 ) -> Node:
     holder: list[bytes | None] = [tracker.public]
     manager = sessions or SessionManager(shard)
@@ -126,6 +127,7 @@ def start_node(
         clock,
         tokenizer_path=tokenizer_path,
         expire_interval_s=expire_interval_s,
+        open_timeout_s=open_timeout_s,
     )
     server.start()
     return Node(key, shard, manager, server, holder)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 from pathlib import Path
 
 import pytest
 import torch
+from websockets.asyncio.client import connect
 
 from core.dataplane import wire
 from core.dataplane.client import HopClient
@@ -155,3 +157,20 @@ def test_async_api_serves_inside_the_callers_event_loop(head: Shard, tracker_key
 
     assert asyncio.run(scenario()) == [1, 1]
     assert sessions.open_count == 0
+
+
+def test_connection_that_never_sends_open_is_ended_as_bad_frame(
+    head: Shard, tracker_key: Key
+) -> None:
+    node = start_node(Key.from_seed(NODE_A_SEED), head, tracker_key, open_timeout_s=0.1)
+
+    async def scenario() -> dict[str, str]:
+        async with connect(node.server.session_url) as ws:
+            return dict(json.loads(await ws.recv()))
+
+    try:
+        reply = asyncio.run(scenario())
+    finally:
+        node.server.stop()
+    assert (reply["type"], reply["reason"]) == ("error", wire.BAD_FRAME)
+    assert "no open message" in reply["message"]
