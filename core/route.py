@@ -1,0 +1,131 @@
+"""Drive a route of hops from the client side: prefill, decode, receipts.
+
+The tracker hands out a signed ticket and the hops' endpoints; this module
+opens one WebSocket per hop (``HopClient``), passes each hop's hidden states to
+the next, and reads the sampled token from the last. The demo, the CLI chat and
+the benchmarks use it; the tracker has its own independent client.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from core.dataplane.client import HopClient
+from core.errors import ProtocolError
+
+
+@dataclass(frozen=True)
+class RouteHop:
+    node_id: str
+    endpoint: str
+    start: int
+    end: int
+    effective_start: int
+
+
+@dataclass
+class StepTiming:
+    """Wall time of one hop's step as the client saw it, and the node's compute time."""
+
+    wall_ms: list[float] = field(default_factory=list)
+    compute_ms: list[float] = field(default_factory=list)
+
+    def overhead_ms(self) -> list[float]:
+        return [w - c for w, c in zip(self.wall_ms, self.compute_ms, strict=True)]
+
+
+class RouteSession:
+    def __init__(
+        self,
+        hops: Sequence[RouteHop],
+        signed_ticket: Mapping[str, Any],
+        *,
+        max_length: int,
+        sampling: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not hops:
+            raise ProtocolError("a route needs at least one hop")
+        self.hops = list(hops)
+        self._ticket = signed_ticket
+        self._max_length = max_length
+        self._sampling = dict(sampling or {"temperature": 0.0})
+        self._clients = [HopClient(hop.endpoint) for hop in self.hops]
+        self.position = 0
+        self.timings = [StepTiming() for _ in self.hops]
+
+    async def __aenter__(self) -> RouteSession:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        for client in self._clients:
+            await client.abort()
+
+    async def open(self) -> None:
+        last = len(self._clients) - 1
+        for index, client in enumerate(self._clients):
+            sampling = self._sampling if index == last else None
+            await client.open(self._ticket, self._max_length, sampling)
+
+    async def step(self, token_ids: Sequence[int]) -> int:
+        """Feed ``token_ids`` at the current position through every hop; the next token."""
+        tensors: dict[str, torch.Tensor] = {
+            "input_ids": torch.tensor([list(token_ids)], dtype=torch.int64)
+        }
+        for index, client in enumerate(self._clients):
+            began = time.perf_counter()
+            frame = await client.step(tensors, self.position)
+            self.timings[index].wall_ms.append((time.perf_counter() - began) * 1000)
+            self.timings[index].compute_ms.append(float(frame.metadata.get("compute_ms", 0.0)))
+            if "hidden" in frame.tensors:
+                tensors = {"hidden": frame.tensors["hidden"]}
+            elif "token_ids" in frame.tensors:
+                if index != len(self._clients) - 1:
+                    raise ProtocolError(f"hop {index} returned tokens but is not the last hop")
+                self.position += len(token_ids)
+                return int(frame.tensors["token_ids"][0])
+            else:
+                raise ProtocolError(f"hop {index} returned neither hidden states nor tokens")
+        raise ProtocolError("the last hop returned hidden states instead of a token")
+
+    async def close(self) -> list[dict[str, Any]]:
+        """Close every hop; their signed receipts in route order."""
+        return [await client.close() for client in self._clients]
+
+    async def generate(
+        self, prompt_ids: Sequence[int], max_new_tokens: int, stop_ids: Collection[int] = ()
+    ) -> AsyncIterator[int]:
+        """Prefill the prompt, then decode one token per step until a stop token or the limit."""
+        if len(prompt_ids) + max_new_tokens > self._max_length:
+            raise ProtocolError(
+                f"prompt ({len(prompt_ids)} tokens) plus {max_new_tokens} new tokens exceeds "
+                f"the session's max_length {self._max_length}"
+            )
+        token = await self.step(prompt_ids)
+        for produced in range(max_new_tokens):
+            if token in stop_ids:
+                return
+            yield token
+            if produced + 1 < max_new_tokens:
+                token = await self.step([token])
+
+
+def hops_from_route(route: Mapping[str, Any]) -> list[RouteHop]:
+    """Hops as the tracker's route answer lists them."""
+    hops = []
+    for hop in route["hops"]:
+        hops.append(
+            RouteHop(
+                node_id=str(hop["node_id"]),
+                endpoint=str(hop["endpoint"]),
+                start=int(hop["start"]),
+                end=int(hop["end"]),
+                effective_start=int(hop.get("effective_start", hop["start"])),
+            )
+        )
+    return hops
