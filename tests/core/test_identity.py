@@ -11,6 +11,7 @@ import keyring
 import pytest
 from keyring.backends import chainer
 
+from app.cli.node import main as node_main
 from core.errors import IdentityError, MeshnetError
 from core.identity import NodeIdentity, node_id_for, verify
 from core.keystore import (
@@ -134,3 +135,47 @@ def test_identity_file_that_is_not_a_key_is_refused(tmp_path: Path) -> None:
     with pytest.raises(IdentityError) as info:
         load_or_create_identity(identity_file=path)
     assert info.value.reason == "bad-private-key"
+
+
+# -- the CLI ----------------------------------------------------------------------------
+
+
+def test_identity_show_prints_the_same_node_id_on_every_run(
+    dict_keyring: DictKeyring, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert node_main(["identity", "show"]) == 0
+    first = capsys.readouterr().out
+    assert node_main(["identity", "show"]) == 0
+    assert capsys.readouterr().out == first
+    node_id = load_or_create_identity().node_id
+    assert f"node id:    {node_id}" in first
+
+
+def test_identity_rotate_prints_old_and_new_ids_for_the_profile(
+    dict_keyring: DictKeyring, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = load_or_create_identity("lab").node_id
+    assert node_main(["identity", "rotate", "--profile", "lab"]) == 0
+    out = capsys.readouterr().out
+    after = load_or_create_identity("lab").node_id
+    assert f"old node id: {before}" in out and f"node id:     {after}" in out
+    assert before != after
+
+
+@pytest.mark.usefixtures("no_keyring")
+def test_identity_show_without_keyring_exits_2_and_names_the_file_option(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert node_main(["identity", "show"]) == 2
+    assert "--identity-file" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("no_keyring")
+def test_identity_show_with_a_file_warns_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "node.pem"
+    assert node_main(["identity", "show", "--identity-file", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert "warning:" in captured.err and str(path) in captured.out
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
