@@ -267,12 +267,16 @@ class HopSession:
         positions = frames.check_step_header(header, want)
         frame = frames.decode_frame(data, self._ctx.max_frame_bytes)
         inputs = next(iter(frame.tensors.values()))  # token range, NaN: the runtime checks
-        began = time.perf_counter()
-        result: StepResult = await asyncio.to_thread(session.step, inputs)
-        compute_ms = (time.perf_counter() - began) * 1000.0
+        reply = await asyncio.to_thread(self._compute, session, inputs)
         self._steps += 1
         self._tokens += positions * self.BATCH_SIZE
-        return self._reply(result, compute_ms)
+        return reply
+
+    def _compute(self, session: InferenceSession, inputs: torch.Tensor) -> bytes:
+        """Worker thread: the forward pass and the reply's serialization."""
+        began = time.perf_counter()
+        result = session.step(inputs)
+        return self._reply(result, (time.perf_counter() - began) * 1000.0)
 
     def _reply(self, result: StepResult, compute_ms: float) -> bytes:
         meta = {frames.COMPUTE_MS_KEY: f"{compute_ms:.3f}"}
