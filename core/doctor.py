@@ -261,7 +261,13 @@ def run_doctor(request: DoctorRequest, progress: Progress = lambda _: None) -> D
 
     def finish(report: CapabilityReport, **kwargs: Any) -> DoctorOutcome:
         total = time.perf_counter() - began
-        report = replace(report, wall_time_s=total, timings={**report.timings, "total_s": total})
+        machine = {"free_bytes": free, "disk_free_bytes": hardware.disk_free_bytes}
+        report = replace(
+            report,
+            wall_time_s=total,
+            timings={**report.timings, "total_s": total},
+            memory={**machine, **report.memory},
+        )
         path = save_report(report) if request.save else None
         return DoctorOutcome(report, hardware, model_dir, manifest, report_path=path, **kwargs)
 

@@ -58,6 +58,8 @@ def doctor_command(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(outcome.report.to_dict(), indent=2))
     else:
+        device = outcome.hardware.device
+        print(f"Device: {device.kind} ({device.name}), {device.free_bytes / 1e9:.1f} GB free")
         print(render_table(outcome.report))
         if outcome.report_path is not None:
             print(f"\nReport saved to {outcome.report_path}")
@@ -83,6 +85,8 @@ def render_table(report: CapabilityReport) -> str:
         )
     if report.tokens_per_second is not None:
         rows.append(("Speed", f"{report.tokens_per_second:.1f} tokens/s through these layers"))
+    if "disk_free_bytes" in report.memory:
+        rows.append(("Disk", f"{report.memory['disk_free_bytes'] / gb:.1f} GB free for models"))
     rows.append(("Time", f"{report.wall_time_s:.1f} s"))
     rows += [
         (f"Check: {c.name}", ("ok   " if c.passed else "FAIL ") + c.detail) for c in report.checks
