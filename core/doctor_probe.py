@@ -37,6 +37,12 @@ log = logging.getLogger(__name__)
 TOLERANCE = {torch.float32: 1e-3, torch.bfloat16: 8e-2, torch.float16: 2e-2}
 
 
+_NAN_SENTENCE = (
+    "The test forward produced invalid numbers (NaN or infinity). The model files may be "
+    "damaged: delete and re-download the model, or try the float32 recipe."
+)
+
+
 class ProbeTimeout(DoctorError):
     reason = "probe-timeout"
 
@@ -174,8 +180,7 @@ def run_probe(shard: Shard, plan: ProbePlan, deadline: Deadline) -> ProbeOutcome
             "finite",
             finite,
             "all outputs finite" if finite else "outputs contain NaN or infinity",
-            "The test forward produced invalid numbers (NaN or infinity). The model files may "
-            "be damaged: delete and re-download the model, or try the float32 recipe.",
+            _NAN_SENTENCE,
         )
         expected_width = shard.config.vocab_size if shard.is_last else shard.config.hidden_size
         shape_ok = tuple(full.shape) == (1, length, expected_width)
@@ -214,15 +219,29 @@ def run_probe(shard: Shard, plan: ProbePlan, deadline: Deadline) -> ProbeOutcome
         raise
     except MeshnetError as exc:
         # The runtime refuses non-finite logits itself; that is a failed check, not a crash.
-        name = "finite" if exc.reason.startswith("non-finite") else "forward"
+        if exc.reason.startswith("non-finite"):
+            outcome.add("finite", False, f"{exc.reason}: {exc}", _NAN_SENTENCE)
+        else:
+            outcome.add(
+                "forward", False, f"{exc.reason}: {exc}", f"The test forward could not run: {exc}"
+            )
+        outcome.completed = True
+    except torch.OutOfMemoryError as exc:  # e.g. allocating a KV cache on a full GPU
         outcome.add(
-            name,
+            "forward",
             False,
-            f"{exc.reason}: {exc}",
-            "The test forward produced invalid numbers (NaN or infinity). The model files may "
-            "be damaged: delete and re-download the model, or try the float32 recipe."
-            if name == "finite"
-            else f"The test forward could not run: {exc}",
+            f"out of memory: {exc}",
+            "Not enough memory to run the test forward with these layers. Close other "
+            "programs (games, browsers) or choose fewer layers.",
+        )
+        outcome.completed = True
+    except RuntimeError as exc:  # any other torch failure is a verdict on this device
+        outcome.add(
+            "forward",
+            False,
+            f"torch error: {exc}",
+            f"The test forward failed on this device ({exc}); update the GPU driver or run "
+            "on the CPU.",
         )
         outcome.completed = True
     return outcome
