@@ -1,24 +1,26 @@
 """The byte forms of the data plane that both sides rebuild exactly (notes/wire.md).
 
-Kept here, inside the data plane, so the shard server depends on nothing but the
-key bytes and a ``sign`` callable it is handed; the tracker re-implements all of
-this independently and ``tests/data/dataplane_vectors.json`` pins the two.
+The shard server depends on nothing but the key bytes and a ``sign`` callable
+it is handed; the tracker re-implements all of this independently and
+``tests/data/dataplane_vectors.json`` pins the two.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import json
-from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-ROUTE_TICKET_DOMAIN = b"meshnet.route-ticket.v1\n"
-HOP_RECEIPT_DOMAIN = b"meshnet.hop-receipt.v1\n"
-REACHABILITY_DOMAIN = b"meshnet.reachability.v1\n"
+# The byte forms have one definition on the node (core.signing, core.identity);
+# the data plane re-exports them under the names its modules use.
+from core.identity import b64decode as b64decode
+from core.identity import b64encode as b64encode
+from core.signing import HOP_RECEIPT_DOMAIN as HOP_RECEIPT_DOMAIN
+from core.signing import REACHABILITY_DOMAIN as REACHABILITY_DOMAIN
+from core.signing import ROUTE_TICKET_DOMAIN as ROUTE_TICKET_DOMAIN
+from core.signing import canonical_json as canonical_json
 
 SESSION_PATH = "/v1/session"
 CHALLENGE_PATH = "/v1/challenge"
@@ -46,25 +48,6 @@ INTERNAL_ERROR = "internal-error"
 
 # WebSocket close code the protocol layer uses for a message over max_size.
 CLOSE_MESSAGE_TOO_BIG = 1009
-
-
-def canonical_json(value: Any) -> bytes:
-    """The one byte form of a JSON value that is signed."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
-        "utf-8"
-    )
-
-
-def b64encode(raw: bytes) -> str:
-    return base64.b64encode(raw).decode("ascii")
-
-
-def b64decode(text: str) -> bytes:
-    """Strict standard padded base64; anything else raises ``ValueError``."""
-    try:
-        return base64.b64decode(text.encode("ascii"), validate=True)
-    except (binascii.Error, UnicodeEncodeError) as exc:
-        raise ValueError("not standard base64") from exc
 
 
 def node_id_for(public_key: bytes) -> str:
