@@ -25,7 +25,8 @@ from tracker_service.config import Settings
 from tracker_service.deps import TrackerContext
 from tracker_service.keys import TrackerKey
 from tracker_service.metrics import TrackerMetrics
-from tracker_service.routes import SIGNED_BODY_MODELS, admin, nodes, state
+from tracker_service.route_services import RouteServices, lifespan
+from tracker_service.routes import SIGNED_BODY_MODELS, admin, nodes, routes, state
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import PersistentLedger
 
@@ -99,17 +100,21 @@ def _openapi_with_signed_bodies(app: FastAPI) -> dict[str, Any]:
 def create_app(settings: Settings | None = None, context: TrackerContext | None = None) -> FastAPI:
     settings = settings or Settings()
     context = context or build_context(settings)
+    routing = RouteServices(settings, context.database, context.key, context.ledger)
     app = FastAPI(
         title="MeshNet tracker",
         version="1",
         description="Registry, ledger and status of a MeshNet network.",
+        lifespan=lifespan(routing),
     )
     app.state.tracker = context
+    app.state.routing = routing
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     _install_error_handlers(app)
     app.include_router(nodes.router)
     app.include_router(admin.router)
     app.include_router(state.router)
+    app.include_router(routes.router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.openapi = lambda: _openapi_with_signed_bodies(app)  # type: ignore[method-assign]
     log.info(

@@ -45,6 +45,22 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=MIB, ge=1024)
     log_level: str = "info"
 
+    # Data plane: dial nodes, form routes, certify recipes (tracker_service/route_services.py).
+    # Off only for tests that want the registry without background dialling.
+    background_tasks: bool = True
+    # Never-dialled nodes are dialled within this poll; reachable ones re-checked every
+    # recheck_s, unreachable ones every retry_s.
+    reachability_poll_s: float = Field(default=0.5, gt=0)
+    reachability_recheck_s: float = Field(default=60.0, gt=0)
+    reachability_retry_s: float = Field(default=10.0, gt=0)
+    reachability_timeout_s: float = Field(default=3.0, gt=0)
+    route_ticket_ttl_s: float = Field(default=600.0, gt=0)
+    certifier_poll_s: float = Field(default=5.0, gt=0)
+    # A failed certification is retried after this, doubling up to the max.
+    certifier_backoff_s: float = Field(default=5.0, gt=0)
+    certifier_backoff_max_s: float = Field(default=300.0, gt=0)
+    certify_new_tokens: int = Field(default=4, ge=1, le=64)
+
     def database_url(self) -> str:
         if self.db:
             return self.db

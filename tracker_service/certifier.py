@@ -1,0 +1,368 @@
+"""The certifier: takes a dark recipe out of the dark with a real distributed forward.
+
+When a dark recipe is covered by at least two distinct live, reachable nodes,
+the certifier forms a route over >= 2 of them (purpose ``certify``), generates
+real tokens through it, closes every hop and verifies each node-signed receipt
+against the key that node registered. The receipts and the identities the
+nodes registered with become :class:`DistributedForwardEvidence`, and the
+ledger promotes the recipe only if its own rules accept that evidence (one
+transaction). A failed attempt leaves the recipe dark with the reason in its
+detail (state API and status page) and is retried with exponential back-off;
+a change in the set of reachable nodes retries at once.
+
+The prompt: the tracker holds no weights. It fetches the recipe's
+``tokenizer.json`` from a hop (``GET /v1/tokenizer``) and uses it only if its
+SHA-256 equals the recipe's ``tokenizer_revision`` axis; otherwise it sends a
+fixed token-id prompt (real tokens still come out; they are just not words).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import httpx
+from tokenizers import Tokenizer
+
+from tracker_service.reachability import ReachabilityMonitor, http_base
+from tracker_service.recipe_identity import (
+    DistributedForwardEvidence,
+    PresentedIdentity,
+    RecipeIdentityError,
+    parse_identity,
+)
+from tracker_service.route_client import (
+    CONNECTION_CLOSED,
+    TIMEOUT,
+    UNREACHABLE,
+    RouteFailure,
+    RoutePlan,
+    RouteSession,
+    Sampling,
+)
+from tracker_service.route_planner import RoutePlanner, RouteRefused
+from tracker_service.routing import PURPOSE_CERTIFY, NoRoute
+from tracker_service.store.db import Database
+from tracker_service.store.ledger import PersistentLedger
+from tracker_service.store.routing import (
+    Key,
+    RecipeInfo,
+    dark_recipes,
+    identity_blocks,
+    record_certification_failure,
+)
+from tracker_service.tickets import HopReceipt
+
+log = logging.getLogger(__name__)
+
+PROMPT_TEXT = "The capital of France is"
+# Small ids exist in every vocabulary; used when no verified tokenizer is at hand.
+FIXED_PROMPT_IDS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8)
+TOKENIZER_PATH = "/v1/tokenizer"
+MAX_TOKENIZER_BYTES = 64 * 1024 * 1024
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+# Failure reasons of an attempt (a hop's own refusal code passes through).
+NO_ROUTE = "no-route"
+ROUTE_REFUSED = "route-refused"
+EVIDENCE_REFUSED = "evidence-refused"
+RECEIPTS_DISAGREE = "receipts-disagree"
+
+
+class CertificationFailed(Exception):
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Attempt:
+    key: Key
+    certified: bool
+    reason: str  # "certified" or the failure's reason code
+    message: str
+    route_session_id: str | None = None
+    node_ids: tuple[str, ...] = ()
+    token_ids: tuple[int, ...] = ()
+    prompt_source: str = ""
+
+
+@dataclass
+class _Backoff:
+    next_at: float
+    delay_s: float
+    nodes: frozenset[str]
+
+
+async def fetch_tokenizer(
+    client: httpx.AsyncClient, endpoints: Sequence[str], revision: str, *, timeout_s: float = 10.0
+) -> Tokenizer | None:
+    """The recipe's tokenizer from the first node that serves the exact bytes."""
+    if not _HEX64.match(revision):
+        return None
+    for endpoint in endpoints:
+        try:
+            url = http_base(endpoint) + TOKENIZER_PATH
+            async with client.stream("GET", url, timeout=timeout_s) as response:
+                if response.status_code != 200:
+                    continue
+                body = bytearray()
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > MAX_TOKENIZER_BYTES:
+                        raise ValueError("tokenizer.json is implausibly large")
+        except Exception as exc:  # any node may be broken; try the next one
+            log.info("tokenizer fetch from %s failed: %s", endpoint, exc)
+            continue
+        if hashlib.sha256(body).hexdigest() != revision:
+            log.warning("node at %s serves a tokenizer that is not revision %s", endpoint, revision)
+            continue
+        try:
+            return Tokenizer.from_str(body.decode("utf-8"))
+        except Exception as exc:  # the right bytes, but not a tokenizer this library reads
+            log.info("tokenizer revision %s does not load: %s", revision[:12], exc)
+            return None
+    return None
+
+
+def check_receipts(plan: RoutePlan, receipts: Sequence[HopReceipt], steps: int) -> None:
+    """Every hop ran its share, the shares tile the model, and all did the same work."""
+    if len(receipts) != len(plan.hops):
+        raise CertificationFailed(
+            RECEIPTS_DISAGREE, f"{len(receipts)} receipts for a route of {len(plan.hops)} hops"
+        )
+    covered = 0
+    for hop, receipt in zip(plan.hops, receipts, strict=True):
+        if receipt.node_id != hop.node_id or receipt.start != covered:
+            raise CertificationFailed(
+                RECEIPTS_DISAGREE,
+                f"node {receipt.node_id} signed layers {receipt.start}-{receipt.end}; the route "
+                f"needed node {hop.node_id} from layer {covered}",
+            )
+        covered = receipt.end
+    if covered != plan.layer_count:
+        raise CertificationFailed(
+            RECEIPTS_DISAGREE, f"the receipts cover layers 0-{covered} of {plan.layer_count}"
+        )
+    work = {(r.steps, r.tokens) for r in receipts}
+    if len(work) != 1 or receipts[0].steps != steps:
+        raise CertificationFailed(
+            RECEIPTS_DISAGREE,
+            f"hops report different work {sorted(work)}; the client ran {steps} steps",
+        )
+
+
+def build_evidence(
+    plan: RoutePlan,
+    receipts: Sequence[HopReceipt],
+    identities: dict[str, PresentedIdentity],
+    tokens_generated: int,
+) -> DistributedForwardEvidence:
+    """Evidence from verified receipts and the identities the nodes registered with."""
+    participants = tuple(identities[hop.node_id] for hop in plan.hops)
+    return DistributedForwardEvidence(
+        route_session_id=plan.route_session_id,
+        route_epoch=plan.epoch,
+        node_ids=tuple(r.node_id for r in receipts),
+        shard_ranges=tuple((p.shard_start, p.shard_end) for p in participants),
+        tokens_generated=tokens_generated,
+        layer_count=plan.layer_count,
+        fingerprint=plan.fingerprint,
+        participants=participants,
+    )
+
+
+@dataclass
+class CertifierSettings:
+    poll_s: float = 5.0
+    backoff_s: float = 5.0
+    backoff_max_s: float = 300.0
+    new_tokens: int = 4
+    open_timeout_s: float = 15.0
+    step_timeout_s: float = 60.0
+
+
+class Certifier:
+    """Background task promoting dark recipes; :meth:`run_pass` is one sweep."""
+
+    def __init__(
+        self,
+        database: Database,
+        planner: RoutePlanner,
+        ledger: PersistentLedger,
+        *,
+        monitor: ReachabilityMonitor | None = None,
+        settings: CertifierSettings | None = None,
+    ) -> None:
+        self._db = database
+        self._planner = planner
+        self._ledger = ledger
+        self._monitor = monitor
+        self._settings = settings or CertifierSettings()
+        self._backoff: dict[Key, _Backoff] = {}
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._client: httpx.AsyncClient | None = None
+        self._tokenizers: dict[str, Tokenizer] = {}  # by revision: verified bytes only
+        self.last_attempts: dict[Key, Attempt] = {}
+
+    def wake(self, *_: object) -> None:
+        """Run a pass now (a node of some recipe just became reachable)."""
+        self._wake.set()
+
+    async def start(self) -> None:
+        self._client = httpx.AsyncClient(follow_redirects=False, trust_env=False)
+        self._task = asyncio.create_task(self._run(), name="meshnet-certifier")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self.run_pass()
+            except Exception:  # one bad pass must not end certification for good
+                log.exception("certification pass failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self._settings.poll_s)
+            self._wake.clear()
+
+    async def run_pass(self) -> list[Attempt]:
+        """Attempt every dark recipe that >= 2 reachable nodes cover and is not backing off."""
+        attempts: list[Attempt] = []
+        for info in await asyncio.to_thread(self._dark):
+            _, candidates = await asyncio.to_thread(self._planner.candidates, info.key)
+            nodes = frozenset(c.node_id for c in candidates)
+            if len(nodes) < 2:
+                continue
+            backoff = self._backoff.get(info.key)
+            if backoff is not None and time.time() < backoff.next_at and backoff.nodes == nodes:
+                continue
+            attempt = await self.certify(info)
+            attempts.append(attempt)
+            if attempt.certified:
+                self._backoff.pop(info.key, None)
+            else:
+                delay = self._settings.backoff_s if backoff is None else backoff.delay_s * 2
+                delay = min(delay, self._settings.backoff_max_s)
+                self._backoff[info.key] = _Backoff(time.time() + delay, delay, nodes)
+        return attempts
+
+    def _dark(self) -> list[RecipeInfo]:
+        with self._db.session() as session:
+            return dark_recipes(session)
+
+    async def certify(self, info: RecipeInfo) -> Attempt:
+        """One attempt; never raises. The result is also kept in ``last_attempts``."""
+        try:
+            attempt = await self._attempt(info)
+        except CertificationFailed as exc:
+            attempt = Attempt(info.key, False, exc.reason, exc.message)
+        self.last_attempts[info.key] = attempt
+        if attempt.certified:
+            log.info("recipe %s certified: %s", info.recipe_id, attempt.message)
+        else:
+            log.warning("certifying %s failed: %s", info.recipe_id, attempt.message)
+            await asyncio.to_thread(self._record_failure, info.key, attempt)
+        return attempt
+
+    def _record_failure(self, key: Key, attempt: Attempt) -> None:
+        with self._db.sessions.begin() as session:
+            record_certification_failure(
+                session, key, f"{attempt.message} [{attempt.reason}]", now=time.time()
+            )
+
+    async def _attempt(self, info: RecipeInfo) -> Attempt:
+        try:
+            plan = await asyncio.to_thread(
+                self._planner.plan, info.key, purpose=PURPOSE_CERTIFY, min_nodes=2
+            )
+        except NoRoute as exc:
+            raise CertificationFailed(NO_ROUTE, exc.message) from exc
+        except RouteRefused as exc:
+            raise CertificationFailed(ROUTE_REFUSED, exc.message) from exc
+        prompt, source = await self._prompt(plan, info)
+        new_tokens = self._settings.new_tokens
+        try:
+            async with RouteSession(
+                plan,
+                open_timeout_s=self._settings.open_timeout_s,
+                step_timeout_s=self._settings.step_timeout_s,
+            ) as session:
+                await session.open(len(prompt) + new_tokens, Sampling(temperature=0.0))
+                tokens = [t.token_id async for t in session.generate(prompt, new_tokens)]
+                receipts = await session.close()
+        except RouteFailure as exc:
+            if exc.reason in (UNREACHABLE, CONNECTION_CLOSED, TIMEOUT) and self._monitor:
+                await asyncio.to_thread(self._monitor.suspect, exc.node_id)
+            raise CertificationFailed(exc.reason, f"route {plan.route_session_id}: {exc}") from exc
+        check_receipts(plan, receipts, steps=len(tokens))
+        identities = await asyncio.to_thread(self._identities, plan)
+        evidence = build_evidence(plan, receipts, identities, len(tokens))
+        try:
+            status = await asyncio.to_thread(
+                self._ledger.certify, identities[plan.hops[0].node_id], evidence
+            )
+        except RecipeIdentityError as exc:
+            raise CertificationFailed(EVIDENCE_REFUSED, str(exc)) from exc
+        return Attempt(
+            info.key,
+            True,
+            "certified",
+            status.detail,
+            route_session_id=plan.route_session_id,
+            node_ids=evidence.node_ids,
+            token_ids=tuple(tokens),
+            prompt_source=source,
+        )
+
+    def _identities(self, plan: RoutePlan) -> dict[str, PresentedIdentity]:
+        """Re-parse (re-derive) the identity blocks the route's nodes registered with."""
+        with self._db.session() as session:
+            blocks = identity_blocks(session, [h.node_id for h in plan.hops])
+        identities: dict[str, PresentedIdentity] = {}
+        for hop in plan.hops:
+            if hop.node_id not in blocks:
+                raise CertificationFailed(
+                    EVIDENCE_REFUSED, f"node {hop.node_id} left the registry during the forward"
+                )
+            try:
+                identities[hop.node_id] = parse_identity(blocks[hop.node_id])
+            except RecipeIdentityError as exc:
+                raise CertificationFailed(
+                    EVIDENCE_REFUSED, f"node {hop.node_id}'s identity no longer parses: {exc}"
+                ) from exc
+        return identities
+
+    async def _prompt(self, plan: RoutePlan, info: RecipeInfo) -> tuple[list[int], str]:
+        """Token ids of the fixed prompt, from a verified tokenizer when one is served."""
+        revision = str(info.axes.get("tokenizer_revision", ""))
+        tokenizer = self._tokenizers.get(revision)
+        if tokenizer is None:
+            endpoints = [h.endpoint for h in plan.hops]
+            if self._client is not None:
+                tokenizer = await fetch_tokenizer(self._client, endpoints, revision)
+            else:
+                async with httpx.AsyncClient(trust_env=False) as client:
+                    tokenizer = await fetch_tokenizer(client, endpoints, revision)
+            if tokenizer is not None:
+                self._tokenizers[revision] = tokenizer
+        if tokenizer is not None:
+            ids = tokenizer.encode(PROMPT_TEXT).ids
+            if ids:
+                return list(ids), "tokenizer"
+        return list(FIXED_PROMPT_IDS), "fixed-ids"

@@ -1,0 +1,149 @@
+"""Route planning: ledger gate, candidate query, formation, signed ticket.
+
+``RoutePlanner.plan`` is blocking (database); async callers run it in a thread.
+A recipe must be certified to be routed for ``serve``; a dark one only for
+``certify``, the certifier's own purpose (``RecipeStatus.may_serve`` /
+``may_certify``).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Iterable
+
+from tracker_service.keys import TrackerKey
+from tracker_service.recipe_identity import RecipeStatus
+from tracker_service.route_client import PlannedHop, RoutePlan
+from tracker_service.routing import (
+    PURPOSE_CERTIFY,
+    PURPOSE_SERVE,
+    Candidate,
+    RecentAssignments,
+    Route,
+    RoutingPolicy,
+    form_route,
+)
+from tracker_service.store.db import Database
+from tracker_service.store.routing import Key, RecipeInfo, recipe_info, route_candidates
+from tracker_service.tickets import issue_ticket
+
+log = logging.getLogger(__name__)
+
+UNKNOWN_RECIPE = "unknown-recipe"
+RECIPE_DARK = "recipe-dark"
+BAD_PURPOSE = "bad-purpose"
+
+
+class RouteRefused(Exception):
+    """The recipe may not be routed for this purpose; the message says why."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+def check_purpose(info: RecipeInfo | None, purpose: str) -> RecipeInfo:
+    """The ledger's gate: serve needs certified, certify needs dark or certified."""
+    if purpose not in (PURPOSE_SERVE, PURPOSE_CERTIFY):
+        raise RouteRefused(BAD_PURPOSE, f"purpose must be serve or certify, got {purpose!r}")
+    if info is None:
+        raise RouteRefused(UNKNOWN_RECIPE, "no node has registered this recipe with the tracker")
+    status = RecipeStatus(info.status)
+    if purpose == PURPOSE_SERVE and not status.may_serve:
+        raise RouteRefused(
+            RECIPE_DARK,
+            f"recipe {info.recipe_id} of {info.artifact_id} is {info.status}: it serves users "
+            "only after a distributed forward certifies it",
+        )
+    if purpose == PURPOSE_CERTIFY and not status.may_certify:
+        raise RouteRefused(UNKNOWN_RECIPE, f"a recipe that is {status.status} cannot be certified")
+    return info
+
+
+class RoutePlanner:
+    def __init__(
+        self,
+        database: Database,
+        key: TrackerKey,
+        *,
+        ticket_ttl_s: float,
+        latency_ms: Callable[[str], float | None] = lambda _node_id: None,
+        policy: RoutingPolicy | None = None,
+        assignments: RecentAssignments | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._db = database
+        self._key = key
+        self._ttl_s = ticket_ttl_s
+        self._latency_ms = latency_ms
+        self._policy = policy or RoutingPolicy()
+        self.assignments = assignments or RecentAssignments()
+        self._rng = rng or random.Random()
+
+    def candidates(
+        self, key: Key, *, now: float | None = None
+    ) -> tuple[RecipeInfo | None, list[Candidate]]:
+        with self._db.session() as session:
+            info = recipe_info(session, key)
+            found = route_candidates(session, key, now=time.time() if now is None else now)
+        return info, found
+
+    def plan(
+        self,
+        key: Key,
+        *,
+        purpose: str = PURPOSE_SERVE,
+        min_nodes: int = 1,
+        exclude: Iterable[str] = (),
+    ) -> RoutePlan:
+        """Form a route and sign its ticket. Raises RouteRefused or NoRoute."""
+        info, candidates = self.candidates(key)
+        info = check_purpose(info, purpose)
+        route = form_route(
+            candidates,
+            info.layer_count,
+            min_nodes=min_nodes,
+            exclude=exclude,
+            latency_ms=self._latency_ms,
+            recent=self.assignments.snapshot(),
+            policy=self._policy,
+            rng=self._rng,
+        )
+        plan = self.sign(route, key)
+        self.assignments.add(route.node_ids)
+        log.info(
+            "route %s for %s (%s): %s",
+            plan.route_session_id,
+            info.recipe_id,
+            purpose,
+            " -> ".join(f"{h.node_id[:8]}[{h.effective_start},{h.end})" for h in plan.hops),
+        )
+        return plan
+
+    def sign(self, route: Route, key: Key) -> RoutePlan:
+        signed = issue_ticket(
+            self._key, fingerprint=key, hops=[h.ticket_hop for h in route.hops], ttl_s=self._ttl_s
+        )
+        ticket = signed["ticket"]
+        return RoutePlan(
+            route_session_id=ticket["route_session_id"],
+            epoch=ticket["epoch"],
+            expires_at=ticket["expires_at"],
+            fingerprint=key,
+            layer_count=route.layer_count,
+            hops=tuple(
+                PlannedHop(
+                    node_id=h.candidate.node_id,
+                    start=h.candidate.start,
+                    end=h.candidate.end,
+                    effective_start=h.effective_start,
+                    endpoint=h.candidate.endpoint,
+                    public_key=h.candidate.public_key,
+                )
+                for h in route.hops
+            ),
+            signed_ticket=signed,
+        )

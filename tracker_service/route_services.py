@@ -1,0 +1,93 @@
+"""The data-plane side of the tracker, wired once per app: planner, dialer, certifier.
+
+``create_app`` builds one :class:`RouteServices` and keeps it on
+``app.state.routing``; the lifespan starts and stops its background tasks.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+from starlette.requests import Request
+
+from tracker_service.certifier import Certifier, CertifierSettings
+from tracker_service.config import Settings
+from tracker_service.keys import TrackerKey
+from tracker_service.reachability import ReachabilityMonitor
+from tracker_service.route_planner import RoutePlanner
+from tracker_service.store.db import Database
+from tracker_service.store.ledger import PersistentLedger
+
+log = logging.getLogger(__name__)
+
+
+class RouteServices:
+    def __init__(
+        self, settings: Settings, database: Database, key: TrackerKey, ledger: PersistentLedger
+    ) -> None:
+        self.settings = settings
+        self.monitor = ReachabilityMonitor(
+            database,
+            poll_s=settings.reachability_poll_s,
+            recheck_s=settings.reachability_recheck_s,
+            retry_s=settings.reachability_retry_s,
+            timeout_s=settings.reachability_timeout_s,
+        )
+        self.planner = RoutePlanner(
+            database,
+            key,
+            ticket_ttl_s=settings.route_ticket_ttl_s,
+            latency_ms=self.monitor.latency_ms,
+        )
+        self.certifier = Certifier(
+            database,
+            self.planner,
+            ledger,
+            monitor=self.monitor,
+            settings=CertifierSettings(
+                poll_s=settings.certifier_poll_s,
+                backoff_s=settings.certifier_backoff_s,
+                backoff_max_s=settings.certifier_backoff_max_s,
+                new_tokens=settings.certify_new_tokens,
+            ),
+        )
+        # A node turning reachable may complete a dark recipe's coverage: try at once.
+        self.monitor.on_reachable = self.certifier.wake
+        self._running = False
+
+    async def start(self) -> None:
+        if not self.settings.background_tasks or self._running:
+            return
+        await self.monitor.start()
+        await self.certifier.start()
+        self._running = True
+        log.info("reachability dialer and certifier running")
+
+    async def stop(self) -> None:
+        if not self._running:
+            return
+        await self.certifier.stop()
+        await self.monitor.stop()
+        self._running = False
+
+
+def get_route_services(request: Request) -> RouteServices:
+    services: RouteServices = request.app.state.routing
+    return services
+
+
+def lifespan(services: RouteServices) -> Callable[[Any], AbstractAsyncContextManager[None]]:
+    """The app lifespan: background tasks run while the app serves."""
+
+    @asynccontextmanager
+    async def run(_app: Any) -> AsyncIterator[None]:
+        await services.start()
+        try:
+            yield
+        finally:
+            await services.stop()
+
+    return run

@@ -1,0 +1,212 @@
+"""Queries of the data-plane features: route candidates, dial schedule, certification.
+
+Plain functions over a Session; callers own the transaction. Route candidates
+select only the columns route formation reads (not the JSON identity and
+capability documents), so forming a route over 10,000 live nodes stays one
+cheap index range scan.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.orm import Session
+
+from tracker_service.recipe_identity import STATUS_DARK
+from tracker_service.routing import Candidate
+from tracker_service.store.tables import (
+    NODE_ACTIVE,
+    REACH_REACHABLE,
+    REACH_UNCHECKED,
+    REACH_UNREACHABLE,
+    Node,
+    Recipe,
+)
+
+Key = tuple[str, str]
+
+# Prefix of a dark recipe's detail after a failed attempt; the status page and
+# /api/v1/state show the detail, so the reason is visible without a new column.
+CERTIFICATION_FAILED = "dark: the last certification attempt failed"
+
+
+def route_candidates(session: Session, key: Key, *, now: float) -> list[Candidate]:
+    """Live, reachable, active (so not banned) nodes of exactly this fingerprint."""
+    query = select(
+        Node.node_id,
+        Node.endpoint,
+        Node.public_key,
+        Node.shard_start,
+        Node.shard_end,
+        Node.throughput,
+        Node.load,
+        Node.open_sessions,
+    ).where(
+        Node.model_artifact_digest == key[0],
+        Node.runtime_recipe_digest == key[1],
+        Node.state == NODE_ACTIVE,
+        Node.live_until >= now,
+        Node.reachability == REACH_REACHABLE,
+    )
+    # Columns are selected in Candidate's field order: one tuple per row, no per-field work.
+    return [Candidate._make(row) for row in session.execute(query)]
+
+
+@dataclass(frozen=True)
+class DialTarget:
+    node_id: str
+    endpoint: str
+    public_key: bytes
+    registered_at: float
+    reachability: str
+    fingerprint: Key
+
+
+def nodes_due_for_dial(
+    session: Session, *, now: float, recheck_s: float, retry_s: float, limit: int
+) -> list[DialTarget]:
+    """Live nodes never dialled, or whose last verdict is older than its re-check period."""
+    due = or_(
+        Node.reachability == REACH_UNCHECKED,
+        Node.reachability_checked_at.is_(None),
+        and_(Node.reachability == REACH_REACHABLE, Node.reachability_checked_at < now - recheck_s),
+        and_(Node.reachability == REACH_UNREACHABLE, Node.reachability_checked_at < now - retry_s),
+    )
+    query = (
+        select(
+            Node.node_id,
+            Node.endpoint,
+            Node.public_key,
+            Node.registered_at,
+            Node.reachability,
+            Node.model_artifact_digest,
+            Node.runtime_recipe_digest,
+        )
+        .where(Node.state == NODE_ACTIVE, Node.live_until >= now, due)
+        .order_by(Node.reachability_checked_at.is_not(None), Node.reachability_checked_at)
+        .limit(limit)
+    )
+    return [
+        DialTarget(
+            node_id=row.node_id,
+            endpoint=row.endpoint,
+            public_key=bytes(row.public_key),
+            registered_at=row.registered_at,
+            reachability=row.reachability,
+            fingerprint=(row.model_artifact_digest, row.runtime_recipe_digest),
+        )
+        for row in session.execute(query)
+    ]
+
+
+def record_dial(
+    session: Session, target: DialTarget, *, status: str, reason: str, now: float
+) -> bool:
+    """Store a verdict, unless the node re-registered (new endpoint or key) meanwhile."""
+    result = session.execute(
+        update(Node)
+        .where(
+            Node.node_id == target.node_id,
+            Node.endpoint == target.endpoint,
+            Node.registered_at == target.registered_at,
+        )
+        .values(reachability=status, reachability_reason=reason, reachability_checked_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+
+
+def request_redial(session: Session, node_id: str) -> None:
+    """Make a node due for dialling at once (a hop failed on it); it stays listed as is."""
+    session.execute(
+        update(Node)
+        .where(Node.node_id == node_id)
+        .values(reachability_checked_at=None)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def mark_unreachable(session: Session, node_id: str, reason: str, *, now: float) -> None:
+    session.execute(
+        update(Node)
+        .where(Node.node_id == node_id)
+        .values(
+            reachability=REACH_UNREACHABLE, reachability_reason=reason, reachability_checked_at=now
+        )
+        .execution_options(synchronize_session=False)
+    )
+
+
+@dataclass(frozen=True)
+class RecipeInfo:
+    key: Key
+    status: str
+    layer_count: int
+    axes: dict[str, Any]
+    artifact_id: str
+    recipe_id: str
+
+
+def _info(row: Recipe) -> RecipeInfo:
+    return RecipeInfo(
+        key=(row.model_artifact_digest, row.runtime_recipe_digest),
+        status=row.status,
+        layer_count=row.layer_count,
+        axes=dict(row.axes or {}),
+        artifact_id=row.artifact_id,
+        recipe_id=row.recipe_id,
+    )
+
+
+def recipe_info(session: Session, key: Key) -> RecipeInfo | None:
+    row = session.execute(
+        select(Recipe).where(
+            Recipe.model_artifact_digest == key[0], Recipe.runtime_recipe_digest == key[1]
+        )
+    ).scalar_one_or_none()
+    return None if row is None else _info(row)
+
+
+def recipes_matching(
+    session: Session, *, artifact_id: str, recipe_id: str | None = None
+) -> list[RecipeInfo]:
+    query = select(Recipe).where(Recipe.artifact_id == artifact_id)
+    if recipe_id is not None:
+        query = query.where(Recipe.recipe_id == recipe_id)
+    return [_info(row) for row in session.execute(query.order_by(Recipe.id)).scalars()]
+
+
+def dark_recipes(session: Session) -> list[RecipeInfo]:
+    query = select(Recipe).where(Recipe.status == STATUS_DARK).order_by(Recipe.id)
+    return [_info(row) for row in session.execute(query).scalars()]
+
+
+def identity_blocks(session: Session, node_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The identity blocks nodes registered with, to re-parse for evidence."""
+    ids = list(node_ids)
+    query = select(Node.node_id, Node.identity).where(Node.node_id.in_(ids))
+    return {row.node_id: dict(row.identity) for row in session.execute(query)}
+
+
+def record_certification_failure(session: Session, key: Key, reason: str, *, now: float) -> bool:
+    """Write why the last attempt failed into a dark recipe's detail (still dark)."""
+    stamp = time_text(now)
+    result = session.execute(
+        update(Recipe)
+        .where(
+            Recipe.model_artifact_digest == key[0],
+            Recipe.runtime_recipe_digest == key[1],
+            Recipe.status == STATUS_DARK,
+        )
+        .values(detail=f"{CERTIFICATION_FAILED} at {stamp}: {reason}")
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+
+
+def time_text(now: float) -> str:
+    return datetime.datetime.fromtimestamp(now, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

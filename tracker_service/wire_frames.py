@@ -1,0 +1,221 @@
+"""Data-plane step frames, tracker side: safetensors bytes, checked before use.
+
+The tracker re-implements the frame contract of ``notes/wire.md`` instead of
+importing the node's code, and ``tests/data/dataplane_vectors.json`` pins the
+two. It needs three things only:
+
+- encode the first hop's ``input_ids`` (int64, (B, T)) with ``position``;
+- relay a hop's ``hidden`` reply to the next hop *as it came*, rewriting only
+  the metadata (the node's ``compute_ms`` becomes the next hop's ``position``).
+  The relay works on bytes, so any hidden dtype (F32, BF16, F16) passes
+  through untouched and the tracker never needs the model's numerics;
+- decode the last hop's reply (``token_ids``, ``top_ids``, ``top_logprobs``).
+
+Every frame is size-checked and its header parsed by hand before safetensors
+touches the tensor bytes: a node is a stranger on the internet.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import safetensors.numpy
+
+INPUT_IDS = "input_ids"
+HIDDEN = "hidden"
+TOKEN_IDS = "token_ids"
+TOP_IDS = "top_ids"
+TOP_LOGPROBS = "top_logprobs"
+POSITION_KEY = "position"
+COMPUTE_MS_KEY = "compute_ms"
+
+MAX_HEADER_BYTES = 64 * 1024
+HIDDEN_DTYPES = frozenset({"F32", "BF16", "F16"})
+_ITEM_BYTES = {"I64": 8, "F32": 4, "BF16": 2, "F16": 2}
+_METADATA = "__metadata__"
+
+
+class FrameError(ValueError):
+    """A frame a node sent does not have the shape the wire contract fixes."""
+
+    reason = "bad-frame"
+
+
+@dataclass(frozen=True)
+class TensorEntry:
+    dtype: str
+    shape: tuple[int, ...]
+    offsets: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class FrameHeader:
+    tensors: dict[str, TensorEntry]
+    metadata: dict[str, str]
+    data_start: int  # byte offset of the tensor data region
+
+
+@dataclass(frozen=True)
+class LastHopReply:
+    """What the last hop returns per step: one sampled token per batch row."""
+
+    token_ids: list[int]  # (B,)
+    top_ids: list[list[int]]  # (B, k)
+    top_logprobs: list[list[float]]  # (B, k)
+    compute_ms: float | None
+
+
+def read_header(data: bytes, max_bytes: int) -> FrameHeader:
+    """Parse and check a frame's header (and that its offsets fit the bytes)."""
+    if len(data) > max_bytes:
+        raise FrameError(f"a frame of {len(data)} bytes is over the limit of {max_bytes}")
+    if len(data) < 8:
+        raise FrameError(f"a frame needs an 8-byte header length, got {len(data)} bytes")
+    (header_len,) = struct.unpack("<Q", data[:8])
+    if header_len > min(MAX_HEADER_BYTES, len(data) - 8):
+        raise FrameError(f"the frame header claims {header_len} bytes, more than possible")
+    try:
+        raw = json.loads(data[8 : 8 + header_len].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise FrameError("the frame header is not JSON") from exc
+    if not isinstance(raw, dict):
+        raise FrameError("the frame header is not a JSON object")
+    metadata = raw.pop(_METADATA, None) or {}
+    if not isinstance(metadata, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()
+    ):
+        raise FrameError("frame metadata must map strings to strings")
+    data_len = len(data) - 8 - header_len
+    tensors = {name: _entry(name, entry, data_len) for name, entry in raw.items()}
+    return FrameHeader(tensors, dict(metadata), 8 + header_len)
+
+
+def _entry(name: str, entry: object, data_len: int) -> TensorEntry:
+    if not isinstance(entry, dict):
+        raise FrameError(f"tensor {name!r} has no dtype/shape entry")
+    dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
+    if dtype not in _ITEM_BYTES:
+        raise FrameError(f"tensor {name!r} has dtype {dtype!r}; frames carry {sorted(_ITEM_BYTES)}")
+    if not isinstance(shape, list) or not all(_count(d) for d in shape):
+        raise FrameError(f"tensor {name!r} has a malformed shape {shape!r}")
+    if not (isinstance(offsets, list) and len(offsets) == 2 and all(_count(o) for o in offsets)):
+        raise FrameError(f"tensor {name!r} has malformed data_offsets {offsets!r}")
+    begin, end = offsets
+    size = _ITEM_BYTES[dtype] * int(np.prod(shape, dtype=np.int64))
+    if not begin <= end <= data_len or end - begin != size:
+        raise FrameError(
+            f"tensor {name!r} of shape {shape} needs {size} bytes, its offsets "
+            f"{begin}..{end} do not fit the {data_len} data bytes"
+        )
+    return TensorEntry(dtype, tuple(shape), (begin, end))
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def encode(
+    entries: Mapping[str, tuple[str, tuple[int, ...], bytes]], metadata: Mapping[str, str]
+) -> bytes:
+    """safetensors bytes from (dtype, shape, raw little-endian bytes) per tensor.
+
+    The header lists ``__metadata__`` first, then the tensors in the order given,
+    padded with spaces to 8 bytes: the layout safetensors itself writes.
+    """
+    header: dict[str, object] = {_METADATA: dict(metadata)}
+    offset = 0
+    for name, (dtype, shape, raw) in entries.items():
+        header[name] = {
+            "dtype": dtype,
+            "shape": list(shape),
+            "data_offsets": [offset, offset + len(raw)],
+        }
+        offset += len(raw)
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + b"".join(raw for _, _, raw in entries.values())
+
+
+def input_ids_frame(token_ids: list[list[int]], position: int) -> bytes:
+    """The first hop's step: int64 ids of shape (B, T) and the cache position."""
+    array = np.asarray(token_ids, dtype="<i8")
+    if array.ndim != 2 or array.shape[1] < 1:
+        raise FrameError(f"input_ids must be (B, T) with T >= 1, got shape {list(array.shape)}")
+    return encode(
+        {INPUT_IDS: ("I64", tuple(array.shape), array.tobytes())},
+        {POSITION_KEY: str(position)},
+    )
+
+
+def relay_hidden(
+    data: bytes, position: int, *, max_bytes: int, hidden_size: int | None = None
+) -> bytes:
+    """A non-last hop's reply turned into the next hop's step frame.
+
+    Checks that the reply holds exactly one ``hidden`` tensor of rank 3; the
+    tensor bytes are copied unchanged, only the metadata becomes ``position``.
+    """
+    header = read_header(data, max_bytes)
+    if set(header.tensors) != {HIDDEN}:
+        raise FrameError(
+            f"a middle hop must reply with one 'hidden' tensor, got {sorted(header.tensors)}"
+        )
+    entry = header.tensors[HIDDEN]
+    if entry.dtype not in HIDDEN_DTYPES or len(entry.shape) != 3:
+        raise FrameError(
+            f"'hidden' must be a rank-3 float tensor, "
+            f"got {entry.dtype} of shape {list(entry.shape)}"
+        )
+    if hidden_size is not None and entry.shape[2] != hidden_size:
+        raise FrameError(f"'hidden' has hidden size {entry.shape[2]}, the route's is {hidden_size}")
+    begin, end = entry.offsets
+    raw = data[header.data_start + begin : header.data_start + end]
+    return encode({HIDDEN: (entry.dtype, entry.shape, raw)}, {POSITION_KEY: str(position)})
+
+
+def hidden_shape(data: bytes, max_bytes: int) -> tuple[int, ...]:
+    return read_header(data, max_bytes).tensors[HIDDEN].shape
+
+
+def decode_last_hop(data: bytes, *, max_bytes: int, batch_size: int) -> LastHopReply:
+    """The last hop's reply: token ids (B,), top ids (B, k), top log-probs (B, k)."""
+    header = read_header(data, max_bytes)
+    want = {TOKEN_IDS: "I64", TOP_IDS: "I64", TOP_LOGPROBS: "F32"}
+    if set(header.tensors) != set(want):
+        raise FrameError(
+            f"the last hop must reply with {sorted(want)}, got {sorted(header.tensors)}"
+        )
+    for name, dtype in want.items():
+        if header.tensors[name].dtype != dtype:
+            raise FrameError(f"{name!r} must be {dtype}, got {header.tensors[name].dtype}")
+    ids, tops, logprobs = (header.tensors[n].shape for n in (TOKEN_IDS, TOP_IDS, TOP_LOGPROBS))
+    if ids != (batch_size,) or len(tops) != 2 or tops != logprobs or tops[0] != batch_size:
+        raise FrameError(
+            f"last hop shapes token_ids {list(ids)}, top_ids {list(tops)}, top_logprobs "
+            f"{list(logprobs)} do not fit batch size {batch_size}"
+        )
+    try:
+        arrays = safetensors.numpy.load(data)
+    except Exception as exc:  # safetensors raises its own untyped SafetensorError
+        raise FrameError(f"the last hop's reply is not valid safetensors: {exc}") from exc
+    return LastHopReply(
+        token_ids=[int(v) for v in arrays[TOKEN_IDS]],
+        top_ids=arrays[TOP_IDS].astype(np.int64).tolist(),
+        top_logprobs=arrays[TOP_LOGPROBS].astype(np.float64).tolist(),
+        compute_ms=_float_or_none(header.metadata.get(COMPUTE_MS_KEY)),
+    )
+
+
+def compute_ms_of(data: bytes, max_bytes: int) -> float | None:
+    return _float_or_none(read_header(data, max_bytes).metadata.get(COMPUTE_MS_KEY))
+
+
+def _float_or_none(text: str | None) -> float | None:
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None
