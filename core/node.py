@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -74,6 +73,7 @@ class Node:
         bus: EventBus | None = None,
         validator: CapabilityValidator | None = None,
         doctor: Callable[[DoctorRequest], DoctorOutcome] = run_doctor,
+        transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.settings = settings
         self.identity = identity
@@ -81,6 +81,7 @@ class Node:
         # None: judge the report the doctor just produced in-process (a real forward).
         self._validator = validator
         self._doctor = doctor
+        self._transport = transport  # tests: httpx.MockTransport for tracker error paths
         self._stop = threading.Event()
         self._heartbeats: threading.Thread | None = None
         self._server: DataPlaneServer | None = None
@@ -153,7 +154,10 @@ class Node:
         self._start_data_plane(outcome)
         self._set_state(NodeState.REGISTERING, f"registering with {self.settings.tracker_url}")
         self._client = TrackerClient(
-            self.settings.tracker_url, self.identity, join_token=self.settings.join_token
+            self.settings.tracker_url,
+            self.identity,
+            join_token=self.settings.join_token,
+            transport=self._transport,
         )
         self._register()
         self._set_state(NodeState.SERVING, "serving")
@@ -241,7 +245,7 @@ class Node:
                 ack = self._client.heartbeat(
                     load=self._load(),
                     open_sessions=self._open_sessions(),
-                    tokens_served=0,
+                    tokens_served=self._server.tokens_served if self._server else 0,
                     throughput=self._report.tokens_per_second if self._report else None,
                 )
                 interval, backoff = ack.heartbeat_interval_s, 1.0
@@ -270,11 +274,12 @@ class Node:
 
     def _poll_tracker_view(self) -> None:
         """Reachability and recipe status as the tracker sees them, for the status view."""
-        try:
-            response = httpx.get(_http_base(self.settings.tracker_url) + "/api/v1/state", timeout=5)
-            state = response.json()
-        except (httpx.HTTPError, ValueError):
+        if self._client is None:
             return
+        try:
+            state = self._client.state()
+        except MeshnetError:
+            return  # the status view keeps its last known values
         me = next(
             (n for n in state.get("nodes", []) if n.get("node_id") == self.identity.node_id), None
         )
@@ -298,8 +303,12 @@ class Node:
                         status,
                     )
         sessions = self._open_sessions()
+        served = self._server.tokens_served if self._server else 0
         self._gate_if_changed(
-            Gate.SESSIONS, GateState.INFO, f"{sessions} open session(s)", str(sessions)
+            Gate.SESSIONS,
+            GateState.INFO,
+            f"{sessions} open session(s), {served} tokens served",
+            str(sessions),
         )
 
     def _gate_if_changed(
@@ -373,8 +382,3 @@ def _requirement_from_report(report: CapabilityReport) -> AdmissionRequirement:
         backend_id=report.backend.backend_id,
         device=report.backend.device,
     )
-
-
-def _http_base(url: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, "", "", "")).rstrip("/")

@@ -157,6 +157,19 @@ class TrackerClient:
             live_until=float(data["live_until"]),
         )
 
+    def state(self) -> dict[str, Any]:
+        """The tracker's public state (models, recipes, nodes); unsigned."""
+        try:
+            response = self._http.get("/api/v1/state")
+        except httpx.HTTPError as exc:
+            raise TrackerUnreachable(f"cannot reach the tracker at {self.base_url}: {exc}") from exc
+        if not response.is_success:
+            raise _refusal(response)
+        try:
+            return dict(response.json())
+        except ValueError as exc:
+            raise TrackerError("the tracker's state is not JSON") from exc
+
     def deregister(self) -> None:
         self._post(
             f"/api/v1/nodes/{self._identity.node_id}/deregister",

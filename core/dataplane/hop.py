@@ -74,6 +74,8 @@ class HopContext:
     max_frame_bytes: int
     open_timeout_s: float
     live: dict[str, ServerConnection] = field(default_factory=dict)
+    # Positions computed across all sessions: the node reports it in heartbeats.
+    tokens_served: int = 0
 
 
 def wire_reason(exc: MeshnetError) -> str:
@@ -270,6 +272,7 @@ class HopSession:
         reply = await asyncio.to_thread(self._compute, session, inputs)
         self._steps += 1
         self._tokens += positions * self.BATCH_SIZE
+        self._ctx.tokens_served += positions * self.BATCH_SIZE
         return reply
 
     def _compute(self, session: InferenceSession, inputs: torch.Tensor) -> bytes:

@@ -107,6 +107,11 @@ class DataPlaneServer:
         return self._port
 
     @property
+    def tokens_served(self) -> int:
+        """Positions this server has computed across every session since it started."""
+        return self._ctx.tokens_served
+
+    @property
     def url(self) -> str:
         return f"ws://{self._host}:{self._port}"
 
