@@ -36,13 +36,15 @@ class Demo:
         self.options = options
         self.out = out
         self.children: list[Child] = []
+        # Once the answer streams, node events would interleave with it; they stay in the logs.
+        self.show_events = True
         self.workdir = Path(tempfile.mkdtemp(prefix="meshnet-demo-"))
 
     def say(self, text: str) -> None:
         print(text, file=self.out, flush=True)
 
     def _on_line(self, name: str, line: dict[str, object] | str) -> None:
-        if isinstance(line, str):
+        if isinstance(line, str) or not self.show_events:
             return  # logs go to the child's log file; the demo shows events only
         if line.get("kind") == "gate":
             mark = {"passed": "✓", "failed": "✗"}.get(str(line.get("gate_state")), "·")
@@ -81,6 +83,7 @@ class Demo:
         recipe = self._wait_for_certification(url, state)
         self.say(f"   recipe {recipe['recipe_id']} is {recipe['status']}: {recipe['detail']}\n")
 
+        self.show_events = False
         self.say(f"5. Asking: {self.options.prompt}")
         asyncio.run(self._chat(url, model_dir, recipe))
         return 0
