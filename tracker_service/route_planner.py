@@ -124,26 +124,31 @@ class RoutePlanner:
         return plan
 
     def sign(self, route: Route, key: Key) -> RoutePlan:
-        signed = issue_ticket(
-            self._key, fingerprint=key, hops=[h.ticket_hop for h in route.hops], ttl_s=self._ttl_s
-        )
-        ticket = signed["ticket"]
-        return RoutePlan(
-            route_session_id=ticket["route_session_id"],
-            epoch=ticket["epoch"],
-            expires_at=ticket["expires_at"],
-            fingerprint=key,
-            layer_count=route.layer_count,
-            hops=tuple(
-                PlannedHop(
-                    node_id=h.candidate.node_id,
-                    start=h.candidate.start,
-                    end=h.candidate.end,
-                    effective_start=h.effective_start,
-                    endpoint=h.candidate.endpoint,
-                    public_key=h.candidate.public_key,
-                )
-                for h in route.hops
-            ),
-            signed_ticket=signed,
-        )
+        return plan_for(route, key, self._key, ttl_s=self._ttl_s)
+
+
+def plan_for(route: Route, fingerprint: Key, tracker_key: TrackerKey, *, ttl_s: float) -> RoutePlan:
+    """A formed route with a freshly signed ticket: what a route client runs."""
+    signed = issue_ticket(
+        tracker_key, fingerprint=fingerprint, hops=[h.ticket_hop for h in route.hops], ttl_s=ttl_s
+    )
+    ticket = signed["ticket"]
+    return RoutePlan(
+        route_session_id=ticket["route_session_id"],
+        epoch=ticket["epoch"],
+        expires_at=ticket["expires_at"],
+        fingerprint=fingerprint,
+        layer_count=route.layer_count,
+        hops=tuple(
+            PlannedHop(
+                node_id=h.candidate.node_id,
+                start=h.candidate.start,
+                end=h.candidate.end,
+                effective_start=h.effective_start,
+                endpoint=h.candidate.endpoint,
+                public_key=h.candidate.public_key,
+            )
+            for h in route.hops
+        ),
+        signed_ticket=signed,
+    )

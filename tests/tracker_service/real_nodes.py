@@ -1,0 +1,151 @@
+"""Real node data planes for the tracker's route-client and certifier tests.
+
+A tiny random Llama (transformers ``LlamaConfig`` + ``save_pretrained``) with a
+real word-level ``tokenizer.json``; each node is ``core.runtime.Shard`` behind
+``core.dataplane.DataPlaneServer`` on loopback, with its own Ed25519 key and the
+identity block ``core.recipe`` builds for its range. Tests may import core to
+stand up real nodes; ``tracker_service`` itself never does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from core.dataplane.server import DataPlaneServer
+from core.recipe import build_identity_block
+from core.runtime.sessions import SessionManager
+from core.runtime.shard import Shard
+from tests.tracker_service.helpers import FakeNode, recipe_axes
+
+NUM_LAYERS = 4
+HIDDEN = 64
+VOCAB = 256
+MAX_FRAME_BYTES = 1024 * 1024
+WORDS = ["[UNK]", "the", "capital", "of", "france", "is", "paris", "a", "city", "and"]
+
+
+def build_tiny_model(folder: Path) -> Path:
+    """A 4-layer random Llama and a word-level tokenizer whose ids fit its vocabulary."""
+    from tokenizers import Tokenizer, normalizers, pre_tokenizers
+    from tokenizers.models import WordLevel
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=VOCAB,
+        hidden_size=HIDDEN,
+        intermediate_size=128,
+        num_hidden_layers=NUM_LAYERS,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        tie_word_embeddings=True,
+    )
+    LlamaForCausalLM(config).save_pretrained(folder, safe_serialization=True)
+    tokenizer = Tokenizer(WordLevel({w: i for i, w in enumerate(WORDS)}, unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.Lowercase()
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.save(str(folder / "tokenizer.json"))
+    return folder
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def identity_for(model_dir: Path, start: int, end: int, **axes: Any) -> dict[str, Any]:
+    """The identity block a node serving [start, end) of the tiny model presents."""
+    fields = recipe_axes(
+        tokenizer_revision=sha256_file(model_dir / "tokenizer.json"),
+        recipe_id="tiny-llama-fp32",
+        **axes,
+    )
+    return build_identity_block(
+        artifact_id="tests/tiny-llama",
+        revision="0123456789abcdef0123456789abcdef01234567",
+        content_digest=sha256_file(model_dir / "model.safetensors"),
+        architecture="LlamaForCausalLM",
+        architecture_digest=sha256_file(model_dir / "config.json"),
+        layer_count=NUM_LAYERS,
+        recipe_fields=fields,
+        shard_start=start,
+        shard_end=end,
+    )
+
+
+@dataclass
+class RealNode:
+    key: Ed25519PrivateKey
+    shard: Shard
+    sessions: SessionManager
+    server: DataPlaneServer
+    identity: dict[str, Any]
+    tracker_key: list[bytes | None] = field(default_factory=lambda: [None])
+
+    @property
+    def public_key(self) -> bytes:
+        return self.key.public_key().public_bytes(
+            serialization.Encoding.Raw, serialization.PublicFormat.Raw
+        )
+
+    @property
+    def node_id(self) -> str:
+        return hashlib.sha256(self.public_key).hexdigest()[:32]
+
+    @property
+    def endpoint(self) -> str:
+        return self.server.url
+
+    @property
+    def fingerprint(self) -> tuple[str, str]:
+        claim = self.identity["fingerprint"]
+        return claim["model_artifact_digest"], claim["runtime_recipe_digest"]
+
+    def as_fake_node(self) -> FakeNode:
+        """The test-side signer of registration requests, with this node's key."""
+        return FakeNode(key=self.key, endpoint=self.endpoint)
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+def start_real_node(
+    model_dir: Path,
+    start: int,
+    end: int,
+    *,
+    tracker_public_key: bytes | None = None,
+    kv_budget_bytes: int | None = None,
+    serve_tokenizer: bool = True,
+    identity: dict[str, Any] | None = None,
+) -> RealNode:
+    key = Ed25519PrivateKey.generate()
+    shard = Shard.load(model_dir, start, end)
+    sessions = SessionManager(shard, kv_budget_bytes=kv_budget_bytes)
+    identity = identity or identity_for(model_dir, start, end)
+    holder: list[bytes | None] = [tracker_public_key]
+    public = key.public_key().public_bytes(
+        serialization.Encoding.Raw, serialization.PublicFormat.Raw
+    )
+    server = DataPlaneServer(
+        sessions,
+        hashlib.sha256(public).hexdigest()[:32],
+        public,
+        key.sign,
+        lambda: holder[0],
+        identity["fingerprint"],
+        (start, end),
+        MAX_FRAME_BYTES,
+        "127.0.0.1",
+        0,
+        tokenizer_path=model_dir / "tokenizer.json" if serve_tokenizer else None,
+    )
+    server.start()
+    return RealNode(key, shard, sessions, server, identity, holder)
