@@ -83,13 +83,23 @@ class NonceBook:
 
     def spend(self, node_id: str, nonce: str, timestamp: int) -> bool:
         """Blocking: record the nonce in its own transaction; False on replay."""
-        now = time.time()
-        with self._db.sessions.begin() as session:
-            fresh = spend_nonce(session, node_id, nonce, expires_at=timestamp + self.window_s + 1)
-            if fresh and now >= self._next_purge:
-                self._next_purge = now + self.PURGE_EVERY_S
-                purge_spent_nonces(session, now=now - self.window_s)
+        with self._db.engine.begin() as connection:
+            fresh = spend_nonce(connection, node_id, nonce, expires_at=self.expiry(timestamp))
+        self.maybe_purge()
         return fresh
+
+    def expiry(self, timestamp: int) -> float:
+        """Until when a nonce must be remembered: past that its timestamp is stale."""
+        return float(timestamp + self.window_s + 1)
+
+    def maybe_purge(self) -> None:
+        """Delete stale nonces, at most every PURGE_EVERY_S, so the table stays small."""
+        now = time.time()
+        if now < self._next_purge:
+            return
+        self._next_purge = now + self.PURGE_EVERY_S
+        with self._db.engine.begin() as connection:
+            purge_spent_nonces(connection, now=now)
 
 
 def _header_values(request: Request) -> tuple[str, str, str, str]:
@@ -186,7 +196,7 @@ async def verify_signed_request(
             "timestamp, nonce and body hash",
         )
     signed = SignedRequest(node_id, public_key, timestamp, nonce, body)
-    if spend and not await run_in_threadpool(nonces.spend, node_id, nonce, timestamp):
+    if spend and not await database.run_quick(nonces.spend, node_id, nonce, timestamp):
         raise nonce_reused(node_id)
     return signed
 

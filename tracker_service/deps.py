@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -20,6 +20,7 @@ from tracker_service.config import Settings
 from tracker_service.keys import TrackerKey
 from tracker_service.metrics import TrackerMetrics
 from tracker_service.store.db import Database
+from tracker_service.store.heartbeats import HeartbeatWriter
 from tracker_service.store.ledger import PersistentLedger
 
 
@@ -32,6 +33,10 @@ class TrackerContext:
     metrics: TrackerMetrics
     public_keys: PublicKeyCache
     nonces: NonceBook
+    heartbeats: HeartbeatWriter = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.heartbeats = HeartbeatWriter(self.database)
 
 
 def get_context(request: Request) -> TrackerContext:

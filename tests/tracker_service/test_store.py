@@ -122,21 +122,21 @@ def test_heartbeat_is_refused_once_the_live_window_has_passed(database: Database
     node = FakeNode()
     _register(database, node, parse_identity(identity_block()), now)
     beat: dict[str, Any] = {"load": 0.1, "open_sessions": 0, "tokens_served": 5, "throughput": None}
-    with database.sessions.begin() as session:
-        in_time = record_heartbeat(session, node.node_id, now=now + 20, liveness=LIVENESS, **beat)
-        too_late = record_heartbeat(session, node.node_id, now=now + 51, liveness=LIVENESS, **beat)
-        unknown = record_heartbeat(session, "f" * 32, now=now, liveness=LIVENESS, **beat)
+    with database.engine.begin() as conn:
+        in_time = record_heartbeat(conn, node.node_id, now=now + 20, liveness=LIVENESS, **beat)
+        too_late = record_heartbeat(conn, node.node_id, now=now + 51, liveness=LIVENESS, **beat)
+        unknown = record_heartbeat(conn, "f" * 32, now=now, liveness=LIVENESS, **beat)
     assert in_time == pytest.approx(now + 20 + 900)
     assert too_late is None and unknown is None
 
 
 def test_a_nonce_is_spent_once_per_node_and_purged_when_stale(database: Database) -> None:
-    with database.sessions.begin() as session:
-        assert spend_nonce(session, "a" * 32, "00" * 16, expires_at=100.0)
-        assert not spend_nonce(session, "a" * 32, "00" * 16, expires_at=100.0)
-        assert spend_nonce(session, "b" * 32, "00" * 16, expires_at=300.0)
-        assert purge_spent_nonces(session, now=200.0) == 1
-        assert spend_nonce(session, "a" * 32, "00" * 16, expires_at=400.0)
+    with database.engine.begin() as conn:
+        assert spend_nonce(conn, "a" * 32, "00" * 16, expires_at=100.0)
+        assert not spend_nonce(conn, "a" * 32, "00" * 16, expires_at=100.0)
+        assert spend_nonce(conn, "b" * 32, "00" * 16, expires_at=300.0)
+        assert purge_spent_nonces(conn, now=200.0) == 1
+        assert spend_nonce(conn, "a" * 32, "00" * 16, expires_at=400.0)
 
 
 def test_join_tokens_are_stored_only_as_hashes(database: Database) -> None:

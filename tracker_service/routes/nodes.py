@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 from sqlalchemy.orm import Session
@@ -35,10 +36,8 @@ from tracker_service.store.nodes import (
     end_registration,
     get_node,
     heartbeat_refusal,
-    record_heartbeat,
     register_node,
 )
-from tracker_service.store.nonces import spend_nonce
 from tracker_service.store.tables import NODE_BANNED, NODE_DEREGISTERED
 from tracker_service.store.tokens import use_join_token
 from tracker_service.wire import HEADER_JOIN_TOKEN
@@ -171,25 +170,31 @@ def _beat(
 ) -> tuple[float | None, tuple[str, str] | None]:
     """Blocking: spend the nonce and apply the heartbeat in one commit."""
     now = time.time()
-    with context.database.sessions.begin() as session:
-        expires = signed.timestamp + context.nonces.window_s + 1
-        if not spend_nonce(session, signed.node_id, signed.nonce, expires_at=expires):
-            return None, ("replay", "")
-        if beat is None:
-            return None, None
-        session_expiry = record_heartbeat(
-            session,
-            signed.node_id,
-            now=now,
-            liveness=_liveness(context),
-            load=beat.load,
-            open_sessions=beat.open_sessions,
-            tokens_served=beat.tokens_served,
-            throughput=beat.throughput,
-        )
-        if session_expiry is not None:
-            return session_expiry, None
-        return None, heartbeat_refusal(session, signed.node_id, now)
+    settings = context.settings
+    session_expires_at = now + settings.session_ttl_s
+    values: dict[str, Any] = {
+        "node_id": signed.node_id,
+        "nonce": signed.nonce,
+        "nonce_expires_at": context.nonces.expiry(signed.timestamp),
+        "now": now,
+        "live_until": now + settings.live_window_s,
+        "session_expires_at": session_expires_at,
+        "load": beat.load if beat else 0.0,
+        "open_sessions": beat.open_sessions if beat else 0,
+        "tokens_served": beat.tokens_served if beat else 0,
+        "throughput": beat.throughput if beat else None,
+    }
+    if beat is None:  # a bad body still spends its nonce, and changes nothing else
+        fresh = context.nonces.spend(signed.node_id, signed.nonce, signed.timestamp)
+        return None, None if fresh else ("replay", "")
+    fresh, refreshed = context.heartbeats.beat(values)
+    context.nonces.maybe_purge()
+    if not fresh:
+        return None, ("replay", "")
+    if refreshed:
+        return session_expires_at, None
+    with context.database.engine.connect() as connection:
+        return None, heartbeat_refusal(connection, signed.node_id, now)
 
 
 @router.post(
@@ -219,7 +224,7 @@ async def heartbeat(node_id: str, request: Request, context: Context) -> Heartbe
         invalid: HTTPException | None = None
     except HTTPException as exc:  # the nonce is spent even when the body is bad
         beat, invalid = None, exc
-    session_expiry, refusal = await run_in_threadpool(_beat, context, signed, beat)
+    session_expiry, refusal = await context.database.run_quick(_beat, context, signed, beat)
     if refusal is not None and refusal[0] == "replay":
         context.metrics.auth_refusals.labels(errors.NONCE_REUSED).inc()
         raise nonce_reused(node_id)

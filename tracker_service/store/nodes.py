@@ -8,9 +8,9 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple, cast
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Connection, Table, func, select, update
 from sqlalchemy.orm import Session
 
 from tracker_service.recipe_identity import PresentedIdentity
@@ -111,8 +111,11 @@ def register_node(
     return Registration(row, rebound=previous not in (None, binding), previous_binding=previous)
 
 
+_NODES = cast(Table, Node.__table__)
+
+
 def record_heartbeat(
-    session: Session,
+    connection: Connection,
     node_id: str,
     *,
     now: float,
@@ -122,10 +125,10 @@ def record_heartbeat(
     tokens_served: int,
     throughput: float | None,
 ) -> float | None:
-    """One indexed UPDATE; returns the new session expiry, or None when refused.
+    """One indexed UPDATE (Core, no ORM); returns the new session expiry, or None.
 
-    Refused means: unknown, not active, or already past its live window; the
-    caller asks :func:`heartbeat_refusal` why.
+    None means refused: unknown, not active, or already past its live window;
+    the caller asks :func:`heartbeat_refusal` why.
     """
     values: dict[str, Any] = {
         "last_heartbeat_at": now,
@@ -137,18 +140,25 @@ def record_heartbeat(
     }
     if throughput is not None:
         values["throughput"] = throughput
-    result = session.execute(
-        update(Node)
-        .where(Node.node_id == node_id, Node.state == NODE_ACTIVE, Node.live_until >= now)
+    result = connection.execute(
+        update(_NODES)
+        .where(
+            _NODES.c.node_id == node_id,
+            _NODES.c.state == NODE_ACTIVE,
+            _NODES.c.live_until >= now,
+        )
         .values(**values)
-        .execution_options(synchronize_session=False)
     )
-    return values["session_expires_at"] if result.rowcount == 1 else None  # type: ignore[attr-defined]
+    return values["session_expires_at"] if result.rowcount == 1 else None
 
 
-def heartbeat_refusal(session: Session, node_id: str, now: float) -> tuple[str, str]:
+def heartbeat_refusal(connection: Connection, node_id: str, now: float) -> tuple[str, str]:
     """(state, sentence) for a heartbeat :func:`record_heartbeat` refused."""
-    row = session.get(Node, node_id)
+    row = connection.execute(
+        select(
+            _NODES.c.state, _NODES.c.state_reason, _NODES.c.last_heartbeat_at, _NODES.c.live_until
+        ).where(_NODES.c.node_id == node_id)
+    ).first()
     if row is None:
         return "unknown", "this tracker has no registration for the node; register again"
     if row.state == NODE_BANNED:
@@ -189,6 +199,24 @@ def set_reachability(
     return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 
 
+class LiveNode(NamedTuple):
+    """What route formation reads of a node; not the JSON identity or capability."""
+
+    node_id: str
+    endpoint: str
+    shard_start: int
+    shard_end: int
+    throughput: float
+    load: float
+    open_sessions: int
+    shard_binding_digest: str
+    reachability: str
+    live_until: float
+
+
+_LIVE_COLUMNS = tuple(_NODES.c[name] for name in LiveNode._fields)
+
+
 def live_nodes_for_fingerprint(
     session: Session,
     model_artifact_digest: str,
@@ -196,20 +224,22 @@ def live_nodes_for_fingerprint(
     *,
     now: float,
     reachable_only: bool = False,
-) -> Sequence[Node]:
+) -> list[LiveNode]:
     """Live nodes of exactly one fingerprint: the candidates a route is formed from.
 
-    One range scan of ``ix_nodes_fingerprint_live`` (fingerprint, state, live_until).
+    One range scan of ``ix_nodes_fingerprint_live`` (fingerprint, state, live_until),
+    reading only the columns route formation needs, so 10,000 candidates stay cheap.
     """
-    query = select(Node).where(
-        Node.model_artifact_digest == model_artifact_digest,
-        Node.runtime_recipe_digest == runtime_recipe_digest,
-        Node.state == NODE_ACTIVE,
-        Node.live_until >= now,
+    query = select(*_LIVE_COLUMNS).where(
+        _NODES.c.model_artifact_digest == model_artifact_digest,
+        _NODES.c.runtime_recipe_digest == runtime_recipe_digest,
+        _NODES.c.state == NODE_ACTIVE,
+        _NODES.c.live_until >= now,
     )
     if reachable_only:
-        query = query.where(Node.reachability == REACH_REACHABLE)
-    return session.execute(query).scalars().all()
+        query = query.where(_NODES.c.reachability == REACH_REACHABLE)
+    # Core on the session's connection: ORM row processing would double the cost.
+    return [LiveNode(*row) for row in session.connection().execute(query)]
 
 
 def live_nodes(session: Session, *, now: float) -> Sequence[Node]:
