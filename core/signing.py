@@ -12,6 +12,7 @@ import hashlib
 import json
 import secrets
 import time
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -82,10 +83,11 @@ def signed_headers(
 
 
 def verify_signed_request(
-    method: str, path: str, body: bytes | None, headers: dict[str, str], public_key_b64: str
+    method: str, path: str, body: bytes | None, headers: Mapping[str, str], public_key_b64: str
 ) -> bool:
     """True if ``headers`` carry a valid signature of this request by that key.
 
+    ``headers`` may be any mapping (a web framework's case-insensitive one works).
     Only the signature is checked here; freshness and replay are the receiver's
     policy (the tracker keeps the nonces it has seen).
     """
