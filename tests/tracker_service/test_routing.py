@@ -24,7 +24,7 @@ from tracker_service.app import create_app
 from tracker_service.keys import TrackerKey
 from tracker_service.recipe_identity import coverage_gap
 from tracker_service.route_planner import RoutePlanner, RouteRefused
-from tracker_service.routing import Candidate, NoRoute, RecentAssignments, form_route
+from tracker_service.routing import Candidate, NoRoute, RecentAssignments, RouteHop, form_route
 from tracker_service.store.db import Database
 from tracker_service.store.tables import (
     NODE_BANNED,
@@ -36,13 +36,17 @@ from tracker_service.store.tables import (
 BF16 = {"compute_dtype": "bfloat16"}
 
 
-def node(name: str, start: int, end: int, throughput: float = 50.0, **kw: float) -> Candidate:
-    return Candidate(name, f"ws://{name}:1", b"k" * 32, start, end, throughput, **kw)  # type: ignore[arg-type]
+def node(
+    name: str, start: int, end: int, throughput: float = 50.0, open_sessions: int = 0
+) -> Candidate:
+    return Candidate(
+        name, f"ws://{name}:1", b"k" * 32, start, end, throughput, open_sessions=open_sessions
+    )
 
 
-def spans(route_hops: tuple[object, ...]) -> list[tuple[str, int, int, int]]:
+def spans(route_hops: tuple[RouteHop, ...]) -> list[tuple[str, int, int, int]]:
     return [
-        (h.candidate.node_id, h.candidate.start, h.effective_start, h.candidate.end)  # type: ignore[attr-defined]
+        (h.candidate.node_id, h.candidate.start, h.effective_start, h.candidate.end)
         for h in route_hops
     ]
 
