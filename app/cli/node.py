@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except MeshnetError as exc:
-        print(f"meshnet-node: {exc}", file=sys.stderr)
+        print(f"meshnet-node: {exc} [{exc.reason}]", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
