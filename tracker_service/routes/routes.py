@@ -6,6 +6,7 @@ dark recipe, >= 2 distinct nodes) is the certifier's and needs the admin token.
 
 from __future__ import annotations
 
+import inspect
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
@@ -84,7 +85,9 @@ async def create_route(
 ) -> RoutePublic:
     """A route covering every layer of a certified recipe, with its signed ticket."""
     if body.purpose == PURPOSE_CERTIFY:
-        require_admin(request, context)
+        checked = require_admin(request, context)
+        if inspect.isawaitable(checked):  # deps may define the check sync or async
+            await checked
     try:
         plan = await run_in_threadpool(_plan, services.planner, context, body)
     except RouteRefused as exc:
