@@ -188,7 +188,9 @@ async def verify_signed_request(
                 )
             keys.put(node_id, cached)
         public_key = cached
-    message = signed_request_message(request.method, request.url.path, raw_ts, nonce, body)
+    # The path as received (no query string), what the node signed.
+    path: str = request.scope["path"]
+    message = signed_request_message(request.method, path, raw_ts, nonce, body)
     if not verify_ed25519(public_key, signature, message):
         raise errors.AuthRefused(
             errors.BAD_SIGNATURE,

@@ -39,7 +39,9 @@ class TrackerContext:
         self.heartbeats = HeartbeatWriter(self.database)
 
 
-def get_context(request: Request) -> TrackerContext:
+# Dependencies that do no blocking work are `async def`: FastAPI would run a plain
+# `def` dependency in a worker thread, a hop that costs more than the lookup.
+async def get_context(request: Request) -> TrackerContext:
     context: TrackerContext = request.app.state.tracker
     return context
 
@@ -47,11 +49,11 @@ def get_context(request: Request) -> TrackerContext:
 Context = Annotated[TrackerContext, Depends(get_context)]
 
 
-def get_settings(context: Context) -> Settings:
+async def get_settings(context: Context) -> Settings:
     return context.settings
 
 
-def get_key(context: Context) -> TrackerKey:
+async def get_key(context: Context) -> TrackerKey:
     return context.key
 
 
@@ -80,7 +82,7 @@ async def signed_node(request: Request, context: Context) -> SignedRequest:
 SignedNode = Annotated[SignedRequest, Depends(signed_node)]
 
 
-def require_admin(request: Request, context: Context) -> None:
+async def require_admin(request: Request, context: Context) -> None:
     expected = context.settings.admin_token
     given = request.headers.get("Authorization", "")
     if not expected:

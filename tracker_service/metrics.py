@@ -55,6 +55,7 @@ class TrackerMetrics:
             ["outcome"],
             registry=self.registry,
         )
+        self.heartbeats_ok = self.heartbeats.labels("ok")  # the hot path skips the lookup
         self.auth_refusals = Counter(
             "meshnet_tracker_auth_refusals",
             "Signed requests refused, by reason",
