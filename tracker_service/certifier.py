@@ -76,10 +76,11 @@ RECEIPTS_DISAGREE = "receipts-disagree"
 
 
 class CertificationFailed(Exception):
-    def __init__(self, reason: str, message: str) -> None:
+    def __init__(self, reason: str, message: str, *, node_id: str | None = None) -> None:
         super().__init__(message)
         self.reason = reason
         self.message = message
+        self.node_id = node_id  # the hop that failed, when one did
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,7 @@ class Attempt:
     node_ids: tuple[str, ...] = ()
     token_ids: tuple[int, ...] = ()
     prompt_source: str = ""
+    failed_node: str | None = None
 
 
 @dataclass
@@ -271,10 +273,16 @@ class Certifier:
         try:
             attempt = await self._attempt(info)
         except CertificationFailed as exc:
-            attempt = Attempt(info.key, False, exc.reason, exc.message)
+            attempt = Attempt(info.key, False, exc.reason, exc.message, failed_node=exc.node_id)
         self.last_attempts[info.key] = attempt
         if attempt.certified:
-            log.info("recipe %s certified: %s", info.recipe_id, attempt.message)
+            log.info(
+                "recipe %s certified (prompt from %s, tokens %s): %s",
+                info.recipe_id,
+                attempt.prompt_source,
+                list(attempt.token_ids),
+                attempt.message,
+            )
         else:
             log.warning("certifying %s failed: %s", info.recipe_id, attempt.message)
             await asyncio.to_thread(self._record_failure, info.key, attempt)
@@ -286,15 +294,32 @@ class Certifier:
                 session, key, f"{attempt.message} [{attempt.reason}]", now=time.time()
             )
 
-    async def _attempt(self, info: RecipeInfo) -> Attempt:
+    async def _plan(self, info: RecipeInfo) -> RoutePlan:
+        """A certify route; avoids the node that failed the last attempt when it can."""
+        previous = self.last_attempts.get(info.key)
+        avoid = [previous.failed_node] if previous and previous.failed_node else []
         try:
-            plan = await asyncio.to_thread(
-                self._planner.plan, info.key, purpose=PURPOSE_CERTIFY, min_nodes=2
-            )
+            try:
+                return await asyncio.to_thread(
+                    self._planner.plan,
+                    info.key,
+                    purpose=PURPOSE_CERTIFY,
+                    min_nodes=2,
+                    exclude=avoid,
+                )
+            except NoRoute:
+                if not avoid:
+                    raise
+                return await asyncio.to_thread(
+                    self._planner.plan, info.key, purpose=PURPOSE_CERTIFY, min_nodes=2
+                )
         except NoRoute as exc:
             raise CertificationFailed(NO_ROUTE, exc.message) from exc
         except RouteRefused as exc:
             raise CertificationFailed(ROUTE_REFUSED, exc.message) from exc
+
+    async def _attempt(self, info: RecipeInfo) -> Attempt:
+        plan = await self._plan(info)
         prompt, source = await self._prompt(plan, info)
         new_tokens = self._settings.new_tokens
         try:
@@ -309,7 +334,9 @@ class Certifier:
         except RouteFailure as exc:
             if exc.reason in (UNREACHABLE, CONNECTION_CLOSED, TIMEOUT) and self._monitor:
                 await asyncio.to_thread(self._monitor.suspect, exc.node_id)
-            raise CertificationFailed(exc.reason, f"route {plan.route_session_id}: {exc}") from exc
+            raise CertificationFailed(
+                exc.reason, f"route {plan.route_session_id}: {exc}", node_id=exc.node_id
+            ) from exc
         check_receipts(plan, receipts, steps=len(tokens))
         identities = await asyncio.to_thread(self._identities, plan)
         evidence = build_evidence(plan, receipts, identities, len(tokens))

@@ -164,13 +164,16 @@ def test_a_failed_recipe_backs_off_until_its_reachable_nodes_change(
         assert response.status_code == 200
         asyncio.run(routing.monitor.check_due())
         first = asyncio.run(routing.certifier.run_pass())
-        assert [a.reason for a in first] == ["bad-ticket"]
+        assert [(a.reason, a.failed_node) for a in first] == [("bad-ticket", nodes[1].node_id)]
         assert asyncio.run(routing.certifier.run_pass()) == []  # backing off
         nodes.append(start_real_node(tiny_model, 2, 4))  # a new node changes the set
         join(client, nodes[2])
         asyncio.run(routing.monitor.check_due())
         again = asyncio.run(routing.certifier.run_pass())
-        assert len(again) == 1  # the back-off is lifted at once for a changed node set
+        # The back-off is lifted at once for a changed node set, and the node that
+        # failed last time is avoided while another covers its layers.
+        assert [a.certified for a in again] == [True]
+        assert nodes[1].node_id not in again[0].node_ids
     app.state.tracker.database.dispose()
 
 
