@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import secrets
 import time
@@ -110,8 +111,8 @@ async def dial(
         return Verdict(REACH_UNREACHABLE, str(exc))
     began = time.perf_counter()
     try:
-        response = await client.get(url, timeout=timeout_s)
-    except httpx.TimeoutException:
+        status, body = await _get_capped(client, url, timeout_s)
+    except (httpx.TimeoutException, TimeoutError):
         return Verdict(
             REACH_UNREACHABLE,
             f"no answer from {url.split('?')[0]} within {timeout_s:g} s; open the data-plane "
@@ -124,16 +125,16 @@ async def dial(
             "running and its data-plane port open to the internet?",
         )
     latency_ms = (time.perf_counter() - began) * 1000.0
-    if response.status_code != 200:
+    if status != 200:
         return Verdict(
             REACH_UNREACHABLE,
-            f"the data plane answered HTTP {response.status_code} to the challenge; "
+            f"the data plane answered HTTP {status} to the challenge; "
             "another program may be listening on that port",
         )
-    if len(response.content) > MAX_ANSWER_BYTES:
+    if body is None:
         return Verdict(REACH_UNREACHABLE, "the challenge answer is implausibly large")
     try:
-        answer: Any = response.json()
+        answer: Any = json.loads(body)
         verify_answer(answer, nonce=nonce, node_id=node_id, public_key=public_key)
     except ValueError:
         return Verdict(REACH_UNREACHABLE, "the challenge answer is not JSON")
@@ -142,6 +143,20 @@ async def dial(
     return Verdict(
         REACH_REACHABLE, f"answered the signed challenge in {latency_ms:.0f} ms", latency_ms
     )
+
+
+async def _get_capped(
+    client: httpx.AsyncClient, url: str, timeout_s: float
+) -> tuple[int, bytes | None]:
+    """(status, body), body None past MAX_ANSWER_BYTES: a node cannot flood the tracker."""
+    async with asyncio.timeout(timeout_s * 2):
+        async with client.stream("GET", url, timeout=timeout_s) as response:
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > MAX_ANSWER_BYTES:
+                    return response.status_code, None
+            return response.status_code, bytes(body)
 
 
 class ReachabilityMonitor:

@@ -94,8 +94,9 @@ def test_a_replayed_answer_for_another_nonce_is_refused(node: RealNode) -> None:
         (httpx.Response(404, json={}), "HTTP 404"),
         (httpx.Response(200, content=b"<html>"), "not JSON"),
         (httpx.Response(200, json=[1, 2]), "not a JSON object"),
+        (httpx.Response(200, content=b" " * 100_000), "implausibly large"),
     ],
-    ids=["404", "html", "list"],
+    ids=["404", "html", "list", "flood"],
 )
 def test_a_port_answering_something_else_is_unreachable(
     response: httpx.Response, words: str
