@@ -21,6 +21,7 @@ from tracker_service.recipe_identity import (
     parse_identity,
 )
 from tracker_service.store.db import Database
+from tracker_service.store.heartbeats import HeartbeatWriter
 from tracker_service.store.ledger import PersistentLedger, evidence_for, get_recipe
 from tracker_service.store.nodes import (
     Liveness,
@@ -31,7 +32,7 @@ from tracker_service.store.nodes import (
     set_reachability,
 )
 from tracker_service.store.nonces import purge_spent_nonces, spend_nonce
-from tracker_service.store.tables import Base, CertificationEvidence, JoinToken
+from tracker_service.store.tables import Base, CertificationEvidence, JoinToken, Node
 from tracker_service.store.tokens import add_join_token, hash_token, use_join_token
 
 POSTGRES_URL = os.environ.get("MESHNET_TEST_POSTGRES_URL", "")
@@ -207,3 +208,42 @@ def test_revoked_certification_returns_the_recipe_to_the_dark(database: Database
     with database.session() as session:
         evidence = session.execute(select(CertificationEvidence)).scalar_one()
     assert evidence.revoked_at is not None and evidence.revoked_reason == "bad outputs"
+
+
+def _beat_values(node_id: str, nonce: str, now: float, **overrides: Any) -> dict[str, Any]:
+    values: dict[str, Any] = {
+        "node_id": node_id,
+        "nonce": nonce,
+        "nonce_expires_at": now + 301,
+        "now": now,
+        "live_until": now + 30,
+        "session_expires_at": now + 900,
+        "load": 0.5,
+        "open_sessions": 2,
+        "tokens_served": 40,
+        "throughput": None,
+    }
+    values.update(overrides)
+    return values
+
+
+def test_heartbeat_writer_refreshes_once_per_nonce_and_never_an_expired_node(
+    database: Database,
+) -> None:
+    now = time.time()
+    node = FakeNode()
+    _register(database, node, parse_identity(identity_block()), now)
+    writer = HeartbeatWriter(database)
+    assert writer.beat(_beat_values(node.node_id, "01" * 16, now + 5, throughput=77.0)) == (
+        True,
+        True,
+    )
+    assert writer.beat(_beat_values(node.node_id, "02" * 16, now + 6)) == (True, True)
+    assert writer.beat(_beat_values(node.node_id, "02" * 16, now + 7)) == (False, False)
+    assert writer.beat(_beat_values(node.node_id, "03" * 16, now + 100)) == (True, False)
+    assert writer.beat(_beat_values("e" * 32, "04" * 16, now)) == (True, False)
+    with database.session() as session:
+        row = session.get(Node, node.node_id)
+        assert row is not None
+        # The None throughput of the second beat kept the first beat's measurement.
+        assert (row.throughput, row.tokens_served, row.last_heartbeat_at) == (77.0, 40, now + 6)
