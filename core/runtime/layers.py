@@ -43,7 +43,7 @@ def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin_signed: torch.Tensor) -> 
     x: (B, T, heads, hd); cos, sin_signed: (T, 1, hd).
     """
     half = x.shape[-1] // 2
-    swapped = torch.cat((x[..., half:], x[..., :half]), dim=-1)  # (B, T, heads, hd)
+    swapped = torch.cat((x.narrow(-1, half, half), x.narrow(-1, 0, half)), dim=-1)
     return torch.addcmul(x * cos, swapped, sin_signed)
 
 
@@ -68,21 +68,30 @@ class Attention(nn.Module):
     ) -> torch.Tensor:
         B, T, _ = x.shape
         nh, nkv, hd, g = self.n_head, self.n_kv, self.hd, self.group
-        qkv = self.qkv(x)  # (B, T, (nh + 2 nkv) hd)
-        qk = qkv[..., : (nh + nkv) * hd].view(B, T, nh + nkv, hd)
-        qk = apply_rope(qk, cos, sin)  # (B, T, nh + nkv, hd)
-        v = qkv[..., (nh + nkv) * hd :].view(B, T, nkv, hd)
-        end = pos + T
-        k_cache[:, :, pos:end].copy_(qk[:, :, nh:].transpose(1, 2))  # (B, nkv, T, hd)
-        v_cache[:, :, pos:end].copy_(v.transpose(1, 2))
+        qkv = self.qkv(x).view(B, T, nh + 2 * nkv, hd)
+        qk = apply_rope(qkv.narrow(2, 0, nh + nkv), cos, sin)  # (B, T, nh + nkv, hd)
+        # write the new positions into the preallocated cache, in place
+        k_cache.narrow(2, pos, T).copy_(qk.narrow(2, nh, nkv).transpose(1, 2))  # (B, nkv, T, hd)
+        v_cache.narrow(2, pos, T).copy_(qkv.narrow(2, nh + nkv, nkv).transpose(1, 2))
         # query heads of one kv head side by side on the length axis: (B, nkv, T*g, hd)
-        q = qk[:, :, :nh].reshape(B, T, nkv, g, hd).permute(0, 2, 1, 3, 4)
-        q = q.reshape(B, nkv, T * g, hd)
+        q = qk.narrow(2, 0, nh)
+        if T == 1:
+            q = q.view(B, nkv, g, hd)
+        else:
+            q = q.reshape(B, T, nkv, g, hd).permute(0, 2, 1, 3, 4).reshape(B, nkv, T * g, hd)
+        if q.dtype != k_cache.dtype:
+            q = q.to(k_cache.dtype)
+        end = pos + T
         y = F.scaled_dot_product_attention(
-            q.to(k_cache.dtype), k_cache[:, :, :end], v_cache[:, :, :end], attn_mask=mask
+            q, k_cache.narrow(2, 0, end), v_cache.narrow(2, 0, end), attn_mask=mask
         )  # (B, nkv, T*g, hd) in kv dtype
-        y = y.view(B, nkv, T, g, hd).permute(0, 2, 1, 3, 4).reshape(B, T, nh * hd)
-        return self.o_proj(y.to(x.dtype))  # (B, T, H)
+        if T == 1:
+            y = y.view(B, 1, nh * hd)
+        else:
+            y = y.view(B, nkv, T, g, hd).permute(0, 2, 1, 3, 4).reshape(B, T, nh * hd)
+        if y.dtype != x.dtype:
+            y = y.to(x.dtype)
+        return self.o_proj(y)  # (B, T, H)
 
 
 class MLP(nn.Module):
@@ -116,8 +125,8 @@ class Block(nn.Module):
         pos: int,
         mask: torch.Tensor | None,
     ) -> torch.Tensor:
-        x = x + self.attn(self.input_norm(x), cos, sin, k_cache, v_cache, pos, mask)
-        return x + self.mlp(self.post_attention_norm(x))  # (B, T, H)
+        h = x + self.attn(self.input_norm(x), cos, sin, k_cache, v_cache, pos, mask)
+        return h.add_(self.mlp(self.post_attention_norm(h)))  # (B, T, H); h is ours to reuse
 
 
 def causal_group_mask(T: int, pos: int, group: int, device: torch.device) -> torch.Tensor | None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from core.errors import ConfigError
+from core.errors import ConfigError, RuntimeInputError
 
 
 @dataclass(frozen=True)
@@ -66,8 +66,16 @@ def sample(
     """(token_ids (B,), top_ids (B, k) | None, top_logprobs (B, k) | None)."""
     if params.greedy:
         token_ids = logits.argmax(dim=-1)
+        # argmax lands on a NaN or +inf if there is one: checking the chosen logits is
+        # enough, and far cheaper than scanning the vocabulary every step
+        if not bool(torch.isfinite(logits.gather(-1, token_ids[:, None])).all()):
+            raise RuntimeInputError("the model produced NaN/inf logits (overflow in the "
+                                    "compute dtype?)", reason="non-finite-logits")
     else:
         probs = filter_logits(logits, params).softmax(dim=-1)
+        if not bool(torch.isfinite(probs.sum(dim=-1)).all()):
+            raise RuntimeInputError("the model produced NaN/inf logits (overflow in the "
+                                    "compute dtype?)", reason="non-finite-logits")
         token_ids = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
     if params.logprobs == 0:
         return token_ids, None, None

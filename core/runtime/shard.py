@@ -80,7 +80,9 @@ class Shard(nn.Module):
         self.files_opened: tuple[str, ...] = ()
         H, V = config.hidden_size, config.vocab_size
         self.embed = nn.Embedding(V, H) if self.is_first else None
-        self.layers = nn.ModuleList(Block(config) for _ in range(start, end))
+        blocks = tuple(Block(config) for _ in range(start, end))
+        self.layers = nn.ModuleList(blocks)
+        self._blocks = blocks  # slicing a ModuleList builds a new one per step
         self.norm = RMSNorm(H, config.rms_norm_eps) if self.is_last else None
         self.lm_head = nn.Linear(H, V, bias=False) if self.is_last else None
         self.rope = RopeTable(config, compute_dtype, device)
@@ -177,8 +179,8 @@ class Shard(nn.Module):
         cos = cos[pos : pos + T].unsqueeze(1)  # (T, 1, hd)
         sin = sin[pos : pos + T].unsqueeze(1)
         mask = causal_group_mask(T, pos, self.config.q_per_kv, x.device)
-        for layer, (k_cache, v_cache) in zip(self.layers[start_layer - self.start:], kv,
-                                             strict=True):
+        blocks = self._blocks[start_layer - self.start :]
+        for layer, (k_cache, v_cache) in zip(blocks, kv, strict=True):
             x = layer(x, cos, sin, k_cache, v_cache, pos, mask)
         return x
 

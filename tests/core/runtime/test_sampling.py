@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from core.errors import ConfigError
+from core.errors import ConfigError, RuntimeInputError
 from core.runtime import SamplingParams, SessionManager, Shard
 from core.runtime.sampling import filter_logits, sample
 
@@ -84,3 +84,11 @@ def test_last_shard_returns_greedy_token_of_the_last_position(tiny_llama: Path) 
     assert result.token_ids.tolist() == [int(result.logits[0, -1].argmax())]
     assert result.top_ids is not None and result.top_ids[0, 0] == result.token_ids[0]
     assert result.hidden is None
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_non_finite_logits_are_a_typed_error_not_a_crash(temperature: float) -> None:
+    logits = torch.zeros(1, 8)
+    logits[0, 3] = float("nan")
+    with pytest.raises(RuntimeInputError, match="NaN/inf logits"):
+        sample(logits, SamplingParams(temperature=temperature), torch.Generator())

@@ -1,0 +1,133 @@
+"""Greedy decode speed of the runtime against transformers, on the default model.
+
+    python benchmarks/runtime_vs_transformers.py [--new-tokens 48] [--repeats 3]
+
+Measured side by side in one process, same prompt, same number of new tokens,
+same torch thread count, torch.inference_mode, float32 everywhere, one warm-up
+run each. Runs are interleaved (a, b, c, a, b, c, ...) and each configuration
+reports its best run, so load from other processes on the machine penalises
+all three alike instead of whichever happened to run during it.
+
+  (a) transformers ``generate`` (do_sample=False, min_new_tokens so it never stops early)
+  (b) the runtime as one shard [0, 30)
+  (c) the runtime as two shards in one process [0, 15) + [15, 30)
+
+Then the runtime's decode ms/token at context 16 and at context 1,024, and last
+``ratio: X`` with X = (c) / (a) in tokens/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from core.models.default_model import ensure_default_model  # noqa: E402
+from core.runtime import SessionManager, Shard, generate_local  # noqa: E402
+
+PROMPT = "Write a short story about a lighthouse keeper who finds a message in a bottle."
+
+
+def prompt_ids(folder: Path) -> list[int]:
+    from core.models.tokenizer import ChatTokenizer
+
+    tok = ChatTokenizer.from_folder(folder)
+    return tok.encode(tok.apply_chat_template([{"role": "user", "content": PROMPT}]))
+
+
+def hf_runner(folder: Path, ids: list[int], new_tokens: int) -> Callable[[], list[int]]:
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+    inputs = torch.tensor([ids])
+
+    def run() -> list[int]:
+        out = model.generate(inputs, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
+                             do_sample=False, pad_token_id=model.config.eos_token_id)
+        return out[0, len(ids):].tolist()
+
+    return run
+
+
+def runtime_runner(shards: list[Shard], ids: list[int], new_tokens: int) -> Callable[[], list[int]]:
+    return lambda: list(generate_local(shards, ids, new_tokens))
+
+
+def best_tokens_per_s(run: Callable[[], list[int]], new_tokens: int, times: list[float]) -> None:
+    start = time.perf_counter()
+    out = run()
+    times.append(time.perf_counter() - start)
+    assert len(out) == new_tokens, f"generated {len(out)} tokens, expected {new_tokens}"
+
+
+def decode_ms_per_token(shard: Shard, context: int, steps: int, repeats: int) -> float:
+    """Prefill `context` tokens, then time single-token steps (best of `repeats`)."""
+    g = torch.Generator().manual_seed(0)
+    prefix = torch.randint(100, 10_000, (1, context), generator=g)
+    best = float("inf")
+    for _ in range(repeats):
+        session = SessionManager(shard).open(context + steps + 1)
+        for chunk in prefix.split(256, dim=1):
+            result = session.step(chunk)
+        assert result.token_ids is not None
+        x = result.token_ids.view(1, 1)
+        start = time.perf_counter()
+        for _ in range(steps):
+            token_ids = session.step(x).token_ids
+            assert token_ids is not None
+            x = token_ids.view(1, 1)
+        best = min(best, (time.perf_counter() - start) / steps * 1000)
+        session.close()
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--new-tokens", type=int, default=48)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    n, repeats = args.new_tokens, args.repeats
+
+    folder = ensure_default_model()
+    ids = prompt_ids(folder)
+    whole = [Shard.load(folder, 0, 30)]
+    halves = [Shard.load(folder, 0, 15), Shard.load(folder, 15, 30)]
+    runners = {
+        "(a) transformers generate": hf_runner(folder, ids, n),
+        "(b) runtime, one shard [0,30)": runtime_runner(whole, ids, n),
+        "(c) runtime, two shards [0,15)+[15,30)": runtime_runner(halves, ids, n),
+    }
+    print(f"model {folder.name}, prompt {len(ids)} tokens, {n} new tokens, "
+          f"torch {torch.__version__}, {torch.get_num_threads()} threads, float32, "
+          f"best of {repeats}")
+    times: dict[str, list[float]] = {name: [] for name in runners}
+    with torch.inference_mode():
+        outputs = {name: run() for name, run in runners.items()}  # warm-up
+        same = len({tuple(o) for o in outputs.values()}) == 1
+        for _ in range(repeats):
+            for name, run in runners.items():
+                best_tokens_per_s(run, n, times[name])
+        rate = {name: n / min(t) for name, t in times.items()}
+        for name, t in times.items():
+            print(f"{name}: {rate[name]:.2f} tokens/s "
+                  f"(runs {', '.join(f'{x:.2f}' for x in t)} s; median "
+                  f"{n / statistics.median(t):.2f} tokens/s)")
+        print(f"same greedy tokens from all three: {same}")
+        ms16 = decode_ms_per_token(whole[0], 16, 32, repeats)
+        ms1k = decode_ms_per_token(whole[0], 1024, 32, repeats)
+    print(f"runtime decode at context 16: {ms16:.1f} ms/token")
+    print(f"runtime decode at context 1024: {ms1k:.1f} ms/token "
+          f"({ms1k / ms16:.2f}x of context 16)")
+    a, c = rate["(a) transformers generate"], rate["(c) runtime, two shards [0,15)+[15,30)"]
+    print(f"ratio: {c / a:.2f}")
+
+
+if __name__ == "__main__":
+    main()
