@@ -84,6 +84,7 @@ def test_two_registered_nodes_get_their_dark_recipe_certified_within_seconds(
         took = time.monotonic() - began
         recipe = recipe_of(client, nodes[0])
         assert recipe["certified_node_count"] == 2
+        assert recipe["last_certification_failure"] is None
         assert recipe["certified_route_session"] in recipe["detail"]
         attempt = certifier.last_attempts[nodes[0].fingerprint]
         assert attempt.certified and attempt.prompt_source == "tokenizer"
@@ -124,6 +125,7 @@ def test_a_node_that_drops_the_session_leaves_the_recipe_dark_with_the_reason(
         recipe = recipe_of(client, nodes[0])
         assert recipe["status"] == "dark"
         assert "[no-capacity]" in recipe["detail"]
+        assert "[no-capacity]" in recipe["last_certification_failure"]
         assert nodes[1].node_id[:12] in recipe["detail"]
         page = client.get("/").text
         assert "no-capacity" in page

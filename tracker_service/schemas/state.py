@@ -40,6 +40,9 @@ class RecipePublic(BaseModel):
     certified_at: float | None
     certified_route_session: str | None
     certified_node_count: int | None
+    last_certification_failure: str | None = Field(
+        default=None, description="why the last certification attempt failed (still dark)"
+    )
 
 
 class ModelHealthPublic(BaseModel):

@@ -208,5 +208,12 @@ def record_certification_failure(session: Session, key: Key, reason: str, *, now
     return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 
 
+def certification_failure(detail: str) -> str | None:
+    """The failure a dark recipe's detail records ("at <time>: <why> [<code>]"), if any."""
+    if not detail.startswith(CERTIFICATION_FAILED):
+        return None
+    return detail[len(CERTIFICATION_FAILED) :].strip()
+
+
 def time_text(now: float) -> str:
     return datetime.datetime.fromtimestamp(now, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
