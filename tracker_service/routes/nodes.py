@@ -37,6 +37,7 @@ from tracker_service.store.nodes import (
     get_node,
     heartbeat_refusal,
     register_node,
+    storage_problem,
 )
 from tracker_service.store.tables import NODE_BANNED, NODE_DEREGISTERED
 from tracker_service.store.tokens import use_join_token
@@ -138,6 +139,9 @@ async def register(request: Request, context: Context) -> NodeRegisterPublic:
     except RecipeIdentityError as exc:
         context.metrics.registrations.labels(exc.reason).inc()
         raise refuse(422, exc.reason, str(exc)) from exc
+    problem = storage_problem(identity)
+    if problem is not None:
+        raise refuse(422, RecipeIdentityError.reason, problem)
     check_capability(
         body.capability,
         identity,

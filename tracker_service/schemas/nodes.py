@@ -45,9 +45,9 @@ class CapabilityReportIn(_Open):
     status: str
     passed: bool
     diagnostics: list[str] = Field(default_factory=list)
-    validated_at: float
-    tokens_per_second: float | None = Field(default=None, ge=0)
-    wall_time_s: float | None = Field(default=None, ge=0)
+    validated_at: float = Field(allow_inf_nan=False)
+    tokens_per_second: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    wall_time_s: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
 class NodeRegisterCreate(BaseModel):
@@ -59,6 +59,8 @@ class NodeRegisterCreate(BaseModel):
     @field_validator("endpoint")
     @classmethod
     def _endpoint_is_websocket(cls, value: str) -> str:
+        if "\x00" in value:
+            raise ValueError("endpoint contains a NUL character")
         parts = urlsplit(value)
         if parts.scheme not in ("ws", "wss") or not parts.hostname:
             raise ValueError("endpoint must be ws://host:port or wss://host:port")
@@ -94,11 +96,17 @@ class NodeRegisterPublic(BaseModel):
     )
 
 
+# Finite floats and bounded ints: NaN, infinities or 2**70 would otherwise reach
+# the database and fail there (a 500) instead of here (a 422).
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+
+
 class HeartbeatCreate(BaseModel):
-    load: float = Field(ge=0)
-    open_sessions: int = Field(ge=0)
-    tokens_served: int = Field(ge=0)
-    throughput: float | None = Field(default=None, ge=0)
+    load: float = Field(ge=0, allow_inf_nan=False)
+    open_sessions: int = Field(ge=0, le=INT32_MAX)
+    tokens_served: int = Field(ge=0, le=INT64_MAX)
+    throughput: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
 class HeartbeatPublic(BaseModel):

@@ -15,12 +15,16 @@ from sqlalchemy.orm import Session
 
 from tracker_service.recipe_identity import PresentedIdentity
 from tracker_service.store.tables import (
+    ARCH_TEXT_LEN,
+    ID_TEXT_LEN,
+    INT32_MAX,
     NODE_ACTIVE,
     NODE_BANNED,
     NODE_DEREGISTERED,
     NODE_REMOVED,
     REACH_REACHABLE,
     REACH_UNCHECKED,
+    VERSION_TEXT_LEN,
     Node,
 )
 
@@ -39,6 +43,30 @@ class Registration:
     # True when the node id was known with other bytes (a new admission, not a swap).
     rebound: bool
     previous_binding: str | None
+
+
+def storage_problem(identity: PresentedIdentity) -> str | None:
+    """Why `identity` cannot be stored as declared (a field wider than its column).
+
+    PostgreSQL would refuse the row with an error; the tracker refuses the
+    registration first, with the numbers, and never truncates an identity.
+    """
+    widths = {
+        "artifact.artifact_id": (identity.artifact_id, ID_TEXT_LEN),
+        "artifact.revision": (identity.revision, ID_TEXT_LEN),
+        "artifact.architecture": (identity.architecture, ARCH_TEXT_LEN),
+        "recipe.recipe_id": (identity.recipe_id, ID_TEXT_LEN),
+        "recipe.recipe_version": (identity.recipe_version, VERSION_TEXT_LEN),
+        "recipe.catalogue_version": (identity.catalogue_version, VERSION_TEXT_LEN),
+    }
+    for name, (value, limit) in widths.items():
+        if "\x00" in value:
+            return f"{name!r} contains a NUL character, which no text column can store"
+        if len(value) > limit:
+            return f"{name!r} has {len(value)} characters; this tracker stores at most {limit}"
+    if identity.layer_count > INT32_MAX:
+        return f"'artifact.layer_count' is {identity.layer_count}; at most {INT32_MAX} is stored"
+    return None
 
 
 def get_node(session: Session, node_id: str) -> Node | None:

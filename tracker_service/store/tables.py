@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Float,
     ForeignKey,
     Index,
@@ -24,6 +25,12 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 HEX64 = 64
 NODE_ID_LEN = 32
+# Widths of the text columns identity fields land in; longer values are refused
+# with 422 at registration (see store.nodes.storage_problem), never truncated.
+ID_TEXT_LEN = 256
+VERSION_TEXT_LEN = 64
+ARCH_TEXT_LEN = 128
+INT32_MAX = 2**31 - 1
 
 # Node states. Only "active" nodes whose live_until lies ahead take part in routing.
 NODE_ACTIVE = "active"
@@ -55,9 +62,9 @@ class Node(Base):
     runtime_recipe_digest: Mapped[str] = mapped_column(String(HEX64))
     # The bytes and range this node was admitted with; other bytes = new registration.
     shard_binding_digest: Mapped[str] = mapped_column(String(HEX64))
-    artifact_id: Mapped[str] = mapped_column(String(256))
-    recipe_id: Mapped[str] = mapped_column(String(256))
-    recipe_version: Mapped[str] = mapped_column(String(64))
+    artifact_id: Mapped[str] = mapped_column(String(ID_TEXT_LEN))
+    recipe_id: Mapped[str] = mapped_column(String(ID_TEXT_LEN))
+    recipe_version: Mapped[str] = mapped_column(String(VERSION_TEXT_LEN))
     layer_count: Mapped[int] = mapped_column(Integer)
     shard_start: Mapped[int] = mapped_column(Integer)
     shard_end: Mapped[int] = mapped_column(Integer)
@@ -68,7 +75,8 @@ class Node(Base):
     throughput: Mapped[float] = mapped_column(Float, default=0.0)
     load: Mapped[float] = mapped_column(Float, default=0.0)
     open_sessions: Mapped[int] = mapped_column(Integer, default=0)
-    tokens_served: Mapped[int] = mapped_column(Integer, default=0)
+    # Counts for the node's lifetime; 32 bits would overflow on a busy node.
+    tokens_served: Mapped[int] = mapped_column(BigInteger, default=0)
 
     session_id: Mapped[str] = mapped_column(String(32))
     session_expires_at: Mapped[float] = mapped_column(Float)
@@ -102,13 +110,13 @@ class Recipe(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     model_artifact_digest: Mapped[str] = mapped_column(String(HEX64))
     runtime_recipe_digest: Mapped[str] = mapped_column(String(HEX64))
-    artifact_id: Mapped[str] = mapped_column(String(256))
-    revision: Mapped[str] = mapped_column(String(256))
-    architecture: Mapped[str] = mapped_column(String(128))
+    artifact_id: Mapped[str] = mapped_column(String(ID_TEXT_LEN))
+    revision: Mapped[str] = mapped_column(String(ID_TEXT_LEN))
+    architecture: Mapped[str] = mapped_column(String(ARCH_TEXT_LEN))
     layer_count: Mapped[int] = mapped_column(Integer)
-    recipe_id: Mapped[str] = mapped_column(String(256))
-    recipe_version: Mapped[str] = mapped_column(String(64))
-    catalogue_version: Mapped[str] = mapped_column(String(64))
+    recipe_id: Mapped[str] = mapped_column(String(ID_TEXT_LEN))
+    recipe_version: Mapped[str] = mapped_column(String(VERSION_TEXT_LEN))
+    catalogue_version: Mapped[str] = mapped_column(String(VERSION_TEXT_LEN))
     axes: Mapped[dict[str, Any]] = mapped_column(JSON)
     status: Mapped[str] = mapped_column(String(16))
     detail: Mapped[str] = mapped_column(Text)

@@ -50,7 +50,7 @@ def upgrade() -> None:
         sa.Column("throughput", sa.Float(), nullable=False),
         sa.Column("load", sa.Float(), nullable=False),
         sa.Column("open_sessions", sa.Integer(), nullable=False),
-        sa.Column("tokens_served", sa.Integer(), nullable=False),
+        sa.Column("tokens_served", sa.BigInteger(), nullable=False),
         sa.Column("session_id", sa.String(length=32), nullable=False),
         sa.Column("session_expires_at", sa.Float(), nullable=False),
         sa.Column("registered_at", sa.Float(), nullable=False),
