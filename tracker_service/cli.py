@@ -141,6 +141,14 @@ def cmd_tokens(args: argparse.Namespace) -> int:
     return 0
 
 
+def _label(text: str) -> str:
+    if len(text) > 256 or "\x00" in text:
+        raise argparse.ArgumentTypeError(
+            f"a label is at most 256 plain characters, got {len(text)}"
+        )
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="meshnet-tracker", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -161,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     tokens = commands.add_parser("tokens", help="join tokens of a private network")
     actions = tokens.add_subparsers(dest="action", required=True)
     add = with_db(actions.add_parser("add", help="issue a join token (shown once)"))
-    add.add_argument("--label", help="who the token is for")
+    add.add_argument("--label", type=_label, help="who the token is for (at most 256 chars)")
     with_db(actions.add_parser("list", help="list join tokens"))
     revoke = with_db(actions.add_parser("revoke", help="revoke a join token"))
     revoke.add_argument("token_id", type=int)

@@ -247,3 +247,22 @@ def test_heartbeat_writer_refreshes_once_per_nonce_and_never_an_expired_node(
         assert row is not None
         # The None throughput of the second beat kept the first beat's measurement.
         assert (row.throughput, row.tokens_served, row.last_heartbeat_at) == (77.0, 40, now + 6)
+
+
+def test_a_promotion_that_fails_midway_leaves_no_evidence_and_the_recipe_dark(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger = PersistentLedger(database)
+    identity = parse_identity(identity_block(0, 15))
+    ledger.register(identity)
+
+    def fail(_evidence: DistributedForwardEvidence) -> str:
+        raise RuntimeError("the tracker died between the evidence and the status")
+
+    # certified_detail runs after the evidence row is added, before the status flips.
+    monkeypatch.setattr("tracker_service.store.ledger.certified_detail", fail)
+    with pytest.raises(RuntimeError):
+        ledger.certify(identity, _evidence(("a" * 32, "b" * 32)))
+    assert ledger.status(identity).status == "dark"
+    with database.session() as session:
+        assert session.execute(select(CertificationEvidence)).first() is None

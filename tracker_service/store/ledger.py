@@ -102,6 +102,7 @@ def certify_recipe(
             revoked_reason="",
         )
     )
+    session.flush()  # the evidence row is written first; the status flips in the same commit
     row.status = STATUS_CERTIFIED
     row.detail = certified_detail(evidence)
     row.certified_at = evidence.certified_at
