@@ -35,7 +35,11 @@ from tests.tracker_service.helpers import capability, identity_block  # noqa: E4
 from tests.tracker_service.server_process import TrackerProcess  # noqa: E402
 from tracker_service.recipe_identity import parse_identity  # noqa: E402
 from tracker_service.store.db import Database  # noqa: E402
-from tracker_service.store.nodes import Liveness, live_nodes_for_fingerprint  # noqa: E402
+from tracker_service.store.nodes import (  # noqa: E402
+    Liveness,
+    LiveNode,
+    live_nodes_for_fingerprint,
+)
 from tracker_service.store.tables import Node  # noqa: E402
 
 TARGET_PER_S = 1000.0
@@ -202,10 +206,11 @@ def route_query_benchmark(workdir: Path) -> tuple[float, float, float, int, str]
         session.execute(Node.__table__.insert(), rows)
     timings = []
     with database.session() as session:
+        columns = ", ".join(LiveNode._fields)
         plan = (
             session.connection()
             .exec_driver_sql(
-                "EXPLAIN QUERY PLAN SELECT node_id FROM nodes WHERE model_artifact_digest=? "
+                f"EXPLAIN QUERY PLAN SELECT {columns} FROM nodes WHERE model_artifact_digest=? "
                 "AND runtime_recipe_digest=? AND state='active' AND live_until>=?",
                 (*target.key, now),
             )

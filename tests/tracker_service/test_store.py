@@ -87,14 +87,14 @@ def test_migrations_build_exactly_the_models_schema(database: Database) -> None:
         diff = compare_metadata(MigrationContext.configure(connection), Base.metadata)
     assert diff == []
     indexes = {ix["name"] for ix in inspect(database.engine).get_indexes("nodes")}
-    assert "ix_nodes_fingerprint_live" in indexes
+    assert "ix_nodes_route" in indexes
 
 
 def test_migrating_twice_is_harmless(database: Database) -> None:
     database.migrate()
     with database.engine.connect() as connection:
         version = connection.execute(text("SELECT version_num FROM alembic_version")).scalar_one()
-    assert version == "0001"
+    assert version == "0002"
 
 
 def test_live_nodes_are_partitioned_by_exact_fingerprint(database: Database) -> None:

@@ -12,31 +12,12 @@ from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, func, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Compiled
 
-from tracker_service.store.db import Database
+from tracker_service.store.db import Database, PreparedStatement
 from tracker_service.store.tables import NODE_ACTIVE, Node, SpentNonce
 
 _NODES = cast(Table, Node.__table__)
 _NONCES = cast(Table, SpentNonce.__table__)
-
-
-class _Prepared:
-    """A statement compiled for one dialect, and how to lay out its parameters."""
-
-    def __init__(self, compiled: Compiled) -> None:
-        self.sql = str(compiled)
-        # Literals in the statement (e.g. state = 'active') compile to bound defaults.
-        self.defaults = {k: v for k, v in compiled.params.items() if v is not None}
-        # qmark drivers (sqlite3) take a tuple in this order; pyformat ones (psycopg) a dict.
-        positions: list[str] | None = getattr(compiled, "positiontup", None)
-        self.order: tuple[str, ...] | None = tuple(positions) if positions else None
-
-    def params(self, values: dict[str, Any]) -> Any:
-        merged = {**self.defaults, **values}
-        if self.order is None:
-            return merged
-        return tuple(merged[name] for name in self.order)
 
 
 class HeartbeatWriter:
@@ -71,8 +52,8 @@ class HeartbeatWriter:
                 throughput=func.coalesce(bindparam("throughput"), _NODES.c.throughput),
             )
         )
-        self._spend = _Prepared(spend.compile(dialect=dialect))
-        self._refresh = _Prepared(refresh.compile(dialect=dialect))
+        self._spend = PreparedStatement(spend.compile(dialect=dialect))
+        self._refresh = PreparedStatement(refresh.compile(dialect=dialect))
 
     def beat(self, values: dict[str, Any]) -> tuple[bool, bool]:
         """(nonce was fresh, node was refreshed), committed together.

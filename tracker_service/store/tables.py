@@ -90,13 +90,25 @@ class Node(Base):
     reachability_checked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
 
     __table_args__ = (
-        # Route formation: live nodes of one fingerprint, in one index range scan.
+        # Route formation: live nodes of one fingerprint in one range scan that
+        # never touches the table. Key: the filter columns; then what candidate
+        # queries read (store.nodes.LiveNode, store.routing), so SQLite answers
+        # from the index alone. Heartbeats rewrite the entry anyway (live_until).
         Index(
-            "ix_nodes_fingerprint_live",
+            "ix_nodes_route",
             "model_artifact_digest",
             "runtime_recipe_digest",
             "state",
             "live_until",
+            "reachability",
+            "shard_start",
+            "shard_end",
+            "throughput",
+            "load",
+            "open_sessions",
+            "node_id",
+            "endpoint",
+            "public_key",
         ),
         Index("ix_nodes_state_live", "state", "live_until"),
     )
