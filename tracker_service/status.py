@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections.abc import Sequence
 
 from sqlalchemy.orm import Session
 
@@ -14,7 +14,12 @@ from tracker_service.schemas.state import (
     StatePublic,
 )
 from tracker_service.store.ledger import list_recipes
-from tracker_service.store.nodes import live_nodes, recent_nodes
+from tracker_service.store.nodes import (
+    LiveNode,
+    count_live,
+    live_nodes_for_fingerprint,
+    recent_nodes,
+)
 from tracker_service.store.routing import certification_failure
 from tracker_service.store.tables import NODE_ACTIVE, Node, Recipe
 
@@ -64,7 +69,7 @@ def recipe_public(row: Recipe) -> RecipePublic:
     )
 
 
-def model_health(row: Recipe, nodes: list[Node]) -> ModelHealthPublic:
+def model_health(row: Recipe, nodes: Sequence[LiveNode]) -> ModelHealthPublic:
     """Healthy when the live nodes of this fingerprint cover every layer."""
     gap = coverage_gap([(n.shard_start, n.shard_end) for n in nodes], row.layer_count)
     if not nodes:
@@ -89,12 +94,14 @@ def model_health(row: Recipe, nodes: list[Node]) -> ModelHealthPublic:
 
 def collect_state(session: Session, *, now: float, node_limit: int = 1000) -> StatePublic:
     recipes = list_recipes(session)
-    live = live_nodes(session, now=now)
-    by_fingerprint: dict[tuple[str, str], list[Node]] = defaultdict(list)
-    for node in live:
-        by_fingerprint[(node.model_artifact_digest, node.runtime_recipe_digest)].append(node)
+    # One covering-index scan per recipe; never loads whole node rows.
     models = [
-        model_health(row, by_fingerprint[(row.model_artifact_digest, row.runtime_recipe_digest)])
+        model_health(
+            row,
+            live_nodes_for_fingerprint(
+                session, row.model_artifact_digest, row.runtime_recipe_digest, now=now
+            ),
+        )
         for row in recipes
     ]
     shown = recent_nodes(session, limit=node_limit)
@@ -103,5 +110,5 @@ def collect_state(session: Session, *, now: float, node_limit: int = 1000) -> St
         models=models,
         recipes=[recipe_public(row) for row in recipes],
         nodes=[node_public(node, now) for node in shown],
-        nodes_total_live=len(live),
+        nodes_total_live=count_live(session, now=now),
     )
