@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -43,6 +44,7 @@ from tracker_service.store.tables import NODE_BANNED, NODE_DEREGISTERED
 from tracker_service.store.tokens import use_join_token
 from tracker_service.wire import HEADER_JOIN_TOKEN
 
+log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/v1/nodes", tags=["nodes"])
 
 
@@ -138,21 +140,44 @@ async def register(request: Request, context: Context) -> NodeRegisterPublic:
         identity = parse_identity(body.identity)
     except RecipeIdentityError as exc:
         context.metrics.registrations.labels(exc.reason).inc()
+        log.info("registration refused node_id=%s reason=%s: %s", signed.node_id, exc.reason, exc)
         raise refuse(422, exc.reason, str(exc)) from exc
     problem = storage_problem(identity)
     if problem is not None:
         raise refuse(422, RecipeIdentityError.reason, problem)
-    check_capability(
-        body.capability,
-        identity,
-        now=time.time(),
-        max_age_s=context.settings.capability_max_age_s,
-    )
+    try:
+        check_capability(
+            body.capability,
+            identity,
+            now=time.time(),
+            max_age_s=context.settings.capability_max_age_s,
+        )
+    except errors.TrackerRefusal as exc:
+        context.metrics.registrations.labels(exc.reason).inc()
+        log.info("registration refused node_id=%s reason=%s: %s", signed.node_id, exc.reason, exc)
+        raise
     registration, recipe = await run_in_threadpool(
         _admit, context, signed, body, identity, request.headers.get(HEADER_JOIN_TOKEN)
     )
     context.public_keys.put(signed.node_id, signed.public_key)
     context.metrics.registrations.labels("admitted").inc()
+    log.info(
+        "node admitted node_id=%s layers=%d-%d fingerprint=%s/%s endpoint=%s recipe=%s",
+        signed.node_id,
+        identity.shard_start,
+        identity.shard_end,
+        identity.model_artifact_digest[:12],
+        identity.runtime_recipe_digest[:12],
+        body.endpoint,
+        recipe.status,
+    )
+    if registration.rebound:
+        log.warning(
+            "node %s re-registered with other bytes (binding %s -> %s): a new admission",
+            signed.node_id,
+            (registration.previous_binding or "")[:12],
+            identity.shard_binding_digest[:12],
+        )
     return NodeRegisterPublic(
         node_id=signed.node_id,
         session=_credential(context, registration),
