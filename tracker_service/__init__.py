@@ -1,0 +1,18 @@
+"""MeshNet's hosted tracker: registry, certification ledger, routes, status.
+
+Never imports ``core`` or ``app``: what it verifies (signed requests, recipe
+fingerprints) it re-implements, pinned to the node by the vectors in
+``tests/data/``.
+
+Where things are:
+    app.create_app(settings)        the FastAPI app; build_context() wires the parts
+    deps.TrackerContext             settings, database, key, ledger, metrics, caches
+    auth.verify_signed_request      the signed-request check (deps.SignedNode)
+    keys.TrackerKey.sign(domain, payload)   tickets and session credentials
+    recipe_identity                 parse_identity, digests, evidence, ledger contract
+    store/                          tables, migrations (Alembic), repositories:
+        nodes.live_nodes_for_fingerprint   route candidates (covering index)
+        ledger.PersistentLedger            dark/certified recipes in the database
+        heartbeats.HeartbeatWriter         the one-commit heartbeat hot path
+    routes/                         one module per resource; only they raise HTTPException
+"""
