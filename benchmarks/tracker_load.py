@@ -27,6 +27,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from sqlalchemy import insert
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -203,7 +204,7 @@ def route_query_benchmark(workdir: Path) -> tuple[float, float, float, int, str]
             }
         )
     with database.sessions.begin() as session:
-        session.execute(Node.__table__.insert(), rows)
+        session.execute(insert(Node), rows)
     timings = []
     with database.session() as session:
         columns = ", ".join(LiveNode._fields)

@@ -38,7 +38,7 @@ def register(
     identity: dict[str, Any] | None = None,
     headers: dict[str, str] | None = None,
     **capability: Any,
-) -> httpx.Response:
+) -> Any:  # httpx's Response, or the one TestClient's transport returns
     body = node.register_body(identity, **capability)
     path = "/api/v1/nodes/register"
     signed = node.headers("POST", path, body)
@@ -46,7 +46,7 @@ def register(
     return client.post(path, content=body, headers=signed)
 
 
-def beat(client: TestClient | httpx.Client, node: FakeNode, **kw: Any) -> httpx.Response:
+def beat(client: TestClient | httpx.Client, node: FakeNode, **kw: Any) -> Any:
     body = heartbeat_body(**kw)
     path = f"/api/v1/nodes/{node.node_id}/heartbeat"
     return client.post(path, content=body, headers=node.headers("POST", path, body))

@@ -16,7 +16,7 @@ from tests.tracker_service.identity_cases import REJECTIONS, Mutation
 from tracker_service.app import create_app
 from tracker_service.keys import NODE_SESSION_DOMAIN, verify_domain_signature
 from tracker_service.store.tables import Node
-from tracker_service.store.tokens import add_join_token
+from tracker_service.store.tokens import add_join_token, revoke_join_token
 from tracker_service.wire import b64decode_exact
 
 
@@ -185,7 +185,8 @@ def test_admin_can_ban_and_a_banned_node_cannot_return(client: TestClient) -> No
         path, json={"reason": "abuse"}, headers={"Authorization": "Bearer s3cret-admin"}
     )
     assert done.json()["done"] is True
-    assert (beat(client, node).status_code, _reason(beat(client, node))) == (403, "banned")
+    refused = beat(client, node)
+    assert (refused.status_code, _reason(refused)) == (403, "banned")
     back = register(client, node)
     assert (back.status_code, _reason(back)) == (403, "banned")
 
@@ -221,8 +222,6 @@ def test_private_network_needs_a_valid_unrevoked_join_token(tmp_path: Path) -> N
         missing = register(c, FakeNode())
         wrong = register(c, FakeNode(), headers={"X-Meshnet-Join-Token": "mnj_nope"})
         good = register(c, FakeNode(), headers={"X-Meshnet-Join-Token": token})
-        from tracker_service.store.tokens import revoke_join_token
-
         with database.sessions.begin() as session:
             revoke_join_token(session, token_id, now=time.time())
         revoked = register(c, FakeNode(), headers={"X-Meshnet-Join-Token": token})
