@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from sqlalchemy import create_engine, text
 
 from tests.tracker_service.conftest import beat, register
 from tests.tracker_service.helpers import FakeNode, identity_block
 from tests.tracker_service.server_process import REPO, TrackerProcess
+from tests.tracker_service.test_store import POSTGRES_URL
 from tracker_service.recipe_identity import DistributedForwardEvidence, parse_identity
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import PersistentLedger, evidence_for, get_recipe
@@ -106,3 +109,42 @@ def test_dark_and_certified_recipes_and_evidence_survive_kill_9(tmp_path: Path) 
         check=True,
     ).stdout
     assert "certified" in table and "rs-kill9" in table and "smollm2-fp16" in table
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(
+    not POSTGRES_URL,
+    reason="PostgreSQL replica test skipped: MESHNET_TEST_POSTGRES_URL is not set "
+    '(run `eval "$(.ci/start-postgres.sh)"` first)',
+)
+def test_two_tracker_processes_start_together_on_one_postgres_and_serve_as_one(
+    tmp_path: Path,
+) -> None:
+    engine = create_engine(POSTGRES_URL)
+    with engine.begin() as connection:
+        connection.execute(text("DROP SCHEMA public CASCADE"))
+        connection.execute(text("CREATE SCHEMA public"))
+    engine.dispose()
+    replicas = [TrackerProcess(tmp_path, POSTGRES_URL) for _ in range(2)]
+    # Started at once: both migrate the empty database (the advisory lock serialises them).
+    starters = [threading.Thread(target=replica.start) for replica in replicas]
+    for starter in starters:
+        starter.start()
+    for starter in starters:
+        starter.join()
+    node = FakeNode()
+    try:
+        with (
+            httpx.Client(base_url=replicas[0].url, timeout=10.0) as a,
+            httpx.Client(base_url=replicas[1].url, timeout=10.0) as b,
+        ):
+            admitted = register(a, node, identity_block(0, 30))
+            beat_b = beat(b, node)
+            state_b = b.get("/api/v1/state").json()
+    finally:
+        for replica in replicas:
+            replica.stop()
+    assert admitted.status_code == 200, admitted.text
+    assert beat_b.status_code == 200, beat_b.text
+    assert state_b["models"][0]["status"] == "healthy"
+    assert [n["node_id"] for n in state_b["nodes"]] == [node.node_id]
