@@ -153,6 +153,20 @@ class InferenceSession:
         return StepResult(token_ids=token_ids, top_ids=top_ids, top_logprobs=top_lp,
                           logits=logits_all)
 
+    def rewind(self, position: int) -> None:
+        """Forget positions >= `position` (e.g. to replay a suffix after a failed hop).
+
+        Costs nothing: later steps overwrite the cache from there on."""
+        with self._lock:
+            if self.closed:
+                raise SessionError(f"session {self.session_id} is closed",
+                                   reason="session-closed")
+            if not 0 <= position <= self.position:
+                raise PositionError(f"cannot rewind session {self.session_id} to {position}; "
+                                    f"it holds positions [0, {self.position})")
+            self.position = position
+            self.last_used = self._clock()
+
     def close(self) -> None:
         with self._lock:
             if self.closed:

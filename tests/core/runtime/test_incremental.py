@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from core.errors import PositionError
 from core.runtime import SessionManager, Shard
 from tests.core.runtime.conftest import reference_logits
 
@@ -72,3 +73,17 @@ def test_half_precision_decoding_stays_close_to_float32(
     assert shards[0].kv_dtype == (shards[0].compute_dtype if kv is None else getattr(torch, kv))
     got = run_chunks(shards, tokens, [6] + [1] * 6)
     torch.testing.assert_close(got, reference_logits(tiny_llama, tokens), rtol=0, atol=tol)
+
+
+def test_rewind_then_replay_gives_the_same_logits(tiny_llama: Path) -> None:
+    shard = Shard.load(tiny_llama, 0, 4)
+    session = SessionManager(shard).open(32)
+    tokens = ids(10, seed=9)
+    first = session.step(tokens, return_logits=True).logits
+    session.rewind(6)
+    assert session.position == 6
+    again = session.step(tokens[:, 6:], return_logits=True).logits
+    assert first is not None and again is not None
+    torch.testing.assert_close(again, first[:, 6:])
+    with pytest.raises(PositionError, match="positions \\[0, 10\\)"):
+        session.rewind(11)
