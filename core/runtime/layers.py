@@ -1,19 +1,28 @@
 """The Llama-family block, written for decoding with a preallocated KV cache.
 
-Small modules in the nanoGPT/litgpt manner. Two liberties against the Hugging
-Face layout, both loaded from HF tensor names by ``weights.py``:
+Small modules in the nanoGPT/litgpt manner. At batch 1 on a CPU a decode step
+is the weight reads plus a few thousand tiny kernel launches, so the hot path
+keeps launches few; every liberty taken against the Hugging Face layout is
+loaded from HF tensor names by ``shard.py`` and proven equal by the tests:
 
-* q/k/v are one fused projection and gate/up another (fewer kernel launches per
-  decode step, which dominate at batch 1 on a CPU);
+* q/k/v are one fused projection and gate/up another;
+* hidden states travel as 2-D (B*T, H) matrices, so a projection is one
+  ``mm`` instead of ``linear``'s reshapes around it;
+* RoPE runs once over all q/k/v heads (v's table rows are cos=1, sin=0), so the
+  new keys and values reach the cache with a single copy: a layer's cache is
+  one (B, 2*nkv, max_len, hd) tensor, keys in the first nkv heads;
 * grouped-query attention folds the query heads of one kv head into the query
   length axis, so SDPA reads each cached key/value once instead of a repeated
   copy of the whole prefix per step.
 
-Shapes: B batch, T new positions, S cached positions incl. the new ones,
-H hidden, nh query heads, nkv kv heads, g = nh // nkv, hd head dim.
+Shapes: B batch, T new positions, N = B*T, S cached positions incl. the new
+ones, H hidden, nh query heads, nkv kv heads, g = nh // nkv, hd head dim,
+nt = nh + 2*nkv.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -22,15 +31,41 @@ from torch import nn
 from core.runtime.config import ModelConfig
 
 
+class LayerCache(NamedTuple):
+    """One layer's preallocated cache and its key / value halves (views)."""
+
+    kv: torch.Tensor  # (B, 2 nkv, max_len, hd)
+    k: torch.Tensor  # (B, nkv, max_len, hd)
+    v: torch.Tensor  # (B, nkv, max_len, hd)
+
+    @classmethod
+    def of(cls, kv: torch.Tensor) -> LayerCache:
+        n_kv = kv.shape[1] // 2
+        return cls(kv, kv.narrow(1, 0, n_kv), kv.narrow(1, n_kv, n_kv))
+
+
+def mm(x: torch.Tensor, lin: nn.Linear) -> torch.Tensor:
+    """x (N, in) @ W.T (+ b): what F.linear computes, minus its reshapes."""
+    if lin.bias is None:
+        return torch.mm(x, lin.weight.t())
+    return torch.addmm(lin.bias, x, lin.weight.t())
+
+
 class RMSNorm(nn.Module):
     def __init__(self, size: int, eps: float) -> None:
         super().__init__()
         self.weight = nn.Parameter(torch.ones(size))
         self.eps = eps
+        self._eps: torch.Tensor | None = None  # made on first use, on the input's device
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (N, H)
         if x.dtype == torch.float32:
-            return F.rms_norm(x, self.weight.shape, self.weight, self.eps)
+            eps = self._eps
+            if eps is None:
+                eps = self._eps = torch.full((1,), self.eps, device=x.device)
+            norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True)  # (N, 1)
+            inv = torch.addcmul(eps, norm, norm, value=1.0 / x.shape[-1]).rsqrt_()
+            return (x * inv).mul_(self.weight)  # 1 / sqrt(mean(x^2) + eps) * x * w
         # half precision: normalise in float32, scale after casting back (as the reference)
         xf = x.float()
         xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
@@ -40,7 +75,7 @@ class RMSNorm(nn.Module):
 def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin_signed: torch.Tensor) -> torch.Tensor:
     """x * cos + rotate_half(x) * sin, with rotate_half's sign folded into the table.
 
-    x: (B, T, heads, hd); cos, sin_signed: (T, 1, hd).
+    x: (B, T, heads, hd); cos, sin_signed: (T, heads, hd) or (T, 1, hd).
     """
     half = x.shape[-1] // 2
     swapped = torch.cat((x.narrow(-1, half, half), x.narrow(-1, 0, half)), dim=-1)
@@ -58,40 +93,38 @@ class Attention(nn.Module):
 
     def forward(
         self,
-        x: torch.Tensor,  # (B, T, H)
-        cos: torch.Tensor,  # (T, 1, hd)
-        sin: torch.Tensor,  # (T, 1, hd), sign-folded
-        k_cache: torch.Tensor,  # (B, nkv, max_len, hd)
-        v_cache: torch.Tensor,  # (B, nkv, max_len, hd)
+        x: torch.Tensor,  # (N, H)
+        B: int,
+        T: int,
+        cos: torch.Tensor,  # (T, nt, hd), v rows 1
+        sin: torch.Tensor,  # (T, nt, hd), sign-folded, v rows 0
+        cache: LayerCache,
         pos: int,
         mask: torch.Tensor | None,  # (T*g, S) bool, None when T == 1
     ) -> torch.Tensor:
-        B, T, _ = x.shape
         nh, nkv, hd, g = self.n_head, self.n_kv, self.hd, self.group
-        qkv = self.qkv(x).view(B, T, nh + 2 * nkv, hd)
-        qk = apply_rope(qkv.narrow(2, 0, nh + nkv), cos, sin)  # (B, T, nh + nkv, hd)
-        # write the new positions into the preallocated cache, in place
-        k_cache.narrow(2, pos, T).copy_(qk.narrow(2, nh, nkv).transpose(1, 2))  # (B, nkv, T, hd)
-        v_cache.narrow(2, pos, T).copy_(qkv.narrow(2, nh + nkv, nkv).transpose(1, 2))
+        qkv = apply_rope(mm(x, self.qkv).view(B, T, nh + 2 * nkv, hd), cos, sin)
+        # new keys and values into the preallocated cache, in place, one copy
+        cache.kv.narrow(2, pos, T).copy_(qkv.narrow(2, nh, 2 * nkv).transpose(1, 2))
         # query heads of one kv head side by side on the length axis: (B, nkv, T*g, hd)
-        q = qk.narrow(2, 0, nh)
+        q = qkv.narrow(2, 0, nh)
         if T == 1:
             q = q.view(B, nkv, g, hd)
         else:
             q = q.reshape(B, T, nkv, g, hd).permute(0, 2, 1, 3, 4).reshape(B, nkv, T * g, hd)
-        if q.dtype != k_cache.dtype:
-            q = q.to(k_cache.dtype)
+        if q.dtype != cache.kv.dtype:
+            q = q.to(cache.kv.dtype)
         end = pos + T
         y = F.scaled_dot_product_attention(
-            q, k_cache.narrow(2, 0, end), v_cache.narrow(2, 0, end), attn_mask=mask
+            q, cache.k.narrow(2, 0, end), cache.v.narrow(2, 0, end), attn_mask=mask
         )  # (B, nkv, T*g, hd) in kv dtype
         if T == 1:
-            y = y.view(B, 1, nh * hd)
+            y = y.view(B, nh * hd)
         else:
-            y = y.view(B, nkv, T, g, hd).permute(0, 2, 1, 3, 4).reshape(B, T, nh * hd)
+            y = y.view(B, nkv, T, g, hd).permute(0, 2, 1, 3, 4).reshape(B * T, nh * hd)
         if y.dtype != x.dtype:
             y = y.to(x.dtype)
-        return self.o_proj(y)  # (B, T, H)
+        return mm(y, self.o_proj)  # (N, H)
 
 
 class MLP(nn.Module):
@@ -102,9 +135,9 @@ class MLP(nn.Module):
         self.gate_up = nn.Linear(cfg.hidden_size, 2 * cfg.intermediate_size, bias=False)
         self.down = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        gate, up = self.gate_up(x).chunk(2, dim=-1)  # (B, T, I) each
-        return self.down(F.silu(gate).mul_(up))  # (B, T, H)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (N, H)
+        gate, up = mm(x, self.gate_up).chunk(2, dim=-1)  # (N, I) each
+        return mm(F.silu(gate).mul_(up), self.down)  # (N, H)
 
 
 class Block(nn.Module):
@@ -115,18 +148,20 @@ class Block(nn.Module):
         self.post_attention_norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.mlp = MLP(cfg)
 
-    def forward(
-        self,
-        x: torch.Tensor,
-        cos: torch.Tensor,
-        sin: torch.Tensor,
-        k_cache: torch.Tensor,
-        v_cache: torch.Tensor,
-        pos: int,
-        mask: torch.Tensor | None,
-    ) -> torch.Tensor:
-        h = x + self.attn(self.input_norm(x), cos, sin, k_cache, v_cache, pos, mask)
-        return h.add_(self.mlp(self.post_attention_norm(h)))  # (B, T, H); h is ours to reuse
+    def forward(self, x: torch.Tensor, B: int, T: int, cos: torch.Tensor, sin: torch.Tensor,
+                cache: LayerCache, pos: int, mask: torch.Tensor | None) -> torch.Tensor:
+        h = x + self.attn(self.input_norm(x), B, T, cos, sin, cache, pos, mask)
+        return h.add_(self.mlp(self.post_attention_norm(h)))  # (N, H); h is ours to reuse
+
+
+def rope_tables(cos: torch.Tensor, sin: torch.Tensor, n_qk: int,
+                n_v: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(T, hd) tables -> (T, n_qk + n_v, hd): rotate q/k heads, leave v heads as they are."""
+    T, hd = cos.shape
+    ones = torch.ones(T, n_v, hd, dtype=cos.dtype, device=cos.device)
+    cos_h = torch.cat((cos.unsqueeze(1).expand(T, n_qk, hd), ones), dim=1)
+    sin_h = torch.cat((sin.unsqueeze(1).expand(T, n_qk, hd), torch.zeros_like(ones)), dim=1)
+    return cos_h, sin_h
 
 
 def causal_group_mask(T: int, pos: int, group: int, device: torch.device) -> torch.Tensor | None:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import torch
 
 from core.errors import CapacityError, PositionError, RuntimeInputError, SessionError, ShapeError
+from core.runtime.layers import LayerCache
 from core.runtime.sampling import SamplingParams, sample
 from core.runtime.shard import Shard
 
@@ -70,10 +71,10 @@ class InferenceSession:
         self.closed = False
         cfg = shard.config
         n_layers = shard.end - start_layer
-        # one allocation for all layers: (layers, 2, B, nkv, max_len, hd)
-        self._kv = torch.zeros(n_layers, 2, batch_size, cfg.num_kv_heads, max_length,
+        # one allocation for all layers: (layers, B, 2 nkv, max_len, hd), keys first
+        self._kv = torch.zeros(n_layers, batch_size, 2 * cfg.num_kv_heads, max_length,
                                cfg.head_dim, dtype=shard.kv_dtype, device=shard.device)
-        self._pairs = [(self._kv[i, 0], self._kv[i, 1]) for i in range(n_layers)]
+        self._caches = [LayerCache.of(self._kv[i]) for i in range(n_layers)]
         self._generator: torch.Generator | None = None
         if shard.is_last and not sampling.greedy:
             self._generator = torch.Generator(device=shard.device)
@@ -144,7 +145,7 @@ class InferenceSession:
             x = shard.embed_tokens(inputs.to(device=shard.device, dtype=torch.int64))
         else:
             x = inputs.to(device=shard.device, dtype=shard.compute_dtype)
-        x = shard.run_layers(x, self.position, self._pairs, self.start_layer)  # (B, T, H)
+        x = shard.run_layers(x, self.position, self._caches, self.start_layer)  # (B, T, H)
         if not shard.is_last:
             return StepResult(hidden=x)
         logits_all = shard.head(x) if return_logits else None  # (B, T, V)
@@ -172,7 +173,7 @@ class InferenceSession:
             if self.closed:
                 return
             self.closed = True
-            self._pairs = []
+            self._caches = []
             self._kv = torch.empty(0)
         self._on_close(self)
 

@@ -21,7 +21,7 @@ from torch import nn
 from core.errors import ModelError, RangeError
 from core.runtime.config import ModelConfig
 from core.runtime.dtypes import check_dtype_on_device, parse_device, parse_dtype
-from core.runtime.layers import Block, RMSNorm, causal_group_mask
+from core.runtime.layers import Block, LayerCache, RMSNorm, causal_group_mask, rope_tables
 from core.runtime.rope import RopeTable
 from core.runtime.weights import WeightSource
 
@@ -29,7 +29,6 @@ __all__ = ["Shard", "parse_dtype"]
 
 log = logging.getLogger(__name__)
 
-KVPair = tuple[torch.Tensor, torch.Tensor]  # (B, nkv, max_len, hd) each
 
 
 def _layer_names(i: int, cfg: ModelConfig) -> list[str]:
@@ -171,20 +170,24 @@ class Shard(nn.Module):
         assert self.embed is not None
         return F.embedding(ids, self.embed.weight)  # (B, T, H)
 
-    def run_layers(self, x: torch.Tensor, pos: int, kv: Sequence[KVPair],
+    def run_layers(self, x: torch.Tensor, pos: int, caches: Sequence[LayerCache],
                    start_layer: int) -> torch.Tensor:
         """Layers [start_layer, end) over x (B, T, H) at positions [pos, pos+T)."""
-        T = x.shape[1]
+        B, T, H = x.shape
+        cfg = self.config
         cos, sin = self.rope.get(pos + T)
-        cos = cos[pos : pos + T].unsqueeze(1)  # (T, 1, hd)
-        sin = sin[pos : pos + T].unsqueeze(1)
-        mask = causal_group_mask(T, pos, self.config.q_per_kv, x.device)
+        cos, sin = rope_tables(cos.narrow(0, pos, T), sin.narrow(0, pos, T),
+                               cfg.num_heads + cfg.num_kv_heads, cfg.num_kv_heads)
+        mask = causal_group_mask(T, pos, cfg.q_per_kv, x.device)
+        h = x.reshape(B * T, H)  # (N, H)
         blocks = self._blocks[start_layer - self.start :]
-        for layer, (k_cache, v_cache) in zip(blocks, kv, strict=True):
-            x = layer(x, cos, sin, k_cache, v_cache, pos, mask)
-        return x
+        for layer, cache in zip(blocks, caches, strict=True):
+            h = layer(h, B, T, cos, sin, cache, pos, mask)
+        return h.view(B, T, H)
 
     def head(self, x: torch.Tensor) -> torch.Tensor:
         """Final norm + LM head: (B, T, H) -> float32 logits (B, T, V)."""
         assert self.norm is not None and self.lm_head is not None
-        return self.lm_head(self.norm(x)).float()
+        B, T, H = x.shape
+        logits = torch.mm(self.norm(x.reshape(B * T, H)), self.lm_head.weight.t())  # (N, V)
+        return logits.view(B, T, -1).float()
