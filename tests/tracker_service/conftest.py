@@ -21,7 +21,8 @@ def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return make_settings(tmp_path)
+    # The registry tests need no background dialling of their fake endpoints.
+    return make_settings(tmp_path, background_tasks=False)
 
 
 @pytest.fixture

@@ -206,14 +206,14 @@ def test_admin_remove_takes_a_node_out_but_lets_it_register_again(client: TestCl
 
 
 def test_admin_actions_are_disabled_without_a_configured_token(tmp_path: Path) -> None:
-    app = create_app(make_settings(tmp_path, admin_token=""))
+    app = create_app(make_settings(tmp_path, admin_token="", background_tasks=False))
     with TestClient(app) as c:
         response = c.post("/api/v1/admin/nodes/" + "0" * 32 + "/ban", json={"reason": "x"})
     assert (response.status_code, _reason(response)) == (403, "admin-required")
 
 
 def test_private_network_needs_a_valid_unrevoked_join_token(tmp_path: Path) -> None:
-    app = create_app(make_settings(tmp_path, private=True))
+    app = create_app(make_settings(tmp_path, private=True, background_tasks=False))
     database = app.state.tracker.database
     with database.sessions.begin() as session:
         row, token = add_join_token(session, label="alice", now=time.time())
@@ -232,7 +232,7 @@ def test_private_network_needs_a_valid_unrevoked_join_token(tmp_path: Path) -> N
 
 
 def test_body_over_the_limit_is_refused_413_before_it_is_read(tmp_path: Path) -> None:
-    app = create_app(make_settings(tmp_path, max_body_bytes=4096))
+    app = create_app(make_settings(tmp_path, max_body_bytes=4096, background_tasks=False))
     node = FakeNode()
     with TestClient(app) as c:
         big = b"{" + b" " * 5000 + b"}"
