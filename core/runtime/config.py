@@ -126,7 +126,12 @@ def _rope_params(d: Mapping[str, Any]) -> Mapping[str, Any] | None:
     if params is None:
         params = d.get("rope_scaling")
     if params is not None and not isinstance(params, Mapping):
-        raise UnsupportedArchitecture(f"rope parameters {params!r} are not a mapping")
+        raise UnsupportedArchitecture(f"rope parameters {params!r} are not a mapping",
+                                      reason="unsupported-rope")
+    if params and any(isinstance(v, Mapping) for v in params.values()):
+        raise UnsupportedArchitecture(
+            f"per-layer-type rope parameters ({sorted(params)}) are not supported",
+            reason="unsupported-rope")
     return params
 
 

@@ -63,7 +63,7 @@ class InferenceSession:
         self.end_layer = shard.end
         self.position = 0
         self.takes_tokens = start_layer == 0
-        self.reserved_bytes = (shard.kv_bytes_per_token(start_layer) * max_length * batch_size)
+        self.reserved_bytes = shard.kv_bytes_per_token(start_layer) * max_length * batch_size
         self._clock = clock
         self.last_used = clock()
         self._on_close = on_close
@@ -82,6 +82,11 @@ class InferenceSession:
                 self._generator.manual_seed(sampling.seed)
             else:
                 self._generator.seed()
+
+    @property
+    def kv_cache(self) -> torch.Tensor:
+        """The session's whole preallocated cache: (layers, B, 2 nkv, max_len, hd)."""
+        return self._kv
 
     # -- validation ------------------------------------------------------------------
     def _check(self, inputs: torch.Tensor) -> int:

@@ -83,6 +83,7 @@ BASE: dict[str, Any] = {
         ({"model_type": "qwen2", "use_sliding_window": True, "sliding_window": 64},
          "sliding_window=64"),
         ({"hidden_act": "gelu"}, "hidden_act 'gelu'"),
+        ({"rope_parameters": {"full_attention": {"rope_type": "default"}}}, "per-layer-type"),
         ({"num_key_value_heads": 3}, "not a multiple of num_key_value_heads 3"),
     ],
 )

@@ -172,3 +172,18 @@ def test_concurrent_open_close_keeps_the_books_balanced(middle: Shard) -> None:
     for t in threads:
         t.join()
     assert manager.open_count == 0 and manager.reserved_bytes == 0
+
+
+def test_steps_write_into_the_cache_reserved_at_open(whole: Shard) -> None:
+    session = SessionManager(whole).open(40)
+    cache = session.kv_cache
+    address = cache.data_ptr()
+    assert cache.numel() * cache.element_size() == session.reserved_bytes
+    x = torch.tensor([[1, 2, 3, 4]])
+    for _ in range(20):
+        token_ids = session.step(x).token_ids
+        assert token_ids is not None
+        x = token_ids.view(1, 1)
+    assert session.kv_cache.data_ptr() == address and session.position == 23
+    assert bool(cache[:, :, :, :23].abs().sum(dim=-1).gt(0).all())  # written in place
+    assert bool(cache[:, :, :, 23:].eq(0).all())  # the rest untouched
