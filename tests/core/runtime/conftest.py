@@ -27,14 +27,23 @@ TINY: dict[str, Any] = dict(
 
 
 def build_tiny(folder: Path, kind: str = "llama", seed: int = 0, **overrides: Any) -> Path:
-    """Save a random tiny model of `kind` ("llama" | "qwen2") into folder."""
-    from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+    """Save a random tiny model of `kind` ("llama" | "qwen2" | "mistral") into folder."""
+    from transformers import (
+        LlamaConfig,
+        LlamaForCausalLM,
+        MistralConfig,
+        MistralForCausalLM,
+        Qwen2Config,
+        Qwen2ForCausalLM,
+    )
 
     torch.manual_seed(seed)
     params = {**TINY, **overrides}
     max_shard_size = params.pop("max_shard_size", None)
     if kind == "qwen2":
         model: Any = Qwen2ForCausalLM(Qwen2Config(**params))
+    elif kind == "mistral":
+        model = MistralForCausalLM(MistralConfig(**params))
     else:
         model = LlamaForCausalLM(LlamaConfig(**params))
     # random init leaves norms at 1.0; perturb them so a norm bug cannot hide
@@ -66,6 +75,24 @@ def tiny_llama3_rope(tmp_path_factory: pytest.TempPathFactory) -> Path:
                "high_freq_factor": 4.0, "original_max_position_embeddings": 32}
     return build_tiny(tmp_path_factory.mktemp("tiny-llama3"), seed=2, rope_scaling=scaling,
                       rope_theta=500000.0, tie_word_embeddings=True)
+
+
+@pytest.fixture(scope="session")
+def tiny_linear_rope(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny(tmp_path_factory.mktemp("tiny-linear"), seed=5,
+                      rope_scaling={"rope_type": "linear", "factor": 4.0})
+
+
+@pytest.fixture(scope="session")
+def tiny_mistral(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny(tmp_path_factory.mktemp("tiny-mistral"), "mistral", seed=6,
+                      sliding_window=None, head_dim=16)
+
+
+@pytest.fixture(scope="session")
+def tiny_llama_biased(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Llama with attention_bias=True: q, k, v and o projections all carry a bias."""
+    return build_tiny(tmp_path_factory.mktemp("tiny-biased"), seed=7, attention_bias=True)
 
 
 @pytest.fixture(scope="session")

@@ -40,7 +40,8 @@ def test_shard_chain_reproduces_transformers_logits(
                                reference_logits(folder, ids), rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("model", ["tiny_llama3_rope", "tiny_untied", "tiny_multifile"])
+@pytest.mark.parametrize("model", ["tiny_llama3_rope", "tiny_linear_rope", "tiny_untied",
+                                   "tiny_multifile", "tiny_mistral", "tiny_llama_biased"])
 def test_two_shard_chain_matches_transformers_for_config_variants(
     model: str, request: pytest.FixtureRequest
 ) -> None:
