@@ -195,6 +195,7 @@ class SessionManager:
         self.clock = clock
         self._lock = threading.RLock()
         self._sessions: dict[str, InferenceSession] = {}
+        self._opening: set[str] = set()  # ids reserved, cache still being allocated
         self._reserved = 0
 
     @property
@@ -224,7 +225,7 @@ class SessionManager:
         self.expire_idle()  # idle sessions give their memory back before we judge capacity
         sid = session_id or uuid.uuid4().hex
         with self._lock:
-            if sid in self._sessions:
+            if sid in self._sessions or sid in self._opening:
                 raise SessionError(f"session {sid} is already open", reason="session-exists")
             if self.kv_budget_bytes is not None and self._reserved + need > self.kv_budget_bytes:
                 free = self.kv_budget_bytes - self._reserved
@@ -233,6 +234,7 @@ class SessionManager:
                     f"{_mb(free)} free of the {_mb(self.kv_budget_bytes)} budget "
                     f"({len(self._sessions)} sessions open); try a shorter max_length later")
             self._reserved += need  # reserve before allocating outside the lock
+            self._opening.add(sid)
         try:
             session = InferenceSession(shard, sid, max_length, batch_size,
                                        sampling or SamplingParams(), first, self.clock,
@@ -240,8 +242,10 @@ class SessionManager:
         except (RuntimeError, MemoryError) as exc:
             with self._lock:
                 self._reserved -= need
+                self._opening.discard(sid)
             raise CapacityError(f"allocating {_mb(need)} of KV cache failed: {exc}") from exc
         with self._lock:
+            self._opening.discard(sid)
             self._sessions[sid] = session
         log.info("opened session %s: max_length %d, %s KV", sid, max_length, _mb(need))
         return session
