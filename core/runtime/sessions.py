@@ -26,7 +26,14 @@ from dataclasses import dataclass
 
 import torch
 
-from core.errors import CapacityError, PositionError, RuntimeInputError, SessionError, ShapeError
+from core.errors import (
+    CapacityError,
+    PositionError,
+    RangeError,
+    RuntimeInputError,
+    SessionError,
+    ShapeError,
+)
 from core.runtime.layers import LayerCache
 from core.runtime.sampling import SamplingParams, sample
 from core.runtime.shard import Shard
@@ -213,8 +220,8 @@ class SessionManager:
         shard = self.shard
         first = shard.start if start_layer is None else start_layer
         if not shard.start <= first < shard.end:
-            raise PositionError(f"start_layer {first} is outside this shard's layers "
-                                f"[{shard.start}, {shard.end})", reason="bad-start-layer")
+            raise RangeError(f"start_layer {first} is outside this shard's layers "
+                             f"[{shard.start}, {shard.end})", reason="bad-start-layer")
         limit = shard.config.max_position_embeddings
         if not 1 <= max_length <= limit:
             raise PositionError(f"max_length {max_length} must be in [1, {limit}] "

@@ -11,6 +11,7 @@ import torch
 from core.errors import (
     CapacityError,
     PositionError,
+    RangeError,
     RuntimeInputError,
     SessionError,
     ShapeError,
@@ -116,7 +117,7 @@ def test_open_refuses_bad_arguments_with_numbers(middle: Shard) -> None:
     manager = SessionManager(middle)
     with pytest.raises(PositionError, match="max_length 513 must be in"):
         manager.open(513)
-    with pytest.raises(PositionError, match=r"start_layer 3 is outside this shard's layers \[1,"):
+    with pytest.raises(RangeError, match=r"start_layer 3 is outside this shard's layers \[1,"):
         manager.open(8, start_layer=3)
     manager.open(8, session_id="s1")
     with pytest.raises(SessionError, match="already open"):
