@@ -42,6 +42,11 @@ class TrackerContext:
 # Dependencies that do no blocking work are `async def`: FastAPI would run a plain
 # `def` dependency in a worker thread, a hop that costs more than the lookup.
 async def get_context(request: Request) -> TrackerContext:
+    return context_of(request)
+
+
+def context_of(request: Request) -> TrackerContext:
+    """The context without dependency injection, for the heartbeat hot path."""
     context: TrackerContext = request.app.state.tracker
     return context
 
