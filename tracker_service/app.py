@@ -124,3 +124,10 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
         context.key.public_key_b64,
     )
     return app
+
+
+def app_from_env() -> FastAPI:
+    """Factory for `meshnet-tracker serve --workers N`: each worker process reads the
+    settings from the environment (the CLI exports its flags there) and behaves as one
+    more replica over the same database."""
+    return create_app(Settings())

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from tracker_service.config import Settings
 from tracker_service.store.db import Database
@@ -50,20 +52,30 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from tracker_service.app import create_app
+    from tracker_service.app import create_app, load_key
 
     settings = _settings(args)
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(levelname)s %(name)s %(message)s"
     )
-    app = create_app(settings)
-    uvicorn.run(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level,
-        access_log=args.access_log,
-    )
+    common: dict[str, Any] = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": settings.log_level,
+        "access_log": args.access_log,
+    }
+    if args.workers <= 1:
+        uvicorn.run(create_app(settings), **common)
+        return 0
+    # Several processes on one port: each is a replica over the same database. The
+    # schema and the key are made here first, so the workers only read them.
+    _open_store(settings).dispose()
+    load_key(settings)
+    for name in ("host", "port", "db"):
+        value = getattr(args, name, None)
+        if value is not None:
+            os.environ[f"MESHNET_TRACKER_{name.upper()}"] = str(value)
+    uvicorn.run("tracker_service.app:app_from_env", factory=True, workers=args.workers, **common)
     return 0
 
 
@@ -161,6 +173,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)
     serve.add_argument("--access-log", action="store_true", help="log every request")
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes on the port, each a replica over the database (default 1)",
+    )
     serve.set_defaults(func=cmd_serve)
 
     recipes = with_db(commands.add_parser("recipes", help="the certification ledger"))

@@ -23,8 +23,17 @@ def free_port() -> int:
 
 
 class TrackerProcess:
-    def __init__(self, home: Path, db_url: str, *, port: int | None = None, **env: str) -> None:
+    def __init__(
+        self,
+        home: Path,
+        db_url: str,
+        *,
+        port: int | None = None,
+        extra_args: tuple[str, ...] = (),
+        **env: str,
+    ) -> None:
         self.home = home
+        self.extra_args = extra_args
         self.db_url = db_url
         self.port = port or free_port()
         self.env = env
@@ -47,6 +56,7 @@ class TrackerProcess:
         env.update(self.env)
         command = [sys.executable, "-m", "tracker_service.cli", "serve"]
         command += ["--host", "127.0.0.1", "--port", str(self.port), "--db", self.db_url]
+        command += list(self.extra_args)
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=log)
         deadline = time.monotonic() + timeout_s

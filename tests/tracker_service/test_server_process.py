@@ -148,3 +148,21 @@ def test_two_tracker_processes_start_together_on_one_postgres_and_serve_as_one(
     assert beat_b.status_code == 200, beat_b.text
     assert state_b["models"][0]["status"] == "healthy"
     assert [n["node_id"] for n in state_b["nodes"]] == [node.node_id]
+
+
+def test_serve_with_two_workers_answers_as_one_tracker(tmp_path: Path) -> None:
+    db_url = f"sqlite:///{tmp_path / 'tracker.db'}"
+    tracker = TrackerProcess(tmp_path, db_url, extra_args=("--workers", "2")).start()
+    node = FakeNode()
+    try:
+        # No keep-alive: each request is a new connection, which either worker may accept.
+        fresh = httpx.Limits(max_keepalive_connections=0)
+        with httpx.Client(base_url=tracker.url, timeout=10.0, limits=fresh) as client:
+            admitted = register(client, node, identity_block(0, 30))
+            beats = [beat(client, node).status_code for _ in range(6)]
+            keys = {register(client, FakeNode()).json()["tracker_public_key"] for _ in range(4)}
+    finally:
+        tracker.stop()
+    assert admitted.status_code == 200, admitted.text
+    assert beats == [200] * 6
+    assert len(keys) == 1  # every worker signs with the one key made before they started
