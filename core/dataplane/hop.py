@@ -44,6 +44,10 @@ logger = logging.getLogger(__name__)
 
 MAX_CONTROL_BYTES = 64 * 1024  # an open/close message is a few hundred bytes
 MAX_LOGPROBS = 20
+# Steps of at most this many positions (decode) run on the event loop itself: a
+# thread hand-off costs more than such a forward, and the CPU is busy with it
+# either way. Longer steps (prefill) go to a worker thread so the loop stays live.
+INLINE_STEP_POSITIONS = 4
 # Runtime refusals that are the node's own failure, not the client's input.
 NODE_FAULTS = frozenset({"step-failed", "non-finite-logits"})
 WIRE_REASONS = frozenset(
@@ -269,7 +273,10 @@ class HopSession:
         positions = frames.check_step_header(header, want)
         frame = frames.decode_frame(data, self._ctx.max_frame_bytes)
         inputs = next(iter(frame.tensors.values()))  # token range, NaN: the runtime checks
-        reply = await asyncio.to_thread(self._compute, session, inputs)
+        if positions <= INLINE_STEP_POSITIONS:
+            reply = self._compute(session, inputs)
+        else:
+            reply = await asyncio.to_thread(self._compute, session, inputs)
         self._steps += 1
         self._tokens += positions * self.BATCH_SIZE
         self._ctx.tokens_served += positions * self.BATCH_SIZE
