@@ -19,7 +19,6 @@ fixed token-id prompt (real tokens still come out; they are just not words).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import logging
 import re
@@ -30,6 +29,7 @@ from dataclasses import dataclass
 import httpx
 from tokenizers import Tokenizer
 
+from tracker_service.background import BackgroundLoop
 from tracker_service.reachability import ReachabilityMonitor, http_base
 from tracker_service.recipe_identity import (
     DistributedForwardEvidence,
@@ -191,8 +191,10 @@ class CertifierSettings:
     step_timeout_s: float = 60.0
 
 
-class Certifier:
+class Certifier(BackgroundLoop):
     """Background task promoting dark recipes; :meth:`run_pass` is one sweep."""
+
+    task_name = "meshnet-certifier"
 
     def __init__(
         self,
@@ -203,45 +205,15 @@ class Certifier:
         monitor: ReachabilityMonitor | None = None,
         settings: CertifierSettings | None = None,
     ) -> None:
+        self._settings = settings or CertifierSettings()
+        super().__init__(self._settings.poll_s)
         self._db = database
         self._planner = planner
         self._ledger = ledger
         self._monitor = monitor
-        self._settings = settings or CertifierSettings()
         self._backoff: dict[Key, _Backoff] = {}
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self._client: httpx.AsyncClient | None = None
         self._tokenizers: dict[str, Tokenizer] = {}  # by revision: verified bytes only
         self.last_attempts: dict[Key, Attempt] = {}
-
-    def wake(self, *_: object) -> None:
-        """Run a pass now (a node of some recipe just became reachable)."""
-        self._wake.set()
-
-    async def start(self) -> None:
-        self._client = httpx.AsyncClient(follow_redirects=False, trust_env=False)
-        self._task = asyncio.create_task(self._run(), name="meshnet-certifier")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
-
-    async def _run(self) -> None:
-        while True:
-            try:
-                await self.run_pass()
-            except Exception:  # one bad pass must not end certification for good
-                log.exception("certification pass failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._settings.poll_s)
-            self._wake.clear()
 
     async def run_pass(self) -> list[Attempt]:
         """Attempt every dark recipe that >= 2 reachable nodes cover and is not backing off."""

@@ -17,7 +17,6 @@ rather than being told, so it also sees registrations a sibling replica took.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import secrets
@@ -29,6 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from tracker_service.background import BackgroundLoop
 from tracker_service.keys import verify_ed25519
 from tracker_service.store.db import Database
 from tracker_service.store.routing import (
@@ -159,8 +159,10 @@ async def _get_capped(
             return response.status_code, bytes(body)
 
 
-class ReachabilityMonitor:
+class ReachabilityMonitor(BackgroundLoop):
     """Dials due nodes in the background and records each verdict in the store."""
+
+    task_name = "meshnet-reachability"
 
     def __init__(
         self,
@@ -174,8 +176,8 @@ class ReachabilityMonitor:
         batch: int = 256,
         on_reachable: Callable[[DialTarget], None] | None = None,
     ) -> None:
+        super().__init__(poll_s)
         self._db = database
-        self._poll_s = poll_s
         self._recheck_s = recheck_s
         self._retry_s = retry_s
         self._timeout_s = timeout_s
@@ -183,45 +185,18 @@ class ReachabilityMonitor:
         self._batch = batch
         self.on_reachable = on_reachable
         self._latency: dict[str, float] = {}
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self._client: httpx.AsyncClient | None = None
 
     def latency_ms(self, node_id: str) -> float | None:
         """The last measured dial round trip (this replica's view), for route choice."""
         return self._latency.get(node_id)
-
-    def wake(self) -> None:
-        self._wake.set()
 
     def suspect(self, node_id: str) -> None:
         """A route client saw this node fail: dial it again now (blocking, store write)."""
         with self._db.sessions.begin() as session:
             request_redial(session, node_id)
 
-    async def start(self) -> None:
-        self._client = httpx.AsyncClient(follow_redirects=False, trust_env=False)
-        self._task = asyncio.create_task(self._run(), name="meshnet-reachability")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
-
-    async def _run(self) -> None:
-        while True:
-            try:
-                await self.check_due()
-            except Exception:  # the monitor must outlive a bad pass (e.g. a locked DB)
-                log.exception("reachability pass failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._poll_s)
-            self._wake.clear()
+    async def run_pass(self) -> int:
+        return await self.check_due()
 
     async def check_due(self) -> int:
         """One pass: dial every due node (bounded concurrency); returns how many."""
