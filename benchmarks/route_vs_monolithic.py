@@ -27,7 +27,7 @@ import torch
 from app.demo.processes import start_node, start_tracker
 from core.models.default_model import ensure_default_model
 from core.models.tokenizer import ChatTokenizer
-from core.route import RouteSession, hops_from_route
+from core.route import RouteSession, hops_from_route, request_route
 
 NEW_TOKENS = 128
 ROUNDS = 3  # interleaved, best of each: this shared machine's speed drifts over minutes
@@ -63,17 +63,7 @@ async def route_run(
     url: str, recipe: dict[str, Any], prompt_ids: list[int], new_tokens: int
 ) -> tuple[list[float], list[tuple[list[float], list[float]]]]:
     """Per-decode-step wall times (s) and per-hop compute and overhead times (ms)."""
-    async with httpx.AsyncClient(base_url=url, timeout=30) as http:
-        response = await http.post(
-            "/api/v1/routes",
-            json={
-                "model_artifact_digest": recipe["model_artifact_digest"],
-                "runtime_recipe_digest": recipe["runtime_recipe_digest"],
-                "purpose": "serve",
-            },
-        )
-        response.raise_for_status()
-        route = response.json()
+    route = await request_route(url, recipe)
     hops = hops_from_route(route)
     steps: list[float] = []
     max_length = len(prompt_ids) + new_tokens + 1

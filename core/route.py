@@ -13,10 +13,11 @@ from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import torch
 
 from core.dataplane.client import HopClient
-from core.errors import ProtocolError
+from core.errors import ProtocolError, TrackerError
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,28 @@ class RouteSession:
             yield token
             if produced + 1 < max_new_tokens:
                 token = await self.step([token])
+
+
+async def request_route(tracker_url: str, recipe: Mapping[str, Any]) -> dict[str, Any]:
+    """Ask the tracker for a serving route (hops + signed ticket) for a certified recipe."""
+    async with httpx.AsyncClient(base_url=tracker_url, timeout=30) as http:
+        try:
+            response = await http.post(
+                "/api/v1/routes",
+                json={
+                    "model_artifact_digest": recipe["model_artifact_digest"],
+                    "runtime_recipe_digest": recipe["runtime_recipe_digest"],
+                    "purpose": "serve",
+                },
+            )
+        except httpx.HTTPError as exc:
+            raise TrackerError(f"cannot reach the tracker at {tracker_url}: {exc}") from exc
+    if response.status_code != 200:
+        raise TrackerError(
+            f"the tracker gave no route ({response.status_code}): {response.text[:300]}",
+            reason="no-route",
+        )
+    return dict(response.json())
 
 
 def hops_from_route(route: Mapping[str, Any]) -> list[RouteHop]:

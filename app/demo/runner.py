@@ -18,7 +18,7 @@ from core.errors import MeshnetError
 from core.models.default_model import ensure_default_model
 from core.models.manifest import ModelManifest
 from core.models.tokenizer import ChatTokenizer
-from core.route import RouteSession, hops_from_route
+from core.route import RouteSession, hops_from_route, request_route
 
 CERTIFY_TIMEOUT_S = 240.0
 
@@ -132,18 +132,7 @@ class Demo:
         tokenizer = ChatTokenizer.from_folder(model_dir)
         prompt_ids = tokenizer.encode_chat([{"role": "user", "content": self.options.prompt}])
         max_length = len(prompt_ids) + self.options.max_tokens + 1
-        async with httpx.AsyncClient(base_url=url, timeout=30) as http:
-            response = await http.post(
-                "/api/v1/routes",
-                json={
-                    "model_artifact_digest": recipe["model_artifact_digest"],
-                    "runtime_recipe_digest": recipe["runtime_recipe_digest"],
-                    "purpose": "serve",
-                },
-            )
-            if response.status_code != 200:
-                raise MeshnetError(f"the tracker gave no route: {response.text[:300]}")
-            route = response.json()
+        route = await request_route(url, recipe)
         hops = hops_from_route(route)
         path = " → ".join(f"{h.node_id[:8]} [{h.effective_start}–{h.end})" for h in hops)
         self.say(f"   route: {path}\n")

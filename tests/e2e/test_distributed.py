@@ -17,7 +17,7 @@ from core.dataplane.client import HopClient
 from core.errors import ProtocolError
 from core.identity import NodeIdentity
 from core.models.tokenizer import ChatTokenizer
-from core.route import RouteSession, hops_from_route
+from core.route import RouteSession, hops_from_route, request_route
 from core.signing import ROUTE_TICKET_DOMAIN, sign_document
 from tests.e2e.conftest import Cluster
 
@@ -29,20 +29,7 @@ def _certified(cluster: Cluster) -> dict[str, Any]:
 
 
 def _route(cluster: Cluster) -> dict[str, Any]:
-    import httpx
-
-    recipe = _certified(cluster)
-    response = httpx.post(
-        cluster.url + "/api/v1/routes",
-        json={
-            "model_artifact_digest": recipe["model_artifact_digest"],
-            "runtime_recipe_digest": recipe["runtime_recipe_digest"],
-            "purpose": "serve",
-        },
-        timeout=10,
-    )
-    assert response.status_code == 200, response.text
-    return dict(response.json())
+    return asyncio.run(request_route(cluster.url, _certified(cluster)))
 
 
 def _tracker_identity(cluster: Cluster) -> NodeIdentity:
