@@ -26,7 +26,16 @@ from tracker_service.deps import TrackerContext
 from tracker_service.keys import TrackerKey
 from tracker_service.metrics import TrackerMetrics
 from tracker_service.route_services import RouteServices, lifespan
-from tracker_service.routes import SIGNED_BODY_MODELS, admin, nodes, routes, state
+from tracker_service.routes import (
+    SIGNED_BODY_MODELS,
+    admin,
+    http_refusal_response,
+    nodes,
+    refusal_response,
+    routes,
+    state,
+)
+from tracker_service.routes.heartbeat import HeartbeatShortcut
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import PersistentLedger
 
@@ -57,20 +66,14 @@ def build_context(settings: Settings) -> TrackerContext:
     )
 
 
-def _refusal(status_code: int, reason: str, detail: str) -> JSONResponse:
-    return JSONResponse({"reason": reason, "detail": detail}, status_code=status_code)
-
-
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(errors.TrackerRefusal)
     async def on_refusal(_request: Request, exc: errors.TrackerRefusal) -> JSONResponse:
-        return _refusal(exc.status_code, exc.reason, exc.message)
+        return refusal_response(exc.status_code, exc.reason, exc.message)
 
     @app.exception_handler(HTTPException)
     async def on_http(_request: Request, exc: HTTPException) -> JSONResponse:
-        if isinstance(exc.detail, dict) and "reason" in exc.detail:
-            return _refusal(exc.status_code, exc.detail["reason"], str(exc.detail["detail"]))
-        return _refusal(exc.status_code, f"http-{exc.status_code}", str(exc.detail))
+        return http_refusal_response(exc)
 
     @app.exception_handler(RequestValidationError)
     async def on_invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -78,7 +81,7 @@ def _install_error_handlers(app: FastAPI) -> None:
             f"{'.'.join(str(p) for p in err.get('loc', ()))}: {err.get('msg', '')}"
             for err in list(exc.errors())[:5]
         )
-        return _refusal(422, errors.INVALID_REQUEST, f"the request is invalid: {problems}")
+        return refusal_response(422, errors.INVALID_REQUEST, f"the request is invalid: {problems}")
 
 
 def _openapi_with_signed_bodies(app: FastAPI) -> dict[str, Any]:
@@ -109,6 +112,8 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
     )
     app.state.tracker = context
     app.state.routing = routing
+    # Added first, so it runs inside the body limit (413 still comes first).
+    app.add_middleware(HeartbeatShortcut)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     _install_error_handlers(app)
     app.include_router(nodes.router)

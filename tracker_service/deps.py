@@ -20,7 +20,7 @@ from tracker_service.config import Settings
 from tracker_service.keys import TrackerKey
 from tracker_service.metrics import TrackerMetrics
 from tracker_service.store.db import Database
-from tracker_service.store.heartbeats import HeartbeatWriter
+from tracker_service.store.group_commit import HeartbeatCommits
 from tracker_service.store.ledger import PersistentLedger
 
 
@@ -33,10 +33,10 @@ class TrackerContext:
     metrics: TrackerMetrics
     public_keys: PublicKeyCache
     nonces: NonceBook
-    heartbeats: HeartbeatWriter = field(init=False)
+    heartbeats: HeartbeatCommits = field(init=False)
 
     def __post_init__(self) -> None:
-        self.heartbeats = HeartbeatWriter(self.database)
+        self.heartbeats = HeartbeatCommits(self.database)
 
 
 # Dependencies that do no blocking work are `async def`: FastAPI would run a plain

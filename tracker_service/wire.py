@@ -12,6 +12,7 @@ import base64
 import binascii
 import hashlib
 import json
+import re
 from typing import Any
 
 NODE_ID_HEX_CHARS = 32
@@ -25,6 +26,9 @@ HEADER_NONCE = "X-Meshnet-Nonce"
 HEADER_SIGNATURE = "X-Meshnet-Signature"
 HEADER_JOIN_TOKEN = "X-Meshnet-Join-Token"
 SIGNED_HEADERS = (HEADER_NODE, HEADER_TIMESTAMP, HEADER_NONCE, HEADER_SIGNATURE)
+
+# One compiled match instead of a per-character loop: these run on every signed request.
+_LOWER_HEX = re.compile(r"[0-9a-f]*")
 
 
 class WireFormatError(ValueError):
@@ -64,9 +68,14 @@ def parse_nonce(text: str) -> str:
             f"nonce has {len(text)} hex chars; expected an even count from "
             f"{2 * MIN_NONCE_BYTES} to 256"
         )
-    if text.lower() != text or any(c not in "0123456789abcdef" for c in text):
+    if not _LOWER_HEX.fullmatch(text):
         raise WireFormatError("nonce must be lowercase hex")
     return text
+
+
+def is_node_id(text: str) -> bool:
+    """A node id as the wire writes it: exactly 32 lowercase hex chars."""
+    return len(text) == NODE_ID_HEX_CHARS and _LOWER_HEX.fullmatch(text) is not None
 
 
 def parse_timestamp(text: str) -> int:

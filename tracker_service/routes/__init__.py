@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from fastapi import HTTPException
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 
 from tracker_service import errors
@@ -17,6 +18,18 @@ M = TypeVar("M", bound=BaseModel)
 def refuse(status_code: int, reason: str, message: str) -> HTTPException:
     """An HTTPException the app renders as ``{"reason": ..., "detail": ...}``."""
     return HTTPException(status_code, detail={"reason": reason, "detail": message})
+
+
+def refusal_response(status_code: int, reason: str, detail: str) -> JSONResponse:
+    """The one shape every refusal is answered with: ``{"reason": ..., "detail": ...}``."""
+    return JSONResponse({"reason": reason, "detail": detail}, status_code=status_code)
+
+
+def http_refusal_response(exc: HTTPException) -> JSONResponse:
+    """:func:`refusal_response` for an HTTPException (one from :func:`refuse` or not)."""
+    if isinstance(exc.detail, dict) and "reason" in exc.detail:
+        return refusal_response(exc.status_code, exc.detail["reason"], str(exc.detail["detail"]))
+    return refusal_response(exc.status_code, f"http-{exc.status_code}", str(exc.detail))
 
 
 def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:

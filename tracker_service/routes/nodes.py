@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request, Response
+from fastapi import APIRouter, Request, Response
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from tracker_service import errors
-from tracker_service.auth import SignedRequest, nonce_reused, verify_signed_request
+from tracker_service.auth import SignedRequest, verify_signed_request
 from tracker_service.capability import check_capability
 from tracker_service.deps import Context, SignedNode, TrackerContext, context_of
 from tracker_service.keys import NODE_SESSION_DOMAIN
@@ -21,6 +20,7 @@ from tracker_service.recipe_identity import (
     parse_identity,
 )
 from tracker_service.routes import error_responses, parse_body, refuse, signed_body
+from tracker_service.routes.heartbeat import answer_heartbeat
 from tracker_service.schemas.common import FingerprintPublic, RecipeStatusPublic
 from tracker_service.schemas.nodes import (
     DeregisterPublic,
@@ -36,7 +36,6 @@ from tracker_service.store.nodes import (
     Registration,
     end_registration,
     get_node,
-    heartbeat_refusal,
     register_node,
     storage_problem,
 )
@@ -194,38 +193,6 @@ async def register(request: Request, context: Context) -> NodeRegisterPublic:
     )
 
 
-def _beat(
-    context: TrackerContext, signed: SignedRequest, beat: HeartbeatCreate | None
-) -> tuple[float | None, tuple[str, str] | None]:
-    """Blocking: spend the nonce and apply the heartbeat in one commit."""
-    now = time.time()
-    settings = context.settings
-    session_expires_at = now + settings.session_ttl_s
-    values: dict[str, Any] = {
-        "node_id": signed.node_id,
-        "nonce": signed.nonce,
-        "nonce_expires_at": context.nonces.expiry(signed.timestamp),
-        "now": now,
-        "live_until": now + settings.live_window_s,
-        "session_expires_at": session_expires_at,
-        "load": beat.load if beat else 0.0,
-        "open_sessions": beat.open_sessions if beat else 0,
-        "tokens_served": beat.tokens_served if beat else 0,
-        "throughput": beat.throughput if beat else None,
-    }
-    if beat is None:  # a bad body still spends its nonce, and changes nothing else
-        fresh = context.nonces.spend(signed.node_id, signed.nonce, signed.timestamp)
-        return None, None if fresh else ("replay", "")
-    fresh, refreshed = context.heartbeats.beat(values)
-    context.nonces.maybe_purge()
-    if not fresh:
-        return None, ("replay", "")
-    if refreshed:
-        return session_expires_at, None
-    with context.database.engine.connect() as connection:
-        return None, heartbeat_refusal(connection, signed.node_id, now)
-
-
 @router.post(
     "/{node_id}/heartbeat",
     response_model=HeartbeatPublic,
@@ -233,50 +200,17 @@ def _beat(
     openapi_extra=signed_body(HeartbeatCreate),
 )
 async def heartbeat(node_id: str, request: Request) -> Response:
-    """Keep a node in routing. Unknown or expired nodes are told to re-register."""
-    # No Depends() here: at 1,000 heartbeats/s, resolving it costs more than the lookup.
-    context = context_of(request)
-    try:
-        signed = await verify_signed_request(
-            request,
-            database=context.database,
-            keys=context.public_keys,
-            nonces=context.nonces,
-            spend=False,
-        )
-    except errors.AuthRefused as exc:
-        context.metrics.auth_refusals.labels(exc.reason).inc()
-        if exc.reason == errors.UNKNOWN_NODE:
-            context.metrics.heartbeats.labels("unknown").inc()
-            raise refuse(409, errors.RE_REGISTER, exc.message) from exc
-        raise
-    try:
-        beat: HeartbeatCreate | None = parse_body(HeartbeatCreate, signed.body)
-        invalid: HTTPException | None = None
-    except HTTPException as exc:  # the nonce is spent even when the body is bad
-        beat, invalid = None, exc
-    session_expiry, refusal = await context.database.run_quick(_beat, context, signed, beat)
-    if refusal is not None and refusal[0] == "replay":
-        context.metrics.auth_refusals.labels(errors.NONCE_REUSED).inc()
-        raise nonce_reused(node_id)
-    if invalid is not None:
-        raise invalid
-    if refusal is not None:
-        state, sentence = refusal
-        context.metrics.heartbeats.labels(state).inc()
-        if state == NODE_BANNED:
-            raise refuse(403, errors.BANNED, sentence)
-        raise refuse(410 if state == "expired" else 409, errors.RE_REGISTER, sentence)
-    assert session_expiry is not None
-    context.metrics.heartbeats_ok.inc()
-    settings = context.settings
-    answer = HeartbeatPublic(
-        live_until=session_expiry - settings.session_ttl_s + settings.live_window_s,
-        session_expires_at=session_expiry,
-        heartbeat_interval_s=settings.heartbeat_interval_s,
+    """Keep a node in routing. Unknown or expired nodes are told to re-register.
+
+    Usually answered by HeartbeatShortcut before the router (routes/heartbeat.py).
+    """
+    return await answer_heartbeat(
+        context_of(request),
+        node_id=node_id,
+        path=request.scope["path"],
+        raw_headers=request.scope["headers"],
+        body=await request.body(),
     )
-    # Already a valid HeartbeatPublic: hand FastAPI the bytes, skipping a second validation.
-    return Response(answer.model_dump_json(), media_type="application/json")
 
 
 def _deregister(context: TrackerContext, node_id: str) -> bool:

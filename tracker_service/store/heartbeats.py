@@ -8,6 +8,7 @@ the pooled driver connection directly. Same SQL, same tables, same indexes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, func, update
@@ -60,19 +61,30 @@ class HeartbeatWriter:
 
         `values`: node_id, nonce, nonce_expires_at, now, live_until,
         session_expires_at, load, open_sessions, tokens_served, throughput (or None).
-        A replayed nonce rolls back and refreshes nothing.
+        A replayed nonce refreshes nothing.
+        """
+        [outcome] = self.beat_many([values])
+        return outcome
+
+    def beat_many(self, batch: Sequence[dict[str, Any]]) -> list[tuple[bool, bool]]:
+        """:meth:`beat` for each of `batch`, in order, all in one transaction.
+
+        A nonce repeated inside the batch is a replay like any other: the
+        transaction sees its own earlier insert. Any error rolls back the whole batch.
         """
         connection = self._engine.raw_connection()
         try:
             cursor = connection.cursor()
-            cursor.execute(self._spend.sql, self._spend.params(values))
-            if cursor.fetchone() is None:
-                connection.rollback()
-                return False, False
-            cursor.execute(self._refresh.sql, self._refresh.params(values))
-            refreshed = cursor.rowcount == 1
+            outcomes: list[tuple[bool, bool]] = []
+            for values in batch:
+                cursor.execute(self._spend.sql, self._spend.params(values))
+                if cursor.fetchone() is None:
+                    outcomes.append((False, False))
+                    continue
+                cursor.execute(self._refresh.sql, self._refresh.params(values))
+                outcomes.append((True, cursor.rowcount == 1))
             connection.commit()
-            return True, refreshed
+            return outcomes
         except BaseException:
             connection.rollback()
             raise

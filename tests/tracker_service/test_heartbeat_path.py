@@ -1,0 +1,175 @@
+"""The heartbeat hot path: grouped commits on SQLite, and the shortcut ahead of the router."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.tracker_service.conftest import beat, register
+from tests.tracker_service.helpers import FakeNode, heartbeat_body, identity_block
+from tracker_service.app import create_app
+from tracker_service.config import Settings
+from tracker_service.recipe_identity import parse_identity
+from tracker_service.routes.heartbeat import heartbeat_node_id
+from tracker_service.store.db import Database
+from tracker_service.store.group_commit import HeartbeatCommits
+from tracker_service.store.nodes import Liveness, register_node
+
+
+@pytest.fixture
+def database(tmp_path: Path) -> Iterator[Database]:
+    db = Database(f"sqlite:///{tmp_path / 'store.db'}")
+    db.migrate()
+    yield db
+    db.dispose()
+
+
+def _register(db: Database, node: FakeNode, now: float) -> None:
+    with db.sessions.begin() as session:
+        register_node(
+            session,
+            node_id=node.node_id,
+            public_key=node.public_raw,
+            endpoint=node.endpoint,
+            identity=parse_identity(identity_block()),
+            capability={"passed": True},
+            throughput=10.0,
+            now=now,
+            liveness=Liveness(live_window_s=30.0, session_ttl_s=900.0),
+        )
+
+
+def _values(node_id: str, nonce: str, now: float) -> dict[str, Any]:
+    return {
+        "node_id": node_id,
+        "nonce": nonce,
+        "nonce_expires_at": now + 301,
+        "now": now,
+        "live_until": now + 30,
+        "session_expires_at": now + 900,
+        "load": 0.5,
+        "open_sessions": 2,
+        "tokens_served": 40,
+        "throughput": None,
+    }
+
+
+def test_heartbeats_arriving_together_share_one_commit_and_a_repeated_nonce_counts_once(
+    database: Database,
+) -> None:
+    now = time.time()
+    first, second = FakeNode(), FakeNode()
+    _register(database, first, now)
+    _register(database, second, now)
+    commits = HeartbeatCommits(database)
+    batches: list[int] = []
+    write_batch = commits.writer.beat_many
+
+    def recording(batch: Any) -> list[tuple[bool, bool]]:
+        batches.append(len(batch))
+        return write_batch(batch)
+
+    commits.writer.beat_many = recording  # type: ignore[method-assign]
+
+    async def together() -> list[tuple[bool, bool]]:
+        return list(
+            await asyncio.gather(
+                commits.beat(_values(first.node_id, "aa" * 16, now)),
+                commits.beat(_values(second.node_id, "bb" * 16, now)),
+                commits.beat(_values(first.node_id, "aa" * 16, now)),
+                commits.beat(_values("e" * 32, "cc" * 16, now)),
+            )
+        )
+
+    outcomes = asyncio.run(together())
+    assert batches == [4]
+    assert outcomes == [(True, True), (True, True), (False, False), (True, False)]
+    # Committed: a later heartbeat with a spent nonce is refused from the store.
+    again = asyncio.run(commits.beat(_values(second.node_id, "bb" * 16, now)))
+    assert again == (False, False)
+
+
+def test_a_failed_grouped_commit_fails_every_heartbeat_in_it(database: Database) -> None:
+    now = time.time()
+    node = FakeNode()
+    _register(database, node, now)
+    with database.engine.begin() as connection:
+        connection.exec_driver_sql("DROP TABLE spent_nonces")
+    commits = HeartbeatCommits(database)
+
+    async def together() -> list[Any]:
+        return list(
+            await asyncio.gather(
+                commits.beat(_values(node.node_id, "aa" * 16, now)),
+                commits.beat(_values(node.node_id, "bb" * 16, now)),
+                return_exceptions=True,
+            )
+        )
+
+    outcomes = asyncio.run(together())
+    assert [type(outcome) for outcome in outcomes] == [sqlite3.OperationalError] * 2
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "root_path", "expected"),
+    [
+        ("POST", "/api/v1/nodes/abc/heartbeat", "", "abc"),
+        ("GET", "/api/v1/nodes/abc/heartbeat", "", None),
+        ("POST", "/api/v1/nodes//heartbeat", "", None),
+        ("POST", "/api/v1/nodes/a/b/heartbeat", "", None),
+        ("POST", "/api/v1/nodes/abc/heartbeat/", "", None),
+        ("POST", "/api/v1/nodes/abc/deregister", "", None),
+        ("POST", "/tracker/api/v1/nodes/abc/heartbeat", "/tracker", None),
+    ],
+)
+def test_the_shortcut_takes_exactly_the_requests_the_heartbeat_route_would(
+    method: str, path: str, root_path: str, expected: str | None
+) -> None:
+    scope = {"type": "http", "method": method, "path": path, "root_path": root_path}
+    assert heartbeat_node_id(scope) == expected
+
+
+def test_under_a_root_path_the_route_answers_heartbeats_with_the_same_checks(
+    settings: Settings,
+) -> None:
+    app = create_app(settings)
+    node = FakeNode()
+    with TestClient(app, root_path="/tracker") as client:
+        assert register(client, node).status_code == 200
+        path = f"/tracker/api/v1/nodes/{node.node_id}/heartbeat"
+        body = heartbeat_body()
+        headers = node.headers("POST", path, body)
+        first = client.post(path, content=body, headers=headers)
+        replay = client.post(path, content=body, headers=headers)
+        metrics = client.get("/tracker/metrics").text
+    app.state.tracker.database.dispose()
+    assert first.status_code == 200, first.text
+    assert first.json()["status"] == "ok"
+    assert (replay.status_code, replay.json()["reason"]) == (401, "nonce-reused")
+    assert 'meshnet_tracker_heartbeats_total{outcome="ok"} 1.0' in metrics
+
+
+def test_a_repeated_signed_header_counts_its_first_value(client: TestClient) -> None:
+    node = FakeNode()
+    register(client, node)
+    path = f"/api/v1/nodes/{node.node_id}/heartbeat"
+    body = heartbeat_body()
+    signed = node.headers("POST", path, body)
+    headers = [(name, value) for name, value in signed.items()]
+    headers.append(
+        ("X-Meshnet-Signature", node.headers("POST", path, b"other")["X-Meshnet-Signature"])
+    )
+    assert client.post(path, content=body, headers=headers).status_code == 200
+    forged = [(name, value) for name, value in signed.items() if name != "X-Meshnet-Signature"]
+    forged.insert(0, ("X-Meshnet-Signature", signed["X-Meshnet-Signature"][::-1]))
+    forged.append(("X-Meshnet-Signature", signed["X-Meshnet-Signature"]))
+    refused = client.post(path, content=body, headers=forged)
+    assert (refused.status_code, refused.json()["reason"]) == (401, "bad-signature")
+    assert beat(client, node).status_code == 200
