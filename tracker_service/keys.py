@@ -101,13 +101,28 @@ class TrackerKey:
         return b64encode(self._private.sign(domain_message(domain, payload)))
 
 
-def verify_ed25519(public_key: bytes, signature_b64: str, message: bytes) -> bool:
+def ed25519_public_key(raw: bytes) -> Ed25519PublicKey | None:
+    """The parsed key, to verify many signatures with; None unless 32 bytes of a valid key."""
+    if len(raw) != PUBLIC_KEY_BYTES:
+        return None
+    try:
+        return Ed25519PublicKey.from_public_bytes(raw)
+    except ValueError:
+        return None
+
+
+def verify_ed25519(
+    public_key: bytes | Ed25519PublicKey, signature_b64: str, message: bytes
+) -> bool:
     """True when `signature_b64` is a valid signature of `message` by `public_key`."""
+    if isinstance(public_key, bytes):
+        parsed = ed25519_public_key(public_key)
+        if parsed is None:
+            return False
+        public_key = parsed
     try:
         signature = b64decode_exact(signature_b64, SIGNATURE_BYTES, "signature")
-        if len(public_key) != PUBLIC_KEY_BYTES:
-            return False
-        Ed25519PublicKey.from_public_bytes(public_key).verify(signature, message)
+        public_key.verify(signature, message)
     except (WireFormatError, InvalidSignature, ValueError):
         return False
     return True

@@ -173,3 +173,20 @@ def test_a_repeated_signed_header_counts_its_first_value(client: TestClient) -> 
     refused = client.post(path, content=body, headers=forged)
     assert (refused.status_code, refused.json()["reason"]) == (401, "bad-signature")
     assert beat(client, node).status_code == 200
+
+
+def test_heartbeats_purge_nonces_past_the_window_and_keep_fresh_ones(client: TestClient) -> None:
+    context = client.app.state.tracker  # type: ignore[attr-defined]
+    context.nonces.PURGE_EVERY_S = 0.0  # every request may purge, not only the registration
+    node = FakeNode()
+    register(client, node)
+    database: Database = context.database
+    with database.engine.begin() as connection:
+        connection.exec_driver_sql(
+            "INSERT INTO spent_nonces (node_id, nonce, expires_at) VALUES (?, ?, ?)",
+            (node.node_id, "ab" * 16, time.time() - 1),
+        )
+    assert beat(client, node).status_code == 200
+    with database.engine.connect() as connection:
+        left = connection.exec_driver_sql("SELECT nonce FROM spent_nonces").scalars().all()
+    assert len(left) == 2 and "ab" * 16 not in left  # the registration's and the heartbeat's
