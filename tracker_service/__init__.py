@@ -13,6 +13,8 @@ Where things are:
     store/                          tables, migrations (Alembic), repositories:
         nodes.live_nodes_for_fingerprint   route candidates (covering index)
         ledger.PersistentLedger            dark/certified recipes in the database
-        heartbeats.HeartbeatWriter         the one-commit heartbeat hot path
+        heartbeats.HeartbeatWriter         a heartbeat's two statements, precompiled
+        group_commit.HeartbeatCommits      heartbeats arriving together share a commit
     routes/                         one module per resource; only they raise HTTPException
+        heartbeat.HeartbeatShortcut        answers heartbeats ahead of the router
 """
