@@ -117,6 +117,26 @@ def test_a_failed_grouped_commit_fails_every_heartbeat_in_it(database: Database)
     assert [type(outcome) for outcome in outcomes] == [sqlite3.OperationalError] * 2
 
 
+def test_a_heartbeat_left_pending_by_a_stopped_loop_does_not_stall_the_next_loop(
+    database: Database,
+) -> None:
+    now = time.time()
+    node = FakeNode()
+    _register(database, node, now)
+    commits = HeartbeatCommits(database)
+    old = asyncio.new_event_loop()
+    orphan = old.create_task(commits.beat(_values(node.node_id, "aa" * 16, now)))
+    old.call_soon(old.stop)  # stops after the beat queued itself, before its flush ran
+    old.run_forever()
+    assert not orphan.done()
+    old.close()  # with the flush still queued on it: it never runs
+
+    async def next_beat() -> tuple[bool, bool]:
+        return await asyncio.wait_for(commits.beat(_values(node.node_id, "bb" * 16, now)), 30)
+
+    assert asyncio.run(next_beat()) == (True, True)
+
+
 @pytest.mark.parametrize(
     ("method", "path", "root_path", "expected"),
     [

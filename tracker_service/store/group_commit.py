@@ -34,12 +34,17 @@ class HeartbeatCommits:
         self.writer = HeartbeatWriter(database)
         self._grouped = database.dialect == "sqlite"
         self._pending: list[tuple[dict[str, Any], asyncio.Future[Outcome]]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def beat(self, values: dict[str, Any]) -> Outcome:
         """See :meth:`HeartbeatWriter.beat`; `values` are the same."""
         if not self._grouped:
             return await run_in_threadpool(self.writer.beat, values)
         loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            # A new event loop (the app restarted in this process, as tests do): what
+            # was pending belonged to requests that ended with the old one, unanswered.
+            self._loop, self._pending = loop, []
         future: asyncio.Future[Outcome] = loop.create_future()
         self._pending.append((values, future))
         if len(self._pending) == 1:
