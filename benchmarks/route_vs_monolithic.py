@@ -94,12 +94,12 @@ def main() -> None:
             children.append(start_node(index, workdir, url, model_dir, layers, lambda _n, _l: None))
         recipe = wait_for_certified(url)
         asyncio.run(route_run(url, recipe, prompt_ids, 8))  # warm-up
-        reference_rates, runs = [], []
+        long_prompt = (prompt_ids * (1000 // len(prompt_ids) + 1))[:990]
+        reference_rates, runs, long_runs = [], [], []
         for _ in range(ROUNDS):
             reference_rates.append(reference.decode_rate())
             runs.append(asyncio.run(route_run(url, recipe, prompt_ids, NEW_TOKENS)))
-        long_prompt = (prompt_ids * (1000 // len(prompt_ids) + 1))[:990]
-        long_steps, _ = asyncio.run(route_run(url, recipe, long_prompt, 21))
+            long_runs.append(asyncio.run(route_run(url, recipe, long_prompt, 21))[0])
     finally:
         for child in reversed(children):
             child.stop()
@@ -107,8 +107,9 @@ def main() -> None:
     steps, per_hop = max(runs, key=lambda run: len(run[0]) / sum(run[0]))
     route_rate = len(steps) / sum(steps)
     best_reference = max(reference_rates)
-    near_10 = 1 / statistics.median(steps[:20])
-    near_1000 = 1 / statistics.median(long_steps)
+    # Best round of each, like the throughput figures: drift on this machine is one-sided.
+    near_10 = max(1 / statistics.median(st[:20]) for st, _ in runs)
+    near_1000 = max(1 / statistics.median(st) for st in long_runs)
     rounds = ", ".join(f"{r:.1f}" for r in reference_rates)
     print(f"transformers generate decode: {best_reference:.1f} tokens/s (rounds: {rounds})")
     rounds = ", ".join(f"{len(st) / sum(st):.1f}" for st, _ in runs)
