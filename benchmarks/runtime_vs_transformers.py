@@ -49,9 +49,14 @@ def hf_runner(folder: Path, ids: list[int], new_tokens: int) -> Callable[[], lis
     inputs = torch.tensor([ids])
 
     def run() -> list[int]:
-        out = model.generate(inputs, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
-                             do_sample=False, pad_token_id=model.config.eos_token_id)
-        return out[0, len(ids):].tolist()
+        out = model.generate(
+            inputs,
+            max_new_tokens=new_tokens,
+            min_new_tokens=new_tokens,
+            do_sample=False,
+            pad_token_id=model.config.eos_token_id,
+        )
+        return out[0, len(ids) :].tolist()
 
     return run
 
@@ -67,8 +72,9 @@ def best_tokens_per_s(run: Callable[[], list[int]], new_tokens: int, times: list
     assert len(out) == new_tokens, f"generated {len(out)} tokens, expected {new_tokens}"
 
 
-def decode_ms_per_token(shard: Shard, contexts: list[int], steps: int,
-                        repeats: int) -> dict[int, float]:
+def decode_ms_per_token(
+    shard: Shard, contexts: list[int], steps: int, repeats: int
+) -> dict[int, float]:
     """Prefill each context once, then time `steps` single-token steps after it, rewinding
     to the context between rounds; rounds alternate between contexts; best round wins."""
     g = torch.Generator().manual_seed(0)
@@ -112,9 +118,11 @@ def main() -> None:
         "(b) runtime, one shard [0,30)": runtime_runner(whole, ids, n),
         "(c) runtime, two shards [0,15)+[15,30)": runtime_runner(halves, ids, n),
     }
-    print(f"model {folder.name}, prompt {len(ids)} tokens, {n} new tokens, "
-          f"torch {torch.__version__}, {torch.get_num_threads()} threads, float32, "
-          f"best of {repeats}")
+    print(
+        f"model {folder.name}, prompt {len(ids)} tokens, {n} new tokens, "
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, float32, "
+        f"best of {repeats}"
+    )
     times: dict[str, list[float]] = {name: [] for name in runners}
     with torch.inference_mode():
         outputs = {name: run() for name, run in runners.items()}  # warm-up
@@ -124,15 +132,16 @@ def main() -> None:
                 best_tokens_per_s(run, n, times[name])
         rate = {name: n / min(t) for name, t in times.items()}
         for name, t in times.items():
-            print(f"{name}: {rate[name]:.2f} tokens/s "
-                  f"(runs {', '.join(f'{x:.2f}' for x in t)} s; median "
-                  f"{n / statistics.median(t):.2f} tokens/s)")
+            print(
+                f"{name}: {rate[name]:.2f} tokens/s "
+                f"(runs {', '.join(f'{x:.2f}' for x in t)} s; median "
+                f"{n / statistics.median(t):.2f} tokens/s)"
+            )
         print(f"same greedy tokens from all three: {same}")
         ms = decode_ms_per_token(whole[0], [16, 1024], 32, repeats)
         ms16, ms1k = ms[16], ms[1024]
     print(f"runtime decode at context 16: {ms16:.1f} ms/token")
-    print(f"runtime decode at context 1024: {ms1k:.1f} ms/token "
-          f"({ms1k / ms16:.2f}x of context 16)")
+    print(f"runtime decode at context 1024: {ms1k:.1f} ms/token ({ms1k / ms16:.2f}x of context 16)")
     a, c = rate["(a) transformers generate"], rate["(c) runtime, two shards [0,15)+[15,30)"]
     print(f"ratio: {c / a:.2f}")
 

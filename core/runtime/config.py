@@ -67,8 +67,9 @@ class ModelConfig:
         except (OSError, ValueError) as exc:
             raise ModelError(f"{path} cannot be read as JSON: {exc}", reason="config-bad") from exc
         if not isinstance(data, dict):
-            raise ModelError(f"{path} holds {type(data).__name__}, expected a JSON object",
-                             reason="config-bad")
+            raise ModelError(
+                f"{path} holds {type(data).__name__}, expected a JSON object", reason="config-bad"
+            )
         return cls.from_hf(data)
 
     @classmethod
@@ -97,11 +98,13 @@ class ModelConfig:
                 attention_out_bias=family == "llama" and bool(d.get("attention_bias", False)),
             )
         except KeyError as exc:
-            raise ModelError(f"config.json lacks the field {exc.args[0]!r}",
-                             reason="config-bad") from exc
+            raise ModelError(
+                f"config.json lacks the field {exc.args[0]!r}", reason="config-bad"
+            ) from exc
         except (TypeError, ValueError) as exc:
-            raise ModelError(f"config.json has a malformed field: {exc}",
-                             reason="config-bad") from exc
+            raise ModelError(
+                f"config.json has a malformed field: {exc}", reason="config-bad"
+            ) from exc
         _refuse_unsupported(d, cfg)
         return cfg
 
@@ -126,12 +129,14 @@ def _rope_params(d: Mapping[str, Any]) -> Mapping[str, Any] | None:
     if params is None:
         params = d.get("rope_scaling")
     if params is not None and not isinstance(params, Mapping):
-        raise UnsupportedArchitecture(f"rope parameters {params!r} are not a mapping",
-                                      reason="unsupported-rope")
+        raise UnsupportedArchitecture(
+            f"rope parameters {params!r} are not a mapping", reason="unsupported-rope"
+        )
     if params and any(isinstance(v, Mapping) for v in params.values()):
         raise UnsupportedArchitecture(
             f"per-layer-type rope parameters ({sorted(params)}) are not supported",
-            reason="unsupported-rope")
+            reason="unsupported-rope",
+        )
     return params
 
 
@@ -192,5 +197,6 @@ def _refuse_unsupported(d: Mapping[str, Any], cfg: ModelConfig) -> None:
         raise UnsupportedArchitecture(f"head_dim {cfg.head_dim} is odd; RoPE needs it even")
     for name in ("vocab_size", "hidden_size", "intermediate_size", "num_layers", "num_heads"):
         if getattr(cfg, name) <= 0:
-            raise ModelError(f"config {name}={getattr(cfg, name)} must be positive",
-                             reason="config-bad")
+            raise ModelError(
+                f"config {name}={getattr(cfg, name)} must be positive", reason="config-bad"
+            )

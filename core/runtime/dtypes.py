@@ -28,21 +28,25 @@ def dtype_name(dtype: torch.dtype) -> str:
     for name, value in DTYPES.items():
         if value == dtype:
             return name
-    raise ConfigError(f"dtype {dtype} is not supported; use one of {sorted(DTYPES)}",
-                      reason="bad-dtype")
+    raise ConfigError(
+        f"dtype {dtype} is not supported; use one of {sorted(DTYPES)}", reason="bad-dtype"
+    )
 
 
 def parse_device(name: str) -> torch.device:
     kind = name.split(":", 1)[0]
     if kind not in DEVICES:
-        raise ConfigError(f"device {name!r} is not supported; use one of {list(DEVICES)}",
-                          reason="bad-device")
+        raise ConfigError(
+            f"device {name!r} is not supported; use one of {list(DEVICES)}", reason="bad-device"
+        )
     if kind == "cuda" and not torch.cuda.is_available():
-        raise ConfigError("device 'cuda' was asked for but torch sees no CUDA GPU",
-                          reason="bad-device")
+        raise ConfigError(
+            "device 'cuda' was asked for but torch sees no CUDA GPU", reason="bad-device"
+        )
     if kind == "mps" and not torch.backends.mps.is_available():
-        raise ConfigError("device 'mps' was asked for but torch sees no Apple GPU",
-                          reason="bad-device")
+        raise ConfigError(
+            "device 'mps' was asked for but torch sees no Apple GPU", reason="bad-device"
+        )
     return torch.device(name)
 
 

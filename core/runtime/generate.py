@@ -25,13 +25,15 @@ def check_chain(shards: Sequence[Shard]) -> None:
     expected = 0
     for shard in shards:
         if shard.start != expected:
-            raise ConfigError(f"shard [{shard.start}, {shard.end}) should start at layer "
-                              f"{expected}; chain is "
-                              f"{[(s.start, s.end) for s in shards]}", reason="bad-chain")
+            raise ConfigError(
+                f"shard [{shard.start}, {shard.end}) should start at layer "
+                f"{expected}; chain is "
+                f"{[(s.start, s.end) for s in shards]}",
+                reason="bad-chain",
+            )
         expected = shard.end
     if expected != n:
-        raise ConfigError(f"chain ends at layer {expected}, the model has {n}",
-                          reason="bad-chain")
+        raise ConfigError(f"chain ends at layer {expected}, the model has {n}", reason="bad-chain")
 
 
 def generate_local(
@@ -44,15 +46,18 @@ def generate_local(
     """Yield up to max_new_tokens sampled token ids, stopping after a stop id."""
     check_chain(shards)
     if not input_ids:
-        raise ConfigError("input_ids is empty; the prompt needs at least one token",
-                          reason="empty-prompt")
+        raise ConfigError(
+            "input_ids is empty; the prompt needs at least one token", reason="empty-prompt"
+        )
     if max_new_tokens <= 0:
         return
     max_length = len(input_ids) + max_new_tokens
     limit = shards[0].config.max_position_embeddings
     if max_length > limit:
-        raise PositionError(f"prompt {len(input_ids)} + {max_new_tokens} new tokens = "
-                            f"{max_length} exceeds the model's {limit} positions")
+        raise PositionError(
+            f"prompt {len(input_ids)} + {max_new_tokens} new tokens = "
+            f"{max_length} exceeds the model's {limit} positions"
+        )
     managers = [SessionManager(s) for s in shards]
     sessions = [m.open(max_length, sampling=sampling) for m in managers]
     try:

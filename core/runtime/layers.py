@@ -148,14 +148,24 @@ class Block(nn.Module):
         self.post_attention_norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.mlp = MLP(cfg)
 
-    def forward(self, x: torch.Tensor, B: int, T: int, cos: torch.Tensor, sin: torch.Tensor,
-                cache: LayerCache, pos: int, mask: torch.Tensor | None) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,
+        B: int,
+        T: int,
+        cos: torch.Tensor,
+        sin: torch.Tensor,
+        cache: LayerCache,
+        pos: int,
+        mask: torch.Tensor | None,
+    ) -> torch.Tensor:
         h = x + self.attn(self.input_norm(x), B, T, cos, sin, cache, pos, mask)
         return h.add_(self.mlp(self.post_attention_norm(h)))  # (N, H); h is ours to reuse
 
 
-def rope_tables(cos: torch.Tensor, sin: torch.Tensor, n_qk: int,
-                n_v: int) -> tuple[torch.Tensor, torch.Tensor]:
+def rope_tables(
+    cos: torch.Tensor, sin: torch.Tensor, n_qk: int, n_v: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(T, hd) tables -> (T, n_qk + n_v, hd): rotate q/k heads, leave v heads as they are."""
     T, hd = cos.shape
     ones = torch.ones(T, n_v, hd, dtype=cos.dtype, device=cos.device)

@@ -33,8 +33,9 @@ class SamplingParams:
         if not 0 <= self.logprobs <= 20:
             problems.append(f"logprobs {self.logprobs} must be in [0, 20]")
         if problems:
-            raise ConfigError("bad sampling parameters: " + "; ".join(problems),
-                              reason="bad-sampling")
+            raise ConfigError(
+                "bad sampling parameters: " + "; ".join(problems), reason="bad-sampling"
+            )
 
     @property
     def greedy(self) -> bool:
@@ -69,13 +70,17 @@ def sample(
         # argmax lands on a NaN or +inf if there is one: checking the chosen logits is
         # enough, and far cheaper than scanning the vocabulary every step
         if not bool(torch.isfinite(logits.gather(-1, token_ids[:, None])).all()):
-            raise RuntimeInputError("the model produced NaN/inf logits (overflow in the "
-                                    "compute dtype?)", reason="non-finite-logits")
+            raise RuntimeInputError(
+                "the model produced NaN/inf logits (overflow in the compute dtype?)",
+                reason="non-finite-logits",
+            )
     else:
         probs = filter_logits(logits, params).softmax(dim=-1)
         if not bool(torch.isfinite(probs.sum(dim=-1)).all()):
-            raise RuntimeInputError("the model produced NaN/inf logits (overflow in the "
-                                    "compute dtype?)", reason="non-finite-logits")
+            raise RuntimeInputError(
+                "the model produced NaN/inf logits (overflow in the compute dtype?)",
+                reason="non-finite-logits",
+            )
         token_ids = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
     if params.logprobs == 0:
         return token_ids, None, None

@@ -58,9 +58,17 @@ class StepResult:
 
 
 class InferenceSession:
-    def __init__(self, shard: Shard, session_id: str, max_length: int, batch_size: int,
-                 sampling: SamplingParams, start_layer: int, clock: Callable[[], float],
-                 on_close: Callable[[InferenceSession], None]) -> None:
+    def __init__(
+        self,
+        shard: Shard,
+        session_id: str,
+        max_length: int,
+        batch_size: int,
+        sampling: SamplingParams,
+        start_layer: int,
+        clock: Callable[[], float],
+        on_close: Callable[[InferenceSession], None],
+    ) -> None:
         self.shard = shard
         self.session_id = session_id
         self.max_length = max_length
@@ -79,8 +87,15 @@ class InferenceSession:
         cfg = shard.config
         n_layers = shard.end - start_layer
         # one allocation for all layers: (layers, B, 2 nkv, max_len, hd), keys first
-        self._kv = torch.zeros(n_layers, batch_size, 2 * cfg.num_kv_heads, max_length,
-                               cfg.head_dim, dtype=shard.kv_dtype, device=shard.device)
+        self._kv = torch.zeros(
+            n_layers,
+            batch_size,
+            2 * cfg.num_kv_heads,
+            max_length,
+            cfg.head_dim,
+            dtype=shard.kv_dtype,
+            device=shard.device,
+        )
         self._caches = [LayerCache.of(self._kv[i]) for i in range(n_layers)]
         self._generator: torch.Generator | None = None
         if shard.is_last and not sampling.greedy:
@@ -104,15 +119,18 @@ class InferenceSession:
         B = self.batch_size
         if self.takes_tokens:
             if inputs.dim() != 2 or inputs.shape[0] != B:
-                raise ShapeError(f"token ids must have shape (batch {B}, T), got "
-                                 f"{tuple(inputs.shape)}")
+                raise ShapeError(
+                    f"token ids must have shape (batch {B}, T), got {tuple(inputs.shape)}"
+                )
             if inputs.dtype not in (torch.int64, torch.int32):
                 raise ShapeError(f"token ids must be int64, got {inputs.dtype}")
         else:
             H = self.shard.config.hidden_size
             if inputs.dim() != 3 or inputs.shape[0] != B or inputs.shape[2] != H:
-                raise ShapeError(f"hidden states must have shape (batch {B}, T, hidden {H}), "
-                                 f"got {tuple(inputs.shape)}")
+                raise ShapeError(
+                    f"hidden states must have shape (batch {B}, T, hidden {H}), "
+                    f"got {tuple(inputs.shape)}"
+                )
             if not inputs.dtype.is_floating_point:
                 raise ShapeError(f"hidden states must be floating point, got {inputs.dtype}")
         T = int(inputs.shape[1])
@@ -121,16 +139,19 @@ class InferenceSession:
         if self.position + T > self.max_length:
             raise PositionError(
                 f"session {self.session_id} is at position {self.position} of max_length "
-                f"{self.max_length}; {T} more positions would reach {self.position + T}")
+                f"{self.max_length}; {T} more positions would reach {self.position + T}"
+            )
         if self.takes_tokens:
             vocab = self.shard.config.vocab_size
             lo, hi = int(inputs.min()), int(inputs.max())
             if lo < 0 or hi >= vocab:
-                raise RuntimeInputError(f"token ids must lie in [0, {vocab}), got [{lo}, {hi}]",
-                                        reason="bad-token-id")
+                raise RuntimeInputError(
+                    f"token ids must lie in [0, {vocab}), got [{lo}, {hi}]", reason="bad-token-id"
+                )
         elif not bool(torch.isfinite(inputs).all()):
-            raise RuntimeInputError("hidden states contain NaN or infinity",
-                                    reason="non-finite-input")
+            raise RuntimeInputError(
+                "hidden states contain NaN or infinity", reason="non-finite-input"
+            )
         return T
 
     # -- compute ----------------------------------------------------------------------
@@ -143,12 +164,19 @@ class InferenceSession:
                 with torch.inference_mode():
                     result = self._forward(inputs, T, return_logits)
             except RuntimeError as exc:  # torch failure: position untouched, session usable
-                raise RuntimeInputError(f"step of {T} positions at {self.position} failed: {exc}",
-                                        reason="step-failed") from exc
+                raise RuntimeInputError(
+                    f"step of {T} positions at {self.position} failed: {exc}", reason="step-failed"
+                ) from exc
             self.position += T
             self.last_used = self._clock()
-            log.debug("session %s step T=%d -> position %d on [%d, %d)", self.session_id, T,
-                      self.position, self.start_layer, shard.end)
+            log.debug(
+                "session %s step T=%d -> position %d on [%d, %d)",
+                self.session_id,
+                T,
+                self.position,
+                self.start_layer,
+                shard.end,
+            )
             return result
 
     def _forward(self, inputs: torch.Tensor, T: int, return_logits: bool) -> StepResult:
@@ -163,8 +191,9 @@ class InferenceSession:
         logits_all = shard.head(x) if return_logits else None  # (B, T, V)
         last = logits_all[:, -1] if logits_all is not None else shard.head(x[:, -1:])[:, 0]
         token_ids, top_ids, top_lp = sample(last, self.sampling, self._generator)
-        return StepResult(token_ids=token_ids, top_ids=top_ids, top_logprobs=top_lp,
-                          logits=logits_all)
+        return StepResult(
+            token_ids=token_ids, top_ids=top_ids, top_logprobs=top_lp, logits=logits_all
+        )
 
     def rewind(self, position: int) -> None:
         """Forget positions >= `position` (e.g. to replay a suffix after a failed hop).
@@ -172,11 +201,12 @@ class InferenceSession:
         Costs nothing: later steps overwrite the cache from there on."""
         with self._lock:
             if self.closed:
-                raise SessionError(f"session {self.session_id} is closed",
-                                   reason="session-closed")
+                raise SessionError(f"session {self.session_id} is closed", reason="session-closed")
             if not 0 <= position <= self.position:
-                raise PositionError(f"cannot rewind session {self.session_id} to {position}; "
-                                    f"it holds positions [0, {self.position})")
+                raise PositionError(
+                    f"cannot rewind session {self.session_id} to {position}; "
+                    f"it holds positions [0, {self.position})"
+                )
             self.position = position
             self.last_used = self._clock()
 
@@ -191,9 +221,14 @@ class InferenceSession:
 
 
 class SessionManager:
-    def __init__(self, shard: Shard, *, kv_budget_bytes: int | None = None,
-                 idle_timeout_s: float = 300.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        shard: Shard,
+        *,
+        kv_budget_bytes: int | None = None,
+        idle_timeout_s: float = 300.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         """kv_budget_bytes=None: no budget of our own; an allocation the machine cannot
         satisfy is still refused with CapacityError."""
         self.shard = shard
@@ -215,17 +250,28 @@ class SessionManager:
         with self._lock:
             return len(self._sessions)
 
-    def open(self, max_length: int, *, batch_size: int = 1, sampling: SamplingParams | None = None,
-             start_layer: int | None = None, session_id: str | None = None) -> InferenceSession:
+    def open(
+        self,
+        max_length: int,
+        *,
+        batch_size: int = 1,
+        sampling: SamplingParams | None = None,
+        start_layer: int | None = None,
+        session_id: str | None = None,
+    ) -> InferenceSession:
         shard = self.shard
         first = shard.start if start_layer is None else start_layer
         if not shard.start <= first < shard.end:
-            raise RangeError(f"start_layer {first} is outside this shard's layers "
-                             f"[{shard.start}, {shard.end})", reason="bad-start-layer")
+            raise RangeError(
+                f"start_layer {first} is outside this shard's layers [{shard.start}, {shard.end})",
+                reason="bad-start-layer",
+            )
         limit = shard.config.max_position_embeddings
         if not 1 <= max_length <= limit:
-            raise PositionError(f"max_length {max_length} must be in [1, {limit}] "
-                                "(the model's max_position_embeddings)")
+            raise PositionError(
+                f"max_length {max_length} must be in [1, {limit}] "
+                "(the model's max_position_embeddings)"
+            )
         if batch_size < 1:
             raise ShapeError(f"batch_size {batch_size} must be >= 1")
         need = shard.kv_bytes_per_token(first) * max_length * batch_size
@@ -239,13 +285,21 @@ class SessionManager:
                 raise CapacityError(
                     f"a session of {max_length} positions needs {_mb(need)} of KV cache; "
                     f"{_mb(free)} free of the {_mb(self.kv_budget_bytes)} budget "
-                    f"({len(self._sessions)} sessions open); try a shorter max_length later")
+                    f"({len(self._sessions)} sessions open); try a shorter max_length later"
+                )
             self._reserved += need  # reserve before allocating outside the lock
             self._opening.add(sid)
         try:
-            session = InferenceSession(shard, sid, max_length, batch_size,
-                                       sampling or SamplingParams(), first, self.clock,
-                                       self._forget)
+            session = InferenceSession(
+                shard,
+                sid,
+                max_length,
+                batch_size,
+                sampling or SamplingParams(),
+                first,
+                self.clock,
+                self._forget,
+            )
         except (RuntimeError, MemoryError) as exc:
             with self._lock:
                 self._reserved -= need
@@ -261,31 +315,36 @@ class SessionManager:
         with self._lock:
             session = self._sessions.get(session_id)
             if session is None:
-                raise SessionError(f"session {session_id} is unknown, closed or expired",
-                                   reason="session-unknown")
+                raise SessionError(
+                    f"session {session_id} is unknown, closed or expired", reason="session-unknown"
+                )
             idle = self.clock() - session.last_used
             if idle <= self.idle_timeout_s:
                 return session
         session.close()
-        raise SessionError(f"session {session_id} expired after {idle:.0f} s idle "
-                           f"(limit {self.idle_timeout_s:.0f} s)", reason="session-expired")
+        raise SessionError(
+            f"session {session_id} expired after {idle:.0f} s idle "
+            f"(limit {self.idle_timeout_s:.0f} s)",
+            reason="session-expired",
+        )
 
     def close(self, session_id: str) -> None:
         with self._lock:
             session = self._sessions.get(session_id)
         if session is None:
-            raise SessionError(f"session {session_id} is unknown, closed or expired",
-                               reason="session-unknown")
+            raise SessionError(
+                f"session {session_id} is unknown, closed or expired", reason="session-unknown"
+            )
         session.close()
 
     def expire_idle(self) -> list[str]:
         now = self.clock()
         with self._lock:
-            stale = [s for s in self._sessions.values()
-                     if now - s.last_used > self.idle_timeout_s]
+            stale = [s for s in self._sessions.values() if now - s.last_used > self.idle_timeout_s]
         for session in stale:
-            log.info("session %s expired after %.0f s idle", session.session_id,
-                     now - session.last_used)
+            log.info(
+                "session %s expired after %.0f s idle", session.session_id, now - session.last_used
+            )
             session.close()
         return [s.session_id for s in stale]
 

@@ -30,7 +30,6 @@ __all__ = ["Shard", "parse_dtype"]
 log = logging.getLogger(__name__)
 
 
-
 def _layer_names(i: int, cfg: ModelConfig) -> list[str]:
     p = f"model.layers.{i}."
     names = [p + "input_layernorm.weight", p + "post_attention_layernorm.weight"]
@@ -43,8 +42,9 @@ def _layer_names(i: int, cfg: ModelConfig) -> list[str]:
     return names
 
 
-def _layer_state(i: int, local: int, t: dict[str, torch.Tensor], cfg: ModelConfig,
-                 dtype: torch.dtype) -> dict[str, torch.Tensor]:
+def _layer_state(
+    i: int, local: int, t: dict[str, torch.Tensor], cfg: ModelConfig, dtype: torch.dtype
+) -> dict[str, torch.Tensor]:
     """HF tensors of layer i -> our module names (fused q|k|v and gate|up)."""
     p, m = f"model.layers.{i}.", f"layers.{local}."
     attn = p + "self_attn."
@@ -54,7 +54,8 @@ def _layer_state(i: int, local: int, t: dict[str, torch.Tensor], cfg: ModelConfi
         m + "attn.qkv.weight": torch.cat([t[attn + f"{x}_proj.weight"] for x in "qkv"]),
         m + "attn.o_proj.weight": t[attn + "o_proj.weight"],
         m + "mlp.gate_up.weight": torch.cat(
-            [t[p + "mlp.gate_proj.weight"], t[p + "mlp.up_proj.weight"]]),
+            [t[p + "mlp.gate_proj.weight"], t[p + "mlp.up_proj.weight"]]
+        ),
         m + "mlp.down.weight": t[p + "mlp.down_proj.weight"],
     }
     if cfg.attention_bias:
@@ -65,8 +66,16 @@ def _layer_state(i: int, local: int, t: dict[str, torch.Tensor], cfg: ModelConfi
 
 
 class Shard(nn.Module):
-    def __init__(self, config: ModelConfig, start: int, end: int, *,
-                 compute_dtype: torch.dtype, kv_dtype: torch.dtype, device: torch.device) -> None:
+    def __init__(
+        self,
+        config: ModelConfig,
+        start: int,
+        end: int,
+        *,
+        compute_dtype: torch.dtype,
+        kv_dtype: torch.dtype,
+        device: torch.device,
+    ) -> None:
         super().__init__()
         if not 0 <= start < end <= config.num_layers:
             raise RangeError(
@@ -87,8 +96,16 @@ class Shard(nn.Module):
         self.rope = RopeTable(config, compute_dtype, device)
 
     @classmethod
-    def load(cls, model_dir: Path, start: int, end: int, *, compute_dtype: str = "float32",
-             kv_dtype: str | None = None, device: str = "cpu") -> Shard:
+    def load(
+        cls,
+        model_dir: Path,
+        start: int,
+        end: int,
+        *,
+        compute_dtype: str = "float32",
+        kv_dtype: str | None = None,
+        device: str = "cpu",
+    ) -> Shard:
         cfg = ModelConfig.from_folder(Path(model_dir))
         dtype = parse_dtype(compute_dtype)
         kv = parse_dtype(kv_dtype) if kv_dtype is not None else dtype
@@ -100,16 +117,22 @@ class Shard(nn.Module):
         source = WeightSource(Path(model_dir))
         state, names = shard._read_state(source)
         shard.load_state_dict(state, assign=True, strict=True)
-        if shard.lm_head is not None and shard.embed is not None and \
-                "lm_head.weight" not in names:
+        if shard.lm_head is not None and shard.embed is not None and "lm_head.weight" not in names:
             shard.lm_head.weight = shard.embed.weight  # tied: one tensor, not two
         shard.to(dev)
         shard.requires_grad_(False)
         shard.eval()
         shard.tensor_names = tuple(names)
         shard.files_opened = tuple(dict.fromkeys(source.files_opened))
-        log.info("loaded shard [%d, %d) of %s: %.1f MB, %s, kv %s", start, end, model_dir,
-                 shard.weight_bytes() / 1e6, dtype, kv)
+        log.info(
+            "loaded shard [%d, %d) of %s: %.1f MB, %s, kv %s",
+            start,
+            end,
+            model_dir,
+            shard.weight_bytes() / 1e6,
+            dtype,
+            kv,
+        )
         return shard
 
     def _read_state(self, src: WeightSource) -> tuple[dict[str, torch.Tensor], list[str]]:
@@ -129,8 +152,10 @@ class Shard(nn.Module):
             head = "lm_head.weight"
             if not src.has(head):
                 if not cfg.tie_word_embeddings:
-                    raise ModelError("lm_head.weight is missing and tie_word_embeddings is false",
-                                     reason="weights-missing")
+                    raise ModelError(
+                        "lm_head.weight is missing and tie_word_embeddings is false",
+                        reason="weights-missing",
+                    )
                 head = "model.embed_tokens.weight"
             if head in names:
                 state["lm_head.weight"] = state["embed.weight"]
@@ -146,7 +171,9 @@ class Shard(nn.Module):
             if got is not None and got.shape != param.shape:
                 raise ModelError(
                     f"tensor for {name} has shape {tuple(got.shape)}, config.json implies "
-                    f"{tuple(param.shape)}", reason="weights-bad")
+                    f"{tuple(param.shape)}",
+                    reason="weights-bad",
+                )
 
     # -- sizes -----------------------------------------------------------------------
     def weight_bytes(self) -> int:
@@ -170,14 +197,19 @@ class Shard(nn.Module):
         assert self.embed is not None
         return F.embedding(ids, self.embed.weight)  # (B, T, H)
 
-    def run_layers(self, x: torch.Tensor, pos: int, caches: Sequence[LayerCache],
-                   start_layer: int) -> torch.Tensor:
+    def run_layers(
+        self, x: torch.Tensor, pos: int, caches: Sequence[LayerCache], start_layer: int
+    ) -> torch.Tensor:
         """Layers [start_layer, end) over x (B, T, H) at positions [pos, pos+T)."""
         B, T, H = x.shape
         cfg = self.config
         cos, sin = self.rope.get(pos + T)
-        cos, sin = rope_tables(cos.narrow(0, pos, T), sin.narrow(0, pos, T),
-                               cfg.num_heads + cfg.num_kv_heads, cfg.num_kv_heads)
+        cos, sin = rope_tables(
+            cos.narrow(0, pos, T),
+            sin.narrow(0, pos, T),
+            cfg.num_heads + cfg.num_kv_heads,
+            cfg.num_kv_heads,
+        )
         mask = causal_group_mask(T, pos, cfg.q_per_kv, x.device)
         h = x.reshape(B * T, H)  # (N, H)
         blocks = self._blocks[start_layer - self.start :]

@@ -35,8 +35,9 @@ class WeightSource:
             try:
                 weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
             except (OSError, ValueError, KeyError, TypeError) as exc:
-                raise ModelError(f"{index} has no readable weight_map: {exc}",
-                                 reason="weights-bad") from exc
+                raise ModelError(
+                    f"{index} has no readable weight_map: {exc}", reason="weights-bad"
+                ) from exc
             if not isinstance(weight_map, dict):
                 raise ModelError(f"{index} weight_map is not an object", reason="weights-bad")
             return {str(k): str(v) for k, v in weight_map.items()}
@@ -54,8 +55,9 @@ class WeightSource:
         try:
             return safe_open(str(path), framework="pt", device="cpu")
         except (OSError, RuntimeError, ValueError) as exc:
-            raise ModelError(f"cannot open safetensors file {path}: {exc}",
-                             reason="weights-bad") from exc
+            raise ModelError(
+                f"cannot open safetensors file {path}: {exc}", reason="weights-bad"
+            ) from exc
 
     def has(self, name: str) -> bool:
         return name in self._where
@@ -65,8 +67,10 @@ class WeightSource:
         by_file: dict[str, list[str]] = {}
         for name in names:
             if name not in self._where:
-                raise ModelError(f"tensor {name!r} is not in the model files of {self.folder}",
-                                 reason="weights-missing")
+                raise ModelError(
+                    f"tensor {name!r} is not in the model files of {self.folder}",
+                    reason="weights-missing",
+                )
             by_file.setdefault(self._where[name], []).append(name)
         out: dict[str, torch.Tensor] = {}
         for file_name, wanted in by_file.items():
@@ -77,7 +81,8 @@ class WeightSource:
                     try:
                         out[name] = f.get_tensor(name)
                     except Exception as exc:  # safetensors raises its own error types
-                        raise ModelError(f"cannot read tensor {name!r} from {path}: {exc}",
-                                         reason="weights-bad") from exc
+                        raise ModelError(
+                            f"cannot read tensor {name!r} from {path}: {exc}", reason="weights-bad"
+                        ) from exc
         log.debug("loaded %d tensors from %s", len(out), sorted(by_file))
         return out

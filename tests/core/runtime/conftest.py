@@ -65,28 +65,43 @@ def tiny_llama(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_qwen2(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny(tmp_path_factory.mktemp("tiny-qwen2"), "qwen2", seed=1,
-                      tie_word_embeddings=True)
+    return build_tiny(
+        tmp_path_factory.mktemp("tiny-qwen2"), "qwen2", seed=1, tie_word_embeddings=True
+    )
 
 
 @pytest.fixture(scope="session")
 def tiny_llama3_rope(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    scaling = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
-               "high_freq_factor": 4.0, "original_max_position_embeddings": 32}
-    return build_tiny(tmp_path_factory.mktemp("tiny-llama3"), seed=2, rope_scaling=scaling,
-                      rope_theta=500000.0, tie_word_embeddings=True)
+    scaling = {
+        "rope_type": "llama3",
+        "factor": 8.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 32,
+    }
+    return build_tiny(
+        tmp_path_factory.mktemp("tiny-llama3"),
+        seed=2,
+        rope_scaling=scaling,
+        rope_theta=500000.0,
+        tie_word_embeddings=True,
+    )
 
 
 @pytest.fixture(scope="session")
 def tiny_linear_rope(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny(tmp_path_factory.mktemp("tiny-linear"), seed=5,
-                      rope_scaling={"rope_type": "linear", "factor": 4.0})
+    return build_tiny(
+        tmp_path_factory.mktemp("tiny-linear"),
+        seed=5,
+        rope_scaling={"rope_type": "linear", "factor": 4.0},
+    )
 
 
 @pytest.fixture(scope="session")
 def tiny_mistral(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny(tmp_path_factory.mktemp("tiny-mistral"), "mistral", seed=6,
-                      sliding_window=None, head_dim=16)
+    return build_tiny(
+        tmp_path_factory.mktemp("tiny-mistral"), "mistral", seed=6, sliding_window=None, head_dim=16
+    )
 
 
 @pytest.fixture(scope="session")
@@ -102,8 +117,12 @@ def tiny_untied(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_multifile(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny(tmp_path_factory.mktemp("tiny-multifile"), seed=4,
-                      tie_word_embeddings=False, max_shard_size="100KB")
+    return build_tiny(
+        tmp_path_factory.mktemp("tiny-multifile"),
+        seed=4,
+        tie_word_embeddings=False,
+        max_shard_size="100KB",
+    )
 
 
 @functools.lru_cache(maxsize=8)

@@ -36,16 +36,30 @@ def test_shard_chain_reproduces_transformers_logits(
 ) -> None:
     folder = request.getfixturevalue(model)
     ids = prompt(batch=2)
-    torch.testing.assert_close(chain_logits(folder, SPLITS[n_shards], ids),
-                               reference_logits(folder, ids), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(
+        chain_logits(folder, SPLITS[n_shards], ids),
+        reference_logits(folder, ids),
+        rtol=1e-4,
+        atol=1e-4,
+    )
 
 
-@pytest.mark.parametrize("model", ["tiny_llama3_rope", "tiny_linear_rope", "tiny_untied",
-                                   "tiny_multifile", "tiny_mistral", "tiny_llama_biased"])
+@pytest.mark.parametrize(
+    "model",
+    [
+        "tiny_llama3_rope",
+        "tiny_linear_rope",
+        "tiny_untied",
+        "tiny_multifile",
+        "tiny_mistral",
+        "tiny_llama_biased",
+    ],
+)
 def test_two_shard_chain_matches_transformers_for_config_variants(
     model: str, request: pytest.FixtureRequest
 ) -> None:
     folder = request.getfixturevalue(model)
     ids = prompt(length=40, seed=1)  # past original_max_position_embeddings=32 for llama3
-    torch.testing.assert_close(chain_logits(folder, SPLITS[2], ids),
-                               reference_logits(folder, ids), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(
+        chain_logits(folder, SPLITS[2], ids), reference_logits(folder, ids), rtol=1e-4, atol=1e-4
+    )

@@ -29,6 +29,6 @@ def test_two_shard_greedy_generation_equals_transformers_generate(
     model = AutoModelForCausalLM.from_pretrained(default_model_dir, dtype=torch.float32).eval()
     with torch.inference_mode():
         out = model.generate(torch.tensor([ids]), max_new_tokens=32, do_sample=False)
-    reference = out[0, len(ids):].tolist()
+    reference = out[0, len(ids) :].tolist()
     assert len(reference) == 32  # the prompt asks for a long answer: no early stop
     assert ours == reference

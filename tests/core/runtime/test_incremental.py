@@ -35,15 +35,23 @@ def run_chunks(shards: list[Shard], tokens: torch.Tensor, chunks: list[int]) -> 
 def test_prefill_then_steps_equals_full_forward(tiny_llama: Path, chunks: list[int]) -> None:
     tokens = ids(sum(chunks))
     shards = [Shard.load(tiny_llama, 0, 2), Shard.load(tiny_llama, 2, 4)]
-    torch.testing.assert_close(run_chunks(shards, tokens, chunks),
-                               reference_logits(tiny_llama, tokens), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(
+        run_chunks(shards, tokens, chunks),
+        reference_logits(tiny_llama, tokens),
+        rtol=1e-4,
+        atol=1e-4,
+    )
 
 
 def test_incremental_qwen2_with_bias_equals_full_forward(tiny_qwen2: Path) -> None:
     tokens = ids(16, seed=3)
     shards = [Shard.load(tiny_qwen2, 0, 3), Shard.load(tiny_qwen2, 3, 4)]
-    torch.testing.assert_close(run_chunks(shards, tokens, [6] + [1] * 10),
-                               reference_logits(tiny_qwen2, tokens), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(
+        run_chunks(shards, tokens, [6] + [1] * 10),
+        reference_logits(tiny_qwen2, tokens),
+        rtol=1e-4,
+        atol=1e-4,
+    )
 
 
 def test_overlapping_hop_skips_layers_the_previous_hop_computed(tiny_llama: Path) -> None:
@@ -55,21 +63,26 @@ def test_overlapping_hop_skips_layers_the_previous_hop_computed(tiny_llama: Path
     assert sb.reserved_bytes == b.kv_bytes_per_token(3) * 32
     assert b.kv_bytes_per_token(3) * 3 == b.kv_bytes_per_token()
     logits = sb.step(sa.step(tokens).hidden, return_logits=True).logits
-    torch.testing.assert_close(logits, reference_logits(tiny_llama, tokens),
-                               rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(logits, reference_logits(tiny_llama, tokens), rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize(
     ("compute", "kv", "tol"),
-    [("bfloat16", None, 0.02), ("float16", None, 0.003), ("float32", "bfloat16", 0.01),
-     ("bfloat16", "float32", 0.02)],
+    [
+        ("bfloat16", None, 0.02),
+        ("float16", None, 0.003),
+        ("float32", "bfloat16", 0.01),
+        ("bfloat16", "float32", 0.02),
+    ],
 )
 def test_half_precision_decoding_stays_close_to_float32(
     tiny_llama: Path, compute: str, kv: str | None, tol: float
 ) -> None:
     tokens = ids(12, seed=7)
-    shards = [Shard.load(tiny_llama, 0, 2, compute_dtype=compute, kv_dtype=kv),
-              Shard.load(tiny_llama, 2, 4, compute_dtype=compute, kv_dtype=kv)]
+    shards = [
+        Shard.load(tiny_llama, 0, 2, compute_dtype=compute, kv_dtype=kv),
+        Shard.load(tiny_llama, 2, 4, compute_dtype=compute, kv_dtype=kv),
+    ]
     assert shards[0].kv_dtype == (shards[0].compute_dtype if kv is None else getattr(torch, kv))
     got = run_chunks(shards, tokens, [6] + [1] * 6)
     torch.testing.assert_close(got, reference_logits(tiny_llama, tokens), rtol=0, atol=tol)

@@ -67,8 +67,13 @@ def test_missing_tensor_file_is_a_model_error(tmp_path: Path, tiny_llama: Path) 
 
 
 BASE: dict[str, Any] = {
-    "model_type": "llama", "vocab_size": 256, "hidden_size": 64, "intermediate_size": 128,
-    "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2,
+    "model_type": "llama",
+    "vocab_size": 256,
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 4,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
     "max_position_embeddings": 512,
 }
 
@@ -80,8 +85,10 @@ BASE: dict[str, Any] = {
         ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, "rope_type 'yarn'"),
         ({"rope_parameters": {"rope_type": "dynamic", "rope_theta": 1e4}}, "rope_type 'dynamic'"),
         ({"model_type": "mistral", "sliding_window": 128}, "sliding_window=128 is active"),
-        ({"model_type": "qwen2", "use_sliding_window": True, "sliding_window": 64},
-         "sliding_window=64"),
+        (
+            {"model_type": "qwen2", "use_sliding_window": True, "sliding_window": 64},
+            "sliding_window=64",
+        ),
         ({"hidden_act": "gelu"}, "hidden_act 'gelu'"),
         ({"rope_parameters": {"full_attention": {"rope_type": "default"}}}, "per-layer-type"),
         ({"num_key_value_heads": 3}, "not a multiple of num_key_value_heads 3"),
@@ -93,13 +100,16 @@ def test_configs_the_adapter_cannot_compute_are_refused(change: dict[str, Any], 
 
 
 def test_config_variants_are_read_from_both_rope_spellings() -> None:
-    old = ModelConfig.from_hf({**BASE, "rope_theta": 5e5, "rope_scaling": {
-        "type": "linear", "factor": 2.0}})
-    new = ModelConfig.from_hf({**BASE, "rope_parameters": {
-        "rope_type": "linear", "factor": 2.0, "rope_theta": 5e5}})
+    old = ModelConfig.from_hf(
+        {**BASE, "rope_theta": 5e5, "rope_scaling": {"type": "linear", "factor": 2.0}}
+    )
+    new = ModelConfig.from_hf(
+        {**BASE, "rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": 5e5}}
+    )
     assert old == new and old.rope_type == "linear" and old.rope_theta == 5e5
     inactive = ModelConfig.from_hf({**BASE, "model_type": "mistral", "sliding_window": None})
     assert inactive.architecture == "llama"
-    qwen = ModelConfig.from_hf({**BASE, "model_type": "qwen2", "sliding_window": 64,
-                                "use_sliding_window": False})
+    qwen = ModelConfig.from_hf(
+        {**BASE, "model_type": "qwen2", "sliding_window": 64, "use_sliding_window": False}
+    )
     assert qwen.attention_bias and not qwen.attention_out_bias

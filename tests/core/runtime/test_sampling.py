@@ -31,8 +31,9 @@ def test_logprobs_are_log_softmax_of_the_raw_logits_in_descending_order() -> Non
 def test_top_k_restricts_support_to_the_k_largest() -> None:
     logits = torch.arange(20, dtype=torch.float32).unsqueeze(0)  # token 19 largest
     gen = torch.Generator().manual_seed(0)
-    seen = {int(sample(logits, SamplingParams(temperature=5.0, top_k=3), gen)[0])
-            for _ in range(300)}
+    seen = {
+        int(sample(logits, SamplingParams(temperature=5.0, top_k=3), gen)[0]) for _ in range(300)
+    }
     assert seen == {17, 18, 19}
 
 
@@ -43,13 +44,16 @@ def test_top_p_keeps_the_smallest_set_reaching_p() -> None:
     kept = torch.isfinite(filter_logits(probs.log(), SamplingParams(temperature=1.0, top_p=0.1)))
     assert kept.tolist() == [[True, False, False, False]]  # the top token always stays
     gen = torch.Generator().manual_seed(0)
-    seen = {int(sample(probs.log(), SamplingParams(temperature=1.0, top_p=0.75), gen)[0])
-            for _ in range(300)}
+    seen = {
+        int(sample(probs.log(), SamplingParams(temperature=1.0, top_p=0.75), gen)[0])
+        for _ in range(300)
+    }
     assert seen == {0, 1}
 
 
-@pytest.mark.parametrize("bad", [dict(temperature=-1.0), dict(top_p=0.0), dict(top_k=-2),
-                                 dict(logprobs=99)])
+@pytest.mark.parametrize(
+    "bad", [dict(temperature=-1.0), dict(top_p=0.0), dict(top_k=-2), dict(logprobs=99)]
+)
 def test_bad_sampling_parameters_are_refused_with_the_value(bad: dict[str, float]) -> None:
     with pytest.raises(ConfigError, match=str(next(iter(bad.values())))):
         SamplingParams(**bad)  # type: ignore[arg-type]

@@ -144,8 +144,9 @@ def test_idle_sessions_expire_by_the_injected_clock(middle: Shard) -> None:
 
 def test_expired_sessions_free_budget_for_a_new_open(middle: Shard) -> None:
     clock = FakeClock()
-    manager = SessionManager(middle, kv_budget_bytes=middle.kv_bytes_per_token() * 10,
-                             idle_timeout_s=5, clock=clock)
+    manager = SessionManager(
+        middle, kv_budget_bytes=middle.kv_bytes_per_token() * 10, idle_timeout_s=5, clock=clock
+    )
     manager.open(10)
     with pytest.raises(CapacityError):
         manager.open(10)
