@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import torch
 
+from core.dataplane import frames
 from core.dataplane.client import HopClient
 from core.errors import ProtocolError, TrackerError
 
@@ -75,24 +76,28 @@ class RouteSession:
 
     async def step(self, token_ids: Sequence[int]) -> int:
         """Feed ``token_ids`` at the current position through every hop; the next token."""
-        tensors: dict[str, torch.Tensor] = {
-            "input_ids": torch.tensor([list(token_ids)], dtype=torch.int64)
-        }
+        position = {frames.POSITION_KEY: str(self.position)}
+        ids = torch.tensor([list(token_ids)], dtype=torch.int64)
+        data = frames.encode_frame({frames.INPUT_IDS: ids}, position)
+        last = len(self._clients) - 1
         for index, client in enumerate(self._clients):
             began = time.perf_counter()
-            frame = await client.step(tensors, self.position)
+            reply = await client.step_raw(data)
             self.timings[index].wall_ms.append((time.perf_counter() - began) * 1000)
-            self.timings[index].compute_ms.append(float(frame.metadata.get("compute_ms", 0.0)))
-            if "hidden" in frame.tensors:
-                tensors = {"hidden": frame.tensors["hidden"]}
-            elif "token_ids" in frame.tensors:
-                if index != len(self._clients) - 1:
-                    raise ProtocolError(f"hop {index} returned tokens but is not the last hop")
-                self.position += len(token_ids)
-                return int(frame.tensors["token_ids"][0])
+            if index < last:
+                # Hidden states go on to the next hop as bytes; the node checks them.
+                data, header = frames.reframe(reply, position, len(reply))
+                if set(header.tensors) != {frames.HIDDEN}:
+                    raise ProtocolError(f"hop {index} replied {sorted(header.tensors)}, not hidden")
+                metadata = header.metadata
             else:
-                raise ProtocolError(f"hop {index} returned neither hidden states nor tokens")
-        raise ProtocolError("the last hop returned hidden states instead of a token")
+                frame = frames.decode_frame(reply, len(reply))
+                if frames.TOKEN_IDS not in frame.tensors:
+                    raise ProtocolError("the last hop returned no token")
+                metadata = frame.metadata
+            self.timings[index].compute_ms.append(float(metadata.get(frames.COMPUTE_MS_KEY, 0.0)))
+        self.position += len(token_ids)
+        return int(frame.tensors[frames.TOKEN_IDS][0])
 
     async def close(self) -> list[dict[str, Any]]:
         """Close every hop; their signed receipts in route order."""

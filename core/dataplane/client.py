@@ -73,7 +73,12 @@ class HopClient:
         return await self.step_bytes(data)
 
     async def step_bytes(self, data: bytes) -> frames.Frame:
-        """Send a raw binary frame (the tracker relays hidden states as they came)."""
+        """Send a raw binary frame; the reply decoded."""
+        return frames.decode_frame(await self.step_raw(data), self._max_reply_bytes)
+
+    async def step_raw(self, data: bytes) -> bytes:
+        """Send a raw binary frame; the reply's bytes as they came (size-checked only),
+        so a client can pass hidden states on to the next hop without decoding them."""
         ws = self._connection()
         try:
             await ws.send(data)
@@ -82,7 +87,8 @@ class HopClient:
             raise _closed(exc) from exc
         if isinstance(reply, str):
             raise _as_error(reply, "a step reply")
-        return frames.decode_frame(reply, self._max_reply_bytes)
+        frames.check_size(reply, self._max_reply_bytes)
+        return reply
 
     async def close(self) -> dict[str, Any]:
         """End the session; returns ``{"receipt", "signature"}`` signed by the node."""

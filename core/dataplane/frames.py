@@ -1,19 +1,19 @@
 """Tensor frames: safetensors bytes <-> tensors, checked before anything is used.
 
 A frame comes from another machine, so it is read in two stages: the header is
-parsed and checked by hand first (size, names, dtypes, shapes, metadata) and
-only then are tensor bytes handed to safetensors. Never pickle, never
+parsed and checked by hand first (size, names, dtypes, shapes, offsets,
+metadata) and only then are tensor bytes read. Never pickle, never
 ``torch.load``: a frame can carry tensors and string metadata and nothing else.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import safetensors.torch
 import torch
 
 from core.dataplane import wire
@@ -29,6 +29,15 @@ DTYPE_NAMES: dict[str, torch.dtype] = {
     "F16": torch.float16,
 }
 NAME_OF_DTYPE = {dtype: name for name, dtype in DTYPE_NAMES.items()}
+# What the encoder can write (a test or a peer may send these); only DTYPE_NAMES are read.
+_WRITABLE = NAME_OF_DTYPE | {
+    torch.float64: "F64",
+    torch.int32: "I32",
+    torch.int16: "I16",
+    torch.int8: "I8",
+    torch.uint8: "U8",
+    torch.bool: "BOOL",
+}
 
 INPUT_IDS = "input_ids"
 HIDDEN = "hidden"
@@ -43,12 +52,14 @@ COMPUTE_MS_KEY = "compute_ms"
 class TensorSpec:
     dtype: str  # safetensors dtype name, e.g. "F32"
     shape: tuple[int, ...]
+    offsets: tuple[int, int] = (0, 0)  # [begin, end) within the data section
 
 
 @dataclass(frozen=True)
 class FrameHeader:
     tensors: dict[str, TensorSpec]
     metadata: dict[str, str]
+    data_start: int = 0  # where tensor bytes begin: 8 + the header's length
 
 
 @dataclass(frozen=True)
@@ -107,33 +118,102 @@ def read_header(data: bytes, max_bytes: int) -> FrameHeader:
         dtype, shape = entry.get("dtype"), entry.get("shape")
         if not isinstance(dtype, str) or not isinstance(shape, list):
             raise _bad(f"tensor {name!r} lacks a dtype or shape")
-        if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+        if not all(_count(d) for d in shape):
             raise _bad(f"tensor {name!r} has a malformed shape {shape!r}")
-        tensors[name] = TensorSpec(dtype, tuple(shape))
-    return FrameHeader(tensors, dict(metadata))
+        offsets = entry.get("data_offsets")
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(map(_count, offsets))):
+            raise _bad(f"tensor {name!r} has malformed data_offsets {offsets!r}")
+        tensors[name] = TensorSpec(dtype, tuple(shape), (offsets[0], offsets[1]))
+    return FrameHeader(tensors, dict(metadata), 8 + header_len)
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def decode_frame(data: bytes, max_bytes: int) -> Frame:
-    """Bytes -> tensors; every malformation is a ProtocolError, never a crash."""
+    """Bytes -> tensors; every malformation is a ProtocolError, never a crash.
+
+    Read by hand rather than through ``safetensors.torch.load``: this runs on every
+    hop of every decode step, and the library's generic path costs several times
+    more. The checks are the format's own: known dtypes, offsets that tile the
+    data section exactly, each tensor's byte count equal to its shape's.
+    """
     header = read_header(data, max_bytes)
-    for name, spec in header.tensors.items():
-        if spec.dtype not in DTYPE_NAMES:
+    data_len = len(data) - header.data_start
+    ordered = sorted(header.tensors.items(), key=lambda item: item[1].offsets)
+    cursor = 0
+    tensors: dict[str, torch.Tensor] = {}
+    for name, spec in ordered:
+        dtype = DTYPE_NAMES.get(spec.dtype)
+        if dtype is None:
             raise ShapeError(
                 f"tensor {name!r} has dtype {spec.dtype}; frames carry only "
                 f"{', '.join(DTYPE_NAMES)}",
                 reason=wire.BAD_SHAPE,
             )
-    try:
-        tensors = safetensors.torch.load(data)
-    except Exception as exc:  # safetensors raises its own untyped SafetensorError
-        raise _bad(f"the frame is not valid safetensors: {exc}") from exc
+        begin, end = spec.offsets
+        expected = math.prod(spec.shape) * dtype.itemsize
+        if end > data_len:
+            raise _bad(f"tensor {name!r} claims bytes up to {end}, the frame has {data_len}")
+        if begin != cursor or end - begin != expected:
+            raise _bad(
+                f"tensor {name!r} claims bytes [{begin}, {end}) but {expected} bytes at offset "
+                f"{cursor} are what its shape {list(spec.shape)} needs"
+            )
+        cursor = end
+        raw = bytearray(data[header.data_start + begin : header.data_start + end])
+        tensor = torch.frombuffer(raw, dtype=dtype) if raw else torch.empty(0, dtype=dtype)
+        tensors[name] = tensor.reshape(spec.shape)
+    if cursor != data_len:
+        raise _bad(f"the frame's tensors cover {cursor} of its {data_len} data bytes")
     return Frame(tensors, header.metadata)
 
 
 def encode_frame(tensors: Mapping[str, torch.Tensor], metadata: Mapping[str, str]) -> bytes:
-    """Tensors (moved to CPU, made contiguous) + string metadata -> safetensors bytes."""
-    ready = {name: t.detach().to("cpu").contiguous() for name, t in tensors.items()}
-    return safetensors.torch.save(ready, metadata=dict(metadata))
+    """Tensors (moved to CPU, made contiguous) + string metadata -> safetensors bytes.
+
+    Byte for byte what ``safetensors.torch.save`` writes (tensors ordered by
+    element size, then name; header padded with spaces to 8 bytes), built by
+    hand because this is on every hop of every decode step.
+    """
+    ready = sorted(
+        ((name, t.detach().to("cpu").contiguous()) for name, t in tensors.items()),
+        key=lambda item: (-item[1].element_size(), item[0]),
+    )
+    header: dict[str, object] = {"__metadata__": dict(metadata)}
+    chunks: list[bytes] = []
+    offset = 0
+    for name, tensor in ready:
+        if tensor.dtype not in _WRITABLE:
+            raise ShapeError(f"tensor {name!r} has dtype {tensor.dtype}; frames cannot carry it")
+        raw = tensor.reshape(-1).view(torch.uint8).numpy().tobytes() if tensor.numel() else b""
+        header[name] = {
+            "dtype": _WRITABLE[tensor.dtype],
+            "shape": list(tensor.shape),
+            "data_offsets": [offset, offset + len(raw)],
+        }
+        offset += len(raw)
+        chunks.append(raw)
+    text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + b"".join(chunks)
+
+
+def reframe(data: bytes, metadata: Mapping[str, str], max_bytes: int) -> tuple[bytes, FrameHeader]:
+    """The same tensors under new metadata, without decoding them: how a client passes
+    one hop's hidden states to the next. Returns the new frame and the old header."""
+    header = read_header(data, max_bytes)
+    body: dict[str, object] = {"__metadata__": dict(metadata)}
+    for name, spec in sorted(header.tensors.items(), key=lambda item: item[1].offsets):
+        body[name] = {
+            "dtype": spec.dtype,
+            "shape": list(spec.shape),
+            "data_offsets": list(spec.offsets),
+        }
+    text = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + data[header.data_start :], header
 
 
 @dataclass(frozen=True)

@@ -125,3 +125,59 @@ def test_step_frame_limit_admits_a_full_prefill_frame_and_nothing_much_larger() 
     frames.read_header(full, limit)
     with pytest.raises(MeshnetError):
         frames.read_header(b"\0" * (limit + 1), limit)
+
+
+@pytest.mark.parametrize(
+    "tensors",
+    [
+        {"hidden": torch.randn(1, 3, 8)},
+        {"hidden": torch.randn(1, 2, 8).to(torch.bfloat16)},
+        {"input_ids": torch.tensor([[1, 2, 3]])},
+        {
+            "token_ids": torch.tensor([5]),
+            "top_ids": torch.tensor([[1, 2]]),
+            "top_logprobs": torch.tensor([[-0.1, -2.0]]),
+        },
+        {"token_ids": torch.tensor([5]), "top_ids": torch.zeros((1, 0), dtype=torch.int64)},
+    ],
+)
+def test_hand_written_frames_are_the_bytes_safetensors_writes(tensors: dict) -> None:
+    import safetensors.torch
+
+    ours = frames.encode_frame(tensors, {"position": "4"})
+    assert ours == safetensors.torch.save(tensors, metadata={"position": "4"})
+    decoded = frames.decode_frame(ours, LIMIT)
+    for name, tensor in tensors.items():
+        assert decoded.tensors[name].dtype == tensor.dtype
+        assert torch.equal(decoded.tensors[name], tensor)
+
+
+def _with_offsets(data: bytes, old: bytes, new: bytes) -> bytes:
+    """The same frame with one data_offsets entry rewritten (header length kept)."""
+    (length,) = struct.unpack("<Q", data[:8])
+    header = data[8 : 8 + length].replace(old, new)
+    header = header.rstrip(b" ") + b" " * (length - len(header.rstrip(b" ")))
+    assert len(header) == length
+    return data[:8] + header + data[8 + length :]
+
+
+def test_frame_whose_tensors_overlap_or_leave_a_gap_is_bad_frame() -> None:
+    data = frames.encode_frame(
+        {"a": torch.zeros(2, dtype=torch.int64), "b": torch.zeros(2, dtype=torch.int64)}, {}
+    )
+    overlapping = _with_offsets(data, b'"data_offsets":[16,32]', b'"data_offsets":[8,24]')
+    for bad in (overlapping, data + b"\0" * 8):
+        with pytest.raises(MeshnetError) as caught:
+            frames.decode_frame(bad, LIMIT)
+        assert caught.value.reason == wire.BAD_FRAME
+
+
+def test_reframe_keeps_the_tensor_bytes_and_replaces_the_metadata() -> None:
+    hidden = torch.randn(1, 2, 8)
+    reply = frames.encode_frame({"hidden": hidden}, {"compute_ms": "3.25"})
+    passed_on, old = frames.reframe(reply, {"position": "9"}, LIMIT)
+    assert old.metadata == {"compute_ms": "3.25"}
+    assert passed_on == frames.encode_frame({"hidden": hidden}, {"position": "9"})
+    decoded = frames.decode_frame(passed_on, LIMIT)
+    assert torch.equal(decoded.tensors["hidden"], hidden)
+    assert decoded.metadata == {"position": "9"}
