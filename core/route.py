@@ -95,9 +95,12 @@ class RouteSession:
                 if frames.TOKEN_IDS not in frame.tensors:
                     raise ProtocolError("the last hop returned no token")
                 metadata = frame.metadata
-            self.timings[index].compute_ms.append(float(metadata.get(frames.COMPUTE_MS_KEY, 0.0)))
+            self.timings[index].compute_ms.append(_compute_ms(metadata, index))
+        token = frame.tensors[frames.TOKEN_IDS]
+        if token.numel() != 1:
+            raise ProtocolError(f"the last hop returned {token.numel()} tokens for one sequence")
         self.position += len(token_ids)
-        return int(frame.tensors[frames.TOKEN_IDS][0])
+        return int(token.reshape(-1)[0])
 
     async def close(self) -> list[dict[str, Any]]:
         """Close every hop; their signed receipts in route order."""
@@ -141,6 +144,13 @@ async def request_route(tracker_url: str, recipe: Mapping[str, Any]) -> dict[str
             reason="no-route",
         )
     return dict(response.json())
+
+
+def _compute_ms(metadata: Mapping[str, str], index: int) -> float:
+    try:
+        return float(metadata.get(frames.COMPUTE_MS_KEY, 0.0))
+    except ValueError as exc:
+        raise ProtocolError(f"hop {index} reported a compute time that is not a number") from exc
 
 
 def hops_from_route(route: Mapping[str, Any]) -> list[RouteHop]:

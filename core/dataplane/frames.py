@@ -164,7 +164,10 @@ def decode_frame(data: bytes, max_bytes: int) -> Frame:
         cursor = end
         raw = bytearray(data[header.data_start + begin : header.data_start + end])
         tensor = torch.frombuffer(raw, dtype=dtype) if raw else torch.empty(0, dtype=dtype)
-        tensors[name] = tensor.reshape(spec.shape)
+        try:
+            tensors[name] = tensor.reshape(spec.shape)
+        except (TypeError, RuntimeError, ValueError) as exc:  # e.g. [0, 2**70]: no real shape
+            raise _bad(f"tensor {name!r} has an impossible shape {list(spec.shape)}") from exc
     if cursor != data_len:
         raise _bad(f"the frame's tensors cover {cursor} of its {data_len} data bytes")
     return Frame(tensors, header.metadata)

@@ -18,6 +18,7 @@ from typing import Any
 
 from fastapi import HTTPException
 from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tracker_service import errors
@@ -64,7 +65,8 @@ async def answer_heartbeat(
     try:
         beat = parse_body(HeartbeatCreate, signed.body)
     except HTTPException as invalid:  # the nonce is spent even when the body is bad
-        if not await database.run_quick(nonces.spend, node_id, signed.nonce, signed.timestamp):
+        # Writes go to a worker thread: another writer may hold SQLite's lock.
+        if not await run_in_threadpool(nonces.spend, node_id, signed.nonce, signed.timestamp):
             return _replay(context, node_id)
         return http_refusal_response(invalid)
     now = time.time()
@@ -82,7 +84,7 @@ async def answer_heartbeat(
     }
     fresh, refreshed = await context.heartbeats.beat(values)
     if nonces.purge_due():
-        await database.run_quick(nonces.purge)
+        await run_in_threadpool(nonces.purge)
     if not fresh:
         return _replay(context, node_id)
     if not refreshed:

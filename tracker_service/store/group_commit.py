@@ -4,8 +4,10 @@ On SQLite a commit costs more than the two statements of a heartbeat: each
 one appends the changed pages to the WAL. Heartbeats whose requests reach
 the event loop in the same turn are written in one transaction instead, flushed
 on the next turn; every answer still waits for the commit that holds its
-nonce, so what a node is told is as durable as before. The flush runs on the
-event loop: SQLite answers it from the page cache faster than a thread hop.
+nonce, so what a node is told is as durable as before. The flush runs in a
+worker thread: another writer may hold SQLite's lock (a registration, the
+certifier), and waiting for it must not stall the event loop. Heartbeats that
+arrive while a flush is in flight form the next group.
 
 PostgreSQL waits on the network instead, so there each heartbeat keeps its own
 transaction in a worker thread.
@@ -35,6 +37,8 @@ class HeartbeatCommits:
         self._grouped = database.dialect == "sqlite"
         self._pending: list[tuple[dict[str, Any], asyncio.Future[Outcome]]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._flushing = False
+        self._flush_task: asyncio.Task[None] | None = None  # held so it is not collected
 
     async def beat(self, values: dict[str, Any]) -> Outcome:
         """See :meth:`HeartbeatWriter.beat`; `values` are the same."""
@@ -44,18 +48,28 @@ class HeartbeatCommits:
         if loop is not self._loop:
             # A new event loop (the app restarted in this process, as tests do): what
             # was pending belonged to requests that ended with the old one, unanswered.
-            self._loop, self._pending = loop, []
+            self._loop, self._pending, self._flushing = loop, [], False
         future: asyncio.Future[Outcome] = loop.create_future()
         self._pending.append((values, future))
-        if len(self._pending) == 1:
-            # Scheduled behind the requests already runnable this turn, so they join.
-            loop.call_soon(self._flush)
+        if not self._flushing:
+            self._flushing = True
+            # Starts on the next turn, behind the requests already runnable, so they join.
+            self._flush_task = loop.create_task(self._flush_all())
         return await future
 
-    def _flush(self) -> None:
-        batch, self._pending = self._pending, []
+    async def _flush_all(self) -> None:
         try:
-            outcomes = self.writer.beat_many([values for values, _ in batch])
+            while self._pending:
+                batch, self._pending = self._pending, []
+                await self._flush(batch)
+        finally:
+            self._flushing = False
+
+    async def _flush(self, batch: list[tuple[dict[str, Any], asyncio.Future[Outcome]]]) -> None:
+        try:
+            outcomes = await run_in_threadpool(
+                self.writer.beat_many, [values for values, _ in batch]
+            )
         except Exception as exc:
             # Values are validated before they get here (finite, in range), so what
             # fails a commit is the store itself (locked past the busy timeout, disk

@@ -181,3 +181,12 @@ def test_reframe_keeps_the_tensor_bytes_and_replaces_the_metadata() -> None:
     decoded = frames.decode_frame(passed_on, LIMIT)
     assert torch.equal(decoded.tensors["hidden"], hidden)
     assert decoded.metadata == {"position": "9"}
+
+
+def test_zero_byte_tensor_with_an_impossible_shape_is_bad_frame() -> None:
+    header = b'{"hidden":{"dtype":"F32","shape":[0,1180591620717411303424],"data_offsets":[0,0]}}'
+    header += b" " * (-len(header) % 8)
+    huge = struct.pack("<Q", len(header)) + header
+    with pytest.raises(MeshnetError) as caught:
+        frames.decode_frame(huge, LIMIT)
+    assert caught.value.reason == wire.BAD_FRAME
