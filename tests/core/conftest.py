@@ -42,27 +42,14 @@ def make_tiny_model(folder: Path, *, layers: int = 4, seed: int = 0, tie: bool =
     Built with transformers' own save_pretrained, so the runtime loads exactly the
     names and layout a hub model has; small enough to build in well under a second.
     """
-    import torch
     from tokenizers import Tokenizer
     from tokenizers.models import WordLevel
     from tokenizers.pre_tokenizers import Whitespace
-    from transformers import LlamaConfig, LlamaForCausalLM
 
     from core.models.manifest import ModelManifest
+    from tests.tiny_llama import save_tiny_llama
 
-    torch.manual_seed(seed)
-    config = LlamaConfig(
-        vocab_size=96,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=layers,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-        tie_word_embeddings=tie,
-        rms_norm_eps=1e-5,
-    )
-    LlamaForCausalLM(config).save_pretrained(folder, safe_serialization=True)
+    save_tiny_llama(folder, layers=layers, seed=seed, tie=tie, rms_norm_eps=1e-5)
     tokenizer = Tokenizer(WordLevel({f"w{i}": i for i in range(96)}, unk_token="w0"))
     tokenizer.pre_tokenizer = Whitespace()
     tokenizer.save(str(folder / "tokenizer.json"))

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import torch
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -22,6 +21,7 @@ from core.dataplane.server import DataPlaneServer
 from core.recipe import build_identity_block
 from core.runtime.sessions import SessionManager
 from core.runtime.shard import Shard
+from tests.tiny_llama import save_tiny_llama
 from tests.tracker_service.helpers import FakeNode, recipe_axes
 
 NUM_LAYERS = 4
@@ -35,20 +35,10 @@ def build_tiny_model(folder: Path) -> Path:
     """A 4-layer random Llama and a word-level tokenizer whose ids fit its vocabulary."""
     from tokenizers import Tokenizer, normalizers, pre_tokenizers
     from tokenizers.models import WordLevel
-    from transformers import LlamaConfig, LlamaForCausalLM
 
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=VOCAB,
-        hidden_size=HIDDEN,
-        intermediate_size=128,
-        num_hidden_layers=NUM_LAYERS,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-        tie_word_embeddings=True,
+    save_tiny_llama(
+        folder, layers=NUM_LAYERS, vocab=VOCAB, hidden=HIDDEN, max_positions=128, tie=True
     )
-    LlamaForCausalLM(config).save_pretrained(folder, safe_serialization=True)
     tokenizer = Tokenizer(WordLevel({w: i for i, w in enumerate(WORDS)}, unk_token="[UNK]"))
     tokenizer.normalizer = normalizers.Lowercase()
     tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()

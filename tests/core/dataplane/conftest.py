@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -25,6 +24,7 @@ from core.dataplane.server import DataPlaneServer
 from core.dataplane.tickets import sign_ticket
 from core.runtime.sessions import SessionManager
 from core.runtime.shard import Shard
+from tests.tiny_llama import save_tiny_llama
 
 NUM_LAYERS = 4
 HIDDEN = 64
@@ -72,20 +72,9 @@ class Node:
 
 
 def build_tiny_llama(folder: Path) -> Path:
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=VOCAB,
-        hidden_size=HIDDEN,
-        intermediate_size=128,
-        num_hidden_layers=NUM_LAYERS,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-        tie_word_embeddings=True,
+    save_tiny_llama(
+        folder, layers=NUM_LAYERS, vocab=VOCAB, hidden=HIDDEN, max_positions=128, tie=True
     )
-    LlamaForCausalLM(config).save_pretrained(folder, safe_serialization=True)
     (folder / "tokenizer.json").write_text('{"model": {"type": "tiny-test"}}', encoding="utf-8")
     return folder
 
