@@ -7,19 +7,25 @@ recipe's dtypes, run the bounded probe (core.doctor_probe) and save the
 :class:`~core.capability.CapabilityReport`. ``validate_loaded_backend`` is the
 part admission re-runs in-process at node start-up.
 
-Every refusal ends up as a report with plain-language diagnostics, never as a
-hang: memory is checked before loading and the probe runs under a deadline.
+Every refusal ends up as a report with plain-language diagnostics and a
+reason code (``DoctorOutcome.reason``: out-of-memory, bad-layers, load-failed,
+probe-timeout, probe-failed, …), never as a hang or a traceback: memory is
+checked before loading, an out-of-memory while loading is caught, and the probe
+runs under a deadline. Loading and the probe report :class:`core.progress.Progress`
+and stop at the next layer or forward step once the cancel token is set.
 """
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+import torch
 
 from core.capability import (
     STATUS_ABORTED,
@@ -38,6 +44,14 @@ from core.hardware import DEFAULT_KV_TOKENS, HardwareInfo, detect_hardware, mode
 from core.hardware import suggest_layer_range as _suggest
 from core.models.manifest import ModelManifest
 from core.paths import models_dir
+from core.progress import (
+    STAGE_LOAD,
+    Cancelled,
+    CancelToken,
+    Progress,
+    ProgressCallback,
+    reporter,
+)
 from core.recipe import identity_block_for, recipe_digest
 from core.recipe_catalogue import Recipe, RuntimeRecipe, load_catalogue, resolve_runtime_recipe
 from core.runtime.config import ModelConfig
@@ -47,7 +61,20 @@ from core.runtime.shard import Shard
 log = logging.getLogger(__name__)
 
 DEFAULT_DEADLINE_S = 60.0
-Progress = Callable[[str], None]
+
+# Reason codes of a doctor outcome that did not pass (the sentence is in the diagnostics).
+REASON_OUT_OF_MEMORY = "out-of-memory"
+REASON_BAD_LAYERS = "bad-layers"
+REASON_LOAD_FAILED = "load-failed"
+REASON_PROBE_TIMEOUT = "probe-timeout"
+REASON_PROBE_FAILED = "probe-failed"
+REASON_SELECTION_MISMATCH = "shard-mismatch"
+
+
+def out_of_memory_sentence(start: int, end: int) -> str:
+    return (
+        f"Not enough memory for layers {start}–{end}: choose fewer layers or raise the memory cap."
+    )
 
 
 @dataclass(frozen=True)
@@ -63,6 +90,17 @@ class DoctorSelection:
 class ValidationResult:
     report: CapabilityReport
     outcome: ProbeOutcome | None = None
+
+    @property
+    def reason(self) -> str | None:
+        """Why the report did not pass, as a code; None when it passed."""
+        if self.report.passed:
+            return None
+        if self.report.status == STATUS_ABORTED:
+            return REASON_PROBE_TIMEOUT
+        if self.outcome is None:
+            return REASON_SELECTION_MISMATCH
+        return REASON_PROBE_FAILED
 
 
 def _gb(n: int) -> str:
@@ -99,12 +137,14 @@ def validate_loaded_backend(
     *,
     deadline_s: float = DEFAULT_DEADLINE_S,
     plan: ProbePlan | None = None,
+    progress: ProgressCallback | None = None,
 ) -> ValidationResult:
     """Run the bounded probe through ``shard`` and judge it as a capability report.
 
     The probe runs on a worker thread that we wait on for at most the deadline
     (plus a little grace): a forward stuck inside one huge kernel still cannot
-    hang the caller. The thread itself stops at the next step boundary.
+    hang the caller. The thread itself stops at the next step boundary. A
+    :class:`Cancelled` raised by ``progress`` stops it there too and is re-raised.
     """
     device = str(shard.device)
     mismatch = _selection_problem(shard, selection, manifest)
@@ -118,7 +158,7 @@ def validate_loaded_backend(
 
     def work() -> None:
         try:
-            box["outcome"] = run_probe(shard, plan, deadline)
+            box["outcome"] = run_probe(shard, plan, deadline, progress)
         except BaseException as exc:  # handed to the waiting thread, re-judged there
             box["error"] = exc
 
@@ -130,7 +170,9 @@ def validate_loaded_backend(
     outcome: ProbeOutcome | None = box.get("outcome")
     error = box.get("error")
     if outcome is None:
-        if error is not None and not isinstance(error, MeshnetError):
+        if isinstance(error, Cancelled) or (
+            error is not None and not isinstance(error, MeshnetError)
+        ):
             raise error
         sentence = (
             str(error)
@@ -202,6 +244,10 @@ class DoctorRequest:
     deadline_s: float = DEFAULT_DEADLINE_S
     kv_tokens: int = DEFAULT_KV_TOKENS
     save: bool = True
+    memory_cap_bytes: int | None = None  # free memory counts as min(free, cap)
+    # A fresh report to reuse (the wizard's): load its shard, skip the test forward;
+    # the admission gate then judges this report against what was loaded.
+    reuse_report: CapabilityReport | None = None
 
 
 @dataclass
@@ -214,6 +260,21 @@ class DoctorOutcome:
     runtime_recipe: RuntimeRecipe | None = None
     identity_block: dict[str, Any] | None = None
     report_path: Path | None = None
+    reason: str | None = None  # why the report did not pass; None when it passed
+
+    def release(self) -> None:
+        """Drop the loaded shard and give its memory back (pause, stop, a refused start)."""
+        release_memory(self.shard)
+        self.shard = None
+
+
+def release_memory(shard: Shard | None) -> None:
+    """Free what a shard held: drop the reference, collect, empty the CUDA cache."""
+    on_cuda = shard is not None and shard.device.type == "cuda"
+    del shard
+    gc.collect()
+    if on_cuda:
+        torch.cuda.empty_cache()
 
 
 def parse_layers(text: str) -> tuple[int, int]:
@@ -231,16 +292,28 @@ def parse_layers(text: str) -> tuple[int, int]:
     return start, end
 
 
-def run_doctor(request: DoctorRequest, progress: Progress = lambda _: None) -> DoctorOutcome:
+def run_doctor(
+    request: DoctorRequest,
+    progress: ProgressCallback | None = None,
+    cancel: CancelToken | None = None,
+) -> DoctorOutcome:
+    """The whole doctor flow; never raises for a verdict (see the module docstring).
+
+    Raises :class:`Cancelled` when ``cancel`` is set during a step, and
+    MeshnetError when the model cannot even be found.
+    """
     from core.models.local import resolve_model  # imports the default model on first use
 
+    report_progress = reporter(progress, cancel)
     began = time.perf_counter()
-    progress("Finding the model…")
-    model_dir = resolve_model(request.model)
+    log.info("finding the model %s", request.model or "(default)")
+    model_dir = resolve_model(request.model, progress=report_progress)
     manifest = ModelManifest.load(model_dir)
     config = ModelConfig.from_folder(model_dir)
-    progress("Measuring this computer…")
-    hardware = detect_hardware(request.device, disk_path=models_dir())
+    _check(cancel, "measuring this computer")
+    hardware = detect_hardware(
+        request.device, disk_path=models_dir(), memory_cap_bytes=request.memory_cap_bytes
+    )
     device = hardware.device.kind if request.device is None else request.device
     catalogue = load_catalogue()
     recipe = (
@@ -259,7 +332,7 @@ def run_doctor(request: DoctorRequest, progress: Progress = lambda _: None) -> D
     free = hardware.device.free_bytes
     where = "GPU memory" if hardware.device.kind == "cuda" else "memory"
 
-    def finish(report: CapabilityReport, **kwargs: Any) -> DoctorOutcome:
+    def finish(report: CapabilityReport, reason: str | None, **kwargs: Any) -> DoctorOutcome:
         total = time.perf_counter() - began
         machine = {"free_bytes": free, "disk_free_bytes": hardware.disk_free_bytes}
         report = replace(
@@ -269,25 +342,35 @@ def run_doctor(request: DoctorRequest, progress: Progress = lambda _: None) -> D
             memory={**machine, **report.memory},
         )
         path = save_report(report) if request.save else None
-        return DoctorOutcome(report, hardware, model_dir, manifest, report_path=path, **kwargs)
+        return DoctorOutcome(
+            report, hardware, model_dir, manifest, report_path=path, reason=reason, **kwargs
+        )
 
-    def abort(selection: DoctorSelection, sentence: str, **extra: Any) -> DoctorOutcome:
+    def abort(
+        selection: DoctorSelection, reason: str, sentence: str, **extra: Any
+    ) -> DoctorOutcome:
         report = _report(selection, manifest, recipe, device, STATUS_ABORTED, [sentence], **extra)
-        return finish(report)
+        return finish(report, reason)
 
-    layers = request.layers or _suggest(footprint, free, request.kv_tokens)
+    reused = request.reuse_report
+    layers = request.layers
+    if layers is None and reused is not None:
+        layers = (reused.shard.start, reused.shard.end)
+    layers = layers or _suggest(footprint, free, request.kv_tokens)
     if layers is None:
         need = footprint.needed_bytes(0, 1, request.kv_tokens)
         return abort(
             DoctorSelection(manifest.model_id, 0, 1),
+            REASON_OUT_OF_MEMORY,
             f"Not enough {where}: even one layer of this model needs {_gb(need)}, {_gb(free)} "
-            "is free. Close other programs or choose a smaller model.",
+            "is free. Close other programs, raise the memory cap or choose a smaller model.",
         )
     start, end = layers
     selection = DoctorSelection(manifest.model_id, start, end)
     if end > config.num_layers:
         return abort(
             selection,
+            REASON_BAD_LAYERS,
             f"This model has {config.num_layers} layers, so layers {start}–{end} do not exist. "
             f"Choose a range within 0:{config.num_layers}.",
         )
@@ -297,12 +380,14 @@ def run_doctor(request: DoctorRequest, progress: Progress = lambda _: None) -> D
     if need > free:
         return abort(
             selection,
+            REASON_OUT_OF_MEMORY,
             f"Not enough {where}: this range needs {_gb(need)}, {_gb(free)} is free. "
             "Choose fewer layers.",
             memory=memory,
         )
 
-    progress(f"Loading layers {start}–{end} of {manifest.model_id} ({recipe.recipe_id})…")
+    loading = f"Loading layers {start}–{end} of {manifest.model_id} ({recipe.recipe_id})…"
+    report_progress(Progress(STAGE_LOAD, 0, end - start, loading))
     load_began = time.perf_counter()
     try:
         shard = Shard.load(
@@ -312,19 +397,80 @@ def run_doctor(request: DoctorRequest, progress: Progress = lambda _: None) -> D
             compute_dtype=recipe.compute_dtype,
             kv_dtype=recipe.kv_dtype,
             device=device,
+            on_layer=lambda done, total: report_progress(
+                Progress(STAGE_LOAD, done, total, loading)
+            ),
         )
         runtime = resolve_runtime_recipe(recipe, shard, model_dir, catalogue.catalogue_version)
+    except Cancelled:
+        release_memory(None)  # the half-built shard is unreachable now; collect it
+        raise
+    except (MemoryError, torch.OutOfMemoryError):  # the CPU's, and a GPU's (a RuntimeError)
+        release_memory(None)
+        return abort(
+            selection, REASON_OUT_OF_MEMORY, out_of_memory_sentence(start, end), memory=memory
+        )
     except MeshnetError as exc:
-        return abort(selection, f"The model could not be loaded: {exc}", memory=memory)
+        return abort(
+            selection,
+            exc.reason or REASON_LOAD_FAILED,
+            f"The model could not be loaded: {exc}",
+            memory=memory,
+        )
+    except RuntimeError as exc:  # any other torch failure while loading
+        if _is_out_of_memory(exc):
+            release_memory(None)
+            return abort(
+                selection, REASON_OUT_OF_MEMORY, out_of_memory_sentence(start, end), memory=memory
+            )
+        return abort(
+            selection,
+            REASON_LOAD_FAILED,
+            f"The model could not be loaded on {device}: {exc}. Update the GPU driver or run "
+            "on the CPU.",
+            memory=memory,
+        )
     load_s = time.perf_counter() - load_began
-    progress("Running a test forward…")
-    result = validate_loaded_backend(
-        shard, selection, runtime, manifest, deadline_s=request.deadline_s
-    )
+    block = identity_block_for(manifest, model_dir, runtime.identity_fields(), start, end)
+    loaded = {"shard": shard, "runtime_recipe": runtime, "identity_block": block}
+    if reused is not None:
+        # The gate judges the reused report against what was just loaded; nothing is saved.
+        return DoctorOutcome(
+            reused,
+            hardware,
+            model_dir,
+            manifest,
+            reason=None if reused.passed else "not-passed",
+            **loaded,  # type: ignore[arg-type]
+        )
+    _check(cancel, "starting the test forward")
+    try:
+        result = validate_loaded_backend(
+            shard,
+            selection,
+            runtime,
+            manifest,
+            deadline_s=request.deadline_s,
+            progress=report_progress,
+        )
+    except Cancelled:
+        del shard, loaded
+        release_memory(None)
+        raise
     report = replace(
         result.report,
         memory={**memory, **result.report.memory},
         timings={**result.report.timings, "load_s": load_s},
     )
-    block = identity_block_for(manifest, model_dir, runtime.identity_fields(), start, end)
-    return finish(report, shard=shard, runtime_recipe=runtime, identity_block=block)
+    return finish(report, result.reason, **loaded)
+
+
+def _check(cancel: CancelToken | None, where: str) -> None:
+    if cancel is not None:
+        cancel.check(where)
+
+
+def _is_out_of_memory(exc: BaseException) -> bool:
+    """torch raises some allocation failures as a plain RuntimeError with this text."""
+    text = str(exc).lower()
+    return "out of memory" in text or "failed to allocate" in text

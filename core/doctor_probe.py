@@ -28,6 +28,7 @@ import torch
 
 from core.capability import CheckResult
 from core.errors import DoctorError, MeshnetError
+from core.progress import STAGE_PROBE, Cancelled, Progress, ProgressCallback
 from core.runtime.sessions import SamplingParams, SessionManager
 from core.runtime.shard import Shard
 
@@ -115,22 +116,44 @@ def _full_forward(manager: SessionManager, shard: Shard, inputs: torch.Tensor) -
         session.close()
 
 
+def probe_steps(plan: ProbePlan) -> int:
+    """Progress units of one probe: two full forwards, the prefill, each decode step."""
+    return 3 + plan.decode_tokens
+
+
+def _step_reporter(progress: ProgressCallback | None, plan: ProbePlan) -> Callable[[int], None]:
+    total = probe_steps(plan)
+
+    def step(done: int) -> None:
+        if progress is not None:
+            progress(Progress(STAGE_PROBE, done, total, "Running a test forward…"))
+
+    return step
+
+
 def _incremental(
-    manager: SessionManager, shard: Shard, inputs: torch.Tensor, plan: ProbePlan, deadline: Deadline
+    manager: SessionManager,
+    shard: Shard,
+    inputs: torch.Tensor,
+    plan: ProbePlan,
+    deadline: Deadline,
+    step: Callable[[int], None] = lambda _done: None,
 ) -> tuple[torch.Tensor, list[int], float]:
     """Prefill, then one position per step; returns (outputs, greedy tokens, decode seconds)."""
     session = manager.open(inputs.shape[1], sampling=SamplingParams(temperature=0.0))
     try:
         prefill = session.step(inputs[:, : plan.prompt_tokens], return_logits=shard.is_last)
+        step(3)
         pieces = [_outputs(prefill.hidden, prefill.logits)]
         tokens: list[int] = []
         started = time.perf_counter()
         for position in range(plan.prompt_tokens, plan.prompt_tokens + plan.decode_tokens):
             deadline.check(f"decode step {position - plan.prompt_tokens + 1}")
-            step = session.step(inputs[:, position : position + 1], return_logits=shard.is_last)
-            pieces.append(_outputs(step.hidden, step.logits))
-            if step.token_ids is not None:
-                tokens.append(int(step.token_ids[0]))
+            decoded = session.step(inputs[:, position : position + 1], return_logits=shard.is_last)
+            pieces.append(_outputs(decoded.hidden, decoded.logits))
+            if decoded.token_ids is not None:
+                tokens.append(int(decoded.token_ids[0]))
+            step(4 + position - plan.prompt_tokens)
         elapsed = time.perf_counter() - started
         return torch.cat(pieces, dim=1), tokens, elapsed
     finally:
@@ -165,8 +188,19 @@ def _check_tokens(
     )
 
 
-def run_probe(shard: Shard, plan: ProbePlan, deadline: Deadline) -> ProbeOutcome:
-    """All checks on one loaded shard; raises ProbeTimeout past the deadline."""
+def run_probe(
+    shard: Shard,
+    plan: ProbePlan,
+    deadline: Deadline,
+    progress: ProgressCallback | None = None,
+) -> ProbeOutcome:
+    """All checks on one loaded shard; raises ProbeTimeout past the deadline.
+
+    ``progress`` hears each forward step (stage "probe"); a :class:`Cancelled`
+    it raises stops the probe and passes through (a stop is not a verdict).
+    """
+    step = _step_reporter(progress, plan)
+    step(0)
     outcome = ProbeOutcome()
     manager = SessionManager(shard)
     length = plan.prompt_tokens + plan.decode_tokens
@@ -175,6 +209,7 @@ def run_probe(shard: Shard, plan: ProbePlan, deadline: Deadline) -> ProbeOutcome
     try:
         full = _full_forward(manager, shard, inputs)
         deadline.check("first full forward")
+        step(1)
         finite = bool(torch.isfinite(full).all())
         outcome.add(
             "finite",
@@ -192,6 +227,7 @@ def run_probe(shard: Shard, plan: ProbePlan, deadline: Deadline) -> ProbeOutcome
         )
         again = _full_forward(manager, shard, inputs)
         deadline.check("second full forward")
+        step(2)
         same = torch.equal(full, again)
         outcome.add(
             "deterministic",
@@ -202,7 +238,7 @@ def run_probe(shard: Shard, plan: ProbePlan, deadline: Deadline) -> ProbeOutcome
             "Two identical runs gave different results on this device; update the GPU driver "
             "or run on the CPU.",
         )
-        incremental, tokens, decode_s = _incremental(manager, shard, inputs, plan, deadline)
+        incremental, tokens, decode_s = _incremental(manager, shard, inputs, plan, deadline, step)
         error = _relative_error(incremental, full) if finite else float("inf")
         outcome.add(
             "incremental",
@@ -215,7 +251,7 @@ def run_probe(shard: Shard, plan: ProbePlan, deadline: Deadline) -> ProbeOutcome
             _check_tokens(outcome, full, tokens, plan, tol)
         outcome.tokens_per_second = plan.decode_tokens / decode_s if decode_s > 0 else None
         outcome.completed = True
-    except ProbeTimeout:
+    except (ProbeTimeout, Cancelled):
         raise
     except MeshnetError as exc:
         # The runtime refuses non-finite logits itself; that is a failed check, not a crash.

@@ -18,6 +18,8 @@ show its message; ``reason`` is a stable machine-readable code.
     ├── IdentityError               key pair missing, keyring unusable
     ├── AdmissionRefused            (core.admission.CapabilityAdmissionError)
     ├── DoctorError                 the capability probe could not run
+    │   └── ProbeTimeout            (core.doctor_probe) past the probe's deadline
+    ├── Cancelled                   (core.progress) a stop asked during a long step
     ├── ProtocolError               a bad wire frame or signature
     │   └── TicketError             a route ticket that does not admit the session
     └── TrackerError                the tracker refused or could not be reached

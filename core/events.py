@@ -29,6 +29,8 @@ class NodeState(StrEnum):
     SERVING = "serving"
     RECONNECTING = "reconnecting"
     DRAINING = "draining"
+    PAUSING = "pausing"
+    PAUSED = "paused"  # out of routing, shard memory freed; `resume` proves it again
     REFUSED = "refused"
     ERROR = "error"
 
@@ -53,9 +55,17 @@ class GateState(StrEnum):
     INFO = "info"
 
 
+# Event kinds of the child protocol (`meshnet-node run --events json`).
+KIND_STATE = "state"
+KIND_GATE = "gate"
+KIND_PROGRESS = "progress"
+KIND_STATS = "stats"
+KIND_SNAPSHOT = "snapshot"
+
+
 @dataclass(frozen=True)
 class NodeEvent:
-    kind: str  # "state" | "gate" | "stats"
+    kind: str  # "state" | "gate" | "progress" | "stats" | "snapshot"
     message: str
     state: NodeState | None = None
     gate: Gate | None = None
@@ -63,6 +73,19 @@ class NodeEvent:
     reason: str | None = None
     data: Mapping[str, Any] = field(default_factory=dict)
     at: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, always present: one line of the child protocol."""
+        return {
+            "kind": self.kind,
+            "message": self.message,
+            "state": self.state.value if self.state else None,
+            "gate": self.gate.value if self.gate else None,
+            "gate_state": self.gate_state.value if self.gate_state else None,
+            "reason": self.reason,
+            "data": dict(self.data),
+            "at": self.at,
+        }
 
 
 Subscriber = Callable[[NodeEvent], None]

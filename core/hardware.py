@@ -1,10 +1,12 @@
 """What this machine has, and how many layers of a model fit in it.
 
-Memory is read without psutil: /proc/meminfo on Linux (MemAvailable counts
-reclaimable cache, which is what a new allocation can really get), ``sysconf``
-elsewhere, ``torch.cuda.mem_get_info`` for a CUDA GPU. Sizes of a shard are read
-from the safetensors headers — a few kilobytes — so "does it fit?" is answered
-before a single weight is loaded.
+Memory is read through psutil (``virtual_memory().available`` counts
+reclaimable cache, which is what a new allocation can really get) on every OS,
+so Windows and macOS see their RAM as Linux does; ``torch.cuda.mem_get_info``
+for a CUDA GPU. A memory cap (``--memory-cap-mb``) lowers what the doctor
+treats as free, so a contributor keeps room for a game. Sizes of a shard are
+read from the safetensors headers — a few kilobytes — so "does it fit?" is
+answered before a single weight is loaded.
 """
 
 from __future__ import annotations
@@ -12,11 +14,15 @@ from __future__ import annotations
 import json
 import logging
 import os
+import platform as platform_module
 import shutil
 import struct
-from dataclasses import dataclass
+import subprocess
+import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+import psutil
 import torch
 
 from core.errors import ModelError
@@ -51,28 +57,28 @@ class HardwareInfo:
 
 
 def system_memory() -> tuple[int, int]:
-    """(total, available) bytes of RAM."""
+    """(total, available) bytes of RAM, the same way on Linux, macOS and Windows."""
     try:
-        fields: dict[str, int] = {}
-        with open("/proc/meminfo", encoding="ascii") as handle:
-            for line in handle:
-                key, _, rest = line.partition(":")
-                fields[key] = int(rest.split()[0]) * 1024  # values are in kB
-        return fields["MemTotal"], fields.get("MemAvailable", fields.get("MemFree", 0))
-    except (OSError, KeyError, ValueError, IndexError):
-        pass
-    try:
-        page = os.sysconf("SC_PAGE_SIZE")
-        total = os.sysconf("SC_PHYS_PAGES") * page
-        available = os.sysconf("SC_AVPHYS_PAGES") * page
-        return total, available
-    except (ValueError, OSError, AttributeError):
-        log.warning("cannot read this machine's memory size")
+        memory = psutil.virtual_memory()
+    except (OSError, RuntimeError) as exc:
+        log.warning("cannot read this machine's memory size: %s", exc)
         return 0, 0
+    return int(memory.total), int(memory.available)
 
 
-def detect_device(prefer: str | None = None) -> DeviceInfo:
+def cap_memory(device: DeviceInfo, cap_bytes: int | None) -> DeviceInfo:
+    """The device as the doctor should see it under a memory cap: free = min(free, cap)."""
+    if cap_bytes is None:
+        return device
+    return replace(device, free_bytes=max(0, min(device.free_bytes, int(cap_bytes))))
+
+
+def detect_device(prefer: str | None = None, memory_cap_bytes: int | None = None) -> DeviceInfo:
     """The best device torch can use (CUDA, then Apple MPS, then CPU), or ``prefer``."""
+    return cap_memory(_detect_device(prefer), memory_cap_bytes)
+
+
+def _detect_device(prefer: str | None) -> DeviceInfo:
     kind = prefer.split(":", 1)[0] if prefer else _best_kind()
     if kind == "cuda" and torch.cuda.is_available():
         index = torch.device(prefer or "cuda").index or 0
@@ -93,7 +99,25 @@ def _best_kind() -> str:
     return "cpu"
 
 
-def _cpu_name() -> str:
+def _cpu_name(platform: str = sys.platform) -> str:
+    """The processor's marketing name, from what each OS offers."""
+    if platform == "win32":
+        name = os.environ.get("PROCESSOR_IDENTIFIER") or platform_module.processor()
+        return name.strip() or "CPU"
+    if platform == "darwin":
+        try:
+            done = subprocess.run(
+                ["sysctl", "-n", "machdep.cpu.brand_string"],
+                capture_output=True,
+                text=True,
+                timeout=5,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            done = None
+        if done is not None and done.returncode == 0 and done.stdout.strip():
+            return done.stdout.strip()
+        return platform_module.processor() or "CPU"
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
             for line in handle:
@@ -101,11 +125,15 @@ def _cpu_name() -> str:
                     return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return "CPU"
+    return platform_module.processor() or "CPU"
 
 
-def detect_hardware(prefer: str | None = None, disk_path: Path | None = None) -> HardwareInfo:
-    device = detect_device(prefer)
+def detect_hardware(
+    prefer: str | None = None,
+    disk_path: Path | None = None,
+    memory_cap_bytes: int | None = None,
+) -> HardwareInfo:
+    device = detect_device(prefer, memory_cap_bytes)
     ram_total, ram_available = system_memory()
     path = Path(disk_path) if disk_path is not None else Path.home()
     try:
@@ -192,7 +220,26 @@ def model_footprint(
     compute_itemsize: int,
     kv_itemsize: int,
 ) -> ModelFootprint:
-    shapes = tensor_shapes(model_dir)
+    return footprint_from_shapes(
+        tensor_shapes(model_dir),
+        layer_count=layer_count,
+        num_kv_heads=num_kv_heads,
+        head_dim=head_dim,
+        compute_itemsize=compute_itemsize,
+        kv_itemsize=kv_itemsize,
+    )
+
+
+def footprint_from_shapes(
+    shapes: dict[str, list[int]],
+    *,
+    layer_count: int,
+    num_kv_heads: int,
+    head_dim: int,
+    compute_itemsize: int,
+    kv_itemsize: int,
+) -> ModelFootprint:
+    """Sizes from Hugging Face tensor names and shapes (safetensors headers or a GGUF table)."""
     layers = [0] * layer_count
     embed = head = 0
     for name, shape in shapes.items():

@@ -1,12 +1,18 @@
-"""The node lifecycle: load, prove, admit, serve, register, heartbeat, drain.
+"""The node lifecycle: load, prove, admit, serve, register, heartbeat, pause, drain.
 
     identity → doctor (load the shard + bounded real forward) → admission gate
     → data plane up → register with the tracker → heartbeat ⟲ (re-register when
-    refused, back off while unreachable) → drain + deregister on stop
+    refused, re-proving first when the report aged out; back off while
+    unreachable) → pause (leave routing, free the shard) ⟲ resume (prove again)
+    → drain + deregister on stop
 
 Every step publishes a ``NodeEvent`` (``core.events``) so the tray app and the
-CLI show each gate live. A node whose admission fails never registers: the
-gate raises before the tracker client is ever called.
+CLI show each gate live; ``NodeStatus`` keeps the latest of each for snapshots.
+A node whose admission fails never registers: the gate raises before the
+tracker client is ever called. A stop or pause asked during start-up sets the
+cancel token, which the doctor checks at every layer and forward step and
+start-up checks between steps; whatever was already set up (a registration
+included) is taken down again, so nothing stays registered and no thread runs.
 """
 
 from __future__ import annotations
@@ -15,53 +21,56 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
 from core.admission import (
+    REASON_NOT_PASSED,
     AdmissionRequirement,
     CapabilityAdmissionError,
     CapabilityContext,
     CapabilityValidator,
     admit,
-    admit_for_start,
 )
 from core.capability import CapabilityReport
 from core.dataplane.server import DataPlaneServer
-from core.doctor import DoctorOutcome, DoctorRequest, DoctorSelection, run_doctor
+from core.doctor import (
+    DoctorOutcome,
+    DoctorRequest,
+    DoctorSelection,
+    run_doctor,
+    validate_loaded_backend,
+)
 from core.errors import MeshnetError
 from core.events import EventBus, Gate, GateState, NodeEvent, NodeState
 from core.identity import NodeIdentity, b64decode
+from core.node_admission import capability_sentence, check_reused_digests, load_reused_report
+from core.node_serving import ServingLoop
+from core.node_settings import NodeSettings
+from core.node_status import NodeStatus
+from core.progress import STAGE_PROBE, Cancelled, CancelToken, Progress
 from core.runtime.sessions import SessionManager
-from core.tracker_client import (
-    Registration,
-    ReRegisterRequired,
-    TrackerClient,
-    TrackerRefused,
-    TrackerUnreachable,
-)
+from core.tracker_client import Registration, TrackerClient, TrackerRefused, TrackerUnreachable
 
 log = logging.getLogger(__name__)
 
-MAX_BACKOFF_S = 30.0
+__all__ = ["Node", "NodeSettings"]
+
+REASON_INTERNAL = "internal-error"
 
 
-@dataclass(frozen=True)
-class NodeSettings:
-    tracker_url: str
-    model: str | None = None  # model id or folder; None = the default model
-    layers: tuple[int, int] | None = None  # None = the largest range that fits
-    recipe_id: str | None = None
-    device: str | None = None
-    host: str = "127.0.0.1"  # where the data plane listens
-    port: int = 0
-    advertise_host: str | None = None  # what the tracker dials; defaults to host
-    kv_budget_bytes: int | None = None
-    max_frame_bytes: int = 64 * 1024 * 1024
-    join_token: str | None = None
-    drain_timeout_s: float = 10.0
+class Doctor(Protocol):
+    def __call__(
+        self,
+        request: DoctorRequest,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: CancelToken | None = None,
+    ) -> DoctorOutcome: ...
+
+
+# States in which nothing is loaded, registered or running.
+_IDLE = (NodeState.STOPPED, NodeState.REFUSED, NodeState.ERROR, NodeState.PAUSED)
 
 
 class Node:
@@ -72,35 +81,39 @@ class Node:
         *,
         bus: EventBus | None = None,
         validator: CapabilityValidator | None = None,
-        doctor: Callable[[DoctorRequest], DoctorOutcome] = run_doctor,
+        doctor: Doctor = run_doctor,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.settings = settings
         self.identity = identity
         self.bus = bus or EventBus()
+        self.status = NodeStatus(settings.public_view())
+        self.bus.subscribe(self.status.record)
         # None: judge the report the doctor just produced in-process (a real forward).
         self._validator = validator
         self._doctor = doctor
         self._transport = transport  # tests: httpx.MockTransport for tracker error paths
-        self._stop = threading.Event()
-        self._heartbeats: threading.Thread | None = None
+        self._lifecycle = threading.RLock()  # start, pause, resume and stop take turns
+        self._cancel = CancelToken()  # set by stop/pause to interrupt start-up
+        self._stopped = threading.Event()
+        self._serving: ServingLoop | None = None
         self._server: DataPlaneServer | None = None
         self._sessions: SessionManager | None = None
         self._client: TrackerClient | None = None
         self._tracker_key: bytes | None = None
         self._outcome: DoctorOutcome | None = None
         self._report: CapabilityReport | None = None
-        self._last_gate: dict[Gate, tuple[GateState, str, str | None]] = {}
+        self._reused_report_once = False
         self.state = NodeState.STOPPED
         self.registration: Registration | None = None
 
     # -- events ------------------------------------------------------------------------
 
-    def _set_state(self, state: NodeState, message: str, reason: str | None = None) -> None:
+    def set_state(self, state: NodeState, message: str, reason: str | None = None) -> None:
         self.state = state
         self.bus.publish(NodeEvent("state", message, state=state, reason=reason))
 
-    def _gate(
+    def gate(
         self,
         gate: Gate,
         gate_state: GateState,
@@ -113,64 +126,144 @@ class Node:
         )
         self.bus.publish(event)
 
+    def _progress(self, progress: Progress) -> None:
+        self._cancel.check(progress.message.rstrip("…").lower())
+        if progress.stage == STAGE_PROBE and self.state is NodeState.LOADING:
+            self.set_state(NodeState.PROBING, progress.message)
+        self.bus.publish(NodeEvent("progress", progress.message, data=progress.data()))
+
+    def snapshot_event(self) -> NodeEvent:
+        return self.status.snapshot_event(
+            open_sessions=self.open_sessions, tokens_served=self.tokens_served
+        )
+
     # -- start ---------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Run every gate in order; raise (and publish why) at the first that fails."""
-        try:
-            self._start()
-        except CapabilityAdmissionError as exc:
-            self._gate(Gate.ADMISSION, GateState.FAILED, exc.message, exc.reason)
-            self._set_state(NodeState.REFUSED, exc.message, exc.reason)
-            self._shutdown_quietly()
-            raise
-        except MeshnetError as exc:
-            self._set_state(NodeState.ERROR, str(exc), exc.reason)
-            self._shutdown_quietly()
-            raise
+        """Run every gate in order; raise (and publish why) at the first that fails.
+
+        Raises :class:`Cancelled` when stop or pause was asked meanwhile; then
+        nothing is left registered, loaded or running.
+        """
+        with self._lifecycle:
+            if self.state not in _IDLE:
+                raise MeshnetError(f"the node is already {self.state.value}", reason="running")
+            self._stopped.clear()
+            try:
+                self._start()
+            except Cancelled:
+                self._teardown()
+                self.set_state(NodeState.STOPPED, "stopped before serving began")
+                raise
+            except CapabilityAdmissionError as exc:
+                self.gate(Gate.ADMISSION, GateState.FAILED, exc.message, exc.reason)
+                self._fail(NodeState.REFUSED, exc.message, exc.reason)
+                raise
+            except MeshnetError as exc:
+                self._fail(NodeState.ERROR, str(exc), exc.reason)
+                raise
+            except Exception as exc:
+                log.exception("unexpected failure while starting")
+                sentence = f"The node could not start because of an internal error: {exc}"
+                self._fail(NodeState.ERROR, sentence, REASON_INTERNAL)
+                raise MeshnetError(sentence, reason=REASON_INTERNAL) from exc
+
+    def resume(self) -> None:
+        """Prove the shard again on a fresh report, then register (after :meth:`pause`)."""
+        self.start()
+
+    def _fail(self, state: NodeState, message: str, reason: str | None) -> None:
+        self._teardown()
+        self.set_state(state, message, reason)
+        self._stopped.set()
 
     def _start(self) -> None:
-        self._gate(Gate.IDENTITY, GateState.PASSED, f"node {self.identity.node_id}")
-        self._set_state(NodeState.LOADING, "loading the shard and running a test forward")
+        self._cancel.check("starting")
+        self.gate(Gate.IDENTITY, GateState.PASSED, f"node {self.identity.node_id}")
+        self.set_state(NodeState.LOADING, "loading the shard and running a test forward")
+        reuse = self._report_to_reuse()
         outcome = self._doctor(
             DoctorRequest(
                 model=self.settings.model,
                 layers=self.settings.layers,
                 device=self.settings.device,
                 recipe_id=self.settings.recipe_id,
-            )
+                memory_cap_bytes=_mb(self.settings.memory_cap_mb),
+                reuse_report=reuse,
+                save=reuse is None,
+            ),
+            progress=self._progress,
+            cancel=self._cancel,
         )
         self._outcome, report = outcome, outcome.report
-        self._gate(
+        self.gate(
             Gate.CAPABILITY,
             GateState.PASSED if report.passed else GateState.FAILED,
-            _capability_sentence(report),
-            None if report.passed else report.status,
+            capability_sentence(report),
+            None if report.passed else (outcome.reason or report.status),
             report=report.to_dict(),
         )
-        self._set_state(NodeState.ADMITTING, "checking the proof covers what will be advertised")
-        self._report = self._admit(outcome)
-        self._gate(Gate.ADMISSION, GateState.PASSED, "the capability report covers this shard")
+        self._cancel.check("checking admission")
+        self.set_state(NodeState.ADMITTING, "checking the proof covers what will be advertised")
+        self._report = self._admit(outcome, reused=reuse is not None)
+        self.gate(Gate.ADMISSION, GateState.PASSED, "the capability report covers this shard")
+        self._cancel.check("starting the data plane")
         self._start_data_plane(outcome)
-        self._set_state(NodeState.REGISTERING, f"registering with {self.settings.tracker_url}")
+        self._cancel.check("registering")
+        self.set_state(NodeState.REGISTERING, f"registering with {self.settings.tracker_url}")
         self._client = TrackerClient(
             self.settings.tracker_url,
             self.identity,
             join_token=self.settings.join_token,
             transport=self._transport,
         )
-        self._register()
-        self._set_state(NodeState.SERVING, "serving")
-        self._heartbeats = threading.Thread(
-            target=self._heartbeat_loop, name="meshnet-heartbeat", daemon=True
-        )
-        self._heartbeats.start()
+        self.register()
+        # A stop asked while the tracker was answering: the teardown deregisters.
+        self._cancel.check("registering")
+        self.set_state(NodeState.SERVING, "serving")
+        self._serving = ServingLoop(self)
+        self._serving.start()
 
-    def _admit(self, outcome: DoctorOutcome) -> CapabilityReport:
+    def _report_to_reuse(self) -> CapabilityReport | None:
+        """The saved report of ``--report``, on the first start only (resume proves afresh)."""
+        path = self.settings.report_path
+        if path is None or self._reused_report_once:
+            return None
+        self._reused_report_once = True
+        return load_reused_report(path)
+
+    def _admit(self, outcome: DoctorOutcome, *, reused: bool = False) -> CapabilityReport:
+        report = outcome.report
         if outcome.shard is None or outcome.runtime_recipe is None:
-            # The doctor could not even load the shard: the gate refuses on its report.
-            return admit(_requirement_from_report(outcome.report), outcome.report)
-        context = CapabilityContext(
+            # The doctor could not even load the shard: refuse with its reason and sentence.
+            raise CapabilityAdmissionError(
+                outcome.reason or REASON_NOT_PASSED,
+                " ".join(report.diagnostics) or f"capability check {report.status}",
+            )
+        context = self._context(outcome)
+        if reused:
+            check_reused_digests(report, outcome)
+            validator: CapabilityValidator = lambda _ctx: report  # noqa: E731
+        else:
+            validator = self._validator or (lambda _ctx: report)
+        try:
+            fresh = validator(context)
+        except (CapabilityAdmissionError, Cancelled):
+            raise
+        except MeshnetError as exc:  # a validator that cannot run refuses (fail closed)
+            raise CapabilityAdmissionError(
+                REASON_NOT_PASSED, f"capability validation could not run: {exc}"
+            ) from exc
+        if not reused and not fresh.passed and outcome.reason and self._validator is None:
+            raise CapabilityAdmissionError(outcome.reason, capability_sentence(fresh))
+        requirement = AdmissionRequirement.for_context(
+            context, max_age_seconds=self.settings.report_max_age_s
+        )
+        return admit(requirement, fresh)
+
+    def _context(self, outcome: DoctorOutcome) -> CapabilityContext:
+        assert outcome.shard is not None and outcome.runtime_recipe is not None
+        return CapabilityContext(
             backend=outcome.shard,
             selection=DoctorSelection(
                 outcome.manifest.model_id, outcome.shard.start, outcome.shard.end
@@ -179,12 +272,44 @@ class Node:
             manifest=outcome.manifest,
             device=str(outcome.shard.device),
         )
-        validator = self._validator or (lambda _ctx: outcome.report)
-        return admit_for_start(context, validator)
+
+    def reprove(self) -> None:
+        """A fresh probe through the loaded shard, judged by the gate (before re-registering)."""
+        outcome = self._outcome
+        assert outcome is not None
+        context = self._context(outcome)
+        if self._validator is not None:
+            report = self._validator(context)
+        else:
+            report = validate_loaded_backend(
+                context.backend,
+                context.selection,
+                context.recipe,
+                context.manifest,
+                progress=self._progress,
+            ).report
+        self.gate(
+            Gate.CAPABILITY,
+            GateState.PASSED if report.passed else GateState.FAILED,
+            capability_sentence(report),
+            None if report.passed else report.status,
+            report=report.to_dict(),
+        )
+        requirement = AdmissionRequirement.for_context(
+            context, max_age_seconds=self.settings.report_max_age_s
+        )
+        self._report = admit(requirement, report)
+        self.gate(Gate.ADMISSION, GateState.PASSED, "a fresh capability report covers this shard")
+
+    def report_is_stale(self, now: float | None = None) -> bool:
+        if self._report is None:
+            return True
+        age = (time.time() if now is None else now) - self._report.validated_at
+        return age > self.settings.report_max_age_s
 
     def _start_data_plane(self, outcome: DoctorOutcome) -> None:
         assert outcome.shard is not None and outcome.identity_block is not None
-        self._set_state(NodeState.STARTING, "starting the data plane")
+        self.set_state(NodeState.STARTING, "starting the data plane")
         shard = outcome.shard
         self._sessions = SessionManager(shard, kv_budget_bytes=self.settings.kv_budget_bytes)
         fingerprint = dict(outcome.identity_block["fingerprint"])
@@ -202,7 +327,7 @@ class Node:
             tokenizer_path=outcome.model_dir / "tokenizer.json",
         )
         self._server.start()
-        self._gate(Gate.DATA_PLANE, GateState.PASSED, f"listening on {self.endpoint}")
+        self.gate(Gate.DATA_PLANE, GateState.PASSED, f"listening on {self.endpoint}")
 
     @property
     def endpoint(self) -> str:
@@ -212,173 +337,151 @@ class Node:
         host = self.settings.advertise_host or self.settings.host
         return f"ws://{host}:{self._server.port}"
 
-    def _register(self) -> None:
+    @property
+    def client(self) -> TrackerClient | None:
+        return self._client
+
+    def register(self) -> None:
+        """Register the loaded shard with its current report (start-up and re-registration)."""
         assert self._client is not None and self._outcome is not None and self._report
         block = self._outcome.identity_block
         assert block is not None
         try:
             registration = self._client.register(block, self._report.to_dict(), self.endpoint)
-        except TrackerRefused as exc:
-            self._gate(Gate.REGISTRATION, GateState.FAILED, str(exc), exc.reason)
-            raise
-        except TrackerUnreachable as exc:
-            self._gate(Gate.REGISTRATION, GateState.FAILED, str(exc), exc.reason)
+        except (TrackerRefused, TrackerUnreachable) as exc:
+            self.gate(Gate.REGISTRATION, GateState.FAILED, str(exc), exc.reason)
             raise
         self._tracker_key = b64decode(registration.tracker_public_key)
         self.registration = registration
-        self._gate(Gate.REGISTRATION, GateState.PASSED, f"registered as {registration.node_id}")
-        self._gate(
+        fingerprint = block["fingerprint"]
+        self.gate(
+            Gate.REGISTRATION,
+            GateState.PASSED,
+            f"registered as {registration.node_id}",
+            node_id=registration.node_id,
+            tracker_url=self.settings.tracker_url,
+            endpoint=self.endpoint,
+            model_id=self._outcome.manifest.model_id,
+            shard=[self._report.shard.start, self._report.shard.end],
+            recipe_id=self._report.recipe.recipe_id,
+            recipe_version=self._report.recipe.recipe_version,
+            model_artifact_digest=fingerprint["model_artifact_digest"],
+            runtime_recipe_digest=fingerprint["runtime_recipe_digest"],
+        )
+        status = registration.recipe_status
+        self.gate(
             Gate.RECIPE,
-            GateState.PASSED if registration.recipe_status == "certified" else GateState.INFO,
-            f"recipe is {registration.recipe_status}: {registration.recipe_detail}",
-            registration.recipe_status,
+            GateState.PASSED if status == "certified" else GateState.INFO,
+            f"recipe is {status}: {registration.recipe_detail}",
+            status,
+            status=status,
+            detail=registration.recipe_detail,
         )
 
-    # -- serving -------------------------------------------------------------------------
-
-    def _heartbeat_loop(self) -> None:
-        assert self._client is not None
-        backoff = 1.0
-        interval = self.registration.heartbeat_interval_s if self.registration else 5.0
-        while not self._stop.wait(interval):
-            try:
-                ack = self._client.heartbeat(
-                    load=self._load(),
-                    open_sessions=self._open_sessions(),
-                    tokens_served=self._server.tokens_served if self._server else 0,
-                    throughput=self._report.tokens_per_second if self._report else None,
-                )
-                interval, backoff = ack.heartbeat_interval_s, 1.0
-                if self.state is not NodeState.SERVING:
-                    self._set_state(NodeState.SERVING, "serving")
-                self._poll_tracker_view()
-            except ReRegisterRequired as exc:
-                self._set_state(NodeState.REGISTERING, f"re-registering: {exc.detail}", exc.reason)
-                interval = self._retry(self._register, backoff)
-                backoff = min(backoff * 2, MAX_BACKOFF_S) if interval == backoff else 1.0
-            except TrackerUnreachable as exc:
-                self._set_state(NodeState.RECONNECTING, str(exc), exc.reason)
-                interval, backoff = backoff, min(backoff * 2, MAX_BACKOFF_S)
-            except MeshnetError as exc:
-                log.warning("heartbeat failed", extra={"reason": exc.reason, "error": str(exc)})
-                interval, backoff = backoff, min(backoff * 2, MAX_BACKOFF_S)
-
-    def _retry(self, action: Callable[[], None], backoff: float) -> float:
-        try:
-            action()
-        except MeshnetError as exc:
-            self._set_state(NodeState.RECONNECTING, str(exc), exc.reason)
-            return backoff
-        self._set_state(NodeState.SERVING, "serving")
-        return self.registration.heartbeat_interval_s if self.registration else 5.0
-
-    def _poll_tracker_view(self) -> None:
-        """Reachability and recipe status as the tracker sees them, for the status view."""
-        if self._client is None:
-            return
-        try:
-            state = self._client.state()
-        except MeshnetError:
-            return  # the status view keeps its last known values
-        me = next(
-            (n for n in state.get("nodes", []) if n.get("node_id") == self.identity.node_id), None
-        )
-        if me is not None:
-            reach = str(me.get("reachability", "unchecked"))
-            gate_state = {"reachable": GateState.PASSED, "unreachable": GateState.FAILED}.get(
-                reach, GateState.PENDING
-            )
-            detail = str(me.get("reachability_reason") or reach)
-            self._gate_if_changed(Gate.REACHABILITY, gate_state, detail, reach)
-            digests = (me.get("model_artifact_digest"), me.get("runtime_recipe_digest"))
-            for recipe in state.get("recipes", []):
-                if (recipe.get("model_artifact_digest"), recipe.get("runtime_recipe_digest")) == (
-                    digests
-                ):
-                    status = str(recipe.get("status"))
-                    self._gate_if_changed(
-                        Gate.RECIPE,
-                        GateState.PASSED if status == "certified" else GateState.INFO,
-                        f"recipe is {status}: {recipe.get('detail', '')}",
-                        status,
-                    )
-        sessions = self._open_sessions()
-        served = self._server.tokens_served if self._server else 0
-        self._gate_if_changed(
-            Gate.SESSIONS,
-            GateState.INFO,
-            f"{sessions} open session(s), {served} tokens served",
-            str(sessions),
-        )
-
-    def _gate_if_changed(
-        self, gate: Gate, gate_state: GateState, message: str, reason: str | None
-    ) -> None:
-        key = (gate_state, message, reason)
-        if self._last_gate.get(gate) != key:
-            self._last_gate[gate] = key
-            self._gate(gate, gate_state, message, reason)
-
-    def _open_sessions(self) -> int:
+    @property
+    def open_sessions(self) -> int:
         return self._sessions.open_count if self._sessions else 0
 
-    def _load(self) -> float:
+    @property
+    def tokens_served(self) -> int:
+        return self._server.tokens_served if self._server else 0
+
+    def load(self) -> float:
         if self._sessions is None or not self.settings.kv_budget_bytes:
-            return float(self._open_sessions())
+            return float(self.open_sessions)
         return self._sessions.reserved_bytes / self.settings.kv_budget_bytes
 
-    # -- stop ----------------------------------------------------------------------------
+    # -- pause and stop ------------------------------------------------------------------
+
+    def pause(self, sentence: str = "paused") -> None:
+        """Leave routing, finish open sessions, free the shard's memory; then PAUSED."""
+        self._cancel.cancel()  # a start-up in progress stops at its next check
+        with self._lifecycle:
+            self._cancel.reset()
+            if self.state is NodeState.PAUSED:
+                return
+            self.set_state(NodeState.PAUSING, "leaving routing and freeing memory")
+            self._leave_routing_and_drain()
+            self._teardown()
+            self.set_state(NodeState.PAUSED, sentence)
 
     def stop(self) -> None:
         """Drain: leave routing first, let open sessions finish, then close the data plane."""
-        if self._stop.is_set():
-            return
-        self._stop.set()
-        self._set_state(NodeState.DRAINING, "leaving routing and finishing open sessions")
+        self._cancel.cancel()
+        with self._lifecycle:
+            try:
+                if self.state in _IDLE and not self._holds_anything():
+                    if self.state is NodeState.PAUSED:
+                        self.set_state(NodeState.STOPPED, "stopped")
+                    return
+                self.set_state(NodeState.DRAINING, "leaving routing and finishing open sessions")
+                self._leave_routing_and_drain()
+                self._teardown()
+                self.set_state(NodeState.STOPPED, "stopped")
+            finally:
+                self._stopped.set()
+                self._cancel.reset()
+
+    def _holds_anything(self) -> bool:
+        return any(
+            part is not None for part in (self._serving, self._server, self._client, self._outcome)
+        )
+
+    def _leave_routing_and_drain(self) -> None:
+        self._stop_serving_loop()
+        self._deregister()
+        deadline = time.monotonic() + self.settings.drain_timeout_s
+        while self.open_sessions and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+    def _stop_serving_loop(self) -> None:
+        serving, self._serving = self._serving, None
+        if serving is not None:
+            self._cancel.cancel()  # a re-probe in the loop stops at its next step
+            serving.stop()
+            self._cancel.reset()
+
+    def _deregister(self) -> None:
         if self._client is not None and self.registration is not None:
             try:
                 self._client.deregister()
             except MeshnetError as exc:
                 log.info("deregister failed", extra={"error": str(exc)})
-        deadline = time.monotonic() + self.settings.drain_timeout_s
-        while self._open_sessions() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        self._shutdown_quietly()
-        self._set_state(NodeState.STOPPED, "stopped")
+        self.registration = None
 
-    def _shutdown_quietly(self) -> None:
-        self._stop.set()
+    def _teardown(self) -> None:
+        """Take down whatever start-up built, in reverse: loop, registration, server, shard."""
+        self._stop_serving_loop()
+        self._deregister()
         if self._server is not None:
             try:
                 self._server.stop()
             except Exception:  # shutting down: log and carry on closing the rest
                 log.exception("data plane did not stop cleanly")
             self._server = None
+        self._sessions = None
         if self._client is not None:
             self._client.close()
             self._client = None
+        outcome, self._outcome = self._outcome, None
+        if outcome is not None:
+            outcome.release()
+        self._report = None
 
     def wait(self, timeout: float | None = None) -> bool:
-        return self._stop.wait(timeout)
+        """True once the node stopped (or failed to start)."""
+        return self._stopped.wait(timeout)
+
+    # -- used by the serving loop --------------------------------------------------------
+
+    @property
+    def heartbeat_interval_s(self) -> float:
+        return self.registration.heartbeat_interval_s if self.registration else 5.0
+
+    @property
+    def throughput(self) -> float | None:
+        return self._report.tokens_per_second if self._report else None
 
 
-def _capability_sentence(report: CapabilityReport) -> str:
-    if report.passed:
-        rate = f"{report.tokens_per_second:.1f} tokens/s" if report.tokens_per_second else ""
-        return (
-            f"a real forward through layers {report.shard.start}–{report.shard.end} passed {rate}"
-        )
-    return " ".join(report.diagnostics) or f"capability check {report.status}"
-
-
-def _requirement_from_report(report: CapabilityReport) -> AdmissionRequirement:
-    """What the node meant to serve when the doctor could not even load it."""
-    return AdmissionRequirement(
-        model_id=report.model.model_id,
-        shard_start=report.shard.start,
-        shard_end=report.shard.end,
-        recipe_id=report.recipe.recipe_id,
-        recipe_version=report.recipe.recipe_version,
-        backend_id=report.backend.backend_id,
-        device=report.backend.device,
-    )
+def _mb(value: int | None) -> int | None:
+    return None if value is None else int(value) * 1024 * 1024

@@ -56,8 +56,18 @@ class Registration:
 
 @dataclass(frozen=True)
 class HeartbeatAck:
+    """The tracker's answer to a heartbeat: liveness, and how it sees this node.
+
+    Reachability and recipe status ride on the reply so a node never fetches the
+    whole ``/api/v1/state`` to learn them; None where an older tracker omits them.
+    """
+
     heartbeat_interval_s: float
     live_until: float
+    reachability: str | None = None  # "reachable" | "unreachable" | "unchecked"
+    reachability_reason: str = ""
+    recipe_status: str | None = None  # "dark" | "certified"
+    recipe_detail: str = ""
 
 
 class TrackerClient:
@@ -152,15 +162,28 @@ class TrackerClient:
         if throughput is not None:
             payload["throughput"] = throughput
         data = self._post(f"/api/v1/nodes/{self._identity.node_id}/heartbeat", payload)
+        reachability = data.get("reachability")
+        recipe_status = data.get("recipe_status")
         return HeartbeatAck(
             heartbeat_interval_s=float(data["heartbeat_interval_s"]),
             live_until=float(data["live_until"]),
+            reachability=None if reachability is None else str(reachability),
+            reachability_reason=str(data.get("reachability_reason") or ""),
+            recipe_status=None if recipe_status is None else str(recipe_status),
+            recipe_detail=str(data.get("recipe_detail") or ""),
         )
 
     def state(self) -> dict[str, Any]:
         """The tracker's public state (models, recipes, nodes); unsigned."""
+        return self._get("/api/v1/state")
+
+    def node_view(self) -> dict[str, Any]:
+        """How the tracker lists this node (``GET /api/v1/nodes/{id}``); unsigned."""
+        return self._get(f"/api/v1/nodes/{self._identity.node_id}")
+
+    def _get(self, path: str) -> dict[str, Any]:
         try:
-            response = self._http.get("/api/v1/state")
+            response = self._http.get(path)
         except httpx.HTTPError as exc:
             raise TrackerUnreachable(f"cannot reach the tracker at {self.base_url}: {exc}") from exc
         if not response.is_success:
@@ -168,7 +191,7 @@ class TrackerClient:
         try:
             return dict(response.json())
         except ValueError as exc:
-            raise TrackerError("the tracker's state is not JSON") from exc
+            raise TrackerError(f"the tracker answered {path} with non-JSON") from exc
 
     def deregister(self) -> None:
         self._post(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import logging
 import sys
 from collections.abc import Sequence
@@ -16,6 +17,7 @@ from core.errors import MeshnetError
 
 _SUBCOMMAND_MODULES = (
     "app.cli.node_models",
+    "app.cli.node_hardware",
     "app.cli.node_identity",
     "app.cli.node_doctor",
     "app.cli.node_run",
@@ -42,11 +44,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
     )
     try:
         return int(args.func(args))
     except MeshnetError as exc:
+        if getattr(args, "json", False):  # an app reads stderr's JSON lines: say it there too
+            error = {"kind": "error", "reason": exc.reason, "message": str(exc), "data": {}}
+            print(json.dumps(error), file=sys.stderr, flush=True)
         print(f"meshnet-node: {exc} [{exc.reason}]", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

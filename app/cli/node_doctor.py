@@ -1,4 +1,12 @@
-"""`meshnet-node doctor` — prove this machine can serve a layer range of a model."""
+"""`meshnet-node doctor` — prove this machine can serve a layer range of a model.
+
+With ``--json`` stdout is exactly one JSON document, the report, and stderr
+carries the progress as NodeEvent JSON lines (kind "progress"), the line
+``{"kind": "report-saved", "data": {"path": ...}}`` (the path the wizard
+hands to ``run --report``) and last ``{"kind": "result", "reason": code or
+null, "message": sentence, "data": {"passed", "status"}}``. Exit status: 0
+passed, 1 not passed, 2 error.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +14,12 @@ import argparse
 import json
 import sys
 
+from app.cli.node_control import cancel_on_stop
 from core.capability import CapabilityReport
 from core.doctor import DEFAULT_DEADLINE_S, DoctorRequest, parse_layers, run_doctor
+from core.events import KIND_PROGRESS, NodeEvent
 from core.keystore import DEFAULT_PROFILE
+from core.progress import CancelToken, Progress
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,24 +50,62 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="SECONDS",
         help="give up on the test forward after this long",
     )
-    doctor.add_argument("--json", action="store_true", help="print only the report as JSON")
+    doctor.add_argument(
+        "--memory-cap-mb",
+        type=int,
+        default=None,
+        metavar="N",
+        help="use at most N MB: free memory counts as min(free, N)",
+    )
+    doctor.add_argument(
+        "--json",
+        action="store_true",
+        help="print only the report as JSON; progress goes to stderr as JSON lines",
+    )
     doctor.set_defaults(func=doctor_command)
 
 
-def doctor_command(args: argparse.Namespace) -> int:
-    def progress(message: str) -> None:
-        print(message, file=sys.stderr, flush=True)
+class ProgressPrinter:
+    """Progress on stderr: NodeEvent JSON lines for an app, a line per step for people."""
 
+    def __init__(self, as_json: bool) -> None:
+        self._json = as_json
+        self._last: tuple[str, str] | None = None
+
+    def __call__(self, progress: Progress) -> None:
+        if self._json:
+            event = NodeEvent(KIND_PROGRESS, progress.message, data=progress.data())
+            print(json.dumps(event.to_dict()), file=sys.stderr, flush=True)
+        elif (progress.stage, progress.message) != self._last:
+            self._last = (progress.stage, progress.message)
+            print(progress.message, file=sys.stderr, flush=True)
+
+
+def doctor_command(args: argparse.Namespace) -> int:
     request = DoctorRequest(
         model=args.model,
         layers=args.layers,
         device=args.device,
         recipe_id=args.recipe,
         deadline_s=args.deadline,
+        memory_cap_bytes=None if args.memory_cap_mb is None else args.memory_cap_mb * 1024**2,
     )
-    outcome = run_doctor(request, progress=progress)
+    stop = CancelToken()
+    cancel_on_stop(stop)
+    outcome = run_doctor(request, progress=ProgressPrinter(args.json), cancel=stop)
     if args.json:
-        print(json.dumps(outcome.report.to_dict(), indent=2))
+        if outcome.report_path is not None:
+            saved = {"kind": "report-saved", "data": {"path": str(outcome.report_path)}}
+            print(json.dumps(saved), file=sys.stderr, flush=True)
+        report = outcome.report
+        result = {
+            "kind": "result",
+            "reason": outcome.reason,
+            "message": " ".join(report.diagnostics) if not report.passed else "passed",
+            "data": {"passed": report.passed, "status": report.status},
+        }
+        print(json.dumps(result), file=sys.stderr, flush=True)
+        print(json.dumps(report.to_dict(), indent=2), flush=True)
     else:
         device = outcome.hardware.device
         print(f"Device: {device.kind} ({device.name}), {device.free_bytes / 1e9:.1f} GB free")

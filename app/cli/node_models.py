@@ -3,26 +3,40 @@
 from __future__ import annotations
 
 import argparse
-import sys
+import json
 
-from core.models.default_model import ensure_default_model
+from app.cli.node_control import cancel_on_stop
+from app.cli.node_doctor import ProgressPrinter
+from core.models.default_model import DEFAULT_MODEL_ID, ensure_default_model
 from core.models.local import list_local_models
+from core.progress import CancelToken, reporter
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     models = subparsers.add_parser("models", help="models on this machine")
     verbs = models.add_subparsers(dest="models_command", required=True)
-    verbs.add_parser(
+    import_default_parser = verbs.add_parser(
         "import-default", help="import the packaged default model (SmolLM2-135M-Instruct)"
-    ).set_defaults(func=import_default)
+    )
+    import_default_parser.add_argument(
+        "--json",
+        action="store_true",
+        help='progress as JSON lines on stderr; {"path", "model_id"} on stdout',
+    )
+    import_default_parser.set_defaults(func=import_default)
     verbs.add_parser("list", help="local models, sizes and digests").set_defaults(func=list_models)
 
 
-def import_default(_args: argparse.Namespace) -> int:
-    def progress(stage: str, fraction: float) -> None:
-        print(f"[{fraction:4.0%}] {stage}", file=sys.stderr)
-
-    print(ensure_default_model(progress=progress))
+def import_default(args: argparse.Namespace) -> int:
+    """Import once (staged, then renamed: a killed import leaves no half model)."""
+    as_json = bool(getattr(args, "json", False))
+    stop = CancelToken()
+    cancel_on_stop(stop)
+    folder = ensure_default_model(progress=reporter(ProgressPrinter(as_json), stop))
+    if as_json:
+        print(json.dumps({"path": str(folder), "model_id": DEFAULT_MODEL_ID}), flush=True)
+    else:
+        print(folder)
     return 0
 
 

@@ -1,21 +1,38 @@
-"""`meshnet-node run` (serve a shard) and `meshnet-node login` (join a private tracker)."""
+"""`meshnet-node run` (serve a shard) and `meshnet-node login` (join a private tracker).
+
+`run` is also the child the contributor app supervises: with ``--events json``
+it speaks the protocol of app.cli.node_control (event lines out, commands in).
+Start-up, pause and resume run on worker threads so the main thread always
+answers ``snapshot`` and ``stop``; a stop asked mid-start cancels it.
+Exit status: 0 after a stop, 2 after the node was refused or failed (the
+refused or error state event is printed first).
+"""
 
 from __future__ import annotations
 
 import argparse
 import getpass
-import json
-import signal
+import logging
 import sys
 import threading
-from typing import Any
+from collections.abc import Callable
+from pathlib import Path
 
+from app.cli.node_control import CommandQueue, EventPrinter, stdin_is_pipe
 from app.cli.node_identity import add_identity_arguments
 from core.doctor import parse_layers
-from core.events import NodeEvent
+from core.errors import MeshnetError
+from core.events import NodeEvent, NodeState
 from core.join_tokens import load_join_token, save_join_token
 from core.keystore import load_or_create_identity
 from core.node import Node, NodeSettings
+from core.progress import Cancelled
+
+log = logging.getLogger(__name__)
+
+EXIT_STOPPED = 0
+EXIT_FAILED = 2
+_FAILED = "__failed__"  # put on the command queue when a refused/error state is published
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,6 +46,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument("--port", type=int, default=0, help="data-plane port (0: any free port)")
     run.add_argument("--advertise-host", default=None, help="address the tracker should dial")
     run.add_argument("--kv-budget-mb", type=int, default=None, help="memory for KV sessions")
+    run.add_argument(
+        "--memory-cap-mb",
+        type=int,
+        default=None,
+        metavar="N",
+        help="use at most N MB: the doctor treats free memory as min(free, N)",
+    )
+    run.add_argument(
+        "--report",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="reuse this fresh capability report instead of a second test forward",
+    )
     run.add_argument("--events", choices=("text", "json"), default="text", help="event format")
     add_identity_arguments(run)
     run.set_defaults(func=run_node)
@@ -39,29 +70,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     login.set_defaults(func=login_tracker)
 
 
-def _printer(style: str) -> Any:
-    def show(event: NodeEvent) -> None:
-        if style == "json":
-            record = {
-                "kind": event.kind,
-                "message": event.message,
-                "state": event.state.value if event.state else None,
-                "gate": event.gate.value if event.gate else None,
-                "gate_state": event.gate_state.value if event.gate_state else None,
-                "reason": event.reason,
-                "at": event.at,
-            }
-            print(json.dumps(record), flush=True)
-        elif event.kind == "state":
-            print(f"[{event.state}] {event.message}", flush=True)
-        elif event.kind == "gate":
-            print(f"  {event.gate}: {event.gate_state} — {event.message}", flush=True)
-
-    return show
-
-
 def run_node(args: argparse.Namespace) -> int:
-    identity = load_or_create_identity(args.profile, args.identity_file)
+    printer = EventPrinter(args.events)
+    try:
+        identity = load_or_create_identity(args.profile, args.identity_file)
+    except MeshnetError as exc:
+        printer(NodeEvent("state", str(exc), state=NodeState.ERROR, reason=exc.reason))
+        return EXIT_FAILED
     settings = NodeSettings(
         tracker_url=args.tracker,
         model=args.model,
@@ -73,23 +88,60 @@ def run_node(args: argparse.Namespace) -> int:
         advertise_host=args.advertise_host,
         kv_budget_bytes=args.kv_budget_mb * 1024 * 1024 if args.kv_budget_mb else None,
         join_token=load_join_token(args.tracker),
+        memory_cap_mb=args.memory_cap_mb,
+        report_path=args.report,
     )
-    node = Node(settings, identity)
-    node.bus.subscribe(_printer(args.events))
-    stop = threading.Event()
+    return supervise(Node(settings, identity), printer)
 
-    def request_stop(_signum: int, _frame: object) -> None:
-        stop.set()
 
-    signal.signal(signal.SIGTERM, request_stop)
-    signal.signal(signal.SIGINT, request_stop)
-    node.start()  # raises (exit 2 with the sentence) when a gate refuses
-    try:
-        while not stop.wait(0.5):
-            pass
-    finally:
-        node.stop()
-    return 0
+def supervise(node: Node, printer: Callable[[NodeEvent], None]) -> int:
+    """Start the node and obey commands until a stop (0) or a refusal or error (2)."""
+    commands = CommandQueue()
+
+    def on_event(event: NodeEvent) -> None:
+        printer(event)
+        if event.kind == "state" and event.state in (NodeState.REFUSED, NodeState.ERROR):
+            commands.put(_FAILED)
+
+    node.bus.subscribe(on_event, replay=False)
+    commands.install_signals()
+    if stdin_is_pipe():
+        commands.read_stdin(sys.stdin)
+    printer(node.snapshot_event())
+    workers = [_in_background(node.start, "meshnet-start")]
+    while True:
+        command = commands.get(0.5)
+        if command is None:
+            continue
+        if command == "snapshot":
+            printer(node.snapshot_event())
+        elif command == "pause":
+            workers.append(_in_background(node.pause, "meshnet-pause"))
+        elif command == "resume":
+            if node.state in (NodeState.PAUSING, NodeState.PAUSED):  # resume waits for the pause
+                workers.append(_in_background(node.resume, "meshnet-resume"))
+        elif command in ("stop", _FAILED):
+            node.stop()
+            for worker in workers:
+                worker.join(60.0)
+            node.stop()  # a start that began after the first stop is stopped too
+            return EXIT_FAILED if command == _FAILED else EXIT_STOPPED
+
+
+def _in_background(action: Callable[[], None], name: str) -> threading.Thread:
+    def run() -> None:
+        try:
+            action()
+        except Cancelled:
+            log.info("%s cancelled", name)
+        except MeshnetError as exc:  # already published as a refused/error state
+            log.info("%s failed: %s [%s]", name, exc, exc.reason)
+        except Exception:  # published as an error state by the node; keep the details
+            log.exception("%s failed unexpectedly", name)
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    return thread
 
 
 def login_tracker(args: argparse.Namespace) -> int:

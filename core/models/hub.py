@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from core.errors import ConfigError, ModelError
 from core.models.manifest import ModelManifest
+from core.progress import STAGE_FETCH, Progress, ProgressCallback
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +30,6 @@ METADATA_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json")
 OPTIONAL_FILES = ("generation_config.json",)
 _LAYER = re.compile(r"^model\.layers\.(\d+)\.")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
-
-FileProgress = Callable[[str, int, int], None]  # (file name, files done, files total)
 
 
 class Downloader(Protocol):
@@ -102,12 +101,21 @@ def fetch_shard(
     revision: str,
     start: int,
     end: int,
-    progress: FileProgress | None = None,
+    progress: ProgressCallback | None = None,
 ) -> Path:
-    """Fetch what layers [start, end) need into ``destination`` and write its manifest."""
+    """Fetch what layers [start, end) need into ``destination`` and write its manifest.
+
+    Progress (stage "fetch") counts weight files; a cancel raised by the
+    callback stops between files, and finished files are kept for the next try.
+    """
     destination = Path(destination)
     destination.mkdir(parents=True, exist_ok=True)
-    report = progress or (lambda _name, _done, _total: None)
+
+    def report(name: str, done: int, total: int) -> None:
+        if progress is not None:
+            message = f"Fetching {name}…" if name else f"Fetched layers {start}–{end}."
+            progress(Progress(STAGE_FETCH, done, total, message))
+
     for name in METADATA_FILES:
         downloader(name, destination)
     for name in OPTIONAL_FILES:

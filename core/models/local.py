@@ -9,6 +9,7 @@ from core.errors import ModelError
 from core.models.default_model import DEFAULT_MODEL_ID, ensure_default_model
 from core.models.manifest import MANIFEST_NAME, ModelManifest
 from core.paths import models_dir
+from core.progress import ProgressCallback
 
 
 @dataclass(frozen=True)
@@ -36,10 +37,15 @@ def list_local_models(root: Path | None = None) -> list[LocalModel]:
     return found
 
 
-def resolve_model(model: str | None, root: Path | None = None) -> Path:
-    """A model id or folder path to its folder; None means the default model."""
+def resolve_model(
+    model: str | None, root: Path | None = None, progress: ProgressCallback | None = None
+) -> Path:
+    """A model id or folder path to its folder; None means the default model.
+
+    The default model is imported on first use; ``progress`` hears that import.
+    """
     if model is None or model == DEFAULT_MODEL_ID:
-        return ensure_default_model(root)
+        return ensure_default_model(root, progress)
     candidate = Path(model).expanduser()
     if (candidate / MANIFEST_NAME).is_file():
         return candidate

@@ -11,7 +11,7 @@ across calls and may serve many sessions.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import torch
@@ -105,7 +105,10 @@ class Shard(nn.Module):
         compute_dtype: str = "float32",
         kv_dtype: str | None = None,
         device: str = "cpu",
+        on_layer: Callable[[int, int], None] | None = None,
     ) -> Shard:
+        """Load layers [start, end); ``on_layer(done, total)`` after each layer is read
+        (the doctor's progress and cancel point)."""
         cfg = ModelConfig.from_folder(Path(model_dir))
         dtype = parse_dtype(compute_dtype)
         kv = parse_dtype(kv_dtype) if kv_dtype is not None else dtype
@@ -115,7 +118,7 @@ class Shard(nn.Module):
         with torch.device("meta"):
             shard = cls(cfg, start, end, compute_dtype=dtype, kv_dtype=kv, device=dev)
         source = WeightSource(Path(model_dir))
-        state, names = shard._read_state(source)
+        state, names = shard._read_state(source, on_layer)
         shard.load_state_dict(state, assign=True, strict=True)
         if shard.lm_head is not None and shard.embed is not None and "lm_head.weight" not in names:
             shard.lm_head.weight = shard.embed.weight  # tied: one tensor, not two
@@ -135,14 +138,19 @@ class Shard(nn.Module):
         )
         return shard
 
-    def _read_state(self, src: WeightSource) -> tuple[dict[str, torch.Tensor], list[str]]:
+    def _read_state(
+        self, src: WeightSource, on_layer: Callable[[int, int], None] | None = None
+    ) -> tuple[dict[str, torch.Tensor], list[str]]:
         cfg, dtype = self.config, self.compute_dtype
         state: dict[str, torch.Tensor] = {}
         names: list[str] = []
+        total = self.end - self.start
         for local, i in enumerate(range(self.start, self.end)):
             wanted = _layer_names(i, cfg)
             state.update(_layer_state(i, local, src.load(wanted), cfg, dtype))
             names += wanted
+            if on_layer is not None:
+                on_layer(local + 1, total)
         if self.is_first:
             names.append("model.embed_tokens.weight")
             state["embed.weight"] = src.load(names[-1:])[names[-1]].to(dtype)

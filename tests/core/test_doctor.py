@@ -27,6 +27,7 @@ from core.doctor import (
 from core.doctor_probe import Deadline, ProbePlan, ProbeTimeout, probe_inputs
 from core.errors import ConfigError, DoctorError
 from core.models.manifest import ModelManifest
+from core.progress import Progress
 from core.recipe_catalogue import load_catalogue, resolve_runtime_recipe
 from core.runtime.shard import Shard
 from tests.core.conftest import copy_model
@@ -145,8 +146,9 @@ def _minimal_report_dict(status: str = "passed", passed: bool = True) -> dict[st
 def test_run_doctor_suggests_the_whole_tiny_model_and_saves_a_passing_report(
     tiny_model_dir: Path,
 ) -> None:
-    messages: list[str] = []
-    outcome = run_doctor(DoctorRequest(model=str(tiny_model_dir)), progress=messages.append)
+    seen: list[Progress] = []
+    outcome = run_doctor(DoctorRequest(model=str(tiny_model_dir)), progress=seen.append)
+    messages = [p.message for p in seen]
     report = outcome.report
     assert report.passed and (report.shard.start, report.shard.end) == (0, 4)
     assert report.timings["load_s"] > 0 and report.wall_time_s >= report.timings["load_s"]
@@ -206,7 +208,34 @@ def test_doctor_json_prints_exactly_the_saved_report_and_exits_0(
     printed = json.loads(captured.out)
     assert code == 0
     assert printed == load_report("tiny-llama", 1, 3, "llama-fp32").to_dict()  # type: ignore[union-attr]
-    assert "Loading layers 1–3" in captured.err
+    lines = [json.loads(line) for line in captured.err.splitlines() if line.startswith("{")]
+    progress = [line for line in lines if line["kind"] == "progress"]
+    assert progress[0]["message"].startswith("Loading layers 1–3")
+    assert {p["data"]["stage"] for p in progress} == {"load", "probe"}
+    assert all(set(p["data"]) == {"stage", "done", "total"} for p in progress)
+    saved = next(line for line in lines if line["kind"] == "report-saved")
+    assert json.loads(Path(saved["data"]["path"]).read_text()) == printed
+    assert lines[-1] == {
+        "kind": "result",
+        "reason": None,
+        "message": "passed",
+        "data": {"passed": True, "status": "passed"},
+    }
+
+
+def test_doctor_json_names_the_reason_of_a_refusal_under_a_memory_cap(
+    tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["doctor", "--model", str(tiny_model_dir), "--memory-cap-mb", "1", "--json"]
+    code = node_main(argv)
+    captured = capsys.readouterr()
+    assert code == 1
+    report = json.loads(captured.out)
+    assert report["status"] == "aborted" and report["memory"]["free_bytes"] == 1024**2
+    result = json.loads(captured.err.splitlines()[-1])
+    assert result["reason"] == "out-of-memory"
+    assert result["message"].startswith("Not enough memory: even one layer")
+    assert "Traceback" not in captured.err
 
 
 def test_doctor_table_exits_1_and_explains_when_it_does_not_pass(

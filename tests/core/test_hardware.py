@@ -105,3 +105,113 @@ def test_a_folder_without_weights_is_a_model_error(tmp_path: Path) -> None:
     with pytest.raises(ModelError) as info:
         tensor_shapes(tmp_path)
     assert info.value.reason == "weights-missing"
+
+
+# -- memory through psutil on every OS, the memory cap, the report before import ---------
+
+
+def test_system_memory_comes_from_psutil(monkeypatch: pytest.MonkeyPatch) -> None:
+    import psutil
+
+    class Memory:
+        total, available = 16 * 1024**3, 9 * 1024**3
+
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: Memory())
+    assert system_memory() == (16 * 1024**3, 9 * 1024**3)
+    device = detect_device("cpu")
+    assert (device.total_bytes, device.free_bytes) == (16 * 1024**3, 9 * 1024**3)
+
+
+def test_a_memory_cap_lowers_free_memory_and_never_raises_it() -> None:
+    from core.hardware import DeviceInfo, cap_memory
+
+    device = DeviceInfo("cpu", "CPU", 32 * 1024**3, 20 * 1024**3)
+    assert cap_memory(device, 4 * 1024**3).free_bytes == 4 * 1024**3
+    assert cap_memory(device, 64 * 1024**3).free_bytes == 20 * 1024**3
+    assert cap_memory(device, None) is device
+    assert detect_device("cpu", memory_cap_bytes=1024**2).free_bytes == 1024**2
+
+
+def test_cpu_name_on_windows_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from core.hardware import _cpu_name
+
+    monkeypatch.setenv("PROCESSOR_IDENTIFIER", "AMD64 Family 25 Model 33, AuthenticAMD")
+    assert _cpu_name("win32") == "AMD64 Family 25 Model 33, AuthenticAMD"
+
+
+def test_cpu_name_on_macos_asks_sysctl(monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    from core.hardware import _cpu_name
+
+    asked: list[list[str]] = []
+
+    def sysctl(argv: list[str], **_kwargs: object) -> subprocess.CompletedProcess[str]:
+        asked.append(argv)
+        return subprocess.CompletedProcess(argv, 0, stdout="Apple M2 Pro\n", stderr="")
+
+    monkeypatch.setattr(subprocess, "run", sysctl)
+    assert _cpu_name("darwin") == "Apple M2 Pro"
+    assert asked == [["sysctl", "-n", "machdep.cpu.brand_string"]]
+
+
+def test_cpu_name_on_macos_without_sysctl_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    import platform
+    import subprocess
+
+    from core.hardware import _cpu_name
+
+    def missing(*_args: object, **_kwargs: object) -> None:
+        raise FileNotFoundError("sysctl")
+
+    monkeypatch.setattr(subprocess, "run", missing)
+    monkeypatch.setattr(platform, "processor", lambda: "arm")
+    assert _cpu_name("darwin") == "arm"
+
+
+def test_hardware_report_suggests_layers_before_the_default_model_is_imported() -> None:
+    from core.hardware_report import hardware_report
+    from core.models.default_model import default_model_folder
+
+    assert not default_model_folder().exists()  # MESHNET_HOME is this test's own folder
+    report = hardware_report(device="cpu", memory_cap_bytes=8 * 1024**3)
+    assert report["model"] == {
+        "model_id": "smollm2-135m-instruct",
+        "layer_count": 30,
+        "imported": False,
+    }
+    assert report["device"]["kind"] == "cpu"
+    assert report["device"]["free_bytes"] <= 8 * 1024**3
+    assert report["suggested_layers"] == [0, 30]
+    assert report["suggestion"].startswith("Layers 0–30 of smollm2-135m-instruct")
+    assert not default_model_folder().exists()  # nothing was imported to answer
+    assert report["ram_total_bytes"] >= report["ram_available_bytes"] > 0
+    assert report["cpu_count"] >= 1 and report["disk_free_bytes"] > 0
+
+
+def test_hardware_report_sizes_match_between_the_gguf_and_the_imported_model(
+    default_model_dir: Path,
+) -> None:
+    from core.hardware import footprint_from_shapes
+    from core.models.default_model import find_default_gguf
+    from core.models.gguf_import import gguf_tensor_shapes
+
+    config, shapes = gguf_tensor_shapes(find_default_gguf())
+    sizes = {
+        "layer_count": 30,
+        "num_kv_heads": config["num_key_value_heads"],
+        "head_dim": config["head_dim"],
+        "compute_itemsize": 4,
+        "kv_itemsize": 4,
+    }
+    from_gguf = footprint_from_shapes(shapes, **sizes)
+    assert from_gguf == model_footprint(default_model_dir, **sizes)
+
+
+def test_hardware_report_under_a_tiny_cap_suggests_nothing_and_says_why() -> None:
+    from core.hardware_report import hardware_report
+
+    report = hardware_report(device="cpu", memory_cap_bytes=1024**2)
+    assert report["suggested_layers"] is None
+    assert report["suggestion"].startswith("Not even one layer of smollm2-135m-instruct fits")
+    assert "raise the memory cap" in report["suggestion"]

@@ -6,67 +6,18 @@ import dataclasses
 import json
 import time
 from pathlib import Path
+from typing import Any
 
-import httpx
 import pytest
+import torch
 
 from core.admission import REASON_STALE, CapabilityAdmissionError, CapabilityContext
 from core.capability import CapabilityReport
 from core.doctor import DoctorOutcome, DoctorRequest, run_doctor
-from core.events import Gate, GateState, NodeEvent, NodeState
-from core.identity import NodeIdentity, b64encode
-from core.node import Node, NodeSettings
-
-IDENTITY = NodeIdentity.from_seed(bytes([7]) * 32)
-TRACKER_KEY = NodeIdentity.from_seed(bytes([9]) * 32)
-
-
-class FakeTracker:
-    """Answers the tracker API the way the real one does; records every call."""
-
-    def __init__(self, heartbeat_answers: list[int] | None = None) -> None:
-        self.calls: list[str] = []
-        self._heartbeats = list(heartbeat_answers or [])
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        path = request.url.path
-        self.calls.append(path)
-        if path.endswith("/register"):
-            return httpx.Response(
-                200,
-                json={
-                    "node_id": IDENTITY.node_id,
-                    "tracker_public_key": b64encode(TRACKER_KEY.public_key_raw),
-                    "heartbeat_interval_s": 0.05,
-                    "recipe": {"status": "dark", "detail": "registered"},
-                    "session": {"credential": {"expires_at": time.time() + 900}},
-                },
-            )
-        if path.endswith("/heartbeat"):
-            status = self._heartbeats.pop(0) if self._heartbeats else 200
-            if status != 200:
-                return httpx.Response(status, json={"reason": "re-register", "detail": "expired"})
-            return httpx.Response(200, json={"heartbeat_interval_s": 0.05, "live_until": 1e12})
-        if path.endswith("/deregister"):
-            return httpx.Response(200, json={"node_id": IDENTITY.node_id})
-        return httpx.Response(200, json={"nodes": [], "recipes": []})
-
-
-def _node(model: Path, tracker: FakeTracker, **kwargs: object) -> tuple[Node, list[NodeEvent]]:
-    settings = NodeSettings(tracker_url="http://tracker.test", model=str(model), layers=(0, 2))
-    node = Node(settings, IDENTITY, transport=httpx.MockTransport(tracker), **kwargs)  # type: ignore[arg-type]
-    events: list[NodeEvent] = []
-    node.bus.subscribe(events.append)
-    return node, events
-
-
-def _wait(predicate: object, timeout_s: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():  # type: ignore[operator]
-            return
-        time.sleep(0.02)
-    raise AssertionError("condition not reached")
+from core.errors import MeshnetError
+from core.events import Gate, GateState, NodeState
+from core.runtime.shard import Shard
+from tests.core.node_doubles import FakeTracker, make_node, node_threads, wait_for
 
 
 def test_refused_node_never_calls_the_tracker(tiny_model_dir: Path) -> None:
@@ -77,7 +28,7 @@ def test_refused_node_never_calls_the_tracker(tiny_model_dir: Path) -> None:
         return dataclasses.replace(report, validated_at=time.time() - 3600)
 
     tracker = FakeTracker()
-    node, events = _node(tiny_model_dir, tracker, validator=stale)
+    node, events = make_node(tiny_model_dir, tracker, validator=stale)
     with pytest.raises(CapabilityAdmissionError) as caught:
         node.start()
     assert caught.value.reason == REASON_STALE
@@ -85,14 +36,16 @@ def test_refused_node_never_calls_the_tracker(tiny_model_dir: Path) -> None:
     assert node.state is NodeState.REFUSED
     failed = [e for e in events if e.gate is Gate.ADMISSION and e.gate_state is GateState.FAILED]
     assert failed and failed[0].reason == REASON_STALE and "re-run" in failed[0].message
+    assert events[-1].state is NodeState.REFUSED and events[-1].reason == REASON_STALE
+    assert node_threads() == []
 
 
 def test_gates_pass_in_order_then_serving_and_drain(tiny_model_dir: Path) -> None:
     tracker = FakeTracker()
-    node, events = _node(tiny_model_dir, tracker)
+    node, events = make_node(tiny_model_dir, tracker)
     node.start()
     try:
-        _wait(lambda: any(c.endswith("/heartbeat") for c in tracker.calls))
+        wait_for(lambda: tracker.count("/heartbeat") >= 1)
         passed = [e.gate for e in events if e.gate_state is GateState.PASSED]
         assert passed[:5] == [
             Gate.IDENTITY,
@@ -101,46 +54,258 @@ def test_gates_pass_in_order_then_serving_and_drain(tiny_model_dir: Path) -> Non
             Gate.DATA_PLANE,
             Gate.REGISTRATION,
         ]
+        states = [e.state for e in events if e.kind == "state"]
+        assert states[:6] == [
+            NodeState.LOADING,
+            NodeState.PROBING,
+            NodeState.ADMITTING,
+            NodeState.STARTING,
+            NodeState.REGISTERING,
+            NodeState.SERVING,
+        ]
         assert node.state is NodeState.SERVING
         assert node.endpoint.startswith("ws://127.0.0.1:")
-        register = tracker.calls.index("/api/v1/nodes/register")
-        assert register == 0  # nothing reached the tracker before admission passed
+        assert tracker.calls.index("/api/v1/nodes/register") == 0
     finally:
         node.stop()
     assert tracker.calls[-1].endswith("/deregister")
     assert node.state is NodeState.STOPPED
+    assert node_threads() == []
 
 
-def test_refused_heartbeat_makes_the_node_register_again(tiny_model_dir: Path) -> None:
+def test_progress_events_cover_load_and_probe_in_one_shape(tiny_model_dir: Path) -> None:
+    tracker = FakeTracker()
+    node, events = make_node(tiny_model_dir, tracker)
+    node.start()
+    node.stop()
+    progress = [e for e in events if e.kind == "progress"]
+    stages = [e.data["stage"] for e in progress]
+    assert stages[0] == "load" and stages[-1] == "probe"
+    assert all(set(e.data) == {"stage", "done", "total"} for e in progress)
+    load = [e.data for e in progress if e.data["stage"] == "load"]
+    assert load[-1] == {"stage": "load", "done": 2, "total": 2}
+    probe = [e.data for e in progress if e.data["stage"] == "probe"]
+    assert probe[-1]["done"] == probe[-1]["total"] > 3
+    assert "Loading layers 0–2" in progress[0].message
+
+
+def test_refused_heartbeat_with_a_fresh_report_resends_it(tiny_model_dir: Path) -> None:
     tracker = FakeTracker(heartbeat_answers=[410])
-    node, events = _node(tiny_model_dir, tracker)
+    node, events = make_node(tiny_model_dir, tracker)
     node.start()
     try:
-        _wait(lambda: tracker.calls.count("/api/v1/nodes/register") >= 2)
-        _wait(lambda: node.state is NodeState.SERVING)
+        wait_for(lambda: tracker.count("/register") >= 2)
+        wait_for(lambda: node.state is NodeState.SERVING)
     finally:
         node.stop()
     assert any(e.state is NodeState.REGISTERING and e.reason == "re-register" for e in events)
+    first, second = tracker.registered[:2]
+    assert first["capability"]["validated_at"] == second["capability"]["validated_at"]
+    assert sum(1 for e in events if e.gate is Gate.CAPABILITY) == 1
 
 
-def test_failed_doctor_is_refused_as_not_passed(tiny_model_dir: Path) -> None:
-    def doctor(request: DoctorRequest) -> DoctorOutcome:
-        # Layers past the model: the doctor aborts without loading anything.
-        return run_doctor(dataclasses.replace(request, layers=(2, 9), save=False))
+def test_refused_heartbeat_after_the_report_aged_out_proves_the_shard_again(
+    tiny_model_dir: Path,
+) -> None:
+    tracker = FakeTracker()
+    node, events = make_node(tiny_model_dir, tracker, report_max_age_s=0.5)
+    node.start()
+    try:
+        started_report = tracker.registered[0]["capability"]
+        time.sleep(0.6)  # the startup report is now older than the gate's limit
+        tracker.refuse_heartbeats.set()
+        wait_for(lambda: tracker.count("/register") >= 2)
+        tracker.refuse_heartbeats.clear()
+        wait_for(lambda: node.state is NodeState.SERVING)
+    finally:
+        node.stop()
+    again = tracker.registered[1]["capability"]
+    assert again["passed"] is True
+    assert again["validated_at"] > started_report["validated_at"] + 0.5
+    capability = [e for e in events if e.gate is Gate.CAPABILITY]
+    assert len(capability) == 2 and capability[1].data["report"] == again
+    assert any(e.kind == "progress" and e.data["stage"] == "probe" for e in events[-40:])
+
+
+def test_heartbeat_reply_tells_reachability_and_recipe_without_fetching_state(
+    tiny_model_dir: Path,
+) -> None:
+    tracker = FakeTracker()
+    tracker.view = {
+        "reachability": "reachable",
+        "reachability_reason": "dialled back in 3 ms",
+        "recipe_status": "certified",
+        "recipe_detail": "certified by route session r1",
+    }
+    node, events = make_node(tiny_model_dir, tracker)
+    node.start()
+    try:
+        wait_for(lambda: any(e.gate is Gate.REACHABILITY for e in events))
+        wait_for(lambda: any(e.gate is Gate.SESSIONS for e in events))
+    finally:
+        node.stop()
+    reach = next(e for e in events if e.gate is Gate.REACHABILITY)
+    assert reach.gate_state is GateState.PASSED and reach.data == {"reachability": "reachable"}
+    assert reach.message == "dialled back in 3 ms"
+    recipe = [e for e in events if e.gate is Gate.RECIPE]
+    assert recipe[0].data == {"status": "dark", "detail": "registered"}  # from registration
+    assert recipe[-1].gate_state is GateState.PASSED
+    assert recipe[-1].data == {"status": "certified", "detail": "certified by route session r1"}
+    sessions = next(e for e in events if e.gate is Gate.SESSIONS)
+    assert sessions.data == {"open_sessions": 0, "tokens_served": 0}
+    assert "/api/v1/state" not in tracker.calls
+    # Unchanged answers publish nothing new.
+    assert sum(1 for e in events if e.gate is Gate.REACHABILITY) == 1
+
+
+def test_stats_events_while_serving(tiny_model_dir: Path) -> None:
+    tracker = FakeTracker()
+    node, events = make_node(tiny_model_dir, tracker, stats_interval_s=0.05)
+    node.start()
+    try:
+        wait_for(lambda: any(e.kind == "stats" for e in events))
+    finally:
+        node.stop()
+    stats = next(e for e in events if e.kind == "stats")
+    assert set(stats.data) == {"open_sessions", "tokens_served", "uptime_s"}
+
+
+def test_layers_past_the_model_are_refused_as_bad_layers(tiny_model_dir: Path) -> None:
+    def doctor(request: DoctorRequest, **kwargs: Any) -> DoctorOutcome:
+        return run_doctor(dataclasses.replace(request, layers=(2, 9), save=False), **kwargs)
 
     tracker = FakeTracker()
-    node, _events = _node(tiny_model_dir, tracker, doctor=doctor)
+    node, events = make_node(tiny_model_dir, tracker, doctor=doctor)
     with pytest.raises(CapabilityAdmissionError) as caught:
         node.start()
-    assert caught.value.reason == "not-passed"
+    assert caught.value.reason == "bad-layers"
+    assert "This model has 4 layers" in caught.value.message
     assert tracker.calls == []
+    assert events[-1].state is NodeState.REFUSED and events[-1].reason == "bad-layers"
+
+
+@pytest.mark.parametrize("error", [torch.OutOfMemoryError("CUDA out of memory"), MemoryError()])
+def test_out_of_memory_while_loading_is_refused_with_a_sentence(
+    tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch, error: BaseException
+) -> None:
+    def no_memory(*_args: object, **_kwargs: object) -> Shard:
+        raise error
+
+    monkeypatch.setattr(Shard, "load", no_memory)
+    tracker = FakeTracker()
+    node, events = make_node(tiny_model_dir, tracker)
+    with pytest.raises(CapabilityAdmissionError) as caught:
+        node.start()
+    assert caught.value.reason == "out-of-memory"
+    sentence = "Not enough memory for layers 0–2: choose fewer layers or raise the memory cap."
+    assert caught.value.message == sentence
+    assert (events[-1].state, events[-1].reason, events[-1].message) == (
+        NodeState.REFUSED,
+        "out-of-memory",
+        sentence,
+    )
+    assert tracker.calls == []
+
+
+def test_an_unexpected_failure_is_an_error_state_with_a_sentence(tiny_model_dir: Path) -> None:
+    def broken(_request: DoctorRequest, **_kwargs: Any) -> DoctorOutcome:
+        raise KeyError("boom")
+
+    node, events = make_node(tiny_model_dir, FakeTracker(), doctor=broken)
+    with pytest.raises(MeshnetError) as caught:
+        node.start()
+    assert caught.value.reason == "internal-error"
+    assert events[-1].state is NodeState.ERROR and events[-1].reason == "internal-error"
+    assert "internal error" in events[-1].message
 
 
 def test_events_serialise_for_the_cli(tiny_model_dir: Path) -> None:
     tracker = FakeTracker()
-    node, events = _node(tiny_model_dir, tracker)
+    node, events = make_node(tiny_model_dir, tracker)
     node.start()
     node.stop()
     capability = next(e for e in events if e.gate is Gate.CAPABILITY)
     assert capability.data["report"]["passed"] is True
-    json.dumps(capability.data)  # what the GUI and --events json carry
+    line = json.loads(json.dumps(capability.to_dict()))
+    assert set(line) == {"kind", "message", "state", "gate", "gate_state", "reason", "data", "at"}
+    assert line["data"]["report"]["passed"] is True and line["gate"] == "capability"
+
+
+def test_snapshot_holds_every_gate_the_registration_and_the_settings(
+    tiny_model_dir: Path,
+) -> None:
+    tracker = FakeTracker()
+    node, _events = make_node(tiny_model_dir, tracker, memory_cap_mb=4096)
+    before = node.snapshot_event().data
+    assert before["state"] == "stopped" and before["gates"] == {} and before["report"] is None
+    node.start()
+    try:
+        snapshot = node.snapshot_event()
+        data = snapshot.data
+        assert snapshot.kind == "snapshot" and data["state"] == "serving"
+        assert list(data["gates"])[:5] == [
+            "identity",
+            "capability",
+            "admission",
+            "data-plane",
+            "registration",
+        ]
+        assert data["gates"]["capability"]["gate_state"] == "passed"
+        assert data["report"]["shard"] == {"start": 0, "end": 2}
+        registration = data["registration"]
+        assert set(registration) == {
+            "node_id",
+            "tracker_url",
+            "endpoint",
+            "model_id",
+            "shard",
+            "recipe_id",
+            "recipe_version",
+            "model_artifact_digest",
+            "runtime_recipe_digest",
+        }
+        assert registration["shard"] == [0, 2] and registration["model_id"] == "tiny-llama"
+        assert data["started_at"] is not None and data["uptime_s"] >= 0
+        assert data["settings"] == {
+            "tracker_url": "http://tracker.test",
+            "model": str(tiny_model_dir),
+            "layers": [0, 2],
+            "device": None,
+            "memory_cap_mb": 4096,
+        }
+        assert isinstance(data["pid"], int)
+        json.dumps(snapshot.to_dict())
+    finally:
+        node.stop()
+    after = node.snapshot_event().data
+    assert after["state"] == "stopped" and after["registration"] is None
+    assert after["started_at"] is None
+
+
+def test_an_unreachable_tracker_is_an_error_state_and_nothing_keeps_running(
+    tiny_model_dir: Path,
+) -> None:
+    import httpx
+
+    from core.identity import NodeIdentity
+    from core.node import Node, NodeSettings
+
+    def unreachable(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    settings = NodeSettings(
+        tracker_url="http://tracker.test", model=str(tiny_model_dir), layers=(0, 2)
+    )
+    node = Node(
+        settings,
+        NodeIdentity.from_seed(bytes([3]) * 32),
+        transport=httpx.MockTransport(unreachable),
+    )
+    events: list[Any] = []
+    node.bus.subscribe(events.append)
+    with pytest.raises(MeshnetError) as caught:
+        node.start()
+    assert caught.value.reason == "tracker-unreachable"
+    assert events[-1].state is NodeState.ERROR and events[-1].reason == "tracker-unreachable"
+    assert "Check the tracker URL" in events[-1].message
+    assert node.endpoint == "" and node_threads() == []

@@ -172,8 +172,10 @@ def test_node_whose_admission_fails_never_appears_in_state(cluster: Cluster) -> 
         child.process.wait(timeout=120)
     finally:
         child.stop()
-    assert child.exited not in (None, 0)
+    assert child.exited == 2
     refused = [e for e in lines if isinstance(e, dict) and e.get("state") == "refused"]
-    assert refused and refused[0]["reason"] == "not-passed"
+    assert refused and refused[0]["reason"] == "bad-layers"
+    assert refused[0]["message"].startswith("This model has 30 layers")
+    assert not any(isinstance(e, str) and "Traceback" in e for e in lines)
     ranges = {(n["shard_start"], n["shard_end"]) for n in cluster.state()["nodes"]}
     assert (25, 40) not in ranges

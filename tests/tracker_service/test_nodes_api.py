@@ -288,3 +288,51 @@ def test_metrics_report_live_nodes_and_recipes(client: TestClient) -> None:
     assert "meshnet_tracker_live_nodes 1.0" in text
     assert 'meshnet_tracker_recipes{status="dark"} 1.0' in text
     assert 'meshnet_tracker_registrations_total{outcome="admitted"} 1.0' in text
+
+
+def test_heartbeat_reply_says_how_the_tracker_sees_the_node(client: TestClient) -> None:
+    from sqlalchemy import update as sql_update
+
+    from tracker_service.store.nodes import set_reachability
+    from tracker_service.store.tables import Recipe
+
+    node = FakeNode()
+    register(client, node)
+    first = beat(client, node).json()
+    assert first["status"] == "ok" and first["live_until"] > time.time()
+    assert {k: first[k] for k in ("heartbeat_interval_s", "session_expires_at")}  # kept
+    assert (first["reachability"], first["reachability_reason"]) == (
+        "unchecked",
+        "not dialled yet",
+    )
+    assert first["recipe_status"] == "dark" and first["recipe_detail"]
+    database = client.app.state.tracker.database  # type: ignore[attr-defined]
+    with database.sessions.begin() as session:
+        set_reachability(
+            session, node.node_id, status="reachable", reason="dialled back", now=time.time()
+        )
+        session.execute(sql_update(Recipe).values(status="certified", detail="certified by r1"))
+    later = beat(client, node).json()
+    assert (later["reachability"], later["reachability_reason"]) == ("reachable", "dialled back")
+    assert (later["recipe_status"], later["recipe_detail"]) == ("certified", "certified by r1")
+
+
+def test_one_node_is_readable_on_its_own_without_signing(client: TestClient) -> None:
+    node = FakeNode()
+    register(client, node, identity_block(0, 15))
+    response = client.get(f"/api/v1/nodes/{node.node_id}")
+    assert response.status_code == 200, response.text
+    view = response.json()
+    assert view["node_id"] == node.node_id and view["live"] is True
+    assert (view["shard_start"], view["shard_end"]) == (0, 15)
+    assert view["reachability"] == "unchecked"
+    [listed] = client.get("/api/v1/state").json()["nodes"]
+    assert view == listed
+    path = f"/api/v1/nodes/{node.node_id}/deregister"
+    client.post(path, content=b"", headers=node.headers("POST", path, b""))
+    assert client.get(f"/api/v1/nodes/{node.node_id}").json()["live"] is False
+
+
+def test_an_unknown_node_is_404_with_a_reason(client: TestClient) -> None:
+    response = client.get("/api/v1/nodes/" + "0" * 32)
+    assert (response.status_code, _reason(response)) == (404, "not-found")

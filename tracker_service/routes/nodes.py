@@ -30,6 +30,8 @@ from tracker_service.schemas.nodes import (
     NodeRegisterPublic,
     SessionCredentialPublic,
 )
+from tracker_service.schemas.state import NodePublic
+from tracker_service.status import node_public
 from tracker_service.store.ledger import register_recipe
 from tracker_service.store.nodes import (
     Liveness,
@@ -231,3 +233,18 @@ async def deregister(node_id: str, signed: SignedNode, context: Context) -> Dere
     """A clean stop: the node leaves routing at once instead of after 3 intervals."""
     await run_in_threadpool(_deregister, context, signed.node_id)
     return DeregisterPublic(node_id=node_id)
+
+
+def _node_view(context: TrackerContext, node_id: str) -> NodePublic | None:
+    with context.database.session() as session:
+        node = get_node(session, node_id)
+        return None if node is None else node_public(node, time.time())
+
+
+@router.get("/{node_id}", response_model=NodePublic, responses=error_responses(404))
+async def node_view(node_id: str, context: Context) -> NodePublic:
+    """One node as the tracker lists it (live, reachability, range); public, unsigned."""
+    view = await run_in_threadpool(_node_view, context, node_id)
+    if view is None:
+        raise refuse(404, errors.NOT_FOUND, f"no node {node_id} is registered with this tracker")
+    return view

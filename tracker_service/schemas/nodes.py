@@ -114,6 +114,13 @@ class HeartbeatPublic(BaseModel):
     live_until: float
     session_expires_at: float
     heartbeat_interval_s: float
+    # How the tracker sees the node, so it need not fetch /api/v1/state to show it.
+    reachability: str = Field(
+        default="unchecked", description="reachable, unreachable or unchecked"
+    )
+    reachability_reason: str = ""
+    recipe_status: str = Field(default="unknown", description="dark or certified")
+    recipe_detail: str = ""
 
 
 class DeregisterPublic(BaseModel):

@@ -12,6 +12,7 @@ from core.models.default_model import DEFAULT_MODEL_ID, ensure_default_model, fi
 from core.models.local import list_local_models, resolve_model
 from core.models.manifest import MANIFEST_NAME, ModelManifest
 from core.models.tokenizer import ChatTokenizer
+from core.progress import Progress
 
 SAMPLES = [
     "Hello world! 12345 The year 2024.",
@@ -48,8 +49,11 @@ def test_interrupted_import_leaves_no_complete_looking_folder(tmp_path: Path) ->
     class Interrupted(Exception):
         pass
 
-    def interrupt(stage: str, _fraction: float) -> None:
-        if stage.startswith("dequantizing"):
+    seen: list[Progress] = []
+
+    def interrupt(progress: Progress) -> None:
+        seen.append(progress)
+        if progress.stage == "import" and progress.done == 5:  # amid the tensors
             raise Interrupted
 
     with pytest.raises(Interrupted):
@@ -57,6 +61,8 @@ def test_interrupted_import_leaves_no_complete_looking_folder(tmp_path: Path) ->
     assert not (tmp_path / DEFAULT_MODEL_ID).exists()
     assert list(tmp_path.iterdir()) == []
     assert list_local_models(tmp_path) == []
+    assert [p.done for p in seen] == [0, 1, 1, 2, 3, 4, 5]  # one shape, counting up
+    assert seen[-1].total > 5 and seen[-1].message == "Unpacking the default model…"
 
 
 def test_corrupted_file_is_reported_by_verify(default_model_dir: Path, tmp_path: Path) -> None:

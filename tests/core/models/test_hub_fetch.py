@@ -11,6 +11,7 @@ import pytest
 from core.errors import ConfigError
 from core.models.hub import fetch_shard, files_for_layers, hub_downloader
 from core.models.manifest import ModelManifest
+from core.progress import Progress
 
 LAYERS = 4
 
@@ -94,9 +95,20 @@ def test_fetch_shard_downloads_only_the_files_its_layers_need(
     expected = set(files_for_layers(index["weight_map"], 1, 3, LAYERS, tied=False))
     assert expected < all_weights  # the repo really is split finer than the shard
 
+    seen: list[Progress] = []
     folder = fetch_shard(
-        local_downloader, tmp_path / "shard", model_id="tiny", revision="0" * 40, start=1, end=3
+        local_downloader,
+        tmp_path / "shard",
+        model_id="tiny",
+        revision="0" * 40,
+        start=1,
+        end=3,
+        progress=seen.append,
     )
+    assert [(p.stage, p.done, p.total) for p in seen] == [
+        ("fetch", done, len(expected)) for done in range(len(expected) + 1)
+    ]
+    assert seen[0].message.startswith("Fetching ") and seen[-1].message == "Fetched layers 1–3."
     fetched = {p.name for p in folder.glob("*.safetensors")}
     assert fetched == expected
     manifest = ModelManifest.load(folder)

@@ -1,0 +1,191 @@
+"""The serving loop: heartbeats, re-registration, and what the tracker says of this node.
+
+One thread per serving period (start or resume → pause or stop). Every
+heartbeat reply carries the node's reachability and its recipe's status, so
+the status view learns both without fetching the tracker's whole state; the
+loop publishes them as gate events when they change, and a ``stats`` event
+every few seconds.
+
+When the tracker refuses a heartbeat (it restarted, or the node was silent
+past the live window) the node registers again. The seed gates every
+registration, so a report older than the gate's freshness limit is not
+resent: a fresh probe runs through the loaded shard first and the gate judges
+that one.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING
+
+from core.admission import CapabilityAdmissionError
+from core.errors import MeshnetError
+from core.events import KIND_STATS, Gate, GateState, NodeEvent, NodeState
+from core.progress import Cancelled
+from core.tracker_client import HeartbeatAck, ReRegisterRequired, TrackerUnreachable
+
+if TYPE_CHECKING:
+    from core.node import Node
+
+log = logging.getLogger(__name__)
+
+MAX_BACKOFF_S = 30.0
+_REACHABILITY_GATE = {"reachable": GateState.PASSED, "unreachable": GateState.FAILED}
+
+
+class ServingLoop:
+    def __init__(self, node: Node) -> None:
+        self._node = node
+        self._stop = threading.Event()
+        self._last_gate: dict[Gate, tuple[object, ...]] = {}
+        self._started = time.monotonic()
+        self._thread = threading.Thread(target=self._run, name="meshnet-heartbeat", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """Ask the loop to end and wait for it (an in-flight request finishes first)."""
+        self._stop.set()
+        if self._thread is not threading.current_thread() and self._thread.is_alive():
+            self._thread.join(timeout_s)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    # -- the loop ------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        node = self._node
+        backoff = 1.0
+        interval = node.heartbeat_interval_s
+        next_beat = time.monotonic() + interval
+        while True:
+            wake = min(next_beat - time.monotonic(), node.settings.stats_interval_s)
+            if self._stop.wait(max(0.0, wake)):
+                return
+            if time.monotonic() >= next_beat:
+                try:
+                    interval, backoff = self._beat(interval, backoff)
+                except Cancelled:
+                    return
+                except CapabilityAdmissionError as exc:
+                    # The fresh report does not pass: this node may not register any more.
+                    self._set_state(NodeState.REFUSED, exc.message, exc.reason)
+                    return
+                next_beat = time.monotonic() + interval
+            self._publish_stats()
+
+    def _beat(self, interval: float, backoff: float) -> tuple[float, float]:
+        """One heartbeat; returns (next interval, next back-off)."""
+        node = self._node
+        client = node.client
+        if client is None:
+            return interval, backoff
+        try:
+            ack = client.heartbeat(
+                load=node.load(),
+                open_sessions=node.open_sessions,
+                tokens_served=node.tokens_served,
+                throughput=node.throughput,
+            )
+        except ReRegisterRequired as exc:
+            self._set_state(NodeState.REGISTERING, f"re-registering: {exc.detail}", exc.reason)
+            try:
+                self.reregister()
+            except (Cancelled, CapabilityAdmissionError):
+                raise
+            except MeshnetError as failed:
+                self._set_state(NodeState.RECONNECTING, str(failed), failed.reason)
+                return backoff, min(backoff * 2, MAX_BACKOFF_S)
+            self._set_state(NodeState.SERVING, "serving")
+            return node.heartbeat_interval_s, 1.0
+        except TrackerUnreachable as exc:
+            self._set_state(NodeState.RECONNECTING, str(exc), exc.reason)
+            return backoff, min(backoff * 2, MAX_BACKOFF_S)
+        except MeshnetError as exc:
+            log.warning("heartbeat failed", extra={"reason": exc.reason, "error": str(exc)})
+            return backoff, min(backoff * 2, MAX_BACKOFF_S)
+        if node.state is not NodeState.SERVING:
+            self._set_state(NodeState.SERVING, "serving")
+        self.apply_view(ack)
+        return ack.heartbeat_interval_s, 1.0
+
+    def reregister(self) -> None:
+        """Register again; prove the shard afresh first when the report aged out."""
+        node = self._node
+        if node.report_is_stale():
+            self._set_state(
+                NodeState.PROBING, "the capability report is too old: running a new test forward"
+            )
+            node.reprove()
+            self._set_state(NodeState.REGISTERING, "re-registering with a fresh report")
+        node.register()
+
+    def _set_state(self, state: NodeState, message: str, reason: str | None = None) -> None:
+        if not self._stop.is_set():  # a pause or stop in progress owns the state now
+            self._node.set_state(state, message, reason)
+
+    # -- what the tracker says -----------------------------------------------------------
+
+    def apply_view(self, ack: HeartbeatAck) -> None:
+        """Reachability and recipe status from the heartbeat reply, as gate events."""
+        if ack.reachability is not None:
+            reach = ack.reachability
+            self._gate_if_changed(
+                Gate.REACHABILITY,
+                _REACHABILITY_GATE.get(reach, GateState.PENDING),
+                ack.reachability_reason or reach,
+                reach,
+                reachability=reach,
+            )
+        if ack.recipe_status is not None:
+            status = ack.recipe_status
+            self._gate_if_changed(
+                Gate.RECIPE,
+                GateState.PASSED if status == "certified" else GateState.INFO,
+                f"recipe is {status}: {ack.recipe_detail}",
+                status,
+                status=status,
+                detail=ack.recipe_detail,
+            )
+        node = self._node
+        sessions, served = node.open_sessions, node.tokens_served
+        self._gate_if_changed(
+            Gate.SESSIONS,
+            GateState.INFO,
+            f"{sessions} open session(s), {served} tokens served",
+            None,
+            open_sessions=sessions,
+            tokens_served=served,
+        )
+
+    def _gate_if_changed(
+        self,
+        gate: Gate,
+        gate_state: GateState,
+        message: str,
+        reason: str | None,
+        **data: object,
+    ) -> None:
+        key = (gate_state, message, reason, tuple(sorted(data.items())))
+        if self._last_gate.get(gate) != key and not self._stop.is_set():
+            self._last_gate[gate] = key
+            self._node.gate(gate, gate_state, message, reason, **data)
+
+    def _publish_stats(self) -> None:
+        node = self._node
+        if self._stop.is_set() or node.state is not NodeState.SERVING:
+            return
+        sessions, served = node.open_sessions, node.tokens_served
+        uptime = time.monotonic() - self._started
+        node.bus.publish(
+            NodeEvent(
+                KIND_STATS,
+                f"{sessions} open session(s), {served} tokens served",
+                data={"open_sessions": sessions, "tokens_served": served, "uptime_s": uptime},
+            )
+        )
