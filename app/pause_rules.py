@@ -1,0 +1,160 @@
+"""When a contributor's PC should stop lending its GPU, as a pure function of readings.
+
+The probes (``app.probes``) read the machine; `decide` turns one reading and the
+settings into a decision with a sentence for the tray; `PauseTracker` adds the
+hysteresis that keeps a flickering reading from pausing and resuming the node on
+every probe (a pause frees the shard's memory and a resume re-runs the doctor, so
+each flap costs the network a node for a minute).
+
+A reading the probes could not take (None) never pauses: a missing NVML or an
+unknown idle time must not keep a node off the network for good.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from app.settings_model import AppSettings
+
+# Stable codes, most important first: the order the sentences are listed in.
+REASON_PROGRAM = "program-running"
+REASON_GPU_BUSY = "gpu-busy"
+REASON_BATTERY = "on-battery"
+REASON_GPU_HOT = "gpu-hot"
+REASON_NOT_IDLE = "not-idle"
+REASON_RESUMING = "resuming"
+
+CONTRIBUTING_SENTENCE = "Contributing: no pause rule applies"
+
+
+@dataclass(frozen=True)
+class ProbeReadings:
+    gpu_busy_by_others: bool | None = None
+    gpu_temperature_c: float | None = None
+    running_programs: frozenset[str] = frozenset()  # process names, as the OS reports them
+    on_battery: bool | None = None
+    idle_seconds: float | None = None
+
+
+class Probes(Protocol):
+    def read(self, node_pid: int | None) -> ProbeReadings:
+        """Read the machine now; may block for a moment (NVML, a process scan)."""
+        ...
+
+
+@dataclass(frozen=True)
+class PauseDecision:
+    pause: bool
+    reason: str | None  # the most important active rule's code; None when contributing
+    sentence: str  # the most important active rule's sentence
+    sentences: tuple[str, ...] = field(default=())  # every active rule, most important first
+    reasons: tuple[str, ...] = field(default=())
+
+
+def program_key(name: str) -> str:
+    """Compare program names the way a user means them: any case, with or without .exe."""
+    key = name.strip().lower()
+    return key[: -len(".exe")] if key.endswith(".exe") else key
+
+
+def _running_listed(listed: tuple[str, ...], running: frozenset[str]) -> list[str]:
+    running_keys = {program_key(name) for name in running}
+    seen: set[str] = set()
+    found: list[str] = []
+    for name in listed:
+        key = program_key(name)
+        if key and key in running_keys and key not in seen:
+            seen.add(key)
+            found.append(name.strip())
+    return found
+
+
+def _programs_sentence(names: list[str]) -> str:
+    if len(names) == 1:
+        return f"Paused while {names[0]} runs"
+    return f"Paused while {', '.join(names[:-1])} and {names[-1]} run"
+
+
+def decide(settings: AppSettings, readings: ProbeReadings) -> PauseDecision:
+    """Every active rule, most important first; unknown readings never pause."""
+    active: list[tuple[str, str]] = []
+    programs = _running_listed(settings.pause_programs, readings.running_programs)
+    if programs:
+        active.append((REASON_PROGRAM, _programs_sentence(programs)))
+    if settings.pause_when_gpu_busy and readings.gpu_busy_by_others is True:
+        active.append((REASON_GPU_BUSY, "Paused: the GPU is busy with another program"))
+    if settings.pause_on_battery and readings.on_battery is True:
+        active.append((REASON_BATTERY, "Paused: running on battery"))
+    limit = settings.pause_above_gpu_temp_c
+    temp = readings.gpu_temperature_c
+    if limit is not None and temp is not None and temp > limit:
+        active.append((REASON_GPU_HOT, f"Paused: GPU at {temp:.0f} °C (limit {limit} °C)"))
+    idle_minutes = settings.idle_minutes
+    idle = readings.idle_seconds
+    if idle_minutes is not None and idle is not None and idle < idle_minutes * 60:
+        minutes = "1 minute" if idle_minutes == 1 else f"{idle_minutes} minutes"
+        active.append((REASON_NOT_IDLE, f"Waiting until this PC has been idle for {minutes}"))
+    if not active:
+        return PauseDecision(pause=False, reason=None, sentence=CONTRIBUTING_SENTENCE)
+    return PauseDecision(
+        pause=True,
+        reason=active[0][0],
+        sentence=active[0][1],
+        sentences=tuple(sentence for _, sentence in active),
+        reasons=tuple(reason for reason, _ in active),
+    )
+
+
+class PauseTracker:
+    """Pause at once; resume only after the rules have been clear for `clear_probes` probes.
+
+    Pausing late lets a game stutter, so a pause takes effect on the first probe
+    that asks for it; resuming early lets a reading that flickers around its
+    threshold (a temperature at the limit, a GPU spike) flap the node.
+    """
+
+    def __init__(self, clear_probes: int = 2) -> None:
+        if clear_probes < 1:
+            raise ValueError("clear_probes must be 1 or more")
+        self.clear_probes = clear_probes
+        self._paused = False
+        self._clear_count = 0
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    def update(self, decision: PauseDecision) -> PauseDecision:
+        """The decision to act on, given the one `decide` made for the latest probe."""
+        if decision.pause:
+            self._paused = True
+            self._clear_count = 0
+            return decision
+        if not self._paused:
+            return decision
+        self._clear_count += 1
+        if self._clear_count >= self.clear_probes:
+            self._paused = False
+            self._clear_count = 0
+            return decision
+        sentence = "Resuming soon: no pause rule applies any more"
+        return PauseDecision(
+            pause=True,
+            reason=REASON_RESUMING,
+            sentence=sentence,
+            sentences=(sentence,),
+            reasons=(REASON_RESUMING,),
+        )
+
+    def reset(self) -> None:
+        """Forget the history (the user turned Contribute off and on again)."""
+        self._paused = False
+        self._clear_count = 0
+
+
+def system_probes(platform: str | None = None) -> Probes:
+    """The real probes for this OS (or for `platform`, a `sys.platform` value)."""
+    from app.probes import SystemProbes  # the probes import this module's types
+
+    return SystemProbes.for_platform(platform)

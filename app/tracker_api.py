@@ -1,0 +1,205 @@
+"""The app's reads of a tracker: is this URL a MeshNet tracker, and which recipes it knows.
+
+Both calls block (one GET of ``/api/v1/state``), so the GUI runs them in the
+background. Every failure is one `TrackerReadError` whose message is a sentence
+saying what to do, with a stable `reason` code: httpx's errors are mapped here, at
+the one place they enter, so the GUI never sees a transport exception.
+
+The state is checked by its shape rather than parsed with the tracker's own pydantic
+schemas: the app must not import ``tracker_service`` (nor its web stack), and a
+tracker of another version should still be recognised by the fields the app reads.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from app.settings_model import tracker_url_problem
+from core.errors import MeshnetError
+
+log = logging.getLogger(__name__)
+
+STATE_PATH = "/api/v1/state"
+
+
+class TrackerReadError(MeshnetError):
+    """The tracker could not be read; the message says what to do.
+
+    reason: bad-url, connection-refused, timeout, not-meshnet, http-error, unreachable.
+    """
+
+    reason = "tracker-read-failed"
+
+    @property
+    def sentence(self) -> str:
+        return str(self)
+
+
+@dataclass(frozen=True)
+class TrackerCheck:
+    ok: bool
+    sentence: str
+
+
+@dataclass(frozen=True)
+class RecipeRow:
+    status: str  # "dark" or "certified"
+    detail: str
+    artifact_id: str
+    recipe_id: str
+    recipe_version: str
+    layer_count: int
+    model_artifact_digest: str
+    runtime_recipe_digest: str
+    certified_at: float | None
+    certified_node_count: int | None
+    last_certification_failure: str | None
+
+
+def _base(url: str) -> str:
+    problem = tracker_url_problem(url)
+    if problem is not None:
+        raise TrackerReadError(problem, reason="bad-url")
+    return url.strip().rstrip("/")
+
+
+def _get_state(url: str, timeout_s: float, transport: httpx.BaseTransport | None) -> Any:
+    base = _base(url)
+    try:
+        with httpx.Client(timeout=timeout_s, transport=transport, follow_redirects=True) as client:
+            response = client.get(base + STATE_PATH, headers={"Accept": "application/json"})
+    except httpx.ConnectError as exc:
+        text = str(exc).lower()
+        if "refused" in text or "errno 111" in text or "10061" in text:
+            raise TrackerReadError(
+                f"Nothing answers at {base}: check the address and port, and that the "
+                "tracker is running.",
+                reason="connection-refused",
+            ) from exc
+        raise TrackerReadError(
+            f"Could not reach {base} ({exc}): check the address and your network connection.",
+            reason="unreachable",
+        ) from exc
+    except httpx.TimeoutException as exc:
+        raise TrackerReadError(
+            f"{base} did not answer within {timeout_s:g} s: check the address, or try again "
+            "when the network is less busy.",
+            reason="timeout",
+        ) from exc
+    except httpx.HTTPError as exc:
+        raise TrackerReadError(
+            f"Could not read {base} ({exc}): check the address and try again.",
+            reason="unreachable",
+        ) from exc
+    if response.status_code == 404:
+        raise _not_meshnet(base, "it has no MeshNet state page")
+    if response.status_code >= 400:
+        raise TrackerReadError(
+            f"{base} answered with HTTP {response.status_code} {response.reason_phrase}: "
+            "check the address, or ask the tracker's operator.",
+            reason="http-error",
+        )
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise _not_meshnet(base, "its answer is not JSON") from exc
+
+
+def _not_meshnet(base: str, why: str) -> TrackerReadError:
+    return TrackerReadError(
+        f"{base} is not a MeshNet tracker ({why}): check the address and port.",
+        reason="not-meshnet",
+    )
+
+
+_STATE_LISTS = ("models", "recipes", "nodes")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _state_problem(state: Any) -> str | None:
+    if not isinstance(state, Mapping):
+        return "its answer is not a MeshNet state"
+    if not _is_number(state.get("generated_at")):
+        return "its state has no generated_at time"
+    for key in _STATE_LISTS:
+        if not isinstance(state.get(key), list):
+            return f"its state has no {key} list"
+    if not isinstance(state.get("nodes_total_live"), int):
+        return "its state has no live node count"
+    return None
+
+
+def check_tracker(
+    url: str, *, timeout_s: float = 5.0, transport: httpx.BaseTransport | None = None
+) -> TrackerCheck:
+    """Reachable and shaped like a MeshNet tracker's state; raises TrackerReadError if not."""
+    state = _get_state(url, timeout_s, transport)
+    problem = _state_problem(state)
+    if problem is not None:
+        raise _not_meshnet(_base(url), problem)
+    live = state["nodes_total_live"]
+    recipes = len(state["recipes"])
+    nodes = "1 live node" if live == 1 else f"{live} live nodes"
+    known = "1 recipe" if recipes == 1 else f"{recipes} recipes"
+    return TrackerCheck(ok=True, sentence=f"Connected to a MeshNet tracker: {nodes}, {known}.")
+
+
+def _optional(value: Any, kind: type | tuple[type, ...]) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise TypeError(value)
+    return value
+
+
+def _row(item: Any) -> RecipeRow:
+    if not isinstance(item, Mapping):
+        raise TypeError(item)
+    strings = {
+        key: item[key]
+        for key in (
+            "status",
+            "detail",
+            "artifact_id",
+            "recipe_id",
+            "recipe_version",
+            "model_artifact_digest",
+            "runtime_recipe_digest",
+        )
+    }
+    if not all(isinstance(v, str) for v in strings.values()):
+        raise TypeError(strings)
+    layer_count = item["layer_count"]
+    if isinstance(layer_count, bool) or not isinstance(layer_count, int):
+        raise TypeError(layer_count)
+    certified_at = _optional(item.get("certified_at"), (int, float))
+    return RecipeRow(
+        layer_count=layer_count,
+        certified_at=None if certified_at is None else float(certified_at),
+        certified_node_count=_optional(item.get("certified_node_count"), int),
+        last_certification_failure=_optional(item.get("last_certification_failure"), str),
+        **strings,
+    )
+
+
+def fetch_recipes(
+    url: str, *, timeout_s: float = 10.0, transport: httpx.BaseTransport | None = None
+) -> list[RecipeRow]:
+    """The tracker's recipes, dark and certified, in the tracker's order."""
+    state = _get_state(url, timeout_s, transport)
+    problem = _state_problem(state)
+    if problem is not None:
+        raise _not_meshnet(_base(url), problem)
+    try:
+        return [_row(item) for item in state["recipes"]]
+    except (KeyError, TypeError) as exc:
+        log.warning("tracker %s: unreadable recipe %r", url, exc)
+        raise _not_meshnet(_base(url), "its recipe list is not in the MeshNet shape") from exc
