@@ -1,0 +1,482 @@
+"""The node's status as the app knows it, built from the node child's JSON events.
+
+Pure Python (no Qt) so every rule here is testable without a display. The
+controller feeds each event line to :meth:`NodeStatus.apply`; widgets only
+read this model, never the event stream. A ``snapshot`` event replaces
+everything, so a window opened late shows the truth rather than a replay.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+# The admission gate refuses a capability report older than this
+# (core.admission.DEFAULT_MAX_REPORT_AGE_SECONDS; not imported: the GUI process
+# must not import core modules that pull in torch).
+STALE_AFTER_S = 900.0
+LOG_LINES_KEPT = 500
+
+GATE_ORDER: tuple[str, ...] = (
+    "identity",
+    "capability",
+    "admission",
+    "data-plane",
+    "registration",
+    "reachability",
+    "recipe",
+    "sessions",
+)
+GATE_TITLES: dict[str, str] = {
+    "identity": "Identity",
+    "capability": "Capability report",
+    "admission": "Admission",
+    "data-plane": "Data plane",
+    "registration": "Registration",
+    "reachability": "Reachability",
+    "recipe": "Recipe",
+    "sessions": "Sessions",
+}
+# States in which a node child is doing something (not stopped, refused, error).
+ACTIVE_STATES = frozenset(
+    {
+        "loading",
+        "probing",
+        "admitting",
+        "starting",
+        "registering",
+        "serving",
+        "reconnecting",
+        "draining",
+        "pausing",
+        "paused",
+    }
+)
+STARTING_STATES = frozenset({"loading", "probing", "admitting", "starting", "registering"})
+FAILED_STATES = frozenset({"refused", "error"})
+
+
+@dataclass
+class GateRow:
+    """One admission gate: what the node last said about it."""
+
+    name: str
+    gate_state: str = "waiting"  # pending | passed | failed | info, or waiting (nothing yet)
+    message: str = ""
+    reason: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+    at: float | None = None
+
+    @property
+    def title(self) -> str:
+        return GATE_TITLES.get(self.name, self.name.replace("-", " ").capitalize())
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What one event changed, so the controller emits only the signals that matter."""
+
+    state: bool = False
+    gates: tuple[str, ...] = ()
+    snapshot: bool = False
+    recipe_certified: bool = False
+
+
+def _fresh_gates() -> dict[str, GateRow]:
+    return {name: GateRow(name) for name in GATE_ORDER}
+
+
+def _int(value: Any, default: int = 0) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def _float_or_none(value: Any) -> float | None:
+    try:
+        return None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+@dataclass
+class NodeStatus:
+    """Everything the status window, the tray and the diagnostics show."""
+
+    state: str = "stopped"
+    message: str = "Contribution is off."
+    reason: str | None = None
+    gates: dict[str, GateRow] = field(default_factory=_fresh_gates)
+    report: dict[str, Any] | None = None
+    registration: dict[str, Any] | None = None
+    open_sessions: int = 0
+    tokens_served: int = 0
+    started_at: float | None = None
+    uptime_s: float = 0.0
+    uptime_at: float | None = None
+    pid: int | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+    progress: dict[str, Any] | None = None
+    last_event_at: float | None = None
+    last_state_event: dict[str, Any] | None = None
+    log_lines: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_LINES_KEPT))
+
+    # --- feeding ---------------------------------------------------------
+    def apply(self, event: Mapping[str, Any]) -> Changes:
+        """Fold one protocol event into the model; unknown or malformed events change nothing."""
+        kind = event.get("kind")
+        at = _float_or_none(event.get("at")) or time.time()
+        handler = {
+            "state": self._apply_state,
+            "gate": self._apply_gate,
+            "progress": self._apply_progress,
+            "stats": self._apply_stats,
+            "snapshot": self._apply_snapshot,
+        }.get(kind if isinstance(kind, str) else "")
+        if handler is None:
+            log.debug("ignoring event of kind %r", kind)
+            return Changes()
+        self.last_event_at = at
+        return handler(event, at)
+
+    def _apply_state(self, event: Mapping[str, Any], at: float) -> Changes:
+        state = event.get("state")
+        if not isinstance(state, str) or not state:
+            return Changes()
+        changed = state != self.state
+        self.state = state
+        self.message = str(event.get("message") or "")
+        self.reason = event.get("reason") if isinstance(event.get("reason"), str) else None
+        self.last_state_event = {"state": state, "message": self.message, "reason": self.reason}
+        if state == "serving" and self.started_at is None:
+            self.started_at = at
+        elif state != "serving":
+            self._freeze_uptime(at)
+            self.started_at = None
+        if state not in STARTING_STATES:
+            self.progress = None
+        return Changes(state=changed)
+
+    def _apply_gate(self, event: Mapping[str, Any], at: float) -> Changes:
+        name = event.get("gate")
+        if not isinstance(name, str) or not name:
+            return Changes()
+        data = _dict(event.get("data"))
+        row = GateRow(
+            name=name,
+            gate_state=str(event.get("gate_state") or "info"),
+            message=str(event.get("message") or ""),
+            reason=event.get("reason") if isinstance(event.get("reason"), str) else None,
+            data=data,
+            at=at,
+        )
+        certified = self._absorb_gate_data(name, data)
+        self.gates[name] = row
+        return Changes(gates=(name,), recipe_certified=certified)
+
+    def _absorb_gate_data(self, name: str, data: dict[str, Any]) -> bool:
+        """Copy what a gate's data says into the top-level fields; True when the
+        served recipe has just become certified."""
+        if name == "capability" and isinstance(data.get("report"), Mapping):
+            self.report = dict(data["report"])
+        elif name == "registration" and data:
+            self.registration = data
+        elif name == "sessions":
+            self.open_sessions = _int(data.get("open_sessions"), self.open_sessions)
+            self.tokens_served = _int(data.get("tokens_served"), self.tokens_served)
+        elif name == "recipe":
+            was = self.gates.get("recipe", GateRow("recipe")).data.get("status")
+            return data.get("status") == "certified" and was != "certified"
+        return False
+
+    def _apply_progress(self, event: Mapping[str, Any], at: float) -> Changes:
+        data = _dict(event.get("data"))
+        self.progress = {
+            "stage": str(data.get("stage") or ""),
+            "done": _int(data.get("done")),
+            "total": _int(data.get("total")),
+            "message": str(event.get("message") or ""),
+        }
+        return Changes()
+
+    def _apply_stats(self, event: Mapping[str, Any], at: float) -> Changes:
+        data = _dict(event.get("data"))
+        self.open_sessions = _int(data.get("open_sessions"), self.open_sessions)
+        self.tokens_served = _int(data.get("tokens_served"), self.tokens_served)
+        uptime = _float_or_none(data.get("uptime_s"))
+        if uptime is not None:
+            self.uptime_s, self.uptime_at = uptime, at
+            if self.state == "serving":
+                self.started_at = at - uptime
+        return Changes()
+
+    def _apply_snapshot(self, event: Mapping[str, Any], at: float) -> Changes:
+        data = _dict(event.get("data"))
+        before = (self.state, self.message, self.reason)
+        self.state = str(data.get("state") or "stopped")
+        self.message = str(data.get("message") or "")
+        self.reason = data.get("reason") if isinstance(data.get("reason"), str) else None
+        self.gates = _fresh_gates()
+        for name, raw in _dict(data.get("gates")).items():
+            gate = _dict(raw)
+            self.gates[name] = GateRow(
+                name=name,
+                gate_state=str(gate.get("gate_state") or "info"),
+                message=str(gate.get("message") or ""),
+                reason=gate.get("reason") if isinstance(gate.get("reason"), str) else None,
+                data=_dict(gate.get("data")),
+                at=_float_or_none(gate.get("at")),
+            )
+        report = data.get("report")
+        self.report = dict(report) if isinstance(report, Mapping) else None
+        registration = data.get("registration")
+        self.registration = dict(registration) if isinstance(registration, Mapping) else None
+        self.open_sessions = _int(data.get("open_sessions"))
+        self.tokens_served = _int(data.get("tokens_served"))
+        self.started_at = _float_or_none(data.get("started_at"))
+        self.uptime_s = _float_or_none(data.get("uptime_s")) or 0.0
+        self.uptime_at = at
+        pid = data.get("pid")
+        self.pid = pid if isinstance(pid, int) else self.pid
+        self.settings = _dict(data.get("settings"))
+        self.last_state_event = {
+            "state": self.state,
+            "message": self.message,
+            "reason": self.reason,
+        }
+        if self.state not in STARTING_STATES:
+            self.progress = None
+        changed = before != (self.state, self.message, self.reason)
+        return Changes(state=changed, gates=tuple(self.gates), snapshot=True)
+
+    def _freeze_uptime(self, at: float) -> None:
+        if self.started_at is not None:
+            self.uptime_s, self.uptime_at = max(0.0, at - self.started_at), at
+
+    def add_log_line(self, line: str) -> None:
+        self.log_lines.append(line.rstrip("\n"))
+
+    def set_local_state(self, state: str, message: str, reason: str | None = None) -> None:
+        """A state the app itself decides (starting a child, the child exited)."""
+        self.apply({"kind": "state", "state": state, "message": message, "reason": reason})
+
+    def reset_for_start(self) -> None:
+        """A new child is starting: forget the previous one's gates and numbers."""
+        logs = self.log_lines
+        self.__init__()  # type: ignore[misc]
+        self.log_lines = logs
+
+    # --- reading ---------------------------------------------------------
+    @property
+    def active(self) -> bool:
+        return self.state in ACTIVE_STATES
+
+    @property
+    def shard(self) -> tuple[int, int] | None:
+        for source in (self.registration, self.report):
+            if not source:
+                continue
+            shard = source.get("shard")
+            if isinstance(shard, list | tuple) and len(shard) == 2:
+                return _int(shard[0]), _int(shard[1])
+            if isinstance(shard, Mapping) and "start" in shard:
+                return _int(shard.get("start")), _int(shard.get("end"))
+        layers = self.settings.get("layers")
+        if isinstance(layers, list | tuple) and len(layers) == 2:
+            return _int(layers[0]), _int(layers[1])
+        return None
+
+    @property
+    def model_id(self) -> str | None:
+        for source in (self.registration, self.report and _dict(self.report.get("model"))):
+            if source and source.get("model_id"):
+                return str(source["model_id"])
+        return None
+
+    def report_age(self, now: float | None = None) -> float | None:
+        validated = _float_or_none((self.report or {}).get("validated_at"))
+        if validated is None:
+            return None
+        return max(0.0, (time.time() if now is None else now) - validated)
+
+    def time_left_before_stale(self, now: float | None = None) -> float | None:
+        age = self.report_age(now)
+        return None if age is None else STALE_AFTER_S - age
+
+    def uptime(self, now: float | None = None) -> float:
+        now = time.time() if now is None else now
+        if self.state == "serving" and self.started_at is not None:
+            return max(0.0, now - self.started_at)
+        return self.uptime_s if self.state == "serving" else 0.0
+
+    def recent_log(self, count: int = 50) -> list[str]:
+        return list(self.log_lines)[-count:]
+
+
+# --- words the app shows ---------------------------------------------------
+STATE_LABELS: dict[str, str] = {
+    "stopped": "Off",
+    "loading": "Starting",
+    "probing": "Testing this computer",
+    "admitting": "Checking admission",
+    "starting": "Starting",
+    "registering": "Joining the network",
+    "serving": "Serving",
+    "reconnecting": "Reconnecting",
+    "draining": "Stopping",
+    "pausing": "Pausing",
+    "paused": "Paused",
+    "refused": "Refused",
+    "error": "Stopped by an error",
+}
+
+
+def tray_state(state: str) -> str:
+    """The five tray looks: off, starting, serving, paused, error."""
+    if state == "serving":
+        return "serving"
+    if state in ("paused", "pausing"):
+        return "paused"
+    if state in FAILED_STATES:
+        return "error"
+    if state in ACTIVE_STATES:
+        return "starting"
+    return "off"
+
+
+def format_duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours} h {minutes:02d} min"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h"
+
+
+def format_count(value: int) -> str:
+    return f"{value:,}"
+
+
+def layers_text(shard: tuple[int, int] | None) -> str:
+    return f"layers {shard[0]}–{shard[1]}" if shard else "a shard"
+
+
+def short_model_name(model_id: str) -> str:
+    """ "HuggingFaceTB/SmolLM2-135M-Instruct" -> "SmolLM2-135M-Instruct"."""
+    return model_id.rstrip("/").rsplit("/", 1)[-1]
+
+
+def tooltip_text(status: NodeStatus) -> str:
+    """One line for the tray tooltip, e.g. "MeshNet — serving layers 0–15, 120 tokens served"."""
+    state = status.state
+    if state == "serving":
+        tokens = status.tokens_served
+        noun = "token" if tokens == 1 else "tokens"
+        return (
+            f"MeshNet — serving {layers_text(status.shard)}, {format_count(tokens)} {noun} served"
+        )
+    if state == "stopped":
+        return "MeshNet — contribution is off"
+    if state in FAILED_STATES:
+        return f"MeshNet — {STATE_LABELS[state].lower()}: {status.message}".rstrip(": ")
+    label = STATE_LABELS.get(state, state)
+    return f"MeshNet — {label.lower()}" + (f": {status.message}" if status.message else "")
+
+
+def gate_sentence(row: GateRow, status: NodeStatus, now: float | None = None) -> str:
+    """The sentence a gate row shows; the capability row adds the report's age."""
+    if row.gate_state == "waiting":
+        if status.active:
+            return "Not checked yet."
+        return "Not reached." if status.state in FAILED_STATES else "—"
+    sentence = row.message
+    if row.name == "capability":
+        age = status.report_age(now)
+        left = status.time_left_before_stale(now)
+        if age is not None and left is not None:
+            freshness = (
+                f"Report {format_duration(age)} old, stale in {format_duration(left)}."
+                if left > 0
+                else f"Report {format_duration(age)} old: stale, run the doctor again."
+            )
+            sentence = f"{sentence}\n{freshness}" if sentence else freshness
+    return sentence
+
+
+def diagnostics_text(
+    status: NodeStatus, versions: Mapping[str, str], now: float | None = None
+) -> str:
+    """Plain text for "Copy diagnostics": enough for someone helping by chat."""
+    now = time.time() if now is None else now
+    lines = [
+        "MeshNet diagnostics",
+        f"time: {time.strftime('%Y-%m-%d %H:%M:%S %Z', time.localtime(now))}",
+        *(f"{name}: {value}" for name, value in versions.items()),
+        "",
+        f"state: {status.state} — {status.message}"
+        + (f" (reason: {status.reason})" if status.reason else ""),
+        f"tokens served: {status.tokens_served}, open sessions: {status.open_sessions}, "
+        f"uptime: {format_duration(status.uptime(now))}",
+        f"node settings: {json.dumps(status.settings, sort_keys=True)}",
+        "",
+        "gates:",
+    ]
+    for name in GATE_ORDER:
+        row = status.gates.get(name, GateRow(name))
+        reason = f" [{row.reason}]" if row.reason else ""
+        sentence = gate_sentence(row, status, now).replace("\n", " ")
+        lines.append(f"  {name}: {row.gate_state}{reason} — {sentence}")
+    lines += ["", "registration:", json.dumps(status.registration, indent=2, sort_keys=True)]
+    lines += ["", "capability report:", json.dumps(status.report, indent=2, sort_keys=True)]
+    lines += ["", "recent log lines:", *status.recent_log(40)]
+    return "\n".join(lines) + "\n"
+
+
+def headline(status: NodeStatus) -> tuple[str, str]:
+    """(title, sentence) for the status window's banner: what is happening, what to do."""
+    state = status.state
+    if state == "stopped":
+        return (
+            "Contribution is off",
+            "Click Start contributing to lend this computer to the network; it pauses by "
+            "itself while you need the computer. New here? Run the doctor first.",
+        )
+    if state == "serving":
+        model = f" of {short_model_name(status.model_id)}" if status.model_id else ""
+        return (
+            f"Serving {layers_text(status.shard)}{model}",
+            "Thank you: this computer is part of the network and answers requests.",
+        )
+    if state in ("paused", "pausing"):
+        return "Paused", status.message or "Contribution is paused."
+    if state == "refused":
+        return "The network did not accept this computer", status.message
+    if state == "error":
+        return "Contribution stopped", status.message
+    if state == "draining":
+        return "Stopping", status.message or "Finishing open sessions and leaving the network…"
+    detail = status.message
+    progress = status.progress
+    if progress:
+        detail = progress.get("message") or detail
+        total = progress.get("total") or 0
+        if total > 0:
+            detail = f"{detail} ({100 * progress.get('done', 0) // total}%)"
+    return STATE_LABELS.get(state, state.capitalize()) + "…", detail

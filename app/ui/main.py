@@ -1,0 +1,354 @@
+"""``meshnet-app``: the contributor's tray app.
+
+Composition root of the GUI: one settings store, one node controller, the
+pause monitor, the tray (or, where the desktop has none, the status window
+as the main window) and the screens C2 builds (doctor wizard, recipes,
+settings), opened on demand. The GUI process never imports torch: the node
+runs as a child process (``app.ui.controller``).
+
+``--screenshot DIR`` renders every screen offscreen and exits; a second
+launch asks the first to show its window and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import logging.handlers
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+from PySide6 import __version__ as pyside_version
+from PySide6.QtCore import QObject, QSettings, QTimer, qVersion
+from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
+
+from app.settings_model import validate_settings
+from app.ui.controller import NodeController
+from app.ui.errors import apology, guarded, install_excepthook, set_log_file, user_sentence
+from app.ui.icons import app_icon
+from app.ui.pause_monitor import DEFAULT_PERIOD_MS, PauseMonitor
+from app.ui.settings_store import SettingsStore, default_qsettings
+from app.ui.single_instance import SingleInstance
+from app.ui.status_window import StatusWindow
+from app.ui.tray import AppActions, Tray
+
+log = logging.getLogger(__name__)
+
+APP_NAME = "MeshNet"
+CONTRIBUTE_KEY = "state/contribute"
+
+
+def app_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("meshnet")
+    except PackageNotFoundError:
+        from core import __version__
+
+        return __version__
+
+
+def versions() -> dict[str, str]:
+    """What "Copy diagnostics" and bug reports need to know about this install."""
+    return {
+        "MeshNet": app_version(),
+        "Python": platform.python_version(),
+        "Qt": qVersion(),
+        "PySide6": pyside_version,
+        "OS": f"{platform.system()} {platform.release()} ({platform.machine()})",
+    }
+
+
+def setup_logging() -> Path | None:
+    """Log to ``<data home>/logs/app.log`` (rotated) and stderr; returns the file."""
+    root = logging.getLogger()
+    root.setLevel(logging.INFO)
+    formatter = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    stream = logging.StreamHandler()
+    stream.setFormatter(formatter)
+    root.addHandler(stream)
+    try:
+        from core.paths import data_home
+
+        folder = data_home() / "logs"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "app.log"
+        handler = logging.handlers.RotatingFileHandler(
+            path, maxBytes=2_000_000, backupCount=3, encoding="utf-8"
+        )
+    except OSError as exc:
+        log.warning("cannot write the log file (%s); logging to stderr only", exc)
+        return None
+    handler.setFormatter(formatter)
+    root.addHandler(handler)
+    return path
+
+
+class MeshNetApp(QObject):
+    """Wires the store, controller, pause monitor, tray and windows together."""
+
+    def __init__(
+        self,
+        qapp: QApplication,
+        *,
+        store: SettingsStore | None = None,
+        controller: NodeController | None = None,
+        probes: Any | None = None,
+        usage: Any | None = None,
+        tray_available: bool | None = None,
+        probe_period_ms: int | None = None,
+        state: QSettings | None = None,
+    ) -> None:
+        super().__init__()
+        self.qapp = qapp
+        # the Contribute wish outlives the app, so a login start carries on contributing
+        self.state = state if state is not None else default_qsettings()
+        qapp.setQuitOnLastWindowClosed(False)
+        self.store = store or SettingsStore(parent=self)
+        if usage is None:
+            from app.usage_history import UsageHistory, default_history_path
+
+            usage = UsageHistory(default_history_path())
+        self.usage = usage
+        self.controller = controller or NodeController(self.store, usage=usage, parent=self)
+        self.actions = AppActions(self.controller, self)
+        if tray_available is None:
+            tray_available = QSystemTrayIcon.isSystemTrayAvailable()
+        self.has_tray = tray_available
+        self.status_window = StatusWindow(
+            self.controller,
+            self.actions,
+            usage=usage,
+            main_window=not tray_available,
+            versions=versions(),
+        )
+        self.tray = Tray(self.controller, self.actions, self) if tray_available else None
+        if probes is None:
+            from app.pause_rules import system_probes
+
+            probes = system_probes()
+        self.monitor = PauseMonitor(
+            self.controller,
+            self.store,
+            probes,
+            period_ms=probe_period_ms or DEFAULT_PERIOD_MS,
+            parent=self,
+        )
+        self._windows: dict[str, QWidget] = {}
+        self._quitting = False
+        self._wire()
+
+    def _wire(self) -> None:
+        actions, controller = self.actions, self.controller
+        actions.contribute_requested.connect(self.set_contributing)
+        actions.pause_hour.triggered.connect(self.monitor.toggle_manual_pause)
+        actions.doctor.triggered.connect(self.open_doctor)
+        actions.status.triggered.connect(self.raise_window)
+        actions.recipes.triggered.connect(self.open_recipes)
+        actions.settings.triggered.connect(self.open_settings)
+        actions.quit.triggered.connect(self.request_quit)
+        self.monitor.manual_pause_changed.connect(actions.set_manual_pause)
+        self.monitor.decision_changed.connect(self.status_window.set_pause_rules_sentence)
+        self.status_window.quit_requested.connect(self.request_quit)
+        controller.crashed.connect(self._crashed)
+        controller.running_changed.connect(self._running_changed)
+        self.qapp.aboutToQuit.connect(self.shutdown)
+
+    def show_initial(self, *, hidden: bool = False) -> None:
+        """Show the tray (and the status window unless started hidden, e.g. at login)."""
+        if self.tray is not None:
+            self.tray.show()
+        if not hidden or self.tray is None:
+            self.status_window.show()
+        self.monitor.start()
+        if self.contribute_wish():
+            log.info("Contribute was on when MeshNet last ran; starting the node")
+            self.set_contributing(True)
+
+    def contribute_wish(self) -> bool:
+        return str(self.state.value(CONTRIBUTE_KEY, "false")).lower() == "true"
+
+    def _remember_wish(self, on: bool) -> None:
+        self.state.setValue(CONTRIBUTE_KEY, "true" if on else "false")
+        self.state.sync()
+
+    # --- actions ---------------------------------------------------------
+    @guarded
+    def set_contributing(self, on: bool) -> None:
+        if not self._quitting:
+            self._remember_wish(on)
+        if not on:
+            self.controller.stop()
+            return
+        problems = validate_settings(self.store.load())
+        if problems:
+            self.actions.refresh()
+            sentence = " ".join(problems.values())
+            QMessageBox.information(
+                self._parent_window(),
+                APP_NAME,
+                f"Your settings need a change before contributing: {sentence}",
+            )
+            self._remember_wish(False)
+            self.open_settings()
+            return
+        self.controller.start()
+
+    @guarded
+    def raise_window(self) -> None:
+        window = self.status_window
+        window.showNormal()
+        window.raise_()
+        window.activateWindow()
+
+    def _window(self, key: str) -> QWidget:
+        window = self._windows.get(key)
+        if window is None:
+            window = self._make_window(key)
+            window.setWindowIcon(app_icon())
+            self._windows[key] = window
+        return window
+
+    def _make_window(self, key: str) -> QWidget:
+        if key == "doctor":
+            from app.ui.doctor_wizard import DoctorWizard
+
+            return DoctorWizard(self.store, self.controller)
+        if key == "recipes":
+            from app.ui.recipes_view import RecipesView
+
+            return RecipesView(self.store, self.controller)
+        from app.ui.settings_dialog import SettingsDialog
+
+        return SettingsDialog(self.store)
+
+    def _show(self, key: str) -> None:
+        window = self._window(key)
+        window.show()
+        window.raise_()
+        window.activateWindow()
+
+    @guarded
+    def open_doctor(self) -> None:
+        existing = self._windows.get("doctor")
+        if existing is not None and not existing.isVisible():
+            existing.deleteLater()  # a fresh wizard each time it is opened again
+            del self._windows["doctor"]
+        self._show("doctor")
+
+    @guarded
+    def open_recipes(self) -> None:
+        self._show("recipes")
+
+    @guarded
+    def open_settings(self) -> None:
+        self._show("settings")
+
+    @guarded
+    def _crashed(self, _sentence: str) -> None:
+        if self.tray is None:
+            self.raise_window()  # without a tray the window is the only place to say it
+
+    # --- quitting --------------------------------------------------------
+    @guarded
+    def request_quit(self) -> None:
+        """Quit after the node has drained and exited (or been killed after the timeout)."""
+        self._quitting = True
+        self.monitor.stop()
+        if self.controller.running:
+            log.info("quitting: stopping the node first")
+            self.controller.stop()
+        else:
+            QTimer.singleShot(0, self.qapp.quit)
+
+    @guarded
+    def _running_changed(self, running: bool) -> None:
+        if running and not self.contribute_wish():
+            self._remember_wish(True)  # started elsewhere too (the wizard's Finish)
+        if not running and self._quitting:
+            QTimer.singleShot(0, self.qapp.quit)
+
+    @guarded
+    def shutdown(self) -> None:
+        """Last moments: the node must not outlive the app."""
+        self.monitor.stop()
+        if self.controller.running:
+            self.controller.stop()
+            if not self.controller.wait_for_exit(int(self.controller.stop_timeout_s * 1000)):
+                self.controller.kill()
+                self.controller.wait_for_exit(3000)
+        self.controller.save_usage()
+        if self.tray is not None:
+            self.tray.hide()
+
+    def _parent_window(self) -> QWidget | None:
+        return self.status_window if self.status_window.isVisible() else None
+
+
+def log_startup_time() -> None:
+    launched = psutil.Process().create_time()
+    log.info("window shown %.3f s after launch (at %.3f)", time.time() - launched, time.time())
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="meshnet-app", description="MeshNet: lend this computer to the network."
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    parser.add_argument(
+        "--screenshot", metavar="DIR", help="render every screen to PNG files in DIR and exit"
+    )
+    parser.add_argument(
+        "--hidden", action="store_true", help="start in the tray without opening a window"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.version:
+        print(f"meshnet-app {app_version()}")
+        return 0
+    if args.screenshot:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+        from app.ui.screenshots import render_all
+
+        qapp = QApplication.instance() or QApplication(["meshnet-app"])
+        return render_all(Path(args.screenshot), qapp)  # type: ignore[arg-type]
+    log_file = setup_logging()
+    set_log_file(log_file)
+    qapp = QApplication.instance() or QApplication(["meshnet-app"])
+    assert isinstance(qapp, QApplication)
+    qapp.setApplicationName(APP_NAME)
+    qapp.setOrganizationName(APP_NAME)
+    qapp.setWindowIcon(app_icon())
+    install_excepthook()
+    instance = SingleInstance()
+    if not instance.claim():
+        return 0
+    try:
+        app = MeshNetApp(qapp)
+    except Exception as exc:  # the app could not even be built: say so, don't trace back
+        log.exception("MeshNet could not start")
+        QMessageBox.critical(None, APP_NAME, user_sentence(exc) or apology())
+        return 1
+    instance.raise_requested.connect(app.raise_window)
+    app.show_initial(hidden=args.hidden)
+    log.info("MeshNet %s started (tray: %s)", app_version(), app.has_tray)
+    # The first turn of the event loop paints the window: log how long launch took
+    # (benchmarks/app_startup.py reads this line).
+    QTimer.singleShot(0, log_startup_time)
+    code = int(qapp.exec())
+    instance.release()
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

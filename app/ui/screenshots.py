@@ -1,0 +1,366 @@
+"""``meshnet-app --screenshot DIR``: every screen rendered to PNG with realistic data.
+
+No tracker and no node: the status window is driven by sample protocol events
+(the same path real events take, ``NodeController.handle_event``), the other
+screens by their ``show_sample(name)`` hooks. Settings live in a throwaway ini
+file so a screenshot run never reads or writes the user's settings. The
+README shows the results; reviewers look at them to judge wording and spacing.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSettings, Qt
+from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPixmap
+from PySide6.QtWidgets import QApplication, QWidget
+
+from app.ui.controller import NodeController
+from app.ui.icons import TRAY_STATES, tray_icon
+from app.ui.settings_store import SettingsStore
+from app.ui.status_window import StatusWindow
+from app.ui.tray import AppActions, Tray
+
+log = logging.getLogger(__name__)
+
+NODE_ID = "node-7f3a9c21e4b8"
+MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
+TRACKER = "https://tracker.meshnet.example"
+
+
+def _event(kind: str, message: str = "", at: float = 0.0, **fields: Any) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "message": message,
+        "state": fields.get("state"),
+        "gate": fields.get("gate"),
+        "gate_state": fields.get("gate_state"),
+        "reason": fields.get("reason"),
+        "data": fields.get("data", {}),
+        "at": at or time.time(),
+    }
+
+
+def sample_report(now: float) -> dict[str, Any]:
+    return {
+        "status": "passed",
+        "passed": True,
+        "diagnostics": [],
+        "tokens_per_second": 41.7,
+        "shard": {"start": 0, "end": 15},
+        "model": {"model_id": MODEL, "revision": "main", "content_digest": "sha256:9c1e…"},
+        "recipe": {"recipe_id": "llama-fp32", "recipe_version": "1"},
+        "backend": {"backend_id": "meshnet-torch", "device": "cuda:0"},
+        "memory": {"free_bytes": 6_400_000_000},
+        "validated_at": now - 4 * 60 - 12,
+    }
+
+
+def serving_events(now: float) -> list[dict[str, Any]]:
+    """A node that passed every gate and has served for a while."""
+    registration = {
+        "node_id": NODE_ID,
+        "tracker_url": TRACKER,
+        "endpoint": "ws://203.0.113.24:47211",
+        "model_id": MODEL,
+        "shard": [0, 15],
+        "recipe_id": "llama-fp32",
+        "recipe_version": "1",
+        "model_artifact_digest": "sha256:9c1e5a0b7d",
+        "runtime_recipe_digest": "sha256:41f0c2aa19",
+    }
+    t = now - 3 * 3600 - 14 * 60
+    return [
+        _event("state", "Loading layers 0–15…", t, state="loading"),
+        _event(
+            "gate", "Identity key ready: " + NODE_ID, t + 1, gate="identity", gate_state="passed"
+        ),
+        _event(
+            "gate",
+            "This computer computed layers 0–15 correctly at 41.7 tokens/s.",
+            t + 30,
+            gate="capability",
+            gate_state="passed",
+            data={"report": sample_report(now)},
+        ),
+        _event(
+            "gate",
+            "Admitted: the report matches the loaded shard.",
+            t + 31,
+            gate="admission",
+            gate_state="passed",
+        ),
+        _event(
+            "gate",
+            "Listening for other nodes on port 47211.",
+            t + 32,
+            gate="data-plane",
+            gate_state="passed",
+        ),
+        _event(
+            "gate",
+            "Registered with the tracker.",
+            t + 33,
+            gate="registration",
+            gate_state="passed",
+            data=registration,
+        ),
+        _event(
+            "gate",
+            "Other nodes can reach this computer.",
+            t + 40,
+            gate="reachability",
+            gate_state="passed",
+            data={"reachability": "reachable"},
+        ),
+        _event(
+            "gate",
+            "Recipe llama-fp32 is certified: users are served through it.",
+            t + 41,
+            gate="recipe",
+            gate_state="passed",
+            data={"status": "certified", "detail": "certified across 3 nodes"},
+        ),
+        _event("state", "Serving layers 0–15", t + 42, state="serving"),
+        _event(
+            "gate",
+            "2 open sessions, 12,480 tokens served.",
+            now - 5,
+            gate="sessions",
+            gate_state="info",
+            data={"open_sessions": 2, "tokens_served": 12480},
+        ),
+        _event(
+            "stats",
+            "",
+            now - 5,
+            data={"open_sessions": 2, "tokens_served": 12480, "uptime_s": now - t - 42},
+        ),
+    ]
+
+
+def refused_events(now: float) -> list[dict[str, Any]]:
+    """A node the admission gate refused: its report went stale."""
+    report = dict(sample_report(now), validated_at=now - 21 * 60)
+    sentence = (
+        "This computer's test is 21 minutes old and the network accepts tests up to "
+        "15 minutes old. Run the doctor again, then Retry."
+    )
+    return [
+        _event("state", "Loading layers 0–15…", now - 70, state="loading"),
+        _event(
+            "gate", "Identity key ready: " + NODE_ID, now - 69, gate="identity", gate_state="passed"
+        ),
+        _event(
+            "gate",
+            "Capability report from the doctor.",
+            now - 60,
+            gate="capability",
+            gate_state="passed",
+            data={"report": report},
+        ),
+        _event("gate", sentence, now - 59, gate="admission", gate_state="failed", reason="stale"),
+        _event("state", sentence, now - 58, state="refused", reason="stale"),
+    ]
+
+
+SAMPLE_LOG = [
+    "INFO core.node: loading layers 0–15 of HuggingFaceTB/SmolLM2-135M-Instruct on cuda:0",
+    "INFO core.doctor: test forward passed: 41.7 tokens/s",
+    "INFO core.tracker_client: registered as node-7f3a9c21e4b8",
+    "INFO core.dataplane.server: session 4c1d opened (layers 0–15)",
+    "INFO core.dataplane.server: session 4c1d closed after 312 tokens",
+]
+
+
+class SampleUsage:
+    """A week of plausible evening-heavy contribution for the chart."""
+
+    def hourly(self, now: float) -> list[tuple[float, int]]:
+        current = int(now // 3600) * 3600
+        hours = []
+        for index in range(168):
+            at = current - (167 - index) * 3600
+            hour = time.localtime(at).tm_hour
+            busy = 1.0 if 18 <= hour <= 23 else 0.35 if 9 <= hour <= 17 else 0.1
+            wobble = ((index * 37) % 11) / 10
+            hours.append((float(at), int(900 * busy * (0.5 + wobble))))
+        return hours
+
+    def record(self, now: float, tokens_served_total: int, run_id: str) -> int:
+        return 0
+
+    def save(self) -> None:
+        return None
+
+
+_made: list[QObject] = []
+
+
+def _keep(obj: Any) -> Any:
+    """Remember what a screenshot built, so it is torn down before returning."""
+    _made.append(obj)
+    return obj
+
+
+def _tear_down() -> None:
+    """Close and delete every window built here; a screenshot run leaves nothing live."""
+    while _made:
+        obj = _made.pop()
+        if isinstance(obj, QWidget):
+            obj.close()
+        elif isinstance(obj, Tray):
+            obj.hide()
+        obj.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    QApplication.processEvents()
+
+
+def _settle(widget: QWidget) -> None:
+    widget.show()
+    for _ in range(5):
+        QApplication.processEvents()
+
+
+def _save(widget: QWidget, path: Path) -> None:
+    _settle(widget)
+    if not widget.grab().save(str(path)):
+        raise OSError(f"could not write {path}")
+
+
+def _tray_sheet(path: Path) -> None:
+    """The five tray icons with their names, as a user would see them on a light panel."""
+    cell = 120
+    image = QImage(cell * len(TRAY_STATES), 110, QImage.Format.Format_ARGB32)
+    image.fill(QColor("#f3f3f3"))
+    painter = QPainter(image)
+    font = QFont(QApplication.font())
+    painter.setFont(font)
+    names = {
+        "off": "Off",
+        "starting": "Starting",
+        "serving": "Serving",
+        "paused": "Paused",
+        "error": "Needs attention",
+    }
+    for index, state in enumerate(TRAY_STATES):
+        x = index * cell
+        painter.drawPixmap(x + (cell - 64) // 2, 8, tray_icon(state).pixmap(64, 64))
+        painter.drawPixmap(x + 8, 8, tray_icon(state).pixmap(16, 16))
+        painter.drawText(x, 78, cell, 24, int(Qt.AlignmentFlag.AlignCenter), names[state])
+    painter.end()
+    if not image.save(str(path)):
+        raise OSError(f"could not write {path}")
+
+
+def _menu(controller: NodeController, actions: AppActions, path: Path) -> None:
+    tray = _keep(Tray(controller, actions))
+    menu = tray.menu
+    menu.adjustSize()
+    pixmap: QPixmap = menu.grab()
+    if not pixmap.save(str(path)):
+        raise OSError(f"could not write {path}")
+    tray.hide()
+
+
+def render_all(folder: Path, qapp: QApplication) -> int:
+    """Write every screen to ``folder``; 0 when all of them rendered."""
+    folder.mkdir(parents=True, exist_ok=True)
+    scratch = tempfile.TemporaryDirectory(prefix="meshnet-shots-")
+    qsettings = QSettings(str(Path(scratch.name) / "settings.ini"), QSettings.Format.IniFormat)
+    store = SettingsStore(qsettings)
+    store.update(tracker_url=TRACKER, layers=(0, 15), pause_programs=("eldenring.exe",))
+    now = time.time()
+    jobs: list[tuple[str, Callable[[Path], None]]] = []
+
+    def status(name: str, events: list[dict[str, Any]], main_window: bool = False) -> None:
+        def job(path: Path) -> None:
+            controller = _keep(NodeController(store))
+            for event in events:
+                controller.handle_event(event)
+            for line in SAMPLE_LOG:
+                controller.status.add_log_line(line)
+            actions = _keep(AppActions(controller))
+            if name not in ("status-refused", "status-off"):
+                # no child runs here: show the actions as a serving node has them
+                actions.contribute.setChecked(True)
+                actions.pause_hour.setEnabled(True)
+            window = _keep(
+                StatusWindow(
+                    controller,
+                    actions,
+                    usage=SampleUsage() if events else None,
+                    main_window=main_window,
+                    versions={"MeshNet": "0.1.0"},
+                )
+            )
+            if events:
+                window.set_pause_rules_sentence("Contributing: no pause rule applies")
+            if name == "status-log":
+                window.tabs.setCurrentIndex(1)
+            _save(window, path)
+            window.hide()
+            if name == "status-serving":
+                _menu(controller, actions, folder / "tray-menu.png")
+
+        jobs.append((name, job))
+
+    status("status-off", [])
+    status("status-serving", serving_events(now))
+    status("status-refused", refused_events(now))
+    status("status-log", serving_events(now))
+    status("status-main-window", serving_events(now), main_window=True)
+    jobs.append(("tray-icons", _tray_sheet))
+    jobs += _c2_screens(store)
+    failed = []
+    for name, job in jobs:
+        path = folder / f"{name}.png"
+        try:
+            job(path)
+            log.info("wrote %s", path)
+        except Exception:
+            log.exception("could not render %s", name)
+            failed.append(name)
+    _tear_down()
+    scratch.cleanup()
+    if failed:
+        log.error("screens not rendered: %s", ", ".join(failed))
+        return 1
+    return 0
+
+
+def _c2_screens(store: SettingsStore) -> list[tuple[str, Callable[[Path], None]]]:
+    """The wizard, recipes and settings screens through their show_sample hooks."""
+    from app.ui.doctor_wizard import DoctorWizard
+    from app.ui.recipes_view import RecipesView
+    from app.ui.settings_dialog import SettingsDialog
+
+    controller = _keep(NodeController(store))
+    for event in serving_events(time.time()):
+        controller.handle_event(event)
+    jobs: list[tuple[str, Callable[[Path], None]]] = []
+
+    def sample(factory: Callable[[], Any], name: str, prefix: str) -> None:
+        def job(path: Path) -> None:
+            widget = _keep(factory())
+            widget.show_sample(name)
+            _save(widget, path)
+            widget.hide()
+
+        jobs.append((f"{prefix}-{name}", job))
+
+    for name in DoctorWizard.SAMPLE_NAMES:
+        sample(lambda: DoctorWizard(store, controller), name, "wizard")
+    for name in RecipesView.SAMPLE_NAMES:
+        sample(lambda: RecipesView(store, controller), name, "recipes")
+    for name in SettingsDialog.SAMPLE_NAMES:
+        sample(lambda: SettingsDialog(store), name, "settings")
+    return jobs
+
+
+__all__ = ["refused_events", "render_all", "serving_events"]

@@ -1,0 +1,490 @@
+"""Settings: the tracker, this computer's share, and when to pause for the person using it.
+
+Every field is checked as it changes (``validate_settings``); a bad value gets
+its sentence right beside it, the tab holding it is marked, and Save stays
+disabled until it is fixed. The tracker address is checked with a real request
+(``check_tracker``, in the background): on the Check button, and on Save when
+the address was changed and not checked yet (changing only a pause rule while
+offline needs no tracker); an address that does not answer can still be saved
+on purpose ("Save anyway"). The join token goes to the OS
+keyring, never into the settings file.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from PySide6.QtGui import QShowEvent
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.autostart import AutostartError, set_autostart
+from app.node_command import is_frozen
+from app.settings_model import AppSettings, validate_settings
+from app.tracker_api import TrackerCheck, TrackerReadError, check_tracker
+from app.ui.settings_fields import (
+    ERROR_STYLE,
+    OK_STYLE,
+    DeviceField,
+    ProgramsField,
+    form_page,
+    problem_label,
+)
+from app.ui.settings_store import SettingsStore
+from app.ui.tasks import BackgroundTask, run_in_background
+from core.errors import MeshnetError
+from core.join_tokens import load_join_token, save_join_token
+
+log = logging.getLogger(__name__)
+
+CheckTracker = Callable[[str], TrackerCheck]
+SetAutostart = Callable[[bool, list[str]], None]
+
+
+def app_command() -> list[str]:
+    """The command that starts this app at login."""
+    if is_frozen():
+        return [sys.executable]
+    return [sys.executable, "-m", "app.ui.main"]
+
+
+def _spin(low: int, high: int, suffix: str = "", special: str = "") -> QSpinBox:
+    spin = QSpinBox()
+    spin.setRange(low, high)
+    spin.setSuffix(suffix)
+    if special:
+        spin.setSpecialValueText(special)
+    spin.setMinimumWidth(110)
+    return spin
+
+
+def _row(*widgets: QWidget) -> QHBoxLayout:
+    row = QHBoxLayout()
+    for widget in widgets:
+        row.addWidget(widget)
+    row.addStretch(1)
+    return row
+
+
+class SettingsDialog(QDialog):
+    """The settings window. ``show_sample(name)`` fills a tab for screenshots."""
+
+    SAMPLE_NAMES = ("connection", "computer", "pause")
+    FIELDS = (
+        "tracker_url",
+        "join_token",
+        "device",
+        "model",
+        "layers",
+        "memory_cap_mb",
+        "start_at_login",
+        "pause_above_gpu_temp_c",
+        "pause_programs",
+        "idle_minutes",
+    )
+
+    def __init__(
+        self,
+        store: SettingsStore,
+        parent: QWidget | None = None,
+        *,
+        check: CheckTracker = check_tracker,
+        autostart: SetAutostart = set_autostart,
+    ) -> None:
+        super().__init__(parent)
+        self.store = store
+        self._check = check
+        self._autostart = autostart
+        self._checked: dict[str, bool] = {}  # address -> answered as a MeshNet tracker
+        self._check_task: BackgroundTask | None = None
+        self._checking_url: str | None = None
+        self._save_after_check = False
+        self._save_anyway = False
+        self._token_loaded: str | None = None
+        self.setWindowTitle("MeshNet settings")
+        self.problems: dict[str, QLabel] = {name: problem_label() for name in self.FIELDS}
+        self.tabs = QTabWidget()
+        self._build_connection()
+        self._build_computer()
+        self._build_pause()
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.save_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        self.buttons.accepted.connect(self.save)
+        self.buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tabs)
+        layout.addWidget(self.buttons)
+        self.resize(620, 480)
+        self._sample = False
+        self.original = store.load()
+        self.reload()
+
+    def reload(self) -> None:
+        """Show what is stored now (the app keeps this dialog and shows it again)."""
+        self.original = self.store.load()
+        self._save_after_check = self._save_anyway = False
+        self.save_button.setText("Save")
+        self.url_result.setVisible(False)
+        self.problems["join_token"].setVisible(False)
+        self.problems["start_at_login"].setVisible(False)
+        self.device_field.set_hardware(self.store.last_hardware())
+        self.fill(self.original)
+        self._token_loaded = None
+        self.token_edit.clear()
+        self._load_token(self.original.tracker_url)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        if not self._sample and not event.spontaneous():
+            self.reload()
+        super().showEvent(event)
+
+    # -- building -------------------------------------------------------------------
+
+    def _build_connection(self) -> None:
+        self.url_edit = QLineEdit()
+        self.url_edit.setPlaceholderText("http://127.0.0.1:8765")
+        self.check_button = QPushButton("Check")
+        self.check_button.clicked.connect(self.check_url)
+        self.url_result = problem_label()
+        self.token_edit = QLineEdit()
+        self.token_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.token_edit.setPlaceholderText("No join token")
+        self.show_token = QCheckBox("Show")
+        self.show_token.toggled.connect(
+            lambda shown: self.token_edit.setEchoMode(
+                QLineEdit.EchoMode.Normal if shown else QLineEdit.EchoMode.Password
+            )
+        )
+        url_row = QHBoxLayout()
+        url_row.addWidget(self.url_edit, 1)
+        url_row.addWidget(self.check_button)
+        token_row = QHBoxLayout()
+        token_row.addWidget(self.token_edit, 1)
+        token_row.addWidget(self.show_token)
+        self.tabs.addTab(
+            form_page(
+                [
+                    ("Tracker address:", [url_row, self.url_result, self.problems["tracker_url"]]),
+                    (
+                        "Join token:",
+                        [
+                            token_row,
+                            QLabel("Only for a private tracker; kept in this computer's keyring."),
+                            self.problems["join_token"],
+                        ],
+                    ),
+                ]
+            ),
+            "Connection",
+        )
+        self.url_edit.textChanged.connect(self._url_edited)
+        self.token_edit.textChanged.connect(self.validate)
+
+    def _build_computer(self) -> None:
+        self.device_field = DeviceField(self.store.last_hardware())
+        self.model_edit = QLineEdit()
+        self.model_edit.setPlaceholderText("The default model (SmolLM2-135M-Instruct)")
+        browse = QPushButton("Choose folder…")
+        browse.clicked.connect(self._choose_model_folder)
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model_edit, 1)
+        model_row.addWidget(browse)
+        self.own_layers = QCheckBox("Choose the layers myself (otherwise the doctor's suggestion)")
+        self.layer_start = _spin(0, 999)
+        self.layer_end = _spin(0, 999)
+        self.own_layers.toggled.connect(self.layer_start.setEnabled)
+        self.own_layers.toggled.connect(self.layer_end.setEnabled)
+        self.memory_cap = _spin(0, 1_000_000, " MB", "No limit")
+        self.memory_cap.setSingleStep(256)
+        self.start_at_login = QCheckBox("Start MeshNet when I log in")
+        self.tabs.addTab(
+            form_page(
+                [
+                    (
+                        "Device:",
+                        [self.device_field.combo, self.device_field.hint, self.problems["device"]],
+                    ),
+                    ("Model:", [model_row, self.problems["model"]]),
+                    (
+                        "Layers:",
+                        [
+                            self.own_layers,
+                            _row(self.layer_start, QLabel("up to"), self.layer_end),
+                            self.problems["layers"],
+                        ],
+                    ),
+                    ("Memory limit:", [_row(self.memory_cap), self.problems["memory_cap_mb"]]),
+                    ("", [self.start_at_login, self.problems["start_at_login"]]),
+                ]
+            ),
+            "This computer",
+        )
+        self.device_field.combo.currentTextChanged.connect(self.validate)
+        self.model_edit.textChanged.connect(self.validate)
+        for spin in (self.layer_start, self.layer_end, self.memory_cap):
+            spin.valueChanged.connect(self.validate)
+        self.own_layers.toggled.connect(self.validate)
+
+    def _build_pause(self) -> None:
+        self.gpu_busy = QCheckBox("Pause while another program keeps the graphics card busy")
+        self.gpu_hot = QCheckBox("Pause when the graphics card is hotter than")
+        self.gpu_temp = _spin(0, 150, " °C")
+        self.gpu_hot.toggled.connect(self.gpu_temp.setEnabled)
+        self.programs = ProgramsField()
+        self.on_battery = QCheckBox("Pause on battery power")
+        self.when_idle = QCheckBox("Contribute only after")
+        self.idle = _spin(0, 1000, " minutes")
+        self.when_idle.toggled.connect(self.idle.setEnabled)
+        idle_row = _row(self.when_idle, self.idle, QLabel("without keyboard or mouse use"))
+        self.tabs.addTab(
+            form_page(
+                [
+                    (
+                        "Graphics card:",
+                        [
+                            self.gpu_busy,
+                            _row(self.gpu_hot, self.gpu_temp),
+                            self.problems["pause_above_gpu_temp_c"],
+                        ],
+                    ),
+                    (
+                        "Programs:",
+                        [
+                            QLabel("Pause while any of these programs is running:"),
+                            self.programs,
+                            self.problems["pause_programs"],
+                        ],
+                    ),
+                    ("Power:", [self.on_battery]),
+                    ("Idle:", [idle_row, self.problems["idle_minutes"]]),
+                    ("", [QLabel("Contributing resumes by itself once the reason has passed.")]),
+                ]
+            ),
+            "Pause rules",
+        )
+        for box in (self.gpu_busy, self.gpu_hot, self.on_battery, self.when_idle):
+            box.toggled.connect(self.validate)
+        self.gpu_temp.valueChanged.connect(self.validate)
+        self.idle.valueChanged.connect(self.validate)
+        self.programs.changed.connect(self.validate)
+
+    # -- values -----------------------------------------------------------------
+
+    def fill(self, s: AppSettings) -> None:
+        """Show ``s`` in the fields."""
+        self.url_edit.setText(s.tracker_url)
+        self.device_field.set_value(s.device)
+        self.model_edit.setText(s.model or "")
+        self.own_layers.setChecked(s.layers is not None)
+        start, end = s.layers or (0, 0)
+        self.layer_start.setValue(start)
+        self.layer_end.setValue(end)
+        self.layer_start.setEnabled(s.layers is not None)
+        self.layer_end.setEnabled(s.layers is not None)
+        self.memory_cap.setValue(s.memory_cap_mb or 0)
+        self.start_at_login.setChecked(s.start_at_login)
+        self.gpu_busy.setChecked(s.pause_when_gpu_busy)
+        self.gpu_hot.setChecked(s.pause_above_gpu_temp_c is not None)
+        self.gpu_temp.setValue(s.pause_above_gpu_temp_c or 85)
+        self.gpu_temp.setEnabled(s.pause_above_gpu_temp_c is not None)
+        self.programs.set_programs(s.pause_programs)
+        self.on_battery.setChecked(s.pause_on_battery)
+        self.when_idle.setChecked(s.idle_minutes is not None)
+        self.idle.setValue(s.idle_minutes or 10)
+        self.idle.setEnabled(s.idle_minutes is not None)
+        self.validate()
+
+    def current_settings(self) -> AppSettings:
+        """The settings as the fields show them now (valid or not)."""
+        model = self.model_edit.text().strip()
+        return replace(
+            self.original,
+            tracker_url=self.url_edit.text().strip(),
+            model=model or None,
+            layers=(
+                (self.layer_start.value(), self.layer_end.value())
+                if self.own_layers.isChecked()
+                else None
+            ),
+            device=self.device_field.value(),
+            memory_cap_mb=self.memory_cap.value() or None,
+            start_at_login=self.start_at_login.isChecked(),
+            pause_when_gpu_busy=self.gpu_busy.isChecked(),
+            pause_above_gpu_temp_c=self.gpu_temp.value() if self.gpu_hot.isChecked() else None,
+            pause_programs=self.programs.programs(),
+            pause_on_battery=self.on_battery.isChecked(),
+            idle_minutes=self.idle.value() if self.when_idle.isChecked() else None,
+        )
+
+    def validate(self) -> dict[str, str]:
+        """Show each field's problem beside it; Save only while there is none."""
+        problems = validate_settings(self.current_settings())
+        for name, label in self.problems.items():
+            if name in ("join_token", "start_at_login"):
+                continue  # set by a failed save, cleared when the field changes
+            label.setText(problems.get(name, ""))
+            label.setVisible(name in problems)
+        tab_fields = (
+            ("Connection", {"tracker_url"}),
+            ("This computer", {"device", "model", "layers", "memory_cap_mb"}),
+            ("Pause rules", {"pause_above_gpu_temp_c", "pause_programs", "idle_minutes"}),
+        )
+        for index, (title, names) in enumerate(tab_fields):
+            self.tabs.setTabText(index, f"⚠ {title}" if names & problems.keys() else title)
+        self.save_button.setEnabled(not problems and self._checking_url is None)
+        return problems
+
+    # -- the tracker check --------------------------------------------------------
+
+    def _url_edited(self) -> None:
+        self._save_anyway = False
+        self.save_button.setText("Save")
+        self.url_result.setVisible(False)
+        self.validate()
+
+    def check_url(self) -> None:
+        """Ask the tracker in the background; the answer appears beside the field."""
+        url = self.url_edit.text().strip()
+        if "tracker_url" in self.validate():
+            return
+        if self._check_task is not None:
+            self._check_task.discard()
+        self._checking_url = url
+        self.check_button.setEnabled(False)
+        self.save_button.setEnabled(False)
+        self._show_url_result(f"Checking {url}…", None)
+        check = self._check
+        self._check_task = run_in_background(
+            lambda: check(url),
+            on_success=lambda result: self._checked_url(url, result, None),
+            on_failure=lambda error: self._checked_url(url, None, error),
+            parent=self,
+        )
+
+    def _checked_url(self, url: str, result: object, error: BaseException | None) -> None:
+        self._check_task = None
+        self._checking_url = None
+        self.check_button.setEnabled(True)
+        ok = isinstance(result, TrackerCheck) and result.ok
+        self._checked[url] = ok
+        if isinstance(result, TrackerCheck):
+            sentence = result.sentence
+        elif isinstance(error, TrackerReadError):
+            sentence = str(error)
+        else:
+            sentence = "The check failed unexpectedly (it is logged); try again."
+        self._show_url_result(("✓ " if ok else "") + sentence, ok)
+        self.validate()
+        if self._save_after_check:
+            self._save_after_check = False
+            if ok:
+                self.save()
+            else:
+                self._save_anyway = True
+                self.save_button.setText("Save anyway")
+
+    def _show_url_result(self, text: str, ok: bool | None) -> None:
+        self.url_result.setText(text)
+        self.url_result.setStyleSheet("" if ok is None else OK_STYLE if ok else ERROR_STYLE)
+        self.url_result.setVisible(True)
+
+    # -- saving ---------------------------------------------------------------------
+
+    def _load_token(self, url: str) -> None:
+        def loaded(token: object) -> None:
+            if isinstance(token, str) and not self.token_edit.text():
+                self._token_loaded = token
+                self.token_edit.setText(token)
+
+        run_in_background(lambda: load_join_token(url), on_success=loaded, parent=self)
+
+    def _choose_model_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Choose a model folder")
+        if folder:
+            self.model_edit.setText(folder)
+
+    def save(self) -> None:
+        """Check the address if needed, then keep everything; the dialog closes on success."""
+        if self.validate():
+            return
+        settings = self.current_settings()
+        changed_url = settings.tracker_url != self.original.tracker_url
+        if changed_url and not self._checked.get(settings.tracker_url) and not self._save_anyway:
+            self._save_after_check = True
+            self.check_url()
+            return
+        if not self._save_extras(settings):
+            return
+        self.store.save(settings)
+        log.info("settings saved to %s", self.store.location)
+        self.accept()
+
+    def _save_extras(self, settings: AppSettings) -> bool:
+        """The join token (keyring) and start at login (OS); False after a failure."""
+        token = self.token_edit.text().strip()
+        try:
+            if token and token != self._token_loaded:
+                save_join_token(settings.tracker_url, token)
+                self._token_loaded = token
+        except MeshnetError as exc:
+            self._show_problem("join_token", f"The join token was not kept: {exc}.", 0)
+            return False
+        if settings.start_at_login != self.original.start_at_login:
+            try:
+                self._autostart(settings.start_at_login, app_command())
+            except AutostartError as exc:
+                self._show_problem("start_at_login", str(exc), 1)
+                return False
+        return True
+
+    def _show_problem(self, name: str, sentence: str, tab: int) -> None:
+        label = self.problems[name]
+        label.setText(sentence)
+        label.setVisible(True)
+        self.tabs.setCurrentIndex(tab)
+
+    # -- screenshots ----------------------------------------------------------------
+
+    def show_sample(self, name: str = "connection") -> None:
+        """Realistic settings on tab ``name`` (one of SAMPLE_NAMES); saves nothing."""
+        if name not in self.SAMPLE_NAMES:
+            raise ValueError(f"unknown sample {name!r}; choose one of {self.SAMPLE_NAMES}")
+        self._sample = True
+        self.device_field.set_hardware(_SAMPLE_HARDWARE)
+        self.fill(
+            AppSettings(
+                tracker_url="https://tracker.meshnet.example",
+                device="cuda:0",
+                memory_cap_mb=8192,
+                start_at_login=True,
+                pause_above_gpu_temp_c=83,
+                pause_programs=("eldenring.exe", "cyberpunk2077.exe"),
+                idle_minutes=10,
+            )
+        )
+        self.token_edit.setText("mesh-join-2f9c81d4")
+        self._show_url_result("✓ Connected to a MeshNet tracker: 14 live nodes, 2 recipes.", True)
+        self.tabs.setCurrentIndex(self.SAMPLE_NAMES.index(name))
+
+
+_SAMPLE_HARDWARE: dict[str, Any] = {
+    "device": {"kind": "cuda", "name": "NVIDIA GeForce RTX 4070", "total_bytes": 12_878_086_144}
+}

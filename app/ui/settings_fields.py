@@ -1,0 +1,164 @@
+"""Small editors the settings dialog is made of (app/ui/settings_dialog.py).
+
+Kept apart so the dialog file reads as the flow (fill, validate, check, save)
+and these as plain widgets a test can drive on their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLayout,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+ERROR_STYLE = "color: #b3261e;"
+OK_STYLE = "color: #1e7b34;"
+
+Cell = QWidget | QLayout
+
+
+def problem_label() -> QLabel:
+    """A red sentence under a field, hidden while there is nothing to say."""
+    label = QLabel()
+    label.setWordWrap(True)
+    label.setStyleSheet(ERROR_STYLE)
+    label.setVisible(False)
+    return label
+
+
+def form_page(rows: Sequence[tuple[str, Sequence[Cell]]]) -> QWidget:
+    """A form whose rows stack a field with the sentences that belong beside it."""
+    page = QWidget()
+    form = QFormLayout(page)
+    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+    for label, cells in rows:
+        stack = QVBoxLayout()
+        stack.setContentsMargins(0, 0, 0, 0)
+        stack.setSpacing(3)
+        for cell in cells:
+            if isinstance(cell, QLayout):
+                stack.addLayout(cell)
+            else:
+                stack.addWidget(cell)
+        form.addRow(label, stack)
+    return page
+
+
+def _device_choices(hardware: dict[str, Any] | None) -> list[tuple[str, str | None]]:
+    choices: list[tuple[str, str | None]] = [("Best available", None), ("Processor (CPU)", "cpu")]
+    device = (hardware or {}).get("device") or {}
+    kind = device.get("kind")
+    if kind == "cuda":
+        value = f"cuda:{device.get('index', 0)}"
+        choices.append((f"{device.get('name') or 'NVIDIA graphics card'} ({value})", value))
+    elif kind == "mps":
+        choices.append((f"{device.get('name') or 'Apple graphics'} (mps)", "mps"))
+    return choices
+
+
+class DeviceField:
+    """Which device runs the layers: the best found, the CPU, a GPU the doctor saw, or typed."""
+
+    def __init__(self, hardware: dict[str, Any] | None) -> None:
+        self.combo = QComboBox()
+        self.combo.setEditable(True)
+        self.combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.hint = QLabel()
+        self.hint.setWordWrap(True)
+        self.set_hardware(hardware)
+
+    def set_hardware(self, hardware: dict[str, Any] | None) -> None:
+        current = self.value() if self.combo.count() else None
+        self.combo.clear()
+        for label, value in _device_choices(hardware):
+            self.combo.addItem(label, value)
+        found = self.combo.count() > 2
+        self.hint.setText(
+            "The graphics card is the one the doctor found; type cuda:1 for a second one."
+            if found
+            else "Run the doctor to list this computer's graphics card, or type one (cuda:0)."
+        )
+        self.set_value(current)
+
+    def value(self) -> str | None:
+        text = self.combo.currentText().strip()
+        for index in range(self.combo.count()):
+            if self.combo.itemText(index) == text:
+                data = self.combo.itemData(index)
+                return data if isinstance(data, str) else None
+        return text or None
+
+    def set_value(self, device: str | None) -> None:
+        for index in range(self.combo.count()):
+            if self.combo.itemData(index) == device:
+                self.combo.setCurrentIndex(index)
+                return
+        self.combo.setEditText(device or "")
+
+
+class ProgramsField(QWidget):
+    """An editable list of program file names (double-click a name to change it)."""
+
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.list = QListWidget()
+        self.list.setFixedHeight(90)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self.entry = QLineEdit()
+        self.entry.setPlaceholderText("Program file name, such as eldenring.exe")
+        self.add_button = QPushButton("Add")
+        self.remove_button = QPushButton("Remove")
+        self.add_button.clicked.connect(self.add_from_entry)
+        self.entry.returnPressed.connect(self.add_from_entry)
+        self.remove_button.clicked.connect(self.remove_selected)
+        self.list.itemChanged.connect(lambda _item: self.changed.emit())
+        row = QHBoxLayout()
+        row.addWidget(self.entry, 1)
+        row.addWidget(self.add_button)
+        row.addWidget(self.remove_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.list)
+        layout.addLayout(row)
+
+    def programs(self) -> tuple[str, ...]:
+        return tuple(self.list.item(i).text().strip() for i in range(self.list.count()))
+
+    def set_programs(self, names: Sequence[str]) -> None:
+        self.list.clear()
+        for name in names:
+            self._append(name)
+        self.changed.emit()
+
+    def add_from_entry(self) -> None:
+        name = self.entry.text().strip()
+        if name and name not in self.programs():
+            self._append(name)
+            self.changed.emit()
+        self.entry.clear()
+
+    def remove_selected(self) -> None:
+        for item in self.list.selectedItems():
+            self.list.takeItem(self.list.row(item))
+        self.changed.emit()
+
+    def _append(self, name: str) -> None:
+        item = QListWidgetItem(name)
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+        self.list.addItem(item)

@@ -1,0 +1,462 @@
+"""The doctor wizard, driven page by page with fake ``meshnet-node`` children.
+
+A fake child is a real process (a small Python script) that prints what a spec
+tells it, so the wizard's JsonChild, progress parsing, cancel and exit-code
+handling all run for real; the slow tests at the end use the real node.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QWizard
+
+from app.settings_model import AppSettings
+from app.ui.doctor_wizard import DoctorWizard
+from app.ui.settings_store import SettingsStore
+
+FAKE_NODE = textwrap.dedent(
+    """
+    import json, sys, time
+    spec_path, calls_path, command = sys.argv[1], sys.argv[2], sys.argv[3]
+    spec = json.load(open(spec_path))[command]
+    with open(calls_path, "a") as calls:
+        calls.write(json.dumps(sys.argv[3:]) + "\\n")
+    for line in spec.get("stderr", []):
+        print(line if isinstance(line, str) else json.dumps(line), file=sys.stderr, flush=True)
+    if spec.get("hold") == "ignore":
+        while True:
+            time.sleep(1)
+    if spec.get("hold"):
+        for line in sys.stdin:
+            if line.strip() == "stop":
+                break
+        with open(calls_path, "a") as calls:
+            calls.write(json.dumps(["stopped", command]) + "\\n")
+        sys.exit(1)
+    out = spec.get("stdout")
+    if out is not None:
+        print(out if isinstance(out, str) else json.dumps(out), flush=True)
+    sys.exit(spec.get("exit", 0))
+    """
+)
+
+HARDWARE: dict[str, Any] = {
+    "device": {"kind": "cpu", "name": "cpu", "total_bytes": 16e9, "free_bytes": 8e9},
+    "ram_total_bytes": 16_000_000_000,
+    "ram_available_bytes": 8_000_000_000,
+    "disk_free_bytes": 100_000_000_000,
+    "cpu_count": 8,
+    "model": {
+        "model_id": "HuggingFaceTB/SmolLM2-135M-Instruct",
+        "layer_count": 30,
+        "imported": False,
+    },
+    "suggested_layers": [0, 30],
+    "suggestion": "All 30 layers fit in free memory.",
+}
+
+
+def progress(stage: str, done: int, total: int) -> dict[str, Any]:
+    return {
+        "kind": "progress",
+        "message": f"{stage} {done} of {total}",
+        "state": None,
+        "gate": None,
+        "gate_state": None,
+        "reason": None,
+        "data": {"stage": stage, "done": done, "total": total},
+        "at": 0.0,
+    }
+
+
+def report(status: str = "passed", **extra: Any) -> dict[str, Any]:
+    return {
+        "status": status,
+        "diagnostics": [],
+        "tokens_per_second": 42.5,
+        "shard": {"start": 0, "end": 30},
+        **extra,
+    }
+
+
+class FakeController:
+    def __init__(self, running: bool = False) -> None:
+        self.running = running
+        self.started: list[str | None] = []
+
+    def start(self, report_path: str | None = None) -> None:
+        self.started.append(report_path)
+
+
+class FakeNode:
+    def __init__(self, tmp_path: Path) -> None:
+        self.script = tmp_path / "fake_node.py"
+        self.script.write_text(FAKE_NODE)
+        self.spec_path = tmp_path / "spec.json"
+        self.calls_path = tmp_path / "calls.jsonl"
+        self.spec: dict[str, Any] = {
+            "hardware": {"stdout": HARDWARE},
+            "models": {
+                "stderr": [
+                    progress("import", 1, 4),
+                    "INFO some log line",
+                    progress("import", 4, 4),
+                ],
+                "stdout": {"path": "/tmp/model", "model_id": "x"},
+            },
+            "doctor": {
+                "stderr": [
+                    progress("load", 30, 30),
+                    progress("probe", 8, 8),
+                    {"kind": "report-saved", "data": {"path": "/tmp/report.json"}},
+                ],
+                "stdout": report(),
+            },
+        }
+
+    def command(self, *args: str) -> list[str]:
+        self.spec_path.write_text(json.dumps(self.spec))
+        return [sys.executable, str(self.script), str(self.spec_path), str(self.calls_path), *args]
+
+    def calls(self) -> list[list[str]]:
+        if not self.calls_path.exists():
+            return []
+        return [json.loads(line) for line in self.calls_path.read_text().splitlines()]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SettingsStore:
+    return SettingsStore(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+
+
+@pytest.fixture
+def fake(tmp_path: Path) -> FakeNode:
+    return FakeNode(tmp_path)
+
+
+def make_wizard(qtbot: Any, store: SettingsStore, fake: FakeNode, **kw: Any) -> DoctorWizard:
+    controller = FakeController(**kw)
+    wizard = DoctorWizard(store, controller, node_command=fake.command)
+    qtbot.addWidget(wizard)
+    wizard.show()
+    return wizard
+
+
+def next_enabled(wizard: DoctorWizard) -> bool:
+    return wizard.button(QWizard.WizardButton.NextButton).isEnabled()
+
+
+def back_enabled(wizard: DoctorWizard) -> bool:
+    return wizard.button(QWizard.WizardButton.BackButton).isEnabled()
+
+
+def to_layers_page(qtbot: Any, wizard: DoctorWizard) -> None:
+    wizard.next()
+    qtbot.waitUntil(wizard.hardware.isComplete, timeout=20_000)
+    wizard.next()
+    assert wizard.currentId() == DoctorWizard.PAGE_LAYERS
+
+
+def test_happy_path_imports_tests_and_starts_contributing_with_the_saved_report(
+    qtbot: Any, store: SettingsStore, fake: FakeNode
+) -> None:
+    wizard = make_wizard(qtbot, store, fake)
+    to_layers_page(qtbot, wizard)
+    assert "NVIDIA" not in wizard.hardware.device_label.text()
+    assert "8.0 GB free" in wizard.hardware.device_label.text()
+    assert "not on this computer yet" in wizard.hardware.model_label.text()
+    assert wizard.layers.chosen_layers() == (0, 30)
+    assert "All 30 layers fit" in wizard.layers.suggestion.text()
+    wizard.layers.cap_spin.setValue(2048)
+    wizard.next()
+    assert wizard.currentId() == DoctorWizard.PAGE_IMPORT
+    qtbot.waitUntil(wizard.import_page.isComplete, timeout=20_000)
+    assert wizard.import_page.progress.maximum() == 4
+    assert "ready" in wizard.import_page.status.text()
+    wizard.next()
+    qtbot.waitUntil(lambda: wizard.currentId() == DoctorWizard.PAGE_RESULT, timeout=20_000)
+    assert wizard.state.report_path == "/tmp/report.json"
+    assert "Passed" in wizard.result_page.headline.text()
+    assert "42.5 tokens per second" in wizard.result_page.details.text()
+    assert wizard.result_page.contribute.isChecked()
+    wizard.accept()
+    assert wizard.controller.started == ["/tmp/report.json"]  # type: ignore[attr-defined]
+    saved = store.load()
+    assert saved.layers == (0, 30) and saved.memory_cap_mb == 2048
+    doctor = next(c for c in fake.calls() if c[0] == "doctor")
+    assert doctor[doctor.index("--layers") + 1] == "0:30"
+    assert doctor[doctor.index("--memory-cap-mb") + 1] == "2048"
+    assert store.last_hardware() == HARDWARE
+
+
+def test_an_imported_model_skips_the_import_page(
+    qtbot: Any, store: SettingsStore, fake: FakeNode
+) -> None:
+    fake.spec["hardware"]["stdout"] = {**HARDWARE, "model": {**HARDWARE["model"], "imported": True}}
+    wizard = make_wizard(qtbot, store, fake)
+    to_layers_page(qtbot, wizard)
+    wizard.next()
+    qtbot.waitUntil(lambda: wizard.currentId() == DoctorWizard.PAGE_RESULT, timeout=20_000)
+    assert [c[0] for c in fake.calls()] == ["hardware", "doctor"]
+
+
+def test_next_and_back_wait_while_the_hardware_check_runs(
+    qtbot: Any, store: SettingsStore, fake: FakeNode
+) -> None:
+    fake.spec["hardware"]["hold"] = True
+    wizard = make_wizard(qtbot, store, fake)
+    wizard.next()
+    qtbot.waitUntil(lambda: wizard.hardware.busy, timeout=10_000)
+    assert wizard.hardware.progress.maximum() == 0  # the busy indicator
+    assert not next_enabled(wizard) and not back_enabled(wizard)
+    wizard.hardware.cancel()
+    qtbot.waitUntil(lambda: not wizard.hardware.busy, timeout=10_000)
+    assert ["stopped", "hardware"] in fake.calls()  # it was asked on stdin, not killed
+    assert back_enabled(wizard) and not next_enabled(wizard)
+    assert wizard.hardware.retry_button.isVisible()
+
+
+def test_a_range_past_the_models_end_gets_a_sentence_and_no_next(
+    qtbot: Any, store: SettingsStore, fake: FakeNode
+) -> None:
+    wizard = make_wizard(qtbot, store, fake)
+    to_layers_page(qtbot, wizard)
+    wizard.layers.end_spin.setValue(40)
+    assert not next_enabled(wizard)
+    assert wizard.layers.layers_problem.text() == (
+        "This model has only 30 layers: the range must end at 30 or before."
+    )
+    wizard.layers.end_spin.setValue(12)
+    assert next_enabled(wizard) and wizard.layers.layers_problem.isHidden()
+    wizard.layers.cap_spin.setValue(100)
+    assert not next_enabled(wizard) and "at least 256 MB" in wizard.layers.cap_problem.text()
+
+
+def test_a_failed_test_lists_each_diagnostic_and_goes_back_to_the_layers(
+    qtbot: Any, store: SettingsStore, fake: FakeNode
+) -> None:
+    sentences = ["Not enough memory for layers 0–30: choose fewer layers.", "It was slow."]
+    fake.spec["doctor"] = {"stdout": report("failed", diagnostics=sentences), "exit": 1}
+    wizard = make_wizard(qtbot, store, fake)
+    to_layers_page(qtbot, wizard)
+    wizard.next()
+    qtbot.waitUntil(wizard.import_page.isComplete, timeout=20_000)
+    wizard.next()
+    qtbot.waitUntil(lambda: wizard.currentId() == DoctorWizard.PAGE_RESULT, timeout=20_000)
+    assert wizard.result_page.headline.text() == "The test did not pass."
+    assert wizard.result_page.details.text() == "\n".join(f"• {s}" for s in sentences)
+    assert "choose fewer layers" in wizard.result_page.advice.text()
+    assert wizard.result_page.contribute.isHidden()
+    wizard.result_page.other_layers.click()
+    assert wizard.currentId() == DoctorWizard.PAGE_LAYERS
+    wizard.accept()
+    assert wizard.controller.started == []  # type: ignore[attr-defined]
+    assert store.load().layers is None  # a failed range is not saved
+
+
+def test_a_doctor_that_cannot_run_shows_its_own_sentence(
+    qtbot: Any, store: SettingsStore, fake: FakeNode
+) -> None:
+    fake.spec["doctor"] = {
+        "stderr": ["meshnet-node: the model folder /x has no manifest; re-import it [model-error]"],
+        "exit": 2,
+    }
+    wizard = make_wizard(qtbot, store, fake)
+    to_layers_page(qtbot, wizard)
+    wizard.next()
+    qtbot.waitUntil(wizard.import_page.isComplete, timeout=20_000)
+    wizard.next()
+    qtbot.waitUntil(lambda: wizard.currentId() == DoctorWizard.PAGE_RESULT, timeout=20_000)
+    assert wizard.result_page.details.text() == (
+        "• the model folder /x has no manifest; re-import it"
+    )
+    fake.spec["doctor"] = {  # the child's own result event, when it prints one, wins
+        "stderr": [
+            {"kind": "result", "reason": "no-device", "message": "No GPU cuda:3 here.", "data": {}},
+            "meshnet-node: something else [error]",
+        ],
+        "exit": 2,
+    }
+    wizard.result_page.other_layers.click()
+    to_result(qtbot, wizard)
+    assert wizard.result_page.details.text() == "• No GPU cuda:3 here."
+
+
+def test_cancel_import_stops_a_stubborn_child_and_offers_to_try_again(
+    qtbot: Any, store: SettingsStore, fake: FakeNode
+) -> None:
+    fake.spec["models"] = {"stderr": [progress("import", 1, 10)], "hold": "ignore"}
+    wizard = make_wizard(qtbot, store, fake)
+    to_layers_page(qtbot, wizard)
+    wizard.next()
+    qtbot.waitUntil(lambda: wizard.import_page.progress.maximum() == 10, timeout=20_000)
+    assert wizard.import_page.cancel_button.isVisible()
+    wizard.import_page.cancel_button.click()
+    qtbot.waitUntil(lambda: not wizard.import_page.busy, timeout=20_000)
+    assert "Import cancelled" in wizard.import_page.status.text()
+    assert wizard.import_page.retry_button.isVisible() and not next_enabled(wizard)
+    fake.spec["models"] = {"stdout": {"path": "/tmp/model", "model_id": "x"}}
+    wizard.import_page.retry_button.click()
+    qtbot.waitUntil(wizard.import_page.isComplete, timeout=20_000)
+    assert next_enabled(wizard)
+
+
+def test_closing_the_wizard_mid_test_stops_the_child(
+    qtbot: Any, store: SettingsStore, fake: FakeNode
+) -> None:
+    fake.spec["doctor"] = {"stderr": [progress("load", 1, 30)], "hold": True}
+    fake.spec["hardware"]["stdout"] = {**HARDWARE, "model": {**HARDWARE["model"], "imported": True}}
+    wizard = make_wizard(qtbot, store, fake)
+    to_layers_page(qtbot, wizard)
+    wizard.next()
+    qtbot.waitUntil(lambda: wizard.test.progress.maximum() == 30, timeout=20_000)
+    assert not back_enabled(wizard)
+    wizard.close()
+    qtbot.waitUntil(lambda: ["stopped", "doctor"] in fake.calls(), timeout=20_000)
+    assert not wizard.isVisible()
+
+
+def test_settings_feed_the_commands_and_contribute_is_not_offered_twice(
+    qtbot: Any, store: SettingsStore, fake: FakeNode
+) -> None:
+    store.save(AppSettings(model="/models/mine", device="cpu", layers=(2, 9), memory_cap_mb=4096))
+    wizard = make_wizard(qtbot, store, fake, running=True)
+    to_layers_page(qtbot, wizard)
+    assert wizard.layers.chosen_layers() == (2, 9)
+    assert wizard.layers.cap_spin.value() == 4096
+    wizard.next()  # a chosen model folder is used as it is: no import
+    qtbot.waitUntil(lambda: wizard.currentId() == DoctorWizard.PAGE_RESULT, timeout=20_000)
+    hardware, doctor = fake.calls()
+    assert hardware[hardware.index("--model") + 1] == "/models/mine"
+    assert doctor[doctor.index("--device") + 1] == "cpu"
+    assert wizard.result_page.contribute.isHidden()
+    assert "already on" in wizard.result_page.advice.text()
+    wizard.accept()
+    assert wizard.controller.started == []  # type: ignore[attr-defined]
+    assert store.load().layers == (2, 9)
+
+
+@pytest.mark.parametrize("name", DoctorWizard.SAMPLE_NAMES)
+def test_every_sample_page_renders_without_a_child(
+    qtbot: Any, store: SettingsStore, fake: FakeNode, name: str
+) -> None:
+    wizard = make_wizard(qtbot, store, fake)
+    wizard.show_sample(name)
+    assert wizard.currentPage() is not None and wizard.currentPage().title()
+    assert not wizard.grab().isNull()
+    assert fake.calls() == []
+    wizard.reject()
+    assert store.load() == AppSettings()
+
+
+# -- the real node children on the real default model ------------------------------------
+
+
+def real_wizard(qtbot: Any, store: SettingsStore) -> DoctorWizard:
+    wizard = DoctorWizard(store, FakeController())
+    qtbot.addWidget(wizard)
+    wizard.show()
+    return wizard
+
+
+def to_result(qtbot: Any, wizard: DoctorWizard) -> None:
+    wizard.next()
+    qtbot.waitUntil(lambda: wizard.currentId() == DoctorWizard.PAGE_RESULT, timeout=300_000)
+
+
+@pytest.mark.slow
+def test_real_doctor_passes_and_finish_starts_contributing_with_its_saved_report(
+    qtbot: Any, store: SettingsStore, default_model_dir: Path
+) -> None:
+    store.save(AppSettings(model=str(default_model_dir)))
+    wizard = real_wizard(qtbot, store)
+    wizard.next()
+    qtbot.waitUntil(wizard.hardware.isComplete, timeout=120_000)
+    assert "30 layers, on this computer" in wizard.hardware.model_label.text()
+    wizard.next()
+    hardware = wizard.state.hardware or {}
+    assert wizard.layers.chosen_layers() == tuple(hardware["suggested_layers"])
+    wizard.layers.start_spin.setValue(0)
+    wizard.layers.end_spin.setValue(10)
+    to_result(qtbot, wizard)
+    assert wizard.test.progress_events > 0
+    assert wizard.result_page.passed, wizard.result_page.details.text()
+    assert "tokens per second" in wizard.result_page.details.text()
+    report_path = wizard.state.report_path
+    assert report_path is not None and Path(report_path).is_file()
+    wizard.accept()
+    assert wizard.controller.started == [report_path]  # type: ignore[attr-defined]
+    assert store.load().layers == (0, 10)
+
+
+@pytest.mark.slow
+def test_real_layers_past_the_models_end_are_refused_by_the_page_and_by_the_doctor(
+    qtbot: Any, store: SettingsStore, default_model_dir: Path
+) -> None:
+    store.save(AppSettings(model=str(default_model_dir)))
+    wizard = real_wizard(qtbot, store)
+    wizard.next()
+    qtbot.waitUntil(wizard.hardware.isComplete, timeout=120_000)
+    wizard.next()
+    wizard.layers.end_spin.setValue(40)
+    assert "only 30 layers" in wizard.layers.layers_problem.text()
+    assert not next_enabled(wizard)
+    # Past the page's check (as a stale setting would be), the real doctor refuses too,
+    # and its sentence is what the result page shows.
+    wizard.state.layers = (0, 40)
+    wizard.setStartId(DoctorWizard.PAGE_TEST)
+    wizard.restart()
+    qtbot.waitUntil(lambda: wizard.currentId() == DoctorWizard.PAGE_RESULT, timeout=300_000)
+    assert wizard.result_page.headline.text() == "The test did not pass."
+    assert "layers 0–40 do not exist" in wizard.result_page.details.text()
+
+
+@pytest.mark.slow
+def test_real_memory_cap_too_small_says_not_enough_memory_and_starts_nothing(
+    qtbot: Any, store: SettingsStore, default_model_dir: Path
+) -> None:
+    store.save(AppSettings(model=str(default_model_dir)))
+    wizard = real_wizard(qtbot, store)
+    wizard.next()
+    qtbot.waitUntil(wizard.hardware.isComplete, timeout=120_000)
+    wizard.next()
+    wizard.layers.start_spin.setValue(0)
+    wizard.layers.end_spin.setValue(30)
+    wizard.layers.cap_spin.setValue(300)
+    to_result(qtbot, wizard)
+    doctor = wizard.test.argv()
+    assert doctor[doctor.index("--memory-cap-mb") + 1] == "300"
+    assert not wizard.result_page.passed
+    assert "Not enough memory" in wizard.result_page.details.text()
+    assert wizard.result_page.contribute.isHidden()
+    wizard.accept()
+    assert wizard.controller.started == []  # type: ignore[attr-defined]
+    assert store.load().layers is None
+
+
+@pytest.mark.slow
+def test_real_cancel_mid_import_leaves_no_model_and_no_staging(
+    qtbot: Any, store: SettingsStore, isolated_meshnet_home: Path
+) -> None:
+    wizard = real_wizard(qtbot, store)  # MESHNET_HOME is empty: the import really runs
+    wizard.next()
+    qtbot.waitUntil(wizard.hardware.isComplete, timeout=120_000)
+    assert "not on this computer yet" in wizard.hardware.model_label.text()
+    wizard.next()
+    wizard.next()
+    assert wizard.currentId() == DoctorWizard.PAGE_IMPORT
+    qtbot.waitUntil(lambda: wizard.import_page.progress_events > 0, timeout=60_000)
+    wizard.import_page.cancel_button.click()
+    qtbot.waitUntil(lambda: not wizard.import_page.busy, timeout=60_000)
+    assert "Import cancelled" in wizard.import_page.status.text()
+    assert wizard.import_page.retry_button.isVisible() and not next_enabled(wizard)
+    models = isolated_meshnet_home / "models"
+    leftovers = sorted(p.name for p in models.iterdir()) if models.exists() else []
+    assert leftovers == []
