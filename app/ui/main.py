@@ -167,6 +167,9 @@ class MeshNetApp(QObject):
         if not hidden or self.tray is None:
             self.status_window.show()
         self.monitor.start()
+        if not hidden and self.store.never_saved():
+            # A first launch: the doctor finds the hardware, suggests layers and proves them.
+            QTimer.singleShot(0, self.open_doctor)
         if self.contribute_wish():
             log.info("Contribute was on when MeshNet last ran; starting the node")
             self.set_contributing(True)

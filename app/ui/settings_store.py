@@ -78,6 +78,14 @@ class SettingsStore(QObject):
             log.warning("settings not written to %s: %s", self.location, self._settings.status())
         self.changed.emit(settings)
 
+    def never_saved(self) -> bool:
+        """True on a first launch: nothing was ever saved here (the app then opens the doctor)."""
+        self._settings.beginGroup(_GROUP)
+        try:
+            return not self._settings.childKeys()
+        finally:
+            self._settings.endGroup()
+
     def update(self, **changes: Any) -> AppSettings:
         """Save the current settings with ``changes`` applied; returns them."""
         settings = replace(self.load(), **changes)

@@ -67,7 +67,8 @@ def make_store(tmp_path: Path, settings: AppSettings | None = None) -> SettingsS
 
 def make_app(qtbot: Any, tmp_path: Path, **kwargs: Any) -> tuple[MeshNetApp, StubApp]:
     stub = StubApp()
-    kwargs.setdefault("store", make_store(tmp_path))
+    if "store" not in kwargs:
+        kwargs["store"] = make_store(tmp_path, AppSettings())  # saved: not a first launch
     kwargs.setdefault("state", QSettings(str(tmp_path / "state.ini"), QSettings.Format.IniFormat))
     app = MeshNetApp(
         stub,  # type: ignore[arg-type]
@@ -105,6 +106,20 @@ def test_without_a_tray_the_status_window_is_the_main_window(qtbot: Any, tmp_pat
     app.show_initial(hidden=True)  # hidden is ignored: there is nowhere else to show
     assert app.status_window.isVisible()
     assert app.status_window.toolbar is not None
+
+
+def test_a_first_launch_opens_the_doctor_and_later_launches_do_not(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[str] = []
+    monkeypatch.setattr(MeshNetApp, "open_doctor", lambda self: opened.append("doctor"))
+    first, _ = make_app(qtbot, tmp_path / "first", store=make_store(tmp_path / "first"))
+    first.show_initial()
+    qtbot.waitUntil(lambda: opened == ["doctor"], timeout=5000)
+    later, _ = make_app(qtbot, tmp_path / "later")
+    later.show_initial()
+    qtbot.wait(200)
+    assert opened == ["doctor"]  # settings were saved before: no wizard forced on the user
 
 
 def test_quit_drains_the_node_before_quitting(qtbot: Any, tmp_path: Path) -> None:

@@ -81,7 +81,7 @@ def test_showing_reads_the_recipes_in_the_background_and_lists_them(
     view.show()
     qtbot.waitUntil(lambda: visible_rows(view) == 2, timeout=10_000)
     assert fetch.urls == ["http://tracker.test:8765"]
-    assert cell(view, 0, "Recipe") == "smollm2-135m-fp32 v1"
+    assert cell(view, 0, "Recipe") == "llama-fp32 v1"
     assert cell(view, 0, "Status") == "Certified" and cell(view, 1, "Status") == "Dark"
     assert cell(view, 0, "Model digest") == sample_rows()[0].model_artifact_digest[:12]
     assert cell(view, 0, "Nodes") == "2" and cell(view, 1, "Certified on") == "—"
@@ -93,7 +93,7 @@ def test_the_filter_narrows_the_rows(qtbot: Any, store: SettingsStore) -> None:
     view = make_view(qtbot, store, FakeFetch([]))
     view.show_rows(sample_rows())
     view.filter_box.setText("DARK")
-    assert visible_rows(view) == 1 and cell(view, 0, "Recipe") == "smollm2-135m-fp16 v1"
+    assert visible_rows(view) == 1 and cell(view, 0, "Recipe") == "llama-bf16 v1"
     view.filter_box.setText("7e2b9d")  # a digest prefix
     assert visible_rows(view) == 1
     view.filter_box.clear()
