@@ -126,7 +126,14 @@ def _step_reporter(progress: ProgressCallback | None, plan: ProbePlan) -> Callab
 
     def step(done: int) -> None:
         if progress is not None:
-            progress(Progress(STAGE_PROBE, done, total, "Running a test forward…"))
+            progress(
+                Progress(
+                    STAGE_PROBE,
+                    done,
+                    total,
+                    "Checking this computer computes its layers correctly…",
+                )
+            )
 
     return step
 

@@ -422,7 +422,9 @@ class DoctorWizard(QWizard):
         elif name == "import":
             self._sample_progress(self.import_page, 160, "Unpacking the default model…", 275)
         elif name == "test":
-            self._sample_progress(self.test, 12, "Running a test forward…", 19)
+            self._sample_progress(
+                self.test, 12, "Checking this computer computes its layers correctly…", 19
+            )
 
     @staticmethod
     def _sample_progress(page: ChildPage, done: int, message: str, total: int = 100) -> None:
