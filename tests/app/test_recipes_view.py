@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -15,12 +14,7 @@ from app.settings_model import AppSettings
 from app.tracker_api import RecipeRow, TrackerReadError
 from app.ui.recipes_view import COLUMNS, RecipesView, sample_rows
 from app.ui.settings_store import SettingsStore
-from tests.tracker_service.conftest import register
-from tests.tracker_service.helpers import FakeNode, identity_block
 from tests.tracker_service.server_process import TrackerProcess
-from tracker_service.recipe_identity import DistributedForwardEvidence, parse_identity
-from tracker_service.store.db import Database
-from tracker_service.store.ledger import PersistentLedger
 
 
 class FakeController(QObject):
@@ -166,39 +160,6 @@ def test_show_sample_has_one_certified_served_and_one_dark_without_a_tracker(
 
 
 # -- a real tracker on loopback -----------------------------------------------------------
-
-
-def certify(db_url: str) -> None:
-    first, second = parse_identity(identity_block(0, 15)), parse_identity(identity_block(15, 30))
-    evidence = DistributedForwardEvidence(
-        route_session_id="rs-recipes-view",
-        route_epoch=1,
-        node_ids=("a" * 32, "b" * 32),
-        shard_ranges=((0, 15), (15, 30)),
-        tokens_generated=16,
-        layer_count=30,
-        fingerprint=first.key,
-        participants=(first, second),
-    )
-    database = Database(db_url)
-    PersistentLedger(database).certify(first, evidence)
-    database.dispose()
-
-
-@pytest.fixture
-def seeded_tracker(tmp_path: Path) -> Iterator[TrackerProcess]:
-    """A tracker that knows one certified recipe (fp32) and one dark (fp16)."""
-    db_url = f"sqlite:///{tmp_path / 'tracker.db'}"
-    tracker = TrackerProcess(tmp_path, db_url).start()
-    try:
-        with httpx.Client(base_url=tracker.url, timeout=10.0) as client:
-            assert register(client, FakeNode(), identity_block(0, 15)).status_code == 200
-            certify(db_url)
-            fp16 = identity_block(0, 30, compute_dtype="float16", recipe_id="smollm2-fp16")
-            assert register(client, FakeNode(), fp16).status_code == 200
-        yield tracker
-    finally:
-        tracker.stop()
 
 
 @pytest.mark.slow

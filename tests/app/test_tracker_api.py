@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
 
 from app.tracker_api import RecipeRow, TrackerReadError, check_tracker, fetch_recipes
-from tests.tracker_service.conftest import register
-from tests.tracker_service.helpers import FakeNode, identity_block
 from tests.tracker_service.server_process import TrackerProcess, free_port
 from tracker_service.schemas.state import RecipePublic, StatePublic
 
@@ -235,47 +232,11 @@ def test_an_http_error_names_the_status(status: int) -> None:
 # --- a real tracker on loopback -------------------------------------------------------
 
 
-def _certify(db_url: str) -> None:
-    """Promote the fp32 recipe the way the tracker's certifier does, through its ledger."""
-    from tracker_service.recipe_identity import DistributedForwardEvidence, parse_identity
-    from tracker_service.store.db import Database
-    from tracker_service.store.ledger import PersistentLedger
-
-    first, second = parse_identity(identity_block(0, 15)), parse_identity(identity_block(15, 30))
-    evidence = DistributedForwardEvidence(
-        route_session_id="rs-app",
-        route_epoch=1,
-        node_ids=("a" * 32, "b" * 32),
-        shard_ranges=((0, 15), (15, 30)),
-        tokens_generated=16,
-        layer_count=30,
-        fingerprint=first.key,
-        participants=(first, second),
-    )
-    database = Database(db_url)
-    PersistentLedger(database).certify(first, evidence)
-    database.dispose()
-
-
-@pytest.fixture
-def tracker(tmp_path: Path) -> Iterator[TrackerProcess]:
-    db_url = f"sqlite:///{tmp_path / 'tracker.db'}"
-    process = TrackerProcess(tmp_path, db_url).start()
-    try:
-        with httpx.Client(base_url=process.url, timeout=10.0) as client:
-            assert register(client, FakeNode(), identity_block(0, 15)).status_code == 200
-            _certify(db_url)
-            fp16 = identity_block(0, 30, compute_dtype="float16", recipe_id="smollm2-fp16")
-            assert register(client, FakeNode(), fp16).status_code == 200
-        yield process
-    finally:
-        process.stop()
-
-
 @pytest.mark.slow
 def test_a_real_tracker_passes_the_check_and_lists_one_certified_and_one_dark_recipe(
-    tracker: TrackerProcess,
+    seeded_tracker: TrackerProcess,
 ) -> None:
+    tracker = seeded_tracker
     check = check_tracker(tracker.url)
     assert check.ok and check.sentence == "Connected to a MeshNet tracker: 2 live nodes, 2 recipes."
     rows = {row.recipe_id: row for row in fetch_recipes(tracker.url)}
@@ -288,7 +249,10 @@ def test_a_real_tracker_passes_the_check_and_lists_one_certified_and_one_dark_re
 
 
 @pytest.mark.slow
-def test_a_real_tracker_under_a_wrong_path_is_not_a_tracker(tracker: TrackerProcess) -> None:
+def test_a_real_tracker_under_a_wrong_path_is_not_a_tracker(
+    seeded_tracker: TrackerProcess,
+) -> None:
+    tracker = seeded_tracker
     url = tracker.url + "/nothing-here"
     error = failure(lambda: check_tracker(url))
     assert error.reason == "not-meshnet"
