@@ -210,7 +210,7 @@ def _desktop_entry(command: list[str]) -> bytes:
     lines = [
         "[Desktop Entry]",
         "Type=Application",
-        "Version=1.5",
+        "Version=1.4",  # the newest that Debian 12's desktop-file-validate knows
         f"Name={APP_NAME}",
         "Comment=Lend this PC's GPU to the MeshNet network",
         f"Exec={desktop_exec(command)}",
