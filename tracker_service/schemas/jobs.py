@@ -130,14 +130,3 @@ class ArtifactPublic(BaseModel):
     key: str
     sha256: str
     size_bytes: int
-
-
-class JobsSummaryPublic(BaseModel):
-    """A job as the status page and /api/v1/state show it."""
-
-    job_id: str
-    workload: str
-    state: str
-    task_count: int
-    counts: dict[str, int]
-    created_at: float
