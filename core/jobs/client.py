@@ -211,8 +211,11 @@ class JobsClient:
         )
         return sha
 
-    def download_artifact(self, key: str, dest: Path) -> Path:
-        response = self._call("GET", f"/api/v1/jobs/artifacts/{key}")
+    def download_artifact(self, key: str, dest: Path, lease_id: str) -> Path:
+        """Fetch what `lease_id` may read (its job's inputs, its task's checkpoints)."""
+        response = self._call(
+            "GET", f"/api/v1/jobs/artifacts/{key}", headers={HEADER_LEASE: lease_id}
+        )
         expected = response.headers.get(HEADER_SHA256, "")
         actual = hashlib.sha256(response.content).hexdigest()
         if actual != expected:

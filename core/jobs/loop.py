@@ -36,7 +36,7 @@ from core.jobs.archives import (
     extract_archive_safely,
 )
 from core.jobs.client import JobsClient, Lease, LeaseLost
-from core.jobs.runner import SubprocessRunner, TaskExecutionError
+from core.jobs.runner import SubprocessRunner, TaskCancelled, TaskExecutionError
 
 log = logging.getLogger("meshnet.jobs")
 
@@ -179,15 +179,15 @@ class ExecutorLoop:
         for name, uri in raw_inputs.items():
             key = str(uri).removeprefix("artifact://")
             if name in unpack:
-                inputs[name] = self._unpack(name, key, workdir)
+                inputs[name] = self._unpack(name, key, workdir, lease.lease_id)
             else:
                 dest = workdir / "inputs" / name
                 if os.path.lexists(dest):
                     raise TaskExecutionError(f"input {name!r} collides with an existing path")
-                inputs[name] = self.client.download_artifact(key, dest)
+                inputs[name] = self.client.download_artifact(key, dest, lease.lease_id)
         return inputs
 
-    def _unpack(self, name: str, key: str, workdir: Path) -> Path:
+    def _unpack(self, name: str, key: str, workdir: Path, lease_id: str) -> Path:
         """Download an archive input and unpack it to ``inputs/<name>/``: staged, then renamed
         into place in one step, so a refused archive never appears where the task looks; the
         staging folder is always removed, and the archive itself never sits under inputs/."""
@@ -197,7 +197,7 @@ class ExecutorLoop:
             raise TaskExecutionError(f"input {name!r} collides with an existing path")
         try:
             stage.mkdir(parents=True)
-            archive = self.client.download_artifact(key, stage / "archive.bin")
+            archive = self.client.download_artifact(key, stage / "archive.bin", lease_id)
             root = extract_archive_safely(
                 archive, stage / "unpacked", self.max_unpacked_bytes, self.max_unpacked_members
             )
@@ -254,7 +254,9 @@ class ExecutorLoop:
             manifest = self.client.checkpoint_latest(lease.job_id, lease.task_id)
             if manifest and manifest.get("parts"):
                 inputs["resume"] = self.client.download_artifact(
-                    str(manifest["parts"][0]["key"]), workdir / "inputs" / RESUME_INPUT
+                    str(manifest["parts"][0]["key"]),
+                    workdir / "inputs" / RESUME_INPUT,
+                    lease.lease_id,
                 )
                 jlog(
                     logging.INFO,
@@ -265,7 +267,9 @@ class ExecutorLoop:
             relay = _CheckpointRelay(self.client, lease, workdir / "out" / "ckpt", prefix)
             relay.start()
         try:
-            outdir = self.runner.run(payload, workdir, inputs)
+            outdir = self.runner.run(payload, workdir, inputs, cancel=heartbeat.lost)
+        except TaskCancelled:
+            raise LeaseLost("the lease was lost while the workload ran") from None
         finally:
             if relay is not None:
                 relay.finish()

@@ -22,6 +22,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -45,6 +47,10 @@ def task_env(source: Mapping[str, str] | None = None) -> dict[str, str]:
 
 class TaskExecutionError(Exception):
     """The task was refused or its workload failed; the message is reported to the tracker."""
+
+
+class TaskCancelled(Exception):
+    """The workload was killed because its lease was lost; nothing is reported."""
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child
@@ -89,8 +95,15 @@ class SubprocessRunner:
             )
         return self.workloads[workload]
 
-    def run(self, payload: Mapping[str, Any], workdir: Path, inputs: Mapping[str, Path]) -> Path:
-        """Execute one task payload in `workdir`; return its output folder."""
+    def run(
+        self,
+        payload: Mapping[str, Any],
+        workdir: Path,
+        inputs: Mapping[str, Path],
+        cancel: threading.Event | None = None,
+    ) -> Path:
+        """Execute one task payload in `workdir`; return its output folder. Setting
+        `cancel` (the lease was lost) kills the workload: its result would be thrown away."""
         module = self.module_for(payload)
         outdir = workdir / "out"
         outdir.mkdir(parents=True, exist_ok=True)
@@ -122,7 +135,7 @@ class SubprocessRunner:
                 start_new_session=sys.platform != "linux",
             )
             try:
-                code = proc.wait(timeout=timeout)
+                code = _wait(proc, timeout, cancel)
             except subprocess.TimeoutExpired:
                 _kill_group(proc)
                 raise TaskExecutionError(
@@ -140,6 +153,19 @@ class SubprocessRunner:
         if not (outdir / "metrics.json").is_file():
             raise TaskExecutionError("the workload wrote no out/metrics.json: nothing to commit")
         return outdir
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float, cancel: threading.Event | None) -> int:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return proc.wait(timeout=min(0.2, max(0.0, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                raise
+        if cancel is not None and cancel.is_set():
+            _kill_group(proc)
+            raise TaskCancelled("the workload was stopped: its lease was lost")
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

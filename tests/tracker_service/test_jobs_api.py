@@ -169,12 +169,35 @@ def test_artifacts_are_content_addressed_and_download_with_their_hash(
     app_client: TestClient, submitter: Submitter, executor: FakeExecutor
 ) -> None:
     key = submitter.upload_input("data.txt", b"hello")
-    r = app_client.get(f"/api/v1/jobs/artifacts/{key}", headers=executor.session)
+    submitter.submit(inputs={"data": key})
+    lease = executor.claim().json()
+    r = app_client.get(
+        f"/api/v1/jobs/artifacts/{key}",
+        headers={**executor.session, "X-Meshnet-Lease": lease["lease_id"]},
+    )
     assert r.content == b"hello"
     assert r.headers["X-Meshnet-Sha256"] == hashlib.sha256(b"hello").hexdigest()
     blobs = list((Path(str(app_client.app.state.jobs.blobs.root)) / "sha256").rglob("*"))  # type: ignore[attr-defined]
     assert any(p.name == hashlib.sha256(b"hello").hexdigest() for p in blobs)
     assert app_client.get(f"/api/v1/jobs/artifacts/{key}").status_code == 401
+
+
+def test_an_executor_reads_only_what_its_current_lease_needs(
+    app_client: TestClient, submitter: Submitter, executor: FakeExecutor
+) -> None:
+    mine = submitter.upload_input("mine.txt", b"mine")
+    other = submitter.upload_input("other.txt", b"other job's private input")
+    submitter.submit(inputs={"data": mine})
+    lease = executor.claim().json()
+    headers = {**executor.session, "X-Meshnet-Lease": lease["lease_id"]}
+    assert app_client.get(f"/api/v1/jobs/artifacts/{mine}", headers=headers).status_code == 200
+    assert app_client.get(f"/api/v1/jobs/artifacts/{other}", headers=headers).status_code == 403
+    no_lease = app_client.get(f"/api/v1/jobs/artifacts/{mine}", headers=executor.session)
+    assert no_lease.status_code == 403
+    assert (
+        submitter.client.get(f"/api/v1/jobs/artifacts/{other}", headers=submitter.auth).status_code
+        == 200
+    )
 
 
 def test_a_job_naming_a_missing_input_is_refused(submitter: Submitter) -> None:

@@ -97,20 +97,45 @@ async def upload(key: str, request: Request, context: Context) -> ArtifactPublic
         raise refuse(410, exc.reason, exc.message) from exc
 
 
-@router.get("/{key:path}", responses=error_responses(401, 404))
-async def download(key: str, request: Request, context: Context, _reader: ReaderDep) -> Any:
+def _readable(
+    context: TrackerContext, key: str, reader: str, lease_id: str | None
+) -> tuple[str, int]:
+    """(sha256, size) of `key` if `reader` may read it. A submitter reads anything; an
+    executor only its current lease's inputs and its task's own prefix (checkpoints)."""
+    now = time.time()
+    with context.database.session() as session:
+        if reader.startswith("node:"):
+            if not lease_id:
+                raise ArtifactRefusal(
+                    WRONG_PREFIX, f"an executor's download names its lease in {HEADER_LEASE}", 403
+                )
+            task = queue.lease_for_upload(session, lease_id, now=now)
+            job, _ = queue.get_job(session, task.job_id)
+            own = key.startswith(queue.output_prefix(job.job_id, task.task_id))
+            if task.node_id != reader.removeprefix("node:") or (
+                not own and key not in job.inputs.values()
+            ):
+                raise ArtifactRefusal(
+                    WRONG_PREFIX,
+                    f"this lease may read its job's inputs and {key!r} is not one",
+                    403,
+                )
+        row = find_artifact(session, key)
+        return row.sha256, row.size_bytes
+
+
+@router.get("/{key:path}", responses=error_responses(401, 403, 404, 410))
+async def download(key: str, request: Request, context: Context, reader: ReaderDep) -> Any:
     """The bytes under `key`; the SHA-256 header lets the reader verify what it got."""
     try:
         check_key(key)
-
-        def find() -> tuple[str, int]:
-            with context.database.session() as session:
-                row = find_artifact(session, key)
-                return row.sha256, row.size_bytes
-
-        sha256, size = await run_in_threadpool(find)
+        sha256, size = await run_in_threadpool(
+            _readable, context, key, reader, request.headers.get(HEADER_LEASE)
+        )
     except ArtifactRefusal as exc:
         raise refuse(exc.status_code, exc.reason, exc.message) from exc
+    except queue.QueueRefusal as exc:
+        raise refuse(410, exc.reason, exc.message) from exc
     path = jobs_state(request).blobs.path_of(sha256)
     if not path.is_file():
         raise refuse(404, "artifact-missing", f"the bytes of {key} are missing from the store")

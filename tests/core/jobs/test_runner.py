@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
 
-from core.jobs.runner import SubprocessRunner, TaskExecutionError
+from core.jobs.runner import SubprocessRunner, TaskCancelled, TaskExecutionError
 
 
 def _payload(**params: object) -> dict[str, object]:
@@ -57,3 +58,10 @@ def test_metrics_json_is_required(tmp_path: Path) -> None:
     runner = SubprocessRunner(workloads={"zen": "this"})  # exits 0, writes nothing
     with pytest.raises(TaskExecutionError, match=r"no out/metrics\.json"):
         runner.run({"workload": "zen"}, tmp_path, {})
+
+
+def test_a_lost_lease_stops_the_workload(tmp_path: Path) -> None:
+    cancel = threading.Event()
+    threading.Timer(0.5, cancel.set).start()
+    with pytest.raises(TaskCancelled):
+        SubprocessRunner().run(_payload(seconds="30"), tmp_path, {}, cancel=cancel)
