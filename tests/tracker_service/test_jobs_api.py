@@ -9,17 +9,29 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import create_engine, text
 
 from tests.tracker_service.conftest import make_settings
 from tests.tracker_service.jobs_helpers import FakeExecutor, Submitter, issue_submitter_token
+from tests.tracker_service.test_store import POSTGRES_URL, _postgres_param
 from tracker_service.app import create_app
 from tracker_service.store.job_tables import JobTask
 
 
-@pytest.fixture
-def app_client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
+@pytest.fixture(params=["sqlite", _postgres_param()])
+def app_client(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[TestClient]:
     monkeypatch.setenv("MESHNET_TRACKER_JOBS_ARTIFACT_MAX_BYTES", str(64 * 1024))
-    app = create_app(make_settings(tmp_path, background_tasks=False))
+    db = ""
+    if request.param == "postgres":
+        db = POSTGRES_URL
+        engine = create_engine(POSTGRES_URL)
+        with engine.begin() as connection:  # a clean schema for every test
+            connection.execute(text("DROP SCHEMA public CASCADE"))
+            connection.execute(text("CREATE SCHEMA public"))
+        engine.dispose()
+    app = create_app(make_settings(tmp_path, background_tasks=False, db=db))
     with TestClient(app) as client:
         yield client
     app.state.tracker.database.dispose()
