@@ -18,6 +18,7 @@ from pathlib import Path
 from types import FrameType
 
 from app.cli.node_identity import add_identity_arguments
+from core.jobs.archives import DEFAULT_MAX_BYTES, DEFAULT_MAX_MEMBERS
 from core.jobs.client import JobsClient
 from core.jobs.credentials import CredentialStore
 from core.jobs.loop import ExecutorLoop
@@ -60,6 +61,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument("--workdir", type=Path, default=None, help="where task folders are made")
     run.add_argument("--poll", type=float, default=1.0, help="seconds between empty claims")
     run.add_argument("--task-timeout", type=float, default=3600.0, help="longest task (s)")
+    run.add_argument(
+        "--max-unpacked-mb",
+        type=int,
+        default=DEFAULT_MAX_BYTES >> 20,
+        help="most bytes one task's archives may unpack to (MB; the host's ceiling)",
+    )
+    run.add_argument(
+        "--max-unpacked-members",
+        type=int,
+        default=DEFAULT_MAX_MEMBERS,
+        help="most files one archive input may hold",
+    )
     _credential_arguments(run)
     add_identity_arguments(run)
     run.set_defaults(func=run_jobs)
@@ -98,6 +111,8 @@ def run_jobs(args: argparse.Namespace) -> int:
         SubprocessRunner(timeout_seconds=args.task_timeout),
         poll_seconds=args.poll,
         workdir_base=args.workdir,
+        max_unpacked_bytes=args.max_unpacked_mb << 20,
+        max_unpacked_members=args.max_unpacked_members,
     )
 
     def stop(_signum: int, _frame: FrameType | None) -> None:

@@ -142,3 +142,33 @@ def test_a_tracker_outage_backs_off_from_1s_doubling_to_30s(tmp_path: Path) -> N
     loop._sleep = sleep
     loop.run()
     assert waits == [1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0]
+
+
+class _FlakyTracker:
+    """claim() fails, fails, succeeds (no work), fails: the backoff must start over."""
+
+    node_id = "n"
+
+    def __init__(self) -> None:
+        self.answers = [False, False, True, False]
+
+    def node_heartbeat(self) -> bool:
+        return True
+
+    def claim(self) -> None:
+        if self.answers.pop(0) if self.answers else True:
+            return None
+        raise ConnectionError("tracker down")
+
+
+def test_the_outage_backoff_resets_after_a_success(tmp_path: Path) -> None:
+    waits: list[float] = []
+    loop = ExecutorLoop(_FlakyTracker(), workdir_base=tmp_path, poll_seconds=0.01)  # type: ignore[arg-type]
+
+    def sleep(seconds: float) -> bool:
+        waits.append(seconds)
+        return len(waits) >= 4
+
+    loop._sleep = sleep
+    loop.run()
+    assert waits == [1.0, 2.0, 0.01, 1.0]
