@@ -115,3 +115,8 @@ def child_environment(base: dict[str, str] | None = None) -> dict[str, str]:
         if root not in parts:
             env["PYTHONPATH"] = os.pathsep.join([root, *parts])
     return env
+
+
+def jobs_run_argv(settings: NodeSettings, *, frozen: bool | None = None) -> list[str]:
+    """``meshnet-node jobs run``: the batch executor the app runs while not serving."""
+    return [*node_base_argv(frozen=frozen), "jobs", "run", "--tracker", settings.tracker_url]

@@ -41,6 +41,7 @@ class AppSettings:
     pause_programs: tuple[str, ...] = ()  # executable names, e.g. "eldenring.exe"
     pause_on_battery: bool = True
     idle_minutes: int | None = None  # contribute only after N idle minutes
+    run_batch_jobs: bool = False  # run the tracker's batch jobs while not serving a route
 
 
 def tracker_url_problem(url: str) -> str | None:
@@ -130,6 +131,7 @@ def settings_to_dict(s: AppSettings) -> dict[str, Any]:
         "pause_programs": list(s.pause_programs),
         "pause_on_battery": s.pause_on_battery,
         "idle_minutes": s.idle_minutes,
+        "run_batch_jobs": s.run_batch_jobs,
     }
 
 
@@ -215,6 +217,7 @@ _READERS: dict[str, Callable[[Any], Any]] = {
     "pause_programs": _as_programs,
     "pause_on_battery": _as_bool,
     "idle_minutes": _as_optional_int,
+    "run_batch_jobs": _as_bool,
 }
 
 

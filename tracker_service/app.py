@@ -23,6 +23,7 @@ from tracker_service.auth import NonceBook, PublicKeyCache
 from tracker_service.body_limit import BodyLimitMiddleware
 from tracker_service.config import Settings
 from tracker_service.deps import TrackerContext
+from tracker_service.job_settings import ARTIFACTS_PATH_PREFIX, build_jobs_state
 from tracker_service.keys import TrackerKey
 from tracker_service.metrics import TrackerMetrics
 from tracker_service.route_services import RouteServices, lifespan
@@ -30,6 +31,8 @@ from tracker_service.routes import (
     SIGNED_BODY_MODELS,
     admin,
     http_refusal_response,
+    job_artifacts,
+    jobs,
     nodes,
     refusal_response,
     routes,
@@ -112,14 +115,21 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
     )
     app.state.tracker = context
     app.state.routing = routing
+    app.state.jobs = build_jobs_state(settings)
     # Added first, so it runs inside the body limit (413 still comes first).
     app.add_middleware(HeartbeatShortcut)
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimitMiddleware,
+        max_bytes=settings.max_body_bytes,
+        path_limits=[(ARTIFACTS_PATH_PREFIX, app.state.jobs.settings.artifact_max_bytes)],
+    )
     _install_error_handlers(app)
     app.include_router(nodes.router)
     app.include_router(admin.router)
     app.include_router(state.router)
     app.include_router(routes.router)
+    app.include_router(job_artifacts.router)
+    app.include_router(jobs.router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.openapi = lambda: _openapi_with_signed_bodies(app)  # type: ignore[method-assign]
     log.info(

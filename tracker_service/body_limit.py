@@ -8,6 +8,7 @@ passes it; at most `limit` bytes are ever buffered.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -15,18 +16,33 @@ from tracker_service.errors import BODY_TOO_LARGE
 
 
 class BodyLimitMiddleware:
-    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_bytes: int,
+        path_limits: Sequence[tuple[str, int]] = (),
+    ) -> None:
         self.app = app
-        self.max_bytes = max_bytes
+        self.default_max_bytes = max_bytes
+        # (path prefix, limit): artifact uploads are bigger than any JSON body.
+        self.path_limits = tuple(path_limits)
+
+    def limit_for(self, path: str) -> int:
+        for prefix, limit in self.path_limits:
+            if path.startswith(prefix):
+                return limit
+        return self.default_max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.limit_for(scope.get("path", ""))
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None:
-            if not declared.isdigit() or int(declared) > self.max_bytes:
-                await self._refuse(send, declared.decode("latin-1"))
+            if not declared.isdigit() or int(declared) > limit:
+                await self._refuse(send, declared.decode("latin-1"), limit)
                 return
             await self.app(scope, receive, send)
             return
@@ -42,8 +58,8 @@ class BodyLimitMiddleware:
                 break
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > self.max_bytes:
-                await self._refuse(send, f"more than {size}")
+            if size > limit:
+                await self._refuse(send, f"more than {size}", limit)
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):
@@ -55,12 +71,12 @@ class BodyLimitMiddleware:
 
         await self.app(scope, replayed, send)
 
-    async def _refuse(self, send: Send, size: str) -> None:
+    async def _refuse(self, send: Send, size: str, limit: int) -> None:
         body = json.dumps(
             {
                 "reason": BODY_TOO_LARGE,
                 "detail": f"the request body is {size} bytes; this tracker accepts at most "
-                f"{self.max_bytes} bytes",
+                f"{limit} bytes",
             }
         ).encode()
         await send(

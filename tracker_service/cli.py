@@ -1,4 +1,4 @@
-"""meshnet-tracker: serve | recipes | tokens add|list|revoke."""
+"""meshnet-tracker: serve | recipes | tokens add|list|revoke | jobs ... | submitters ..."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tracker_service.config import Settings
+from tracker_service.jobs_cli import add_jobs_commands
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import list_recipes
 from tracker_service.store.tokens import add_join_token, list_join_tokens, revoke_join_token
@@ -192,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     revoke = with_db(actions.add_parser("revoke", help="revoke a join token"))
     revoke.add_argument("token_id", type=int)
     tokens.set_defaults(func=cmd_tokens)
+    add_jobs_commands(commands)
     return parser
 
 

@@ -8,11 +8,13 @@ from sqlalchemy.orm import Session
 
 from tracker_service.recipe_identity import coverage_gap
 from tracker_service.schemas.state import (
+    JobSummaryPublic,
     ModelHealthPublic,
     NodePublic,
     RecipePublic,
     StatePublic,
 )
+from tracker_service.store.jobs import list_jobs, task_counts
 from tracker_service.store.ledger import list_recipes
 from tracker_service.store.nodes import (
     LiveNode,
@@ -92,6 +94,23 @@ def model_health(row: Recipe, nodes: Sequence[LiveNode]) -> ModelHealthPublic:
     )
 
 
+def job_summaries(session: Session, limit: int = 50) -> list[JobSummaryPublic]:
+    """The newest batch jobs with their tasks counted per state."""
+    jobs = list_jobs(session, limit=limit)
+    counts = task_counts(session, [j.job_id for j in jobs])
+    return [
+        JobSummaryPublic(
+            job_id=j.job_id,
+            workload=j.workload,
+            state=j.state,
+            task_count=j.task_count,
+            counts=counts[j.job_id],
+            created_at=j.created_at,
+        )
+        for j in jobs
+    ]
+
+
 def collect_state(session: Session, *, now: float, node_limit: int = 1000) -> StatePublic:
     recipes = list_recipes(session)
     # One covering-index scan per recipe; never loads whole node rows.
@@ -111,4 +130,5 @@ def collect_state(session: Session, *, now: float, node_limit: int = 1000) -> St
         recipes=[recipe_public(row) for row in recipes],
         nodes=[node_public(node, now) for node in shown],
         nodes_total_live=count_live(session, now=now),
+        jobs=job_summaries(session),
     )

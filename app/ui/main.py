@@ -28,6 +28,7 @@ from PySide6.QtCore import QObject, QSettings, QTimer, qVersion
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
 
 from app.settings_model import validate_settings
+from app.ui.batch_jobs import BatchJobsSupervisor
 from app.ui.controller import NodeController
 from app.ui.errors import apology, guarded, install_excepthook, set_log_file, user_sentence
 from app.ui.icons import app_icon
@@ -140,6 +141,7 @@ class MeshNetApp(QObject):
             period_ms=probe_period_ms or DEFAULT_PERIOD_MS,
             parent=self,
         )
+        self.batch_jobs = BatchJobsSupervisor(parent=self)
         self._windows: dict[str, QWidget] = {}
         self._quitting = False
         self._wire()
@@ -158,6 +160,9 @@ class MeshNetApp(QObject):
         self.status_window.quit_requested.connect(self.request_quit)
         controller.crashed.connect(self._crashed)
         controller.running_changed.connect(self._running_changed)
+        controller.running_changed.connect(self.batch_jobs.set_serving)
+        self.store.changed.connect(self.batch_jobs.set_settings)
+        self.batch_jobs.set_settings(self.store.load())
         self.qapp.aboutToQuit.connect(self.shutdown)
 
     def show_initial(self, *, hidden: bool = False) -> None:
@@ -264,6 +269,7 @@ class MeshNetApp(QObject):
         """Quit after the node has drained and exited (or been killed after the timeout)."""
         self._quitting = True
         self.monitor.stop()
+        self.batch_jobs.stop()
         if self.controller.running:
             log.info("quitting: stopping the node first")
             self.controller.stop()
@@ -281,6 +287,7 @@ class MeshNetApp(QObject):
     def shutdown(self) -> None:
         """Last moments: the node must not outlive the app."""
         self.monitor.stop()
+        self.batch_jobs.stop()
         if self.controller.running:
             self.controller.stop()
             if not self.controller.wait_for_exit(int(self.controller.stop_timeout_s * 1000)):

@@ -215,6 +215,11 @@ class SettingsDialog(QDialog):
         self.memory_cap = _spin(0, 1_000_000, " MB", "No limit")
         self.memory_cap.setSingleStep(256)
         self.start_at_login = QCheckBox("Start MeshNet when I log in")
+        self.batch_jobs = QCheckBox("Run batch jobs when not serving")
+        self.batch_jobs.setToolTip(
+            "While this computer is not serving a model, run the tracker's batch jobs "
+            "(quality checks, bulk generation) in a sandboxed helper process."
+        )
         self.tabs.addTab(
             form_page(
                 [
@@ -233,6 +238,7 @@ class SettingsDialog(QDialog):
                     ),
                     ("Memory limit:", [_row(self.memory_cap), self.problems["memory_cap_mb"]]),
                     ("", [self.start_at_login, self.problems["start_at_login"]]),
+                    ("", [self.batch_jobs]),
                 ]
             ),
             "This computer",
@@ -301,6 +307,7 @@ class SettingsDialog(QDialog):
         self.layer_end.setEnabled(s.layers is not None)
         self.memory_cap.setValue(s.memory_cap_mb or 0)
         self.start_at_login.setChecked(s.start_at_login)
+        self.batch_jobs.setChecked(s.run_batch_jobs)
         self.gpu_busy.setChecked(s.pause_when_gpu_busy)
         self.gpu_hot.setChecked(s.pause_above_gpu_temp_c is not None)
         self.gpu_temp.setValue(s.pause_above_gpu_temp_c or 85)
@@ -327,6 +334,7 @@ class SettingsDialog(QDialog):
             device=self.device_field.value(),
             memory_cap_mb=self.memory_cap.value() or None,
             start_at_login=self.start_at_login.isChecked(),
+            run_batch_jobs=self.batch_jobs.isChecked(),
             pause_when_gpu_busy=self.gpu_busy.isChecked(),
             pause_above_gpu_temp_c=self.gpu_temp.value() if self.gpu_hot.isChecked() else None,
             pause_programs=self.programs.programs(),

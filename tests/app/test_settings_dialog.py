@@ -330,3 +330,15 @@ def test_check_against_a_real_tracker_and_a_port_where_nothing_answers(
     dialog.url_edit.setText(tracker.url)
     dialog.check_url()
     qtbot.waitUntil(lambda: "Nothing answers" in dialog.url_result.text(), timeout=20_000)
+
+
+def test_run_batch_jobs_when_not_serving_is_a_saved_setting(
+    qtbot: Any, store: SettingsStore
+) -> None:
+    dialog = make_dialog(qtbot, store, FakeCheck(), FakeAutostart())
+    dialog.url_edit.setText(URL)
+    assert not dialog.batch_jobs.isChecked()
+    dialog.batch_jobs.setChecked(True)
+    with qtbot.waitSignal(dialog.accepted, timeout=10_000):
+        dialog.save_button.click()
+    assert store.load() == AppSettings(tracker_url=URL, run_batch_jobs=True)

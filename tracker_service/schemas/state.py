@@ -58,9 +58,21 @@ class ModelHealthPublic(BaseModel):
     recipe_status: str
 
 
+class JobSummaryPublic(BaseModel):
+    """A batch job as the status page shows it (details: GET /api/v1/jobs/{id})."""
+
+    job_id: str
+    workload: str
+    state: str
+    task_count: int
+    counts: dict[str, int] = Field(description="tasks per state")
+    created_at: float
+
+
 class StatePublic(BaseModel):
     generated_at: float
     models: list[ModelHealthPublic]
     recipes: list[RecipePublic]
     nodes: list[NodePublic]
     nodes_total_live: int
+    jobs: list[JobSummaryPublic] = Field(default_factory=list, description="recent batch jobs")

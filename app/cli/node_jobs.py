@@ -1,0 +1,161 @@
+"""`meshnet-node jobs run | logout` — run batch jobs from a tracker when not serving.
+
+``run`` registers this node as an executor (signed with the node key), keeps the
+session credential per tracker URL (OS keyring, or a 0600 file), and runs the
+pull loop of ``core.jobs.loop`` until stopped, ``--once`` task, ``--max-tasks``
+accepted, or ``--idle-exit`` seconds without work. Log lines on stderr are JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+import time
+from pathlib import Path
+from types import FrameType
+
+from app.cli.node_identity import add_identity_arguments
+from core.jobs.archives import DEFAULT_MAX_BYTES, DEFAULT_MAX_MEMBERS
+from core.jobs.client import JobsClient
+from core.jobs.credentials import CredentialStore
+from core.jobs.loop import ExecutorLoop
+from core.jobs.runner import SubprocessRunner
+from core.keystore import load_or_create_identity
+
+
+class JsonLines(logging.Formatter):
+    """One JSON object per line: time, level, logger, and the event's own fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        try:
+            fields = json.loads(message)
+            if not isinstance(fields, dict):
+                fields = {"event": message}
+        except ValueError:
+            fields = {"event": message}
+        return json.dumps(
+            {
+                "ts": round(record.created, 3),
+                "level": record.levelname.lower(),
+                "logger": record.name,
+                **fields,
+            },
+            default=str,
+        )
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    jobs = subparsers.add_parser("jobs", help="run batch jobs from a tracker")
+    verbs = jobs.add_subparsers(dest="jobs_command", required=True)
+    run = verbs.add_parser("run", help="claim and run batch tasks until stopped")
+    run.add_argument("--tracker", required=True, help="tracker URL, e.g. http://host:8765")
+    run.add_argument("--once", action="store_true", help="run at most one task, then exit")
+    run.add_argument("--max-tasks", type=int, default=None, help="exit after N accepted tasks")
+    run.add_argument(
+        "--idle-exit", type=float, default=None, metavar="S", help="exit after S s with no work"
+    )
+    run.add_argument("--workdir", type=Path, default=None, help="where task folders are made")
+    run.add_argument("--poll", type=float, default=1.0, help="seconds between empty claims")
+    run.add_argument("--task-timeout", type=float, default=3600.0, help="longest task (s)")
+    run.add_argument(
+        "--max-unpacked-mb",
+        type=int,
+        default=DEFAULT_MAX_BYTES >> 20,
+        help="most bytes one task's archives may unpack to (MB; the host's ceiling)",
+    )
+    run.add_argument(
+        "--max-unpacked-members",
+        type=int,
+        default=DEFAULT_MAX_MEMBERS,
+        help="most files one archive input may hold",
+    )
+    _credential_arguments(run)
+    add_identity_arguments(run)
+    run.set_defaults(func=run_jobs)
+    logout = verbs.add_parser("logout", help="forget the session credential for a tracker")
+    logout.add_argument("--tracker", required=True)
+    _credential_arguments(logout)
+    logout.set_defaults(func=logout_jobs)
+
+
+def _credential_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--credentials-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="keep session credentials in this 0600 JSON file instead of the OS keyring",
+    )
+
+
+def _install_json_logging() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonLines())
+    for name in ("meshnet.jobs", "core.jobs"):
+        logger = logging.getLogger(name)
+        logger.handlers = [handler]
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
+def run_jobs(args: argparse.Namespace) -> int:
+    _install_json_logging()
+    identity = load_or_create_identity(args.profile, args.identity_file)
+    client = JobsClient(args.tracker, identity, credentials=CredentialStore(args.credentials_file))
+    loop = ExecutorLoop(
+        client,
+        SubprocessRunner(timeout_seconds=args.task_timeout),
+        poll_seconds=args.poll,
+        workdir_base=args.workdir,
+        max_unpacked_bytes=args.max_unpacked_mb << 20,
+        max_unpacked_members=args.max_unpacked_members,
+    )
+
+    def stop(_signum: int, _frame: FrameType | None) -> None:
+        loop.stop_event.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    log = logging.getLogger("meshnet.jobs")
+    backoff = 1.0
+    while not loop.stop_event.is_set():  # the first registration retries like any outage
+        try:
+            client.register()
+            break
+        except Exception as exc:
+            log.warning(json.dumps({"event": "registration failed", "error": str(exc)}))
+            if loop.stop_event.wait(backoff):
+                return 0
+            backoff = min(backoff * 2, 30.0)
+    log.info(
+        json.dumps(
+            {"event": "executor started", "node": identity.node_id, "tracker": client.base_url}
+        )
+    )
+    started = time.monotonic()
+    accepted = loop.run(max_tasks=args.max_tasks, once=args.once, idle_exit_s=args.idle_exit)
+    log.info(
+        json.dumps(
+            {
+                "event": "executor stopped",
+                "accepted": accepted,
+                "tasks_run": loop.tasks_run,
+                "seconds": round(time.monotonic() - started, 1),
+            }
+        )
+    )
+    client.close()
+    return 0
+
+
+def logout_jobs(args: argparse.Namespace) -> int:
+    store = CredentialStore(args.credentials_file)
+    if store.clear(args.tracker):
+        print(f"forgot the session credential for {args.tracker} ({store.describe()})")
+    else:
+        print(f"no session credential was saved for {args.tracker} ({store.describe()})")
+    return 0

@@ -1,0 +1,1 @@
+"""Workloads an executor may run (the runner's allowlist names these modules)."""

@@ -1,0 +1,66 @@
+"""Executors: nodes that claim batch work. Their key (for signed requests) and a
+short-lived session credential (hashed) so most calls need no per-request nonce."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+from sqlalchemy.orm import Session
+
+from tracker_service.store.job_tables import JobExecutor
+
+SESSION_PREFIX = "mne_"
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def register_executor(
+    session: Session, node_id: str, public_key_b64: str, *, now: float, ttl_s: float
+) -> tuple[str, float]:
+    """(Re)register `node_id`; returns a fresh session credential and its expiry."""
+    token = SESSION_PREFIX + secrets.token_urlsafe(32)
+    expires = now + ttl_s
+    row = session.get(JobExecutor, node_id)
+    if row is None:
+        row = JobExecutor(
+            node_id=node_id,
+            public_key_b64=public_key_b64,
+            session_hash=_hash(token),
+            session_expires_at=expires,
+            registered_at=now,
+            last_seen_at=now,
+            tasks_done=0,
+        )
+        session.add(row)
+    else:
+        row.public_key_b64 = public_key_b64
+        row.session_hash = _hash(token)
+        row.session_expires_at = expires
+        row.last_seen_at = now
+    return token, expires
+
+
+def executor_key(session: Session, node_id: str) -> str | None:
+    row = session.get(JobExecutor, node_id)
+    return None if row is None else row.public_key_b64
+
+
+def check_session(session: Session, node_id: str, token: str, *, now: float) -> bool:
+    row = session.get(JobExecutor, node_id)
+    if row is None or row.session_expires_at < now:
+        return False
+    return hmac.compare_digest(row.session_hash, _hash(token))
+
+
+def touch_executor(session: Session, node_id: str, *, now: float, done: int = 0) -> bool:
+    """Record that `node_id` is alive; False when it is not registered (re-register)."""
+    row = session.get(JobExecutor, node_id)
+    if row is None:
+        return False
+    row.last_seen_at = now
+    row.tasks_done += done
+    return True
