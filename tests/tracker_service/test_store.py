@@ -94,7 +94,7 @@ def test_migrating_twice_is_harmless(database: Database) -> None:
     database.migrate()
     with database.engine.connect() as connection:
         version = connection.execute(text("SELECT version_num FROM alembic_version")).scalar_one()
-    assert version == "0002"
+    assert version == "0003"
 
 
 def test_live_nodes_are_partitioned_by_exact_fingerprint(database: Database) -> None:

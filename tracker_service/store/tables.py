@@ -189,3 +189,19 @@ class JoinToken(Base):
     revoked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     last_used_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     uses: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class ApiKey(Base):
+    """A gateway user's key; only its SHA-256 is stored, the text is shown once."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    key_hash: Mapped[str] = mapped_column(String(HEX64), unique=True)
+    label: Mapped[str] = mapped_column(String(256), default="")
+    created_at: Mapped[float] = mapped_column(Float)
+    revoked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    last_used_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # Per-key limits; NULL means the tracker's defaults (gateway_*_per_minute).
+    requests_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    tokens_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
