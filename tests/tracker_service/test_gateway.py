@@ -274,3 +274,25 @@ def test_metrics_count_requests_tokens_and_first_token_latency(cluster: GatewayC
     assert 'meshnet_gateway_tokens_total{kind="completion"}' in text
     assert "meshnet_gateway_time_to_first_token_seconds_count" in text
     assert "meshnet_gateway_failovers_total" in text
+
+
+def test_each_request_logs_one_line_with_route_tokens_and_latency(
+    cluster: GatewayCluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level("INFO", logger="tracker_service.gateway.requests"):
+        client_for(cluster).completions.create(
+            model=MODEL, prompt=QUESTION, max_tokens=4, user="log-test"
+        )
+    lines = [r.getMessage() for r in caplog.records if r.name.endswith("gateway.requests")]
+    assert len(lines) == 1
+    line = lines[0]
+    assert line.startswith(f"completions model={MODEL} caller=loopback stream=False outcome=ok")
+    for field in (
+        "route=",
+        "[0,2) -> ",
+        "prompt_tokens=5",
+        "ttft=",
+        "tokens_per_s=",
+        "failovers=0",
+    ):
+        assert field in line, line

@@ -53,6 +53,14 @@ class GenerationStats:
     started: float = field(default_factory=time.perf_counter)
 
     @property
+    def route_header(self) -> str:
+        """The current route as ``node:start-end,...`` (the X-Meshnet-Route header)."""
+        if not self.routes:
+            return ""
+        hops = self.routes[-1].hops
+        return ",".join(f"{h.node_id}:{h.effective_start}-{h.end}" for h in hops)
+
+    @property
     def route_text(self) -> str:
         if not self.routes:
             return "-"

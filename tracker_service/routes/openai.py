@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1", tags=["openai"])
 M = TypeVar("M", bound=BaseModel)
 MAX_BODY_ERRORS = 3
+# Which nodes served the answer (the route at its end), for people and the demo.
+ROUTE_HEADER = "X-Meshnet-Route"
 
 
 def get_gateway(request: Request) -> Gateway:
@@ -146,7 +148,11 @@ async def _answer(
         return EventStream(
             events,
             media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            headers={
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",
+                ROUTE_HEADER: answer.generation.stats.route_header,
+            },
         )
     outcome = "ok"
     try:
@@ -175,14 +181,15 @@ async def _answer(
             "finish_reason": answer.finish_reason,
         }
     return JSONResponse(
-        {
+        headers={ROUTE_HEADER: answer.generation.stats.route_header},
+        content={
             "id": answer.id,
             "object": "chat.completion" if chat else "text_completion",
             "created": answer.created,
             "model": answer.model,
             "choices": [choice],
             "usage": answer.usage,
-        }
+        },
     )
 
 
