@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import pytest
 
@@ -163,3 +164,21 @@ def test_a_hop_past_its_step_deadline_is_replaced(chat_model: Path, tmp_path: Pa
         wait_for(lambda: healthy.sessions.open_count == 0, 30, "the session to close")
     finally:
         cluster.stop()
+
+
+def test_a_client_that_leaves_a_non_streamed_answer_stops_its_generation(
+    cluster: GatewayCluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    cluster.add_node(0, 2)
+    slow(cluster.add_node(2, 4))
+    cluster.wait_certified()
+    body = {"model": MODEL, "prompt": PROMPT, "max_tokens": 100, "temperature": 0}
+    with caplog.at_level("INFO", logger="tracker_service.gateway.requests"):
+        with cluster.http() as http, pytest.raises(httpx.ReadTimeout):
+            http.post("/v1/completions", json=body, timeout=httpx.Timeout(60, read=0.5))
+        wait_for(lambda: any("outcome=" in r.getMessage() for r in caplog.records), 30)
+    wait_for(lambda: cluster.open_sessions() == 0, 30, "the abandoned route to close")
+    line = next(r.getMessage() for r in caplog.records if "outcome=" in r.getMessage())
+    assert "outcome=cancelled" in line, line
+    produced = int(line.split("completion_tokens=")[1].split()[0])
+    assert produced < 100  # generation stopped when the client left

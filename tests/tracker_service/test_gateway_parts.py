@@ -142,3 +142,15 @@ def test_with_keys_a_bearer_key_is_needed_even_on_loopback(tmp_path: Path) -> No
     with pytest.raises(Unauthorized, match="revoked"):
         check.authenticate(f"Bearer {key}", "127.0.0.1")
     database.dispose()
+
+
+def test_a_tracker_without_keys_says_at_startup_that_it_serves_loopback_only(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from tests.tracker_service.conftest import make_settings
+    from tracker_service.app import create_app
+
+    with caplog.at_level("WARNING", logger="tracker_service.app"):
+        app = create_app(make_settings(tmp_path, background_tasks=False))
+    app.state.tracker.database.dispose()
+    assert any("answers only on loopback" in r.getMessage() for r in caplog.records)

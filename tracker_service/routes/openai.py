@@ -8,15 +8,16 @@ the first token is one error event, then ``[DONE]``.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine
 from typing import Annotated, Any, TypeVar
 
 import anyio
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ValidationError
 from starlette.types import Receive, Scope, Send
 
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1", tags=["openai"])
 M = TypeVar("M", bound=BaseModel)
 MAX_BODY_ERRORS = 3
+CLIENT_CLOSED = 499  # nginx's code for a request the client abandoned
 # Which nodes served the answer (the route at its end), for people and the demo.
 ROUTE_HEADER = "X-Meshnet-Route"
 
@@ -114,27 +116,24 @@ async def list_models(gateway: GatewayDep, _caller: CallerDep) -> dict[str, Any]
 
 
 @router.post("/chat/completions", response_model=None)
-async def chat_completions(
-    request: Request, gateway: GatewayDep, caller: CallerDep
-) -> JSONResponse | StreamingResponse:
+async def chat_completions(request: Request, gateway: GatewayDep, caller: CallerDep) -> Response:
     body = _parse(ChatCompletionCreate, await request.body())
-    return await _answer(gateway, body, caller, "chat.completions")
+    return await _answer(request, gateway, body, caller, "chat.completions")
 
 
 @router.post("/completions", response_model=None)
-async def completions(
-    request: Request, gateway: GatewayDep, caller: CallerDep
-) -> JSONResponse | StreamingResponse:
+async def completions(request: Request, gateway: GatewayDep, caller: CallerDep) -> Response:
     body = _parse(CompletionCreate, await request.body())
-    return await _answer(gateway, body, caller, "completions")
+    return await _answer(request, gateway, body, caller, "completions")
 
 
 async def _answer(
+    request: Request,
     gateway: Gateway,
     body: ChatCompletionCreate | CompletionCreate,
     caller: Caller,
     endpoint: str,
-) -> JSONResponse | StreamingResponse:
+) -> Response:
     record = RequestRecord(endpoint, body.model, caller.name, body.stream)
     try:
         answer = await gateway.prepare(body, caller, record)
@@ -156,7 +155,10 @@ async def _answer(
         )
     outcome = "ok"
     try:
-        text = await answer.text()
+        text = await _unless_disconnected(request, answer.text())
+    except ClientGone:
+        outcome = "cancelled"
+        return Response(status_code=CLIENT_CLOSED)  # nobody reads it; the route is closed
     except GenerationFailed as exc:
         outcome = "route_failed"
         raise Unavailable(
@@ -191,6 +193,32 @@ async def _answer(
             "usage": answer.usage,
         },
     )
+
+
+class ClientGone(Exception):
+    """The client disconnected before a non-streamed answer was complete."""
+
+
+async def _unless_disconnected(request: Request, work: Coroutine[Any, Any, str]) -> str:
+    """`work`'s result, or ClientGone (with `work` cancelled) if the client leaves first:
+    a non-streamed answer must not keep its route busy for a caller that is gone."""
+    task = asyncio.ensure_future(work)
+
+    async def watch() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+
+    watcher = asyncio.ensure_future(watch())
+    try:
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watcher.cancel()
+    if not task.done():
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, GenerationFailed):
+            await task
+        raise ClientGone
+    return task.result()
 
 
 def _event(payload: dict[str, Any] | str) -> bytes:
