@@ -6,10 +6,11 @@ The tracker holds no weights and trusts no single node's files:
   ``tokenizer_revision`` axis (the certifier's check);
 - ``config.json`` (context length, end-of-sequence ids) only if its digest
   equals the ``architecture_digest`` the node's identity block pins;
-- ``tokenizer_config.json`` (the chat template) only if at least two distinct
-  nodes of the fingerprint serve byte-identical copies. The recipe axes carry
-  no digest of it yet, so agreement between independent nodes is the check;
-  one node alone cannot impose a template.
+- ``tokenizer_config.json`` (the chat template) only with the SHA-256 the
+  ledger pinned when the recipe was certified (every certifying node served
+  those bytes). For a recipe certified without a pin, at least two distinct
+  nodes must serve byte-identical copies, and that digest is pinned then. One
+  node alone never imposes a template.
 """
 
 from __future__ import annotations
@@ -29,18 +30,15 @@ from tokenizers import Tokenizer
 
 from tracker_service.certifier import fetch_tokenizer
 from tracker_service.gateway.chat_template import ChatTemplate, TemplateError
-from tracker_service.reachability import http_base
+from tracker_service.node_files import CONFIG_PATH, TOKENIZER_CONFIG_PATH, fetch_metadata
 from tracker_service.recipe_digests import canonical_sha256
 from tracker_service.recipe_identity import RecipeIdentityError, parse_identity
 from tracker_service.routing import Candidate
 from tracker_service.store.db import Database
-from tracker_service.store.routing import Key, RecipeInfo, identity_blocks
+from tracker_service.store.routing import Key, RecipeInfo, identity_blocks, pin_chat_template
 
 log = logging.getLogger(__name__)
 
-CONFIG_PATH = "/v1/config"
-TOKENIZER_CONFIG_PATH = "/v1/tokenizer_config"
-MAX_METADATA_BYTES = 4 * 1024 * 1024
 TEMPLATE_QUORUM = 2
 RETRY_FAILED_S = 10.0
 
@@ -62,24 +60,6 @@ class ModelAssets:
 
     def decode(self, ids: Sequence[int]) -> str:
         return str(self.tokenizer.decode(list(ids), skip_special_tokens=True))
-
-
-async def fetch_metadata(
-    client: httpx.AsyncClient, endpoint: str, path: str, *, timeout_s: float = 5.0
-) -> bytes | None:
-    try:
-        async with client.stream("GET", http_base(endpoint) + path, timeout=timeout_s) as reply:
-            if reply.status_code != 200:
-                return None
-            body = bytearray()
-            async for chunk in reply.aiter_bytes():
-                body += chunk
-                if len(body) > MAX_METADATA_BYTES:
-                    return None
-            return bytes(body)
-    except Exception as exc:  # any node may be broken; the caller asks the next
-        log.info("fetching %s from %s failed: %s", path, endpoint, exc)
-        return None
 
 
 def config_matches(body: bytes, architecture_digest: str) -> dict[str, Any] | None:
@@ -157,7 +137,7 @@ class AssetStore:
                 f"recipe {info.recipe_id} pins; try again when its nodes are back"
             )
         config = await self._config(client, nodes)
-        tokens, template, template_sha = await self._template(client, endpoints)
+        tokens, template, template_sha = await self._template(client, info, endpoints)
         context = config.get("max_position_embeddings")
         assets = ModelAssets(
             tokenizer=tokenizer,
@@ -197,8 +177,20 @@ class AssetStore:
             return identity_blocks(session, node_ids)
 
     async def _template(
-        self, client: httpx.AsyncClient, endpoints: Sequence[str]
+        self, client: httpx.AsyncClient, info: RecipeInfo, endpoints: Sequence[str]
     ) -> tuple[dict[str, Any], ChatTemplate | None, str | None]:
+        pinned = info.chat_template_sha256
+        if pinned is not None:
+            for endpoint in endpoints:
+                body = await fetch_metadata(client, endpoint, TOKENIZER_CONFIG_PATH)
+                if body is not None and hashlib.sha256(body).hexdigest() == pinned:
+                    return _load_template(body, pinned)
+                if body is not None:
+                    log.warning(
+                        "node at %s serves a chat template that is not %s", endpoint, pinned
+                    )
+            log.warning("no live node serves the pinned chat template %s", pinned[:12])
+            return {}, None, None
         bodies = await asyncio.gather(
             *(fetch_metadata(client, e, TOKENIZER_CONFIG_PATH) for e in endpoints[:8])
         )
@@ -207,7 +199,7 @@ class AssetStore:
             return {}, ChatTemplate(None), None  # the model ships no template at all
         body, count = votes.most_common(1)[0]
         digest = hashlib.sha256(body).hexdigest()
-        if count < TEMPLATE_QUORUM:
+        if count < TEMPLATE_QUORUM or (len(votes) > 1 and list(votes.values()).count(count) > 1):
             log.warning(
                 "tokenizer_config.json %s is served by %d node(s); %d must agree",
                 digest[:12],
@@ -215,19 +207,30 @@ class AssetStore:
                 TEMPLATE_QUORUM,
             )
             return {}, None, None
-        try:
-            tokens = json.loads(body)
-            if not isinstance(tokens, dict):
-                raise ValueError("not an object")
-            template = ChatTemplate(
-                _text(tokens.get("chat_template")),
-                bos_token=_text(tokens.get("bos_token")) or "",
-                eos_token=_text(tokens.get("eos_token")) or "",
-            )
-        except (ValueError, TemplateError) as exc:
-            log.warning("tokenizer_config.json %s is unusable: %s", digest[:12], exc)
-            return {}, None, None
-        return tokens, template, digest
+        await asyncio.to_thread(self._pin, info.key, digest)
+        return _load_template(body, digest)
+
+    def _pin(self, key: Key, digest: str) -> None:
+        with self._db.sessions.begin() as session:
+            pin_chat_template(session, key, digest)
+
+
+def _load_template(
+    body: bytes, digest: str
+) -> tuple[dict[str, Any], ChatTemplate | None, str | None]:
+    try:
+        tokens = json.loads(body)
+        if not isinstance(tokens, dict):
+            raise ValueError("not an object")
+        template = ChatTemplate(
+            _text(tokens.get("chat_template")),
+            bos_token=_text(tokens.get("bos_token")) or "",
+            eos_token=_text(tokens.get("eos_token")) or "",
+        )
+    except (ValueError, TemplateError) as exc:
+        log.warning("tokenizer_config.json %s is unusable: %s", digest[:12], exc)
+        return {}, None, None
+    return tokens, template, digest
 
 
 def _text(value: Any) -> str | None:

@@ -219,8 +219,9 @@ class Gateway:
         if isinstance(body, ChatCompletionCreate):
             if assets.template is None:
                 raise Unavailable(
-                    f"the chat template of '{body.model}' could not be verified (fewer than two "
-                    "nodes serve identical copies); /v1/completions with a raw prompt still works",
+                    f"the chat template of '{body.model}' could not be verified: no live node "
+                    "serves the bytes pinned when it was certified (or, with no pin, fewer than "
+                    "two nodes serve identical copies); /v1/completions with a raw prompt works",
                     code="chat_template_unverified",
                     retry_after_s=RETRY_BROKEN_ROUTE_S,
                 )

@@ -136,6 +136,9 @@ class Recipe(Base):
     certified_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     certified_route_session: Mapped[str | None] = mapped_column(String(128), nullable=True)
     certified_node_count: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # SHA-256 of the tokenizer_config.json (chat template) the certifying nodes all
+    # served; the gateway accepts a template only with these bytes.
+    chat_template_sha256: Mapped[str | None] = mapped_column(String(HEX64), nullable=True)
 
     __table_args__ = (
         UniqueConstraint(

@@ -1,4 +1,4 @@
-"""gateway API keys (hashed) with optional per-key limits
+"""gateway: API keys (hashed) with optional per-key limits; recipes' chat template pin
 
 Revision ID: 0003
 Revises: 0002
@@ -30,7 +30,11 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("key_hash"),
     )
+    with op.batch_alter_table("recipes") as batch:
+        batch.add_column(sa.Column("chat_template_sha256", sa.String(length=64), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("recipes") as batch:
+        batch.drop_column("chat_template_sha256")
     op.drop_table("api_keys")
