@@ -8,6 +8,7 @@
     api_keys          hashed keys, the bearer check, per-key rate limits
     observability     the per-request log line and the Prometheus metrics
     errors            OpenAI's error shape (every refusal of the gateway)
+    service           the entry point the routes call: request in, answer out
 
 ``tracker_service.routes.openai`` wires these into ``/v1/*``.
 """

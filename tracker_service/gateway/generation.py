@@ -10,6 +10,12 @@ continues exactly as an undisturbed run would. A node that refuses to open
 route is left the caller gets :class:`GenerationFailed`, never a hang: every
 wait is bounded by the route client's timeouts.
 
+The replacement is a whole new route (a ticket binds the full hop list, so a
+span cannot be swapped under the old one); hops that survive may be chosen
+again and simply rebuild their caches from the replayed prefix. Sampled
+(temperature > 0) answers stay valid after a failover but not identical to
+an undisturbed run: the last hop's seeded generator starts afresh.
+
 Whatever way the generation ends (done, failed, or the client went away and
 the task was cancelled), every hop's session is closed or dropped, so no node
 keeps a KV cache for it.
@@ -49,7 +55,7 @@ class GenerationStats:
     failovers: int = 0
     failed_nodes: list[str] = field(default_factory=list)
     stall_s: float = 0.0  # time from a hop's failure to the next token
-    first_token_s: float | None = None
+    first_token_at: float | None = None  # perf_counter() when the first token came
     started: float = field(default_factory=time.perf_counter)
 
     @property
@@ -119,8 +125,8 @@ class Generation:
                 if failed_at is not None:
                     self.stats.stall_s += time.perf_counter() - failed_at
                     failed_at = None
-                if self.stats.first_token_s is None:
-                    self.stats.first_token_s = time.perf_counter() - self.stats.started
+                if self.stats.first_token_at is None:
+                    self.stats.first_token_at = time.perf_counter()
                 produced += 1
                 context.append(token.token_id)
                 yield token.token_id

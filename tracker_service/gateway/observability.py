@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
@@ -51,6 +52,7 @@ class RequestRecord:
     elapsed_s: float = 0.0
     failovers: int = 0
     stall_s: float = 0.0
+    started: float = field(default_factory=time.perf_counter)  # the request's arrival
 
     @property
     def decode_rate(self) -> float:

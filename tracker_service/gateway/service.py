@@ -106,8 +106,9 @@ class Answer:
         record.route = stats.route_text
         record.prompt_tokens = self.prompt_tokens
         record.completion_tokens = self.completion_tokens
-        record.first_token_s = stats.first_token_s
-        record.elapsed_s = time.perf_counter() - stats.started
+        if stats.first_token_at is not None:
+            record.first_token_s = stats.first_token_at - record.started
+        record.elapsed_s = time.perf_counter() - record.started
         record.failovers = stats.failovers
         record.stall_s = stats.stall_s
         limiter.charge(self.caller, self.prompt_tokens + self.completion_tokens)
