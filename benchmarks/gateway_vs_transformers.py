@@ -12,11 +12,17 @@ in interleaved rounds (best of each), the gateway's time to first token, and
 the failover stall: the node serving the second half is killed with SIGKILL
 mid-stream and the time to the next token is reported (the answer must equal
 the undisturbed one). Last line: ``ratio: X`` with X = (b)/(a).
+
+``--threads N`` gives transformers and every node process N torch threads
+(``OMP_NUM_THREADS``), the same on both sides; on a crowded machine 1 keeps
+both from collapsing under oversubscribed thread barriers.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -126,6 +132,13 @@ def stream(url: str, model: str, *, kill_after: int = 0, nodes: dict[str, Child]
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, help="torch threads, here and in every node")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)  # the node processes inherit it
+        print(f"torch threads: {args.threads} (transformers and each node)")
     model_dir = ensure_default_model()
     tokenizer = ChatTokenizer.from_folder(model_dir)
     prompt_ids = tokenizer.encode_chat([{"role": "user", "content": PROMPT}])
