@@ -23,6 +23,9 @@ from tracker_service.auth import NonceBook, PublicKeyCache
 from tracker_service.body_limit import BodyLimitMiddleware
 from tracker_service.config import Settings
 from tracker_service.deps import TrackerContext
+from tracker_service.gateway.errors import GatewayError
+from tracker_service.gateway.observability import GatewayMetrics
+from tracker_service.gateway.service import Gateway
 from tracker_service.job_settings import ARTIFACTS_PATH_PREFIX, build_jobs_state
 from tracker_service.keys import TrackerKey
 from tracker_service.metrics import TrackerMetrics
@@ -34,6 +37,7 @@ from tracker_service.routes import (
     job_artifacts,
     jobs,
     nodes,
+    openai,
     refusal_response,
     routes,
     state,
@@ -73,6 +77,10 @@ def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(errors.TrackerRefusal)
     async def on_refusal(_request: Request, exc: errors.TrackerRefusal) -> JSONResponse:
         return refusal_response(exc.status_code, exc.reason, exc.message)
+
+    @app.exception_handler(GatewayError)
+    async def on_gateway_error(_request: Request, exc: GatewayError) -> JSONResponse:
+        return openai.error_response(exc)
 
     @app.exception_handler(HTTPException)
     async def on_http(_request: Request, exc: HTTPException) -> JSONResponse:
@@ -116,6 +124,13 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
     app.state.tracker = context
     app.state.routing = routing
     app.state.jobs = build_jobs_state(settings)
+    app.state.gateway = Gateway(
+        settings,
+        context.database,
+        routing.planner,
+        routing.monitor,
+        GatewayMetrics(context.metrics.registry),
+    )
     # Added first, so it runs inside the body limit (413 still comes first).
     app.add_middleware(HeartbeatShortcut)
     app.add_middleware(
@@ -130,6 +145,7 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
     app.include_router(routes.router)
     app.include_router(job_artifacts.router)
     app.include_router(jobs.router)
+    app.include_router(openai.router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.openapi = lambda: _openapi_with_signed_bodies(app)  # type: ignore[method-assign]
     log.info(
@@ -138,7 +154,19 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
         settings.private,
         context.key.public_key_b64,
     )
+    _announce_gateway(app.state.gateway, settings)
     return app
+
+
+def _announce_gateway(gateway: Gateway, settings: Settings) -> None:
+    if gateway.keys.keys_configured():
+        log.info("gateway: /v1 needs an API key (Authorization: Bearer)")
+    else:
+        log.warning(
+            "gateway: no API keys configured, so /v1 answers only on loopback (this tracker "
+            "listens on %s); issue keys with `meshnet-tracker keys add --label NAME`",
+            settings.host,
+        )
 
 
 def app_from_env() -> FastAPI:

@@ -14,6 +14,11 @@ The prompt: the tracker holds no weights. It fetches the recipe's
 ``tokenizer.json`` from a hop (``GET /v1/tokenizer``) and uses it only if its
 SHA-256 equals the recipe's ``tokenizer_revision`` axis; otherwise it sends a
 fixed token-id prompt (real tokens still come out; they are just not words).
+
+The chat template: after a successful certification the certifier asks every
+hop of the certifying route for its ``tokenizer_config.json``; when all of
+these distinct nodes serve the same bytes, their SHA-256 is pinned in the
+ledger, and the gateway accepts a template only with exactly those bytes.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import httpx
 from tokenizers import Tokenizer
 
 from tracker_service.background import BackgroundLoop
+from tracker_service.node_files import TOKENIZER_CONFIG_PATH, agreed_digest, fetch_metadata
 from tracker_service.reachability import ReachabilityMonitor, http_base
 from tracker_service.recipe_identity import (
     DistributedForwardEvidence,
@@ -55,6 +61,7 @@ from tracker_service.store.routing import (
     RecipeInfo,
     dark_recipes,
     identity_blocks,
+    pin_chat_template,
     record_certification_failure,
 )
 from tracker_service.tickets import HopReceipt
@@ -318,6 +325,7 @@ class Certifier(BackgroundLoop):
             )
         except RecipeIdentityError as exc:
             raise CertificationFailed(EVIDENCE_REFUSED, str(exc)) from exc
+        await self._pin_chat_template(plan, info)
         return Attempt(
             info.key,
             True,
@@ -328,6 +336,37 @@ class Certifier(BackgroundLoop):
             token_ids=tuple(tokens),
             prompt_source=source,
         )
+
+    async def _pin_chat_template(self, plan: RoutePlan, info: RecipeInfo) -> None:
+        """Pin the template every certifying hop serves identically (else pin nothing)."""
+        try:
+            if self._client is not None:
+                bodies = [
+                    await fetch_metadata(self._client, h.endpoint, TOKENIZER_CONFIG_PATH)
+                    for h in plan.hops
+                ]
+            else:
+                async with httpx.AsyncClient(trust_env=False) as client:
+                    bodies = [
+                        await fetch_metadata(client, h.endpoint, TOKENIZER_CONFIG_PATH)
+                        for h in plan.hops
+                    ]
+            digest = agreed_digest(bodies)
+            if digest is None:
+                log.warning(
+                    "recipe %s: the certifying nodes do not serve one tokenizer_config.json; "
+                    "no chat template pinned",
+                    info.recipe_id,
+                )
+                return
+            await asyncio.to_thread(self._pin, info.key, digest)
+            log.info("recipe %s: chat template %s pinned", info.recipe_id, digest[:12])
+        except Exception:  # the certification stands; the gateway falls back to agreement
+            log.exception("pinning the chat template of %s failed", info.recipe_id)
+
+    def _pin(self, key: Key, digest: str) -> None:
+        with self._db.sessions.begin() as session:
+            pin_chat_template(session, key, digest)
 
     def _identities(self, plan: RoutePlan) -> dict[str, PresentedIdentity]:
         """Re-parse (re-derive) the identity blocks the route's nodes registered with."""

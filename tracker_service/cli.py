@@ -1,4 +1,4 @@
-"""meshnet-tracker: serve | recipes | tokens add|list|revoke | jobs ... | submitters ..."""
+"""meshnet-tracker: serve | recipes | tokens | keys | jobs | submitters (each add|list|...)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 
 from tracker_service.config import Settings
 from tracker_service.jobs_cli import add_jobs_commands
+from tracker_service.store.api_keys import add_api_key, list_api_keys, revoke_api_key
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import list_recipes
 from tracker_service.store.tokens import add_join_token, list_join_tokens, revoke_join_token
@@ -154,6 +155,63 @@ def cmd_tokens(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_keys(args: argparse.Namespace) -> int:
+    """Gateway API keys: with any active key, /v1 needs 'Authorization: Bearer <key>'."""
+    database = _open_store(_settings(args))
+    try:
+        if args.action == "add":
+            with database.sessions.begin() as session:
+                row, key = add_api_key(
+                    session,
+                    label=args.label or "",
+                    now=time.time(),
+                    requests_per_minute=args.requests_per_minute,
+                    tokens_per_minute=args.tokens_per_minute,
+                )
+                key_id = row.id
+            print(f"API key {key_id} ({args.label or 'no label'}); shown once, keep it:")
+            print(key)
+        elif args.action == "list":
+            with database.session() as session:
+                rows = [
+                    (
+                        str(k.id),
+                        k.label or "-",
+                        _when(k.created_at),
+                        "revoked " + _when(k.revoked_at) if k.revoked_at else "active",
+                        _when(k.last_used_at),
+                        str(k.requests_per_minute or "default"),
+                        str(k.tokens_per_minute or "default"),
+                    )
+                    for k in list_api_keys(session)
+                ]
+            if not rows:
+                print(
+                    "No API keys: the gateway answers only on loopback. Add one with "
+                    "`meshnet-tracker keys add --label NAME`."
+                )
+            else:
+                headers = ("ID", "LABEL", "CREATED", "STATE", "LAST USED", "REQ/MIN", "TOK/MIN")
+                print(_table(headers, rows))
+        else:
+            with database.sessions.begin() as session:
+                revoked = revoke_api_key(session, args.key_id, now=time.time())
+            if not revoked:
+                print(f"no active API key with id {args.key_id}", file=sys.stderr)
+                return 1
+            print(f"API key {args.key_id} revoked")
+    finally:
+        database.dispose()
+    return 0
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"a limit is at least 1, got {value}")
+    return value
+
+
 def _label(text: str) -> str:
     if len(text) > 256 or "\x00" in text:
         raise argparse.ArgumentTypeError(
@@ -194,6 +252,21 @@ def build_parser() -> argparse.ArgumentParser:
     revoke.add_argument("token_id", type=int)
     tokens.set_defaults(func=cmd_tokens)
     add_jobs_commands(commands)
+
+    keys = commands.add_parser("keys", help="API keys of the OpenAI-compatible gateway")
+    key_actions = keys.add_subparsers(dest="action", required=True)
+    key_add = with_db(key_actions.add_parser("add", help="issue an API key (shown once)"))
+    key_add.add_argument("--label", type=_label, help="who the key is for (at most 256 chars)")
+    key_add.add_argument(
+        "--requests-per-minute", type=_positive, help="this key's limit (default: the tracker's)"
+    )
+    key_add.add_argument(
+        "--tokens-per-minute", type=_positive, help="this key's limit (default: the tracker's)"
+    )
+    with_db(key_actions.add_parser("list", help="list API keys"))
+    key_revoke = with_db(key_actions.add_parser("revoke", help="revoke an API key"))
+    key_revoke.add_argument("key_id", type=int)
+    keys.set_defaults(func=cmd_keys)
     return parser
 
 

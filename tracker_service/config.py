@@ -61,6 +61,16 @@ class Settings(BaseSettings):
     certifier_backoff_max_s: float = Field(default=300.0, gt=0)
     certify_new_tokens: int = Field(default=4, ge=1, le=64)
 
+    # The OpenAI-compatible gateway (/v1/*): per-key limits unless a key sets its own.
+    gateway_requests_per_minute: int = Field(default=60, ge=1)
+    gateway_tokens_per_minute: int = Field(default=200_000, ge=1)
+    # A hop silent this long in one step counts as dead: the gateway fails over.
+    gateway_step_timeout_s: float = Field(default=30.0, gt=0)
+    gateway_open_timeout_s: float = Field(default=15.0, gt=0)
+    gateway_max_failovers: int = Field(default=4, ge=0)
+    # max_tokens when a request names none (capped by the model's context).
+    gateway_default_max_tokens: int = Field(default=512, ge=1)
+
     def database_url(self) -> str:
         if self.db:
             return self.db

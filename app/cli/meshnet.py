@@ -1,4 +1,4 @@
-"""`meshnet demo`: the whole network on one machine, from import to a streamed answer."""
+"""`meshnet demo` (the whole network on one machine) and `meshnet chat` (a gateway client)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from app.cli import chat
 from core.errors import MeshnetError
 
 
@@ -20,7 +21,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--prompt", default="What is the capital of France?")
     demo.add_argument("--max-tokens", type=int, default=64)
     demo.add_argument("--keep", action="store_true", help="keep the demo's folder and logs")
+    demo.add_argument(
+        "--serve", action="store_true", help="keep the network serving after the answer (Ctrl-C)"
+    )
     demo.set_defaults(func=run_demo)
+    chat.add_parser(subparsers)
     return parser
 
 
@@ -31,7 +36,11 @@ def run_demo(args: argparse.Namespace) -> int:
         print("meshnet: --max-tokens must be at least 1", file=sys.stderr)
         return 2
     options = DemoOptions(
-        nodes=args.nodes, prompt=args.prompt, max_tokens=args.max_tokens, keep_workdir=args.keep
+        nodes=args.nodes,
+        prompt=args.prompt,
+        max_tokens=args.max_tokens,
+        keep_workdir=args.keep,
+        serve=args.serve,
     )
     return Demo(options).run()
 

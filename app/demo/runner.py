@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 import sys
 import tempfile
@@ -13,12 +12,11 @@ from typing import Any, TextIO
 
 import httpx
 
+from app.cli.chat import GatewayClient
 from app.demo.processes import Child, split_layers, start_node, start_tracker
 from core.errors import MeshnetError
 from core.models.default_model import ensure_default_model
 from core.models.manifest import ModelManifest
-from core.models.tokenizer import ChatTokenizer
-from core.route import RouteSession, hops_from_route, request_route
 
 CERTIFY_TIMEOUT_S = 240.0
 
@@ -29,6 +27,7 @@ class DemoOptions:
     prompt: str = "What is the capital of France?"
     max_tokens: int = 64
     keep_workdir: bool = False
+    serve: bool = False  # keep the network up after the answer, until Ctrl-C
 
 
 class Demo:
@@ -84,8 +83,13 @@ class Demo:
         self.say(f"   recipe {recipe['recipe_id']} is {recipe['status']}: {recipe['detail']}\n")
 
         self.show_events = False
-        self.say(f"5. Asking: {self.options.prompt}")
-        asyncio.run(self._chat(url, model_dir, recipe))
+        self.say(f"5. Asking through the gateway: {self.options.prompt}")
+        self._chat(url, recipe)
+        if self.options.serve:
+            self.say(f"   Serving at {url}/v1 until Ctrl-C…")
+            while True:
+                self._check_children()
+                time.sleep(1.0)
         return 0
 
     def _state(self, url: str) -> dict[str, Any]:
@@ -128,36 +132,37 @@ class Demo:
             f"see the tracker's page and logs in {self.workdir}"
         )
 
-    async def _chat(self, url: str, model_dir: Path, recipe: dict[str, Any]) -> None:
-        tokenizer = ChatTokenizer.from_folder(model_dir)
-        prompt_ids = tokenizer.encode_chat([{"role": "user", "content": self.options.prompt}])
-        max_length = len(prompt_ids) + self.options.max_tokens + 1
-        route = await request_route(url, recipe)
-        hops = hops_from_route(route)
-        path = " → ".join(f"{h.node_id[:8]} [{h.effective_start}–{h.end})" for h in hops)
-        self.say(f"   route: {path}\n")
-        produced: list[int] = []
-        shown = ""
-        began = time.perf_counter()
-        first_token_at = 0.0
-        async with RouteSession(hops, route["ticket"], max_length=max_length) as session:
-            async for token in session.generate(
-                prompt_ids, self.options.max_tokens, tokenizer.eos_token_ids
-            ):
-                if not produced:
-                    first_token_at = time.perf_counter()
-                produced.append(token)
-                text = tokenizer.decode(produced)
-                self.out.write(text[len(shown) :])
+    def _chat(self, url: str, recipe: dict[str, Any]) -> None:
+        """Ask through the tracker's OpenAI-compatible gateway, like any user would."""
+        client = GatewayClient(url)
+        try:
+            model = str(recipe.get("artifact_id") or client.models()[0])
+            self.say(f"   model {model} via {url}/v1/chat/completions\n")
+            began = time.perf_counter()
+            first: list[float] = []
+
+            def write(text: str) -> None:
+                if not first:
+                    first.append(time.perf_counter())
+                self.out.write(text)
                 self.out.flush()
-                shown = text
-            await session.close()
-        elapsed = time.perf_counter() - (first_token_at or began)
-        rate = (len(produced) - 1) / elapsed if len(produced) > 1 and elapsed > 0 else 0.0
+
+            messages = [{"role": "user", "content": self.options.prompt}]
+            reply = client.stream_chat(
+                model, messages, write, max_tokens=self.options.max_tokens, temperature=0
+            )
+        finally:
+            client.close()
+        ended = time.perf_counter()
+        tokens = int(reply.usage.get("completion_tokens", 0))
+        decode_s = ended - first[0] if first else 0.0
+        rate = (tokens - 1) / decode_s if tokens > 1 and decode_s > 0 else 0.0
+        ttft_ms = (first[0] - began) * 1000 if first else 0.0
+        self.say(f"\n\n   route: {route_text(reply.route)}")
         self.say(
-            f"\n\n   {len(produced)} tokens, {rate:.1f} tokens/s decode, "
-            f"first token after {(first_token_at - began) * 1000:.0f} ms"
+            f"   {tokens} tokens, {rate:.1f} tokens/s decode, first token after {ttft_ms:.0f} ms"
         )
+        self.say(gateway_howto(url, model))
 
     def stop(self) -> None:
         for child in reversed(self.children):
@@ -165,3 +170,33 @@ class Demo:
         self.children.clear()
         if not self.options.keep_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def route_text(header: str) -> str:
+    """``node:0-15,node:15-30`` -> ``e6e39554 [0–15) → 06bac15c [15–30)``."""
+    hops = []
+    for hop in filter(None, header.split(",")):
+        node, _, span = hop.rpartition(":")
+        start, _, end = span.partition("-")
+        hops.append(f"{node[:8]} [{start}–{end})")
+    return " → ".join(hops) or "-"
+
+
+def gateway_howto(url: str, model: str) -> str:
+    """How to reach the same model from a shell or from Python, printed by the demo."""
+    body = (
+        f'{{"model": "{model}", "stream": true, '
+        '"messages": [{"role": "user", "content": "Hello!"}]}'
+    )
+    return (
+        "\n   Reach it yourself while the network runs (`meshnet demo --serve` keeps it up):\n"
+        f"   curl -N {url}/v1/chat/completions -H 'Content-Type: application/json' "
+        f"-d '{body}'\n\n"
+        "   from openai import OpenAI\n"
+        f'   client = OpenAI(base_url="{url}/v1", api_key="none")\n'
+        "   stream = client.chat.completions.create(\n"
+        f'       model="{model}", stream=True,\n'
+        '       messages=[{"role": "user", "content": "Hello!"}])\n'
+        "   for chunk in stream:\n"
+        '       print(chunk.choices[0].delta.content or "", end="")\n'
+    )

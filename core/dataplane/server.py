@@ -79,6 +79,8 @@ class DataPlaneServer:
         self._port = port
         self._tokenizer_path = tokenizer_path
         self._tokenizer: bytes | None = None
+        # The model folder's metadata a gateway checks against the identity's pins.
+        self._metadata: dict[str, bytes] = {}
         self._expire_interval_s = expire_interval_s
         self._ctx = HopContext(
             sessions=shard_sessions,
@@ -128,6 +130,7 @@ class DataPlaneServer:
     async def start_async(self) -> None:
         if self._tokenizer_path is not None:
             self._tokenizer = await asyncio.to_thread(self._tokenizer_path.read_bytes)
+            self._metadata = await asyncio.to_thread(_read_metadata, self._tokenizer_path.parent)
         try:
             self._server = await serve(
                 self._handle,
@@ -269,10 +272,29 @@ class DataPlaneServer:
                 "application/json",
                 {"X-Meshnet-Sha256": hashlib.sha256(self._tokenizer).hexdigest()},
             )
+        name = wire.METADATA_PATHS.get(url.path)
+        if name is not None and name in self._metadata:
+            served = self._metadata[name]
+            return _response(
+                http.HTTPStatus.OK,
+                served,
+                "application/json",
+                {"X-Meshnet-Sha256": hashlib.sha256(served).hexdigest()},
+            )
         return _json(
             http.HTTPStatus.NOT_FOUND,
             {"reason": "not-found", "message": f"this node serves nothing at {url.path}"},
         )
+
+
+def _read_metadata(folder: Path) -> dict[str, bytes]:
+    """``config.json`` and ``tokenizer_config.json`` beside the tokenizer, when present."""
+    found: dict[str, bytes] = {}
+    for name in wire.METADATA_PATHS.values():
+        path = folder / name
+        if path.is_file():
+            found[name] = path.read_bytes()
+    return found
 
 
 def _json(status: http.HTTPStatus, body: dict[str, Any]) -> Response:

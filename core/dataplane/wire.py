@@ -26,6 +26,9 @@ SESSION_PATH = "/v1/session"
 CHALLENGE_PATH = "/v1/challenge"
 HEALTH_PATH = "/v1/health"
 TOKENIZER_PATH = "/v1/tokenizer"
+# Model metadata a client checks itself: config.json against the identity's
+# architecture digest, tokenizer_config.json (chat template) across nodes.
+METADATA_PATHS = {"/v1/config": "config.json", "/v1/tokenizer_config": "tokenizer_config.json"}
 
 PUBLIC_KEY_BYTES = 32
 SIGNATURE_BYTES = 64

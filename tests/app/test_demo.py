@@ -30,6 +30,8 @@ def test_demo_certifies_the_recipe_and_streams_an_answer(default_model_dir: Path
     assert "→ dark:" in out and "is certified: certified by route session" in out
     assert "route: " in out and "[0–15) → " in out
     assert "tokens/s decode" in out
+    assert "/v1/chat/completions" in out and "curl -N" in out  # how to reach the gateway
+    assert "from openai import OpenAI" in out
 
 
 def test_layers_split_into_contiguous_ranges_that_tile_the_model() -> None:

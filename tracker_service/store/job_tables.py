@@ -2,7 +2,7 @@
 submitter tokens and the executors that claim work.
 
 Kept apart from ``tables.py`` (same ``Base``) so the queue's schema is read in one
-place; the migration ``0003_jobs_queue.py`` must describe exactly these tables.
+place; the migration ``0004_jobs_queue.py`` must describe exactly these tables.
 A task row carries its current lease: a lease id that no longer matches the row
 is superseded, which is how late heartbeats and completions are recognised.
 """

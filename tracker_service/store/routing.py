@@ -149,6 +149,7 @@ class RecipeInfo:
     axes: dict[str, Any]
     artifact_id: str
     recipe_id: str
+    chat_template_sha256: str | None = None
 
 
 def _info(row: Recipe) -> RecipeInfo:
@@ -159,7 +160,23 @@ def _info(row: Recipe) -> RecipeInfo:
         axes=dict(row.axes or {}),
         artifact_id=row.artifact_id,
         recipe_id=row.recipe_id,
+        chat_template_sha256=row.chat_template_sha256,
     )
+
+
+def pin_chat_template(session: Session, key: Key, digest: str) -> bool:
+    """Record the chat template's digest once; a pin, once set, is never replaced."""
+    result = session.execute(
+        update(Recipe)
+        .where(
+            Recipe.model_artifact_digest == key[0],
+            Recipe.runtime_recipe_digest == key[1],
+            Recipe.chat_template_sha256.is_(None),
+        )
+        .values(chat_template_sha256=digest)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 
 
 def recipe_info(session: Session, key: Key) -> RecipeInfo | None:

@@ -136,6 +136,9 @@ class Recipe(Base):
     certified_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     certified_route_session: Mapped[str | None] = mapped_column(String(128), nullable=True)
     certified_node_count: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # SHA-256 of the tokenizer_config.json (chat template) the certifying nodes all
+    # served; the gateway accepts a template only with these bytes.
+    chat_template_sha256: Mapped[str | None] = mapped_column(String(HEX64), nullable=True)
 
     __table_args__ = (
         UniqueConstraint(
@@ -189,3 +192,19 @@ class JoinToken(Base):
     revoked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     last_used_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     uses: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class ApiKey(Base):
+    """A gateway user's key; only its SHA-256 is stored, the text is shown once."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    key_hash: Mapped[str] = mapped_column(String(HEX64), unique=True)
+    label: Mapped[str] = mapped_column(String(256), default="")
+    created_at: Mapped[float] = mapped_column(Float)
+    revoked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    last_used_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # Per-key limits; NULL means the tracker's defaults (gateway_*_per_minute).
+    requests_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    tokens_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)

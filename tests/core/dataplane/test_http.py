@@ -1,4 +1,4 @@
-"""The plain HTTP GETs on the data-plane port: challenge, health, tokenizer."""
+"""The plain HTTP GETs on the data-plane port: challenge, health, tokenizer, config."""
 
 from __future__ import annotations
 
@@ -47,6 +47,17 @@ def test_tokenizer_is_served_byte_for_byte_with_its_sha256(
     expected = (tiny_model / "tokenizer.json").read_bytes()
     assert response.status_code == 200 and response.content == expected
     assert response.headers["X-Meshnet-Sha256"] == hashlib.sha256(expected).hexdigest()
+
+
+def test_config_is_served_byte_for_byte_beside_the_tokenizer(
+    nodes: tuple[Node, Node], tiny_model: Path
+) -> None:
+    a, b = nodes
+    response = httpx.get(f"{a.server.http_url}/v1/config")
+    expected = (tiny_model / "config.json").read_bytes()
+    assert response.status_code == 200 and response.content == expected
+    assert response.headers["X-Meshnet-Sha256"] == hashlib.sha256(expected).hexdigest()
+    assert httpx.get(f"{b.server.http_url}/v1/config").status_code == 404  # no tokenizer folder
 
 
 def test_node_without_a_tokenizer_and_unknown_paths_answer_404(nodes: tuple[Node, Node]) -> None:

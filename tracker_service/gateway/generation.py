@@ -1,0 +1,198 @@
+"""One generation over certified routes, with failover mid-stream.
+
+A hop that dies (connection lost, a refusal, a step past its deadline) ends
+that route session. The generation then asks the planner for a route that
+avoids the failed node, replays the whole prefix (prompt plus every token
+produced so far) as one prefill so each hop rebuilds its cache, and goes on
+from the next token: nothing is emitted twice or skipped, and greedy decoding
+continues exactly as an undisturbed run would. A node that refuses to open
+(at its session limit, out of KV budget) is skipped the same way. When no
+route is left the caller gets :class:`GenerationFailed`, never a hang: every
+wait is bounded by the route client's timeouts.
+
+The replacement is a whole new route (a ticket binds the full hop list, so a
+span cannot be swapped under the old one); hops that survive may be chosen
+again and simply rebuild their caches from the replayed prefix. Sampled
+(temperature > 0) answers stay valid after a failover but not identical to
+an undisturbed run: the last hop's seeded generator starts afresh.
+
+Whatever way the generation ends (done, failed, or the client went away and
+the task was cancelled), every hop's session is closed or dropped, so no node
+keeps a KV cache for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncGenerator, Callable, Collection, Sequence
+from dataclasses import dataclass, field
+
+from tracker_service.route_client import RouteFailure, RoutePlan, RouteSession, Sampling
+from tracker_service.route_planner import RouteRefused
+from tracker_service.routing import NoRoute
+from tracker_service.store.routing import Key
+
+log = logging.getLogger(__name__)
+
+Planner = Callable[[Key, Collection[str]], RoutePlan]  # blocking; run in a thread
+
+
+class GenerationFailed(Exception):
+    """No route could carry the generation on; the message says why."""
+
+    def __init__(self, message: str, *, no_route: bool) -> None:
+        super().__init__(message)
+        self.message = message
+        self.no_route = no_route
+
+
+@dataclass
+class GenerationStats:
+    routes: list[RoutePlan] = field(default_factory=list)
+    failovers: int = 0
+    failed_nodes: list[str] = field(default_factory=list)
+    stall_s: float = 0.0  # time from a hop's failure to the next token
+    first_token_at: float | None = None  # perf_counter() when the first token came
+    started: float = field(default_factory=time.perf_counter)
+
+    @property
+    def route_header(self) -> str:
+        """The current route as ``node:start-end,...`` (the X-Meshnet-Route header)."""
+        if not self.routes:
+            return ""
+        hops = self.routes[-1].hops
+        return ",".join(f"{h.node_id}:{h.effective_start}-{h.end}" for h in hops)
+
+    @property
+    def route_text(self) -> str:
+        if not self.routes:
+            return "-"
+        hops = self.routes[-1].hops
+        return " -> ".join(f"{h.node_id[:8]}[{h.effective_start},{h.end})" for h in hops)
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    open_timeout_s: float = 15.0
+    step_timeout_s: float = 30.0
+    max_failovers: int = 4
+
+
+class Generation:
+    """``async for token_id in Generation(...).run(prompt, max_new, stop_ids)``."""
+
+    def __init__(
+        self,
+        key: Key,
+        plan: Planner,
+        sampling: Sampling,
+        settings: GenerationSettings,
+        *,
+        on_suspect: Callable[[str], object] | None = None,
+    ) -> None:
+        self._key = key
+        self._plan = plan
+        self._sampling = sampling
+        self._settings = settings
+        self._on_suspect = on_suspect
+        self._session: RouteSession | None = None
+        self.stats = GenerationStats()
+
+    async def run(
+        self, prompt_ids: Sequence[int], max_new_tokens: int, stop_ids: Collection[int] = ()
+    ) -> AsyncGenerator[int, None]:
+        context = list(prompt_ids)
+        max_length = len(context) + max_new_tokens
+        excluded: list[str] = []
+        feed: list[int] = list(context)
+        failed_at: float | None = None
+        produced = 0
+        try:
+            while produced < max_new_tokens:
+                if self._session is None:
+                    await self._open(max_length, excluded)
+                    feed = list(context)  # replay the prefix: the new hops rebuild their caches
+                assert self._session is not None
+                try:
+                    token = await self._session.step(feed)
+                except RouteFailure as exc:
+                    failed_at = failed_at or time.perf_counter()
+                    await self._fail_over(exc, excluded)
+                    continue
+                if failed_at is not None:
+                    self.stats.stall_s += time.perf_counter() - failed_at
+                    failed_at = None
+                if self.stats.first_token_at is None:
+                    self.stats.first_token_at = time.perf_counter()
+                produced += 1
+                context.append(token.token_id)
+                yield token.token_id
+                if token.token_id in stop_ids:
+                    break
+                feed = [token.token_id]
+            await self._close()
+        finally:
+            await self._drop()
+
+    async def _open(self, max_length: int, excluded: list[str]) -> None:
+        while True:
+            try:
+                plan = await asyncio.to_thread(self._plan, self._key, tuple(excluded))
+            except (NoRoute, RouteRefused) as exc:
+                detail = exc.message
+                if excluded:
+                    left_out = ", ".join(n[:8] for n in excluded)
+                    detail += f" (after leaving out failed node(s) {left_out})"
+                raise GenerationFailed(detail, no_route=True) from exc
+            self.stats.routes.append(plan)
+            session = RouteSession(
+                plan,
+                open_timeout_s=self._settings.open_timeout_s,
+                step_timeout_s=self._settings.step_timeout_s,
+            )
+            self._session = session
+            try:
+                await session.open(max_length, self._sampling)
+                return
+            except RouteFailure as exc:
+                # A node at its session limit (or gone) is skipped, not waited for.
+                await self._fail_over(exc, excluded)
+
+    async def _fail_over(self, exc: RouteFailure, excluded: list[str]) -> None:
+        route = self._session.plan.route_session_id if self._session else "-"
+        log.warning("route %s failed: %s", route, exc)
+        await self._drop()
+        self.stats.failovers += 1
+        self.stats.failed_nodes.append(exc.node_id)
+        if exc.node_id not in excluded:
+            excluded.append(exc.node_id)
+        if self._on_suspect is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(self._on_suspect, exc.node_id)
+        if self.stats.failovers > self._settings.max_failovers:
+            raise GenerationFailed(
+                f"the route failed {self.stats.failovers} times; last: {exc.message} "
+                f"[{exc.reason}]",
+                no_route=False,
+            ) from exc
+
+    async def _close(self) -> None:
+        """A clean close: every hop returns its receipt and frees its cache."""
+        session, self._session = self._session, None
+        if session is None:
+            return
+        try:
+            await session.close()
+        except RouteFailure as exc:
+            log.info("closing route %s: %s", session.plan.route_session_id, exc)
+
+    async def _drop(self) -> None:
+        """Drop every hop's connection (the nodes free their caches), even when cancelled:
+        the drop runs as its own task, so a cancellation that interrupts this await
+        cannot leave a later hop open."""
+        session, self._session = self._session, None
+        if session is not None:
+            await asyncio.shield(session.abort())

@@ -1,0 +1,276 @@
+"""The gateway's one entry point: a validated request in, an answer (or events) out.
+
+``Gateway.prepare`` does everything that can fail with a plain HTTP error
+(model, verified assets, prompt, context, parameters) and produces the first
+token, so that "no live route" is a 503 with ``Retry-After`` rather than an
+error event inside a 200 stream. ``Answer.deltas`` then yields the text as it
+is generated; a failure after the first token (no replacement for a dead hop)
+surfaces as :class:`GenerationFailed` for the route to turn into an error event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator, Collection
+from dataclasses import dataclass, field
+
+from tracker_service.config import Settings
+from tracker_service.gateway.api_keys import Caller, KeyCheck, RateLimiter
+from tracker_service.gateway.chat_template import TemplateError
+from tracker_service.gateway.errors import BadRequest, Unavailable
+from tracker_service.gateway.generation import (
+    Generation,
+    GenerationFailed,
+    GenerationSettings,
+)
+from tracker_service.gateway.model_assets import AssetStore, AssetsUnavailable, ModelAssets
+from tracker_service.gateway.model_catalogue import ModelCatalogue, ServedModel
+from tracker_service.gateway.observability import GatewayMetrics, RequestRecord
+from tracker_service.gateway.text_stream import TextStream
+from tracker_service.reachability import ReachabilityMonitor
+from tracker_service.route_client import RoutePlan, Sampling
+from tracker_service.route_planner import RoutePlanner
+from tracker_service.routing import PURPOSE_SERVE
+from tracker_service.schemas.openai import ChatCompletionCreate, CompletionCreate
+from tracker_service.store.db import Database
+from tracker_service.store.routing import Key
+
+RETRY_BROKEN_ROUTE_S = 5
+
+
+@dataclass
+class Answer:
+    """One generation under way: its first token is already in hand."""
+
+    id: str
+    model: str
+    created: int
+    prompt_tokens: int
+    max_tokens: int
+    generation: Generation
+    record: RequestRecord
+    caller: Caller
+    _tokens: AsyncGenerator[int, None]
+    _first: int
+    _text: TextStream
+    _eos: frozenset[int]
+    completion_tokens: int = 0
+    finish_reason: str | None = None
+    _closed: bool = field(default=False)
+
+    async def deltas(self) -> AsyncIterator[str]:
+        """Text as it becomes safe to show; ``finish_reason`` is set when it ends."""
+        token: int | None = self._first
+        while token is not None:
+            self.completion_tokens += 1
+            if token in self._eos:
+                self.finish_reason = "stop"
+                break
+            delta = self._text.push(token)
+            if delta:
+                yield delta
+            if self._text.stopped:
+                self.finish_reason = "stop"
+                break
+            token = await anext(self._tokens, None)
+        if self.finish_reason is None:
+            self.finish_reason = "length"
+        tail = self._text.finish()
+        if tail:
+            yield tail
+
+    async def text(self) -> str:
+        return "".join([d async for d in self.deltas()])
+
+    @property
+    def usage(self) -> dict[str, int]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.prompt_tokens + self.completion_tokens,
+        }
+
+    async def close(self, limiter: RateLimiter, metrics: GatewayMetrics, outcome: str) -> None:
+        """End the generation (closing every hop's session) and log the request once."""
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(Exception):
+            await self._tokens.aclose()
+        stats = self.generation.stats
+        record = self.record
+        record.outcome = outcome
+        record.route = stats.route_text
+        record.prompt_tokens = self.prompt_tokens
+        record.completion_tokens = self.completion_tokens
+        if stats.first_token_at is not None:
+            record.first_token_s = stats.first_token_at - record.started
+        record.elapsed_s = time.perf_counter() - record.started
+        record.failovers = stats.failovers
+        record.stall_s = stats.stall_s
+        limiter.charge(self.caller, self.prompt_tokens + self.completion_tokens)
+        record.finish(metrics)
+
+
+class Gateway:
+    def __init__(
+        self,
+        settings: Settings,
+        database: Database,
+        planner: RoutePlanner,
+        monitor: ReachabilityMonitor,
+        metrics: GatewayMetrics,
+    ) -> None:
+        self.settings = settings
+        self.catalogue = ModelCatalogue(database, planner)
+        self.assets = AssetStore(database)
+        self.keys = KeyCheck(
+            database,
+            requests_per_minute=settings.gateway_requests_per_minute,
+            tokens_per_minute=settings.gateway_tokens_per_minute,
+        )
+        self.limiter = RateLimiter()
+        self.metrics = metrics
+        self._planner = planner
+        self._monitor = monitor
+        self._generation = GenerationSettings(
+            open_timeout_s=settings.gateway_open_timeout_s,
+            step_timeout_s=settings.gateway_step_timeout_s,
+            max_failovers=settings.gateway_max_failovers,
+        )
+
+    def plan(self, key: Key, exclude: Collection[str]) -> RoutePlan:
+        return self._planner.plan(key, purpose=PURPOSE_SERVE, exclude=exclude)
+
+    async def models(self) -> list[ServedModel]:
+        return await asyncio.to_thread(self.catalogue.listed)
+
+    async def authenticate(self, authorization: str | None, host: str | None) -> Caller:
+        caller = await asyncio.to_thread(self.keys.authenticate, authorization, host)
+        self.limiter.admit(caller)
+        return caller
+
+    async def _served(self, model: str) -> tuple[ServedModel, ModelAssets]:
+        served = await asyncio.to_thread(self.catalogue.resolve, model)
+        try:
+            assets = await self.assets.get(served.info, served.candidates)
+        except AssetsUnavailable as exc:
+            raise Unavailable(str(exc), retry_after_s=RETRY_BROKEN_ROUTE_S) from exc
+        return served, assets
+
+    async def prepare(
+        self,
+        body: ChatCompletionCreate | CompletionCreate,
+        caller: Caller,
+        record: RequestRecord,
+    ) -> Answer:
+        unsupported = body.unsupported()
+        if unsupported:
+            raise BadRequest(
+                f"this gateway does not support {', '.join(unsupported)}; remove "
+                f"{'it' if len(unsupported) == 1 else 'them'} from the request",
+                code="unsupported_parameter",
+                param=unsupported[0],
+            )
+        served, assets = await self._served(body.model)
+        prompt = self._prompt_ids(body, assets)
+        max_tokens = self._max_tokens(body, len(prompt), assets)
+        sampling = Sampling(temperature=body.temperature, top_p=body.top_p, seed=body.seed)
+        generation = Generation(
+            served.info.key,
+            self.plan,
+            sampling,
+            self._generation,
+            on_suspect=self._monitor.suspect,
+        )
+        tokens = generation.run(prompt, max_tokens, assets.eos_ids)
+        try:
+            first = await anext(tokens)
+        except GenerationFailed as exc:
+            await tokens.aclose()
+            raise Unavailable(
+                f"no route could serve '{body.model}': {exc.message}",
+                retry_after_s=RETRY_BROKEN_ROUTE_S,
+            ) from exc
+        except BaseException:
+            await tokens.aclose()
+            raise
+        prefix = "chatcmpl" if isinstance(body, ChatCompletionCreate) else "cmpl"
+        return Answer(
+            id=f"{prefix}-{uuid.uuid4().hex}",
+            model=body.model,
+            created=int(time.time()),
+            prompt_tokens=len(prompt),
+            max_tokens=max_tokens,
+            generation=generation,
+            record=record,
+            caller=caller,
+            _tokens=tokens,
+            _first=first,
+            _text=TextStream(assets.decode, body.stop_list),
+            _eos=assets.eos_ids,
+        )
+
+    def _prompt_ids(
+        self, body: ChatCompletionCreate | CompletionCreate, assets: ModelAssets
+    ) -> list[int]:
+        if isinstance(body, ChatCompletionCreate):
+            if assets.template is None:
+                raise Unavailable(
+                    f"the chat template of '{body.model}' could not be verified: no live node "
+                    "serves the bytes pinned when it was certified (or, with no pin, fewer than "
+                    "two nodes serve identical copies); /v1/completions with a raw prompt works",
+                    code="chat_template_unverified",
+                    retry_after_s=RETRY_BROKEN_ROUTE_S,
+                )
+            messages = [{"role": m.role, "content": m.text()} for m in body.messages]
+            try:
+                text = assets.template.render(messages)
+            except TemplateError as exc:
+                raise BadRequest(str(exc), param="messages") from exc
+            ids = assets.encode(text)
+        elif isinstance(body.prompt, str):
+            ids = assets.encode(body.prompt)
+        elif body.prompt and isinstance(body.prompt[0], str):
+            ids = assets.encode(str(body.prompt[0]))
+        else:
+            ids = [int(i) for i in body.prompt]
+            vocab = assets.tokenizer.get_vocab_size(with_added_tokens=True)
+            bad = [i for i in ids if not 0 <= i < vocab]
+            if bad:
+                raise BadRequest(
+                    f"token id {bad[0]} is outside the model's vocabulary of {vocab}",
+                    param="prompt",
+                )
+        if not ids:
+            raise BadRequest("the prompt is empty after tokenization", param="prompt")
+        return ids
+
+    def _max_tokens(
+        self, body: ChatCompletionCreate | CompletionCreate, prompt: int, assets: ModelAssets
+    ) -> int:
+        context = assets.context_length
+        asked = body.token_limit
+        if context is not None and prompt >= context:
+            raise BadRequest(
+                f"the prompt is {prompt} tokens, and the model's context is {context}: "
+                "shorten the prompt or the conversation",
+                code="context_length_exceeded",
+                param="messages" if isinstance(body, ChatCompletionCreate) else "prompt",
+            )
+        if asked is None:
+            room = (context - prompt) if context is not None else None
+            default = self.settings.gateway_default_max_tokens
+            return min(default, room) if room is not None else default
+        if context is not None and prompt + asked > context:
+            raise BadRequest(
+                f"the prompt is {prompt} tokens and max_tokens is {asked}: {prompt + asked} is "
+                f"past the model's context of {context} tokens; lower max_tokens to at most "
+                f"{context - prompt} or shorten the prompt",
+                code="context_length_exceeded",
+                param="max_tokens",
+            )
+        return asked

@@ -1,0 +1,126 @@
+"""Request bodies of the OpenAI-compatible gateway (``/v1/chat/completions``, ``/v1/completions``).
+
+Only what the gateway honours is declared; other fields OpenAI clients send
+are either harmless and ignored (``IGNORED``) or refused with a 400 naming
+the parameter, so a client never believes a setting took effect when it did not.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+MAX_STOP = 4
+# Sent by common clients with neutral values; accepted and ignored.
+IGNORED = frozenset({"user", "stream_options", "metadata", "store", "service_tier"})
+# Accepted only at the value that means "off".
+NEUTRAL: dict[str, Any] = {
+    "presence_penalty": 0,
+    "frequency_penalty": 0,
+    "logprobs": False,
+    "echo": False,
+    "logit_bias": {},
+    "best_of": 1,
+    "parallel_tool_calls": None,
+    "tools": [],
+    "tool_choice": "none",
+    "response_format": {"type": "text"},
+    "suffix": None,
+    "top_logprobs": 0,
+}
+
+
+class StreamOptions(BaseModel):
+    include_usage: bool = False
+
+
+class _Sampling(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    model: str = Field(min_length=1, max_length=600)
+    temperature: float = Field(default=1.0, ge=0.0, le=2.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+    seed: int | None = Field(default=None, ge=0, le=2**63 - 1)
+    stop: str | list[str] | None = None
+    n: int = 1
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+
+    @field_validator("n")
+    @classmethod
+    def _one_choice(cls, value: int) -> int:
+        if value != 1:
+            raise ValueError("only n=1 is supported: send one request per answer")
+        return value
+
+    @field_validator("stop")
+    @classmethod
+    def _stops(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(value, list) and len(value) > MAX_STOP:
+            raise ValueError(f"at most {MAX_STOP} stop sequences")
+        return value
+
+    @property
+    def stop_list(self) -> list[str]:
+        if self.stop is None:
+            return []
+        return [self.stop] if isinstance(self.stop, str) else list(self.stop)
+
+    @property
+    def token_limit(self) -> int | None:
+        return self.max_completion_tokens or self.max_tokens
+
+    @property
+    def include_usage(self) -> bool:
+        return bool(self.stream_options and self.stream_options.include_usage)
+
+    def unsupported(self) -> list[str]:
+        """Extra parameters this gateway cannot honour (their names)."""
+        refused = []
+        for name, value in (self.model_extra or {}).items():
+            if name in IGNORED:
+                continue
+            if name in NEUTRAL and value in (NEUTRAL[name], None):
+                continue
+            refused.append(name)
+        return sorted(refused)
+
+
+class TextPart(BaseModel):
+    type: Literal["text"]
+    text: str
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    role: Literal["system", "developer", "user", "assistant"]
+    content: str | list[TextPart] | None = None
+    name: str | None = None
+
+    def text(self) -> str:
+        if self.content is None:
+            return ""
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(part.text for part in self.content)
+
+
+class ChatCompletionCreate(_Sampling):
+    messages: list[ChatMessage] = Field(min_length=1)
+
+
+class CompletionCreate(_Sampling):
+    prompt: str | list[str] | list[int]
+
+    @field_validator("prompt")
+    @classmethod
+    def _single(cls, value: str | list[str] | list[int]) -> str | list[str] | list[int]:
+        if isinstance(value, list) and value and isinstance(value[0], str) and len(value) != 1:
+            raise ValueError("one prompt per request (n=1); send the others separately")
+        if isinstance(value, list) and not value:
+            raise ValueError("the prompt is empty")
+        return value
