@@ -32,7 +32,7 @@ from core.runtime.dtypes import parse_dtype
 log = logging.getLogger(__name__)
 
 
-def _model_shapes(model: str | None) -> tuple[str, ModelConfig, dict[str, list[int]], bool]:
+def model_shapes(model: str | None) -> tuple[str, ModelConfig, dict[str, list[int]], bool]:
     """(model id, config, HF tensor shapes, imported) without importing anything."""
     if model is None or model == DEFAULT_MODEL_ID:
         folder = default_model_folder()
@@ -62,7 +62,7 @@ def hardware_report(
     hardware = detect_hardware(
         device, disk_path=disk_path or models_dir(), memory_cap_bytes=memory_cap_bytes
     )
-    model_id, config, shapes, imported = _model_shapes(model)
+    model_id, config, shapes, imported = model_shapes(model)
     recipe = load_catalogue().default_for(config.architecture, hardware.device.kind)
     footprint = footprint_from_shapes(
         shapes,
