@@ -34,6 +34,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import numpy as np
+
 REASON_HOLE = "hole"
 REASON_BOTTLENECK = "bottleneck"
 REASON_BALANCED = "balanced"
@@ -152,6 +154,21 @@ def choose_range(
     )
 
 
+def _window_mins(r: np.ndarray, lengths: Sequence[int]) -> dict[int, np.ndarray]:
+    """Minimum of every window of each length (a sparse table: O(n log n) array ops)."""
+    levels = [r]  # levels[j][i] = min(r[i : i + 2**j])
+    top = max(lengths)
+    while 2 ** len(levels) <= top:
+        prev, half = levels[-1], 2 ** (len(levels) - 1)
+        levels.append(np.minimum(prev[:-half], prev[half:]))
+    mins: dict[int, np.ndarray] = {}
+    for k in lengths:
+        j = k.bit_length() - 1
+        level, count = levels[j], len(r) - k + 1
+        mins[k] = np.minimum(level[:count], level[k - 2**j : k - 2**j + count])
+    return mins
+
+
 def _search(
     rates: Sequence[float],
     layer_count: int,
@@ -160,37 +177,45 @@ def _search(
     lengths: Sequence[int] | None,
     tie: float,
 ) -> tuple[int, int, int, float]:
-    """(start, end, holes left, bottleneck after) of the best window."""
+    """(start, end, holes left, bottleneck after) of the best window.
+
+    Vectorised over every window of every tried length: the simulator calls
+    this tens of thousands of times, the tracker once per asking node.
+    """
     n = layer_count
-    prefix_min = [math.inf] * (n + 1)  # min(rates[:i])
-    for i in range(n):
-        prefix_min[i + 1] = min(prefix_min[i], rates[i])
-    suffix_min = [math.inf] * (n + 1)  # min(rates[i:])
-    for i in range(n - 1, -1, -1):
-        suffix_min[i] = min(suffix_min[i + 1], rates[i])
-    zeros = [0] * (n + 1)
-    for i in range(n):
-        zeros[i + 1] = zeros[i] + (1 if rates[i] <= 0.0 else 0)
-    total_holes = zeros[n]
+    r = np.asarray(rates, dtype=np.float64)
+    inf = np.array([np.inf])
+    prefix_min = np.minimum.accumulate(np.concatenate([inf, r]))  # [i] = min(r[:i])
+    suffix_min = np.minimum.accumulate(np.concatenate([r, inf])[::-1])[::-1]  # [i] = min(r[i:])
+    zeros = np.concatenate([[0], np.cumsum(r <= 0.0)])
+    sums = np.concatenate([[0.0], np.cumsum(r)])
+    total_holes = int(zeros[n])
     tried = [k for k in (lengths or candidate_lengths(max_layers, n)) if 1 <= k <= n]
     if not tried:
-        tried = [min(max_layers, n)]
-    # (holes left, -bottleneck, -length, window min, window sum, start)
-    scored: list[tuple[int, float, int, float, float, int]] = []
+        tried = [max(1, min(max_layers, n))]
+    lows = _window_mins(r, tried)
+    per_length = []
     for k in tried:
-        add = speed / k
-        for a in range(n - k + 1):
-            window = rates[a : a + k]
-            low = min(window)
-            after = min(low + add, prefix_min[a], suffix_min[a + k])
-            holes = total_holes - (zeros[a + k] - zeros[a])
-            scored.append((holes, -after, -k, low, sum(window), a))
-    fewest = min(s[0] for s in scored)
-    pool = [s for s in scored if s[0] == fewest]
-    top = max(-s[1] for s in pool)
-    near = [s for s in pool if -s[1] >= top * (1.0 - tie)]
-    holes, neg_after, neg_k, _low, _sum, a = min(near, key=lambda s: (s[2], s[3], s[4], s[5]))
-    return a, a - neg_k, holes, -neg_after
+        count = n - k + 1
+        outside = np.minimum(prefix_min[:count], suffix_min[k:])
+        after = np.minimum(lows[k] + speed / k, outside)
+        holes = total_holes - (zeros[k:] - zeros[:count])
+        per_length.append((k, holes, after))
+    fewest = min(int(holes.min()) for _, holes, _ in per_length)
+    top = max(float(after[holes == fewest].max(initial=-1.0)) for _, holes, after in per_length)
+    best: tuple[int, float, float, int, float] | None = None  # (-k, low, sum, start, after)
+    for k, holes, after in per_length:
+        near = np.flatnonzero((holes == fewest) & (after >= top * (1.0 - tie)))
+        if len(near) == 0:
+            continue
+        low, window_sum = lows[k][near], sums[near + k] - sums[near]
+        i = near[np.lexsort((near, window_sum, low))[0]]  # weakest, least served, first
+        key = (-k, float(lows[k][i]), float(sums[i + k] - sums[i]), int(i), float(after[i]))
+        if best is None or key[:4] < best[:4]:
+            best = key
+    assert best is not None  # the window reaching `top` is always near it
+    neg_k, _low, _sum, start, after_best = best
+    return start, start - neg_k, fewest, after_best
 
 
 def _why(
