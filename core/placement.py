@@ -23,12 +23,14 @@ from pathlib import Path
 
 from core.capability import CapabilityReport, saved_reports
 from core.errors import MeshnetError, TrackerError
-from core.hardware import DEFAULT_KV_TOKENS, ModelFootprint, detect_device, footprint_from_shapes
+from core.hardware import DEFAULT_KV_TOKENS, detect_device, footprint_from_shapes
 from core.hardware import suggest_layer_range as fit_locally
-from core.hardware_report import model_shapes
+from core.hardware_report import max_layers_anywhere, model_shapes
 from core.recipe_catalogue import load_catalogue
 from core.runtime.dtypes import parse_dtype
 from core.tracker_client import TrackerClient
+
+__all__ = ["Capacity", "LayerChoice", "choose_layers", "max_layers_anywhere", "measure_capacity"]
 
 log = logging.getLogger(__name__)
 
@@ -60,20 +62,6 @@ class LayerChoice:
     layers: tuple[int, int]
     sentence: str
     source: str  # "tracker" | "local"
-
-
-def max_layers_anywhere(
-    footprint: ModelFootprint, free_bytes: int, kv_tokens: int = DEFAULT_KV_TOKENS
-) -> int:
-    """The longest length whose ranges fit at the start, in the middle and at the end."""
-    n = footprint.layer_count
-    for length in range(n, 0, -1):
-        places = [(0, length), (n - length, n)]
-        if length <= n - 2:
-            places.append((1, 1 + length))
-        if all(footprint.needed_bytes(a, b, kv_tokens) <= free_bytes for a, b in places):
-            return length
-    return 0
 
 
 def measured_speed(model_id: str, recipe_id: str, directory: Path | None = None) -> float | None:
