@@ -9,6 +9,7 @@ import pytest
 from core.errors import MeshnetError
 from core.events import Gate, GateState, NodeState
 from core.hardware import footprint_from_shapes, tensor_shapes
+from core.node import Node
 from core.placement import max_layers_anywhere, measure_capacity, should_move
 from core.runtime.config import ModelConfig
 from tests.core.node_doubles import FakeTracker, make_node, node_threads, wait_for
@@ -157,4 +158,23 @@ def test_a_node_started_with_layers_never_moves(tiny_model_dir: Path) -> None:
         assert len(tracker.registered) == 1 and node.placement.layers == (0, 2)
         assert tracker.allocation_asks == []
     finally:
+        node.stop()
+
+
+def test_a_node_with_an_open_session_is_never_moved(
+    tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tracker = FakeTracker()
+    tracker.allocation = {"fits": True, "start": 0, "end": 2, "sentence": "first"}
+    node, _events = make_node(tiny_model_dir, tracker, layers=None, move_dwell_s=0.0)
+    node.start()
+    try:
+        monkeypatch.setattr(Node, "open_sessions", property(lambda _self: 1))
+        tracker.view = {"suggested_layers": [2, 4], "suggestion": "move"}
+        wait_for(lambda: tracker.count("/heartbeat") >= 8)
+        assert not node.placement.relocate((2, 4), "asked directly")
+        assert len(tracker.registered) == 1 and node.placement.layers == (0, 2)
+        assert node.state is NodeState.SERVING
+    finally:
+        monkeypatch.undo()
         node.stop()
