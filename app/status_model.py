@@ -26,6 +26,7 @@ LOG_LINES_KEPT = 500
 
 GATE_ORDER: tuple[str, ...] = (
     "identity",
+    "placement",
     "capability",
     "admission",
     "data-plane",
@@ -36,6 +37,7 @@ GATE_ORDER: tuple[str, ...] = (
 )
 GATE_TITLES: dict[str, str] = {
     "identity": "Identity",
+    "placement": "Layers chosen",
     "capability": "Capability report",
     "admission": "Admission",
     "data-plane": "Data plane",

@@ -12,6 +12,7 @@ tracker of another version should still be recognised by the fields the app read
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -68,11 +69,17 @@ def _base(url: str) -> str:
     return url.strip().rstrip("/")
 
 
-def _get_state(url: str, timeout_s: float, transport: httpx.BaseTransport | None) -> Any:
-    base = _base(url)
+def _request(
+    base: str,
+    path: str,
+    timeout_s: float,
+    transport: httpx.BaseTransport | None,
+    params: Mapping[str, Any] | None = None,
+) -> httpx.Response:
+    """One GET; transport failures become TrackerReadError sentences here."""
     try:
         with httpx.Client(timeout=timeout_s, transport=transport, follow_redirects=True) as client:
-            response = client.get(base + STATE_PATH, headers={"Accept": "application/json"})
+            return client.get(base + path, params=params, headers={"Accept": "application/json"})
     except httpx.ConnectError as exc:
         text = str(exc).lower()
         if "refused" in text or "errno 111" in text or "10061" in text:
@@ -96,6 +103,11 @@ def _get_state(url: str, timeout_s: float, transport: httpx.BaseTransport | None
             f"Could not read {base} ({exc}): check the address and try again.",
             reason="unreachable",
         ) from exc
+
+
+def _get_state(url: str, timeout_s: float, transport: httpx.BaseTransport | None) -> Any:
+    base = _base(url)
+    response = _request(base, STATE_PATH, timeout_s, transport)
     if response.status_code == 404:
         raise _not_meshnet(base, "it has no MeshNet state page")
     if response.status_code >= 400:
@@ -203,3 +215,65 @@ def fetch_recipes(
     except (KeyError, TypeError) as exc:
         log.warning("tracker %s: unreadable recipe %r", url, exc)
         raise _not_meshnet(_base(url), "its recipe list is not in the MeshNet shape") from exc
+
+
+ALLOCATION_PATH = "/api/v1/allocation"
+
+
+@dataclass(frozen=True)
+class TrackerAllocation:
+    """The range the tracker suggests for this computer, and why."""
+
+    fits: bool
+    start: int | None
+    end: int | None
+    sentence: str
+
+
+def fetch_allocation(
+    url: str,
+    *,
+    model: str,
+    layer_count: int,
+    max_layers: int,
+    recipe: str | None = None,
+    timeout_s: float = 5.0,
+    transport: httpx.BaseTransport | None = None,
+) -> TrackerAllocation:
+    """Which layers the swarm needs from a computer with room for ``max_layers``.
+
+    Raises TrackerReadError when the tracker cannot say (unreachable, an older
+    tracker without ``/api/v1/allocation``, an answer of another shape).
+    """
+    base = _base(url)
+    params: dict[str, Any] = {"model": model, "layer_count": layer_count, "max_layers": max_layers}
+    if recipe:
+        params["recipe"] = recipe
+    response = _request(base, ALLOCATION_PATH, timeout_s, transport, params)
+    if response.status_code == 404:
+        raise TrackerReadError(
+            f"{base} cannot suggest layers (it does not know this model or is an older "
+            "tracker); the suggestion below is from this computer alone.",
+            reason="no-suggestion",
+        )
+    if response.status_code >= 400:
+        detail = ""
+        with contextlib.suppress(ValueError, AttributeError):
+            detail = str(response.json().get("detail") or "")
+        raise TrackerReadError(
+            f"{base} could not suggest layers (HTTP {response.status_code}"
+            + (f": {detail}" if detail else "")
+            + ").",
+            reason="http-error",
+        )
+    try:
+        body = response.json()
+        fits, sentence = body["fits"], body["sentence"]
+        start, end = body.get("start"), body.get("end")
+        if not isinstance(fits, bool) or not isinstance(sentence, str):
+            raise TypeError(body)
+        if fits and not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end):
+            raise TypeError(body)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise _not_meshnet(base, "its layer suggestion is not in the MeshNet shape") from exc
+    return TrackerAllocation(fits, start if fits else None, end if fits else None, sentence)

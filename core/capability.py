@@ -197,6 +197,12 @@ def save_report(report: CapabilityReport, directory: Path | None = None) -> Path
     return path
 
 
+def saved_reports(model_id: str, recipe_id: str, directory: Path | None = None) -> list[Path]:
+    """Every saved report of this model and recipe, whatever its range."""
+    folder = reports_dir() if directory is None else directory
+    return sorted(folder.glob(f"{_slug(model_id)}__*__{_slug(recipe_id)}.json"))
+
+
 def load_report(
     model_id: str, start: int, end: int, recipe_id: str, directory: Path | None = None
 ) -> CapabilityReport | None:

@@ -39,6 +39,7 @@ class Gate(StrEnum):
     """The admission gates the status view lists, in the order a node passes them."""
 
     IDENTITY = "identity"
+    PLACEMENT = "placement"  # which layers, and why (the tracker's sentence)
     CAPABILITY = "capability"
     ADMISSION = "admission"
     DATA_PLANE = "data-plane"

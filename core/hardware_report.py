@@ -32,7 +32,25 @@ from core.runtime.dtypes import parse_dtype
 log = logging.getLogger(__name__)
 
 
-def _model_shapes(model: str | None) -> tuple[str, ModelConfig, dict[str, list[int]], bool]:
+def max_layers_anywhere(
+    footprint: ModelFootprint, free_bytes: int, kv_tokens: int = DEFAULT_KV_TOKENS
+) -> int:
+    """The longest length whose ranges fit at the start, in the middle and at the end.
+
+    A range at either end also holds the embedding or the LM head, and the
+    tracker may send a node to either end, so room is counted where it is least.
+    """
+    n = footprint.layer_count
+    for length in range(n, 0, -1):
+        places = [(0, length), (n - length, n)]
+        if length <= n - 2:
+            places.append((1, 1 + length))
+        if all(footprint.needed_bytes(a, b, kv_tokens) <= free_bytes for a, b in places):
+            return length
+    return 0
+
+
+def model_shapes(model: str | None) -> tuple[str, ModelConfig, dict[str, list[int]], bool]:
     """(model id, config, HF tensor shapes, imported) without importing anything."""
     if model is None or model == DEFAULT_MODEL_ID:
         folder = default_model_folder()
@@ -62,7 +80,7 @@ def hardware_report(
     hardware = detect_hardware(
         device, disk_path=disk_path or models_dir(), memory_cap_bytes=memory_cap_bytes
     )
-    model_id, config, shapes, imported = _model_shapes(model)
+    model_id, config, shapes, imported = model_shapes(model)
     recipe = load_catalogue().default_for(config.architecture, hardware.device.kind)
     footprint = footprint_from_shapes(
         shapes,
@@ -73,6 +91,7 @@ def hardware_report(
         kv_itemsize=parse_dtype(recipe.kv_dtype).itemsize,
     )
     suggested = suggest_layer_range(footprint, hardware.device.free_bytes, kv_tokens)
+    room = max_layers_anywhere(footprint, hardware.device.free_bytes, kv_tokens)
     return {
         "device": {
             "kind": hardware.device.kind,
@@ -86,6 +105,9 @@ def hardware_report(
         "cpu_count": hardware.cpu_count,
         "model": {"model_id": model_id, "layer_count": config.num_layers, "imported": imported},
         "suggested_layers": list(suggested) if suggested else None,
+        # What the wizard tells the tracker to be told which range the swarm needs.
+        "room_layers": room,
+        "recipe_id": recipe.recipe_id,
         "suggestion": suggestion_sentence(
             hardware, model_id, footprint, suggested, kv_tokens, memory_cap_bytes
         ),

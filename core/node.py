@@ -46,9 +46,11 @@ from core.errors import MeshnetError
 from core.events import EventBus, Gate, GateState, NodeEvent, NodeState
 from core.identity import NodeIdentity, b64decode
 from core.node_admission import capability_sentence, check_reused_digests, load_reused_report
+from core.node_placement import NodePlacement
 from core.node_serving import ServingLoop
 from core.node_settings import NodeSettings
 from core.node_status import NodeStatus
+from core.placement import Capacity
 from core.progress import STAGE_PROBE, Cancelled, CancelToken, Progress
 from core.runtime.sessions import SessionManager
 from core.tracker_client import Registration, TrackerClient, TrackerRefused, TrackerUnreachable
@@ -83,6 +85,7 @@ class Node:
         validator: CapabilityValidator | None = None,
         doctor: Doctor = run_doctor,
         transport: httpx.BaseTransport | None = None,
+        capacity: Callable[[NodeSettings], Capacity] | None = None,
     ) -> None:
         self.settings = settings
         self.identity = identity
@@ -104,6 +107,7 @@ class Node:
         self._outcome: DoctorOutcome | None = None
         self._report: CapabilityReport | None = None
         self._reused_report_once = False
+        self.placement = NodePlacement(self, capacity)  # which layers; rebalancing moves
         self.state = NodeState.STOPPED
         self.registration: Registration | None = None
 
@@ -149,6 +153,11 @@ class Node:
             if self.state not in _IDLE:
                 raise MeshnetError(f"the node is already {self.state.value}", reason="running")
             self._stopped.clear()
+            self._start_or_fail()
+
+    def _start_or_fail(self) -> None:
+        """:meth:`_start`, publishing why it failed (and taking everything down again)."""
+        with self._lifecycle:
             try:
                 self._start()
             except Cancelled:
@@ -182,10 +191,12 @@ class Node:
         self.gate(Gate.IDENTITY, GateState.PASSED, f"node {self.identity.node_id}")
         self.set_state(NodeState.LOADING, "loading the shard and running a test forward")
         reuse = self._report_to_reuse()
+        if self.placement.layers is None and reuse is None:
+            self.placement.layers = self.placement.choose()
         outcome = self._doctor(
             DoctorRequest(
                 model=self.settings.model,
-                layers=self.settings.layers,
+                layers=self.placement.layers,
                 device=self.settings.device,
                 recipe_id=self.settings.recipe_id,
                 memory_cap_bytes=_mb(self.settings.memory_cap_mb),
@@ -221,6 +232,7 @@ class Node:
         # A stop asked while the tracker was answering: the teardown deregisters.
         self._cancel.check("registering")
         self.set_state(NodeState.SERVING, "serving")
+        self.placement.serving(self._report)
         self._serving = ServingLoop(self)
         self._serving.start()
 

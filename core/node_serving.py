@@ -132,7 +132,8 @@ class ServingLoop:
     # -- what the tracker says -----------------------------------------------------------
 
     def apply_view(self, ack: HeartbeatAck) -> None:
-        """Reachability and recipe status from the heartbeat reply, as gate events."""
+        """Reachability and recipe status from the heartbeat reply, as gate events;
+        a suggested move is handed to the node, which decides (core.node_placement)."""
         if ack.reachability is not None:
             reach = ack.reachability
             self._gate_if_changed(
@@ -153,6 +154,8 @@ class ServingLoop:
                 detail=ack.recipe_detail,
             )
         node = self._node
+        if ack.suggested_layers is not None and not self._stop.is_set():
+            node.placement.consider(ack.suggested_layers, ack.suggestion)
         sessions, served = node.open_sessions, node.tokens_served
         self._gate_if_changed(
             Gate.SESSIONS,

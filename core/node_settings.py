@@ -32,6 +32,8 @@ class NodeSettings:
     report_path: Path | None = None  # a fresh saved report to reuse on the first start
     report_max_age_s: float = DEFAULT_MAX_REPORT_AGE_SECONDS  # the gate's freshness limit
     stats_interval_s: float = 5.0
+    # Rebalancing hysteresis: serve a range at least this long before moving off it.
+    move_dwell_s: float = 600.0
 
     def public_view(self) -> dict[str, Any]:
         """The settings a snapshot shows (no join token)."""

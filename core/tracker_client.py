@@ -68,6 +68,8 @@ class HeartbeatAck:
     reachability_reason: str = ""
     recipe_status: str | None = None  # "dark" | "certified"
     recipe_detail: str = ""
+    suggested_layers: tuple[int, int] | None = None  # a move the tracker suggests when idle
+    suggestion: str = ""
 
 
 class TrackerClient:
@@ -171,7 +173,30 @@ class TrackerClient:
             reachability_reason=str(data.get("reachability_reason") or ""),
             recipe_status=None if recipe_status is None else str(recipe_status),
             recipe_detail=str(data.get("recipe_detail") or ""),
+            suggested_layers=_range(data.get("suggested_layers")),
+            suggestion=str(data.get("suggestion") or ""),
         )
+
+    def allocation(
+        self,
+        *,
+        model: str,
+        layer_count: int,
+        max_layers: int,
+        speed: float | None = None,
+        recipe: str | None = None,
+        node_id: str | None = None,
+    ) -> dict[str, Any]:
+        """The range the tracker suggests for this capacity (``GET /api/v1/allocation``)."""
+        params: dict[str, Any] = {
+            "model": model,
+            "layer_count": layer_count,
+            "max_layers": max_layers,
+        }
+        for name, value in (("speed", speed), ("recipe", recipe), ("node_id", node_id)):
+            if value is not None:
+                params[name] = value
+        return self._get("/api/v1/allocation", params)
 
     def state(self) -> dict[str, Any]:
         """The tracker's public state (models, recipes, nodes); unsigned."""
@@ -181,9 +206,9 @@ class TrackerClient:
         """How the tracker lists this node (``GET /api/v1/nodes/{id}``); unsigned."""
         return self._get(f"/api/v1/nodes/{self._identity.node_id}")
 
-    def _get(self, path: str) -> dict[str, Any]:
+    def _get(self, path: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         try:
-            response = self._http.get(path)
+            response = self._http.get(path, params=params)
         except httpx.HTTPError as exc:
             raise TrackerUnreachable(f"cannot reach the tracker at {self.base_url}: {exc}") from exc
         if not response.is_success:
@@ -198,6 +223,18 @@ class TrackerClient:
             f"/api/v1/nodes/{self._identity.node_id}/deregister",
             {"load": 0, "open_sessions": 0, "tokens_served": 0},
         )
+
+
+def _range(value: Any) -> tuple[int, int] | None:
+    """[start, end) from a reply, or None when absent or malformed (a node survives bad input)."""
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        and 0 <= value[0] < value[1]
+    ):
+        return int(value[0]), int(value[1])
+    return None
 
 
 def _refusal(response: httpx.Response) -> TrackerRefused:

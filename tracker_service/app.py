@@ -33,6 +33,7 @@ from tracker_service.route_services import RouteServices, lifespan
 from tracker_service.routes import (
     SIGNED_BODY_MODELS,
     admin,
+    allocation,
     http_refusal_response,
     job_artifacts,
     jobs,
@@ -114,7 +115,9 @@ def _openapi_with_signed_bodies(app: FastAPI) -> dict[str, Any]:
 def create_app(settings: Settings | None = None, context: TrackerContext | None = None) -> FastAPI:
     settings = settings or Settings()
     context = context or build_context(settings)
-    routing = RouteServices(settings, context.database, context.key, context.ledger)
+    routing = RouteServices(
+        settings, context.database, context.key, context.ledger, context.rebalance
+    )
     app = FastAPI(
         title="MeshNet tracker",
         version="1",
@@ -146,6 +149,7 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
     app.include_router(job_artifacts.router)
     app.include_router(jobs.router)
     app.include_router(openai.router)
+    app.include_router(allocation.router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.openapi = lambda: _openapi_with_signed_bodies(app)  # type: ignore[method-assign]
     log.info(

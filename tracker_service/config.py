@@ -60,6 +60,11 @@ class Settings(BaseSettings):
     certifier_backoff_s: float = Field(default=5.0, gt=0)
     certifier_backoff_max_s: float = Field(default=300.0, gt=0)
     certify_new_tokens: int = Field(default=4, ge=1, le=64)
+    # Rebalancing (tracker_service/rebalancing.py): how often moves are planned, the
+    # bottleneck gain a move must bring, and how long a moving node counts at its target.
+    rebalance_poll_s: float = Field(default=30.0, gt=0)
+    rebalance_margin: float = Field(default=0.2, ge=0)
+    rebalance_grace_s: float = Field(default=300.0, gt=0)
 
     # The OpenAI-compatible gateway (/v1/*): per-key limits unless a key sets its own.
     gateway_requests_per_minute: int = Field(default=60, ge=1)

@@ -19,6 +19,7 @@ from tracker_service.auth import NonceBook, PublicKeyCache, SignedRequest, verif
 from tracker_service.config import Settings
 from tracker_service.keys import TrackerKey
 from tracker_service.metrics import TrackerMetrics
+from tracker_service.rebalancing import PendingPlacements, RebalanceBoard
 from tracker_service.store.db import Database
 from tracker_service.store.group_commit import HeartbeatCommits
 from tracker_service.store.ledger import PersistentLedger
@@ -34,6 +35,9 @@ class TrackerContext:
     public_keys: PublicKeyCache
     nonces: NonceBook
     heartbeats: HeartbeatCommits = field(init=False)
+    # Allocation's memory: ranges suggested to newcomers, moves suggested to serving nodes.
+    pending: PendingPlacements = field(default_factory=PendingPlacements)
+    rebalance: RebalanceBoard = field(default_factory=RebalanceBoard)
 
     def __post_init__(self) -> None:
         self.heartbeats = HeartbeatCommits(self.database)

@@ -1,4 +1,5 @@
-"""The data-plane side of the tracker, wired once per app: planner, dialer, certifier.
+"""The data-plane side of the tracker, wired once per app: planner, dialer, certifier,
+rebalancer.
 
 ``create_app`` builds one :class:`RouteServices` and keeps it on
 ``app.state.routing``; the lifespan starts and stops its background tasks.
@@ -17,6 +18,7 @@ from tracker_service.certifier import Certifier, CertifierSettings
 from tracker_service.config import Settings
 from tracker_service.keys import TrackerKey
 from tracker_service.reachability import ReachabilityMonitor
+from tracker_service.rebalancing import RebalanceBoard, Rebalancer
 from tracker_service.route_planner import RoutePlanner
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import PersistentLedger
@@ -26,9 +28,21 @@ log = logging.getLogger(__name__)
 
 class RouteServices:
     def __init__(
-        self, settings: Settings, database: Database, key: TrackerKey, ledger: PersistentLedger
+        self,
+        settings: Settings,
+        database: Database,
+        key: TrackerKey,
+        ledger: PersistentLedger,
+        board: RebalanceBoard | None = None,
     ) -> None:
         self.settings = settings
+        self.rebalancer = Rebalancer(
+            database,
+            board or RebalanceBoard(),
+            poll_s=settings.rebalance_poll_s,
+            margin=settings.rebalance_margin,
+            grace_s=settings.rebalance_grace_s,
+        )
         self.monitor = ReachabilityMonitor(
             database,
             poll_s=settings.reachability_poll_s,
@@ -63,12 +77,14 @@ class RouteServices:
             return
         await self.monitor.start()
         await self.certifier.start()
+        await self.rebalancer.start()
         self._running = True
-        log.info("reachability dialer and certifier running")
+        log.info("reachability dialer, certifier and rebalancer running")
 
     async def stop(self) -> None:
         if not self._running:
             return
+        await self.rebalancer.stop()
         await self.certifier.stop()
         await self.monitor.stop()
         self._running = False

@@ -39,7 +39,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run = subparsers.add_parser("run", help="serve a shard of a model to the network")
     run.add_argument("--tracker", required=True, help="tracker URL, e.g. http://127.0.0.1:8470")
     run.add_argument("--model", default=None, help="model id or folder (default: SmolLM2-135M)")
-    run.add_argument("--layers", type=parse_layers, default=None, metavar="A:B")
+    run.add_argument(
+        "--layers",
+        type=parse_layers,
+        default=None,
+        metavar="A:B",
+        help="serve exactly these layers (default: ask the tracker which help the swarm most)",
+    )
     run.add_argument("--recipe", default=None, help="recipe id from the catalogue")
     run.add_argument("--device", default=None, help="cpu, cuda or mps (default: best found)")
     run.add_argument("--host", default="127.0.0.1", help="address the data plane listens on")
@@ -59,6 +65,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=None,
         metavar="PATH",
         help="reuse this fresh capability report instead of a second test forward",
+    )
+    run.add_argument(
+        "--move-dwell-s",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="serve a range at least S seconds before a rebalancing move (default 600)",
     )
     run.add_argument("--events", choices=("text", "json"), default="text", help="event format")
     add_identity_arguments(run)
@@ -90,6 +103,7 @@ def run_node(args: argparse.Namespace) -> int:
         join_token=load_join_token(args.tracker),
         memory_cap_mb=args.memory_cap_mb,
         report_path=args.report,
+        move_dwell_s=args.move_dwell_s,
     )
     return supervise(Node(settings, identity), printer)
 

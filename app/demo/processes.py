@@ -103,20 +103,23 @@ def start_node(
     workdir: Path,
     tracker_url: str,
     model_dir: Path,
-    layers: tuple[int, int],
+    layers: tuple[int, int] | None,
     on_line: Line,
+    extra: Sequence[str] = (),
 ) -> Child:
+    """A node child; with ``layers=None`` it asks the tracker which layers to serve."""
     home = workdir / f"node-{index}"
     env = child_env(MESHNET_HOME=str(home))
     argv = [
         sys.executable, "-m", "app.cli.node", "run",
         "--tracker", tracker_url,
         "--model", str(model_dir),
-        "--layers", f"{layers[0]}:{layers[1]}",
+        *(["--layers", f"{layers[0]}:{layers[1]}"] if layers else []),
         # The demo's nodes keep their keys in its own folder: it runs on headless
         # machines with no OS keyring, and must not touch a real node's identity.
         "--identity-file", str(home / "identity.key"),
         "--events", "json",
+        *extra,
     ]  # fmt: skip
     return Child(f"node {index}", argv, env, workdir / f"node-{index}.log", on_line)
 

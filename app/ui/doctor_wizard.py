@@ -332,6 +332,7 @@ class DoctorWizard(QWizard):
         settings = self.store.load()
         fresh = WizardState(
             model=settings.model,
+            tracker_url=settings.tracker_url or None,
             device=settings.device,
             memory_cap_mb=settings.memory_cap_mb,
             layers=settings.layers,

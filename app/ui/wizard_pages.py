@@ -29,7 +29,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.settings_model import MIN_MEMORY_CAP_MB
+from app.tracker_api import TrackerAllocation, fetch_allocation
 from app.ui.json_child import JsonChild
+from app.ui.tasks import BackgroundTask, run_in_background
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +43,7 @@ class WizardState:
     """What the pages found and chose, shared along the way."""
 
     model: str | None = None
+    tracker_url: str | None = None  # set: the layers page asks it which range the swarm needs
     device: str | None = None
     memory_cap_mb: int | None = None
     layers: tuple[int, int] | None = None
@@ -306,6 +309,8 @@ class LayersPage(QWizardPage):
         layout = QVBoxLayout(self)
         self.suggestion = _wrapping_label()
         layout.addWidget(self.suggestion)
+        self.tracker_note = _wrapping_label()  # the tracker's suggestion, read in the background
+        layout.addWidget(self.tracker_note)
         form = QFormLayout()
         self.start_spin = QSpinBox()
         self.end_spin = QSpinBox()
@@ -341,6 +346,74 @@ class LayersPage(QWizardPage):
         layout.addWidget(self.hint)
         layout.addStretch(1)
         self._problem: str | None = None
+        self._asking: BackgroundTask | None = None
+        self._touched = False  # the contributor changed the range: a late answer keeps it
+        self._filling = False
+        for spin in (self.start_spin, self.end_spin):
+            spin.valueChanged.connect(self._on_user_change)
+
+    def _on_user_change(self) -> None:
+        if not self._filling:
+            self._touched = True
+
+    def _fill(self, start: int, end: int) -> None:
+        self._filling = True
+        try:
+            self.start_spin.setValue(start)
+            self.end_spin.setValue(end)
+        finally:
+            self._filling = False
+
+    def tracker_question(self) -> dict[str, Any] | None:
+        """What to ask the tracker, or None (no tracker set, or an older node's hardware)."""
+        hardware = self.state.hardware or {}
+        model = hardware.get("model") or {}
+        room, count = hardware.get("room_layers"), model.get("layer_count")
+        if not self.state.tracker_url or not isinstance(room, int) or not isinstance(count, int):
+            return None
+        return {
+            "model": str(model.get("model_id") or ""),
+            "layer_count": count,
+            "max_layers": room,
+            "recipe": hardware.get("recipe_id"),
+        }
+
+    def ask_tracker(self) -> None:
+        """Ask the tracker in the background; the page stays usable meanwhile."""
+        question = self.tracker_question()
+        if question is None or self.state.sample:
+            return
+        if self._asking is not None:
+            self._asking.discard()
+        url = str(self.state.tracker_url)
+        self.tracker_note.setText(f"Asking {url} which layers the network needs most…")
+        self._asking = run_in_background(
+            lambda: fetch_allocation(url, **question),
+            on_success=self.apply_tracker_suggestion,
+            on_failure=self.apply_tracker_failure,
+            parent=self,
+        )
+
+    def apply_tracker_suggestion(self, allocation: TrackerAllocation) -> None:
+        """Show the tracker's range and sentence; fill it in unless the contributor edited."""
+        self._asking = None
+        if not allocation.fits or allocation.start is None or allocation.end is None:
+            self.tracker_note.setText(f"The network says: {allocation.sentence}")
+            return
+        start, end = allocation.start, allocation.end
+        if not self._touched:
+            self._fill(start, end)
+        self.tracker_note.setText(
+            f"The network suggests layers {start} up to {end}: {allocation.sentence}"
+        )
+        self._validate()
+
+    def apply_tracker_failure(self, exc: BaseException) -> None:
+        self._asking = None
+        sentence = getattr(exc, "sentence", None) or str(exc)
+        self.tracker_note.setText(
+            f"The tracker could not suggest layers: {sentence} The range above fits this computer."
+        )
 
     def initializePage(self) -> None:
         hardware = self.state.hardware or {}
@@ -349,8 +422,8 @@ class LayersPage(QWizardPage):
         chosen = self.state.layers or (tuple(suggested) if suggested else None)
         if chosen is None:
             chosen = (0, count or 1)
-        self.start_spin.setValue(int(chosen[0]))
-        self.end_spin.setValue(int(chosen[1]))
+        self._fill(int(chosen[0]), int(chosen[1]))
+        self._touched = self.state.layers is not None  # a range chosen before is kept
         self.cap_spin.setValue(self.state.memory_cap_mb or 0)
         sentence = hardware.get("suggestion") or ""
         if suggested:
@@ -362,7 +435,9 @@ class LayersPage(QWizardPage):
             (f"This model has {count} layers; 0 up to {count} runs all of them. " if count else "")
             + "Fewer layers need less memory. The next steps test exactly this choice."
         )
+        self.tracker_note.setText("")
         self._validate()
+        self.ask_tracker()
 
     def chosen_layers(self) -> tuple[int, int]:
         return (self.start_spin.value(), self.end_spin.value())

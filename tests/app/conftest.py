@@ -55,7 +55,8 @@ def certify_through_the_ledger(db_url: str) -> None:
 def seeded_tracker(tmp_path: Path) -> Iterator[TrackerProcess]:
     """A tracker that knows one certified recipe (fp32) and one dark (fp16)."""
     db_url = f"sqlite:///{tmp_path / 'seeded-tracker.db'}"
-    process = TrackerProcess(tmp_path, db_url).start()
+    # Its nodes are fakes that are never dialled (a dial would find them unreachable).
+    process = TrackerProcess(tmp_path, db_url, MESHNET_TRACKER_REACHABILITY_POLL_S="3600").start()
     try:
         with httpx.Client(base_url=process.url, timeout=10.0) as client:
             assert register(client, FakeNode(), identity_block(0, 15)).status_code == 200

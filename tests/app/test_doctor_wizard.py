@@ -13,13 +13,19 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QWizard
 
 from app.settings_model import AppSettings
+from app.tracker_api import TrackerAllocation, TrackerReadError
 from app.ui.doctor_wizard import DoctorWizard
 from app.ui.settings_store import SettingsStore
+from tests.tracker_service.conftest import register
+from tests.tracker_service.helpers import FakeNode as TrackerNode
+from tests.tracker_service.helpers import identity_block
+from tests.tracker_service.server_process import TrackerProcess
 
 FAKE_NODE = textwrap.dedent(
     """
@@ -460,3 +466,49 @@ def test_real_cancel_mid_import_leaves_no_model_and_no_staging(
     models = isolated_meshnet_home / "models"
     leftovers = sorted(p.name for p in models.iterdir()) if models.exists() else []
     assert leftovers == []
+
+
+def test_the_layers_page_shows_the_trackers_suggestion_read_in_the_background(
+    qtbot: Any, store: SettingsStore, fake: FakeNode, tmp_path: Path
+) -> None:
+    # Never dialled during the test: a fake node found unreachable would not count as
+    # covering its layers, and when the dial happens is a race.
+    tracker = TrackerProcess(
+        tmp_path,
+        f"sqlite:///{tmp_path / 'tracker.db'}",
+        MESHNET_TRACKER_REACHABILITY_POLL_S="3600",
+    ).start()
+    try:
+        with httpx.Client(base_url=tracker.url, timeout=10.0) as client:
+            assert register(client, TrackerNode(), identity_block(0, 12)).status_code == 200
+        store.save(AppSettings(tracker_url=tracker.url))
+        fake.spec["hardware"]["stdout"] = {
+            **HARDWARE,
+            "model": {**HARDWARE["model"], "model_id": "HuggingFaceTB/SmolLM2-135M-Instruct"},
+            "room_layers": 12,
+            "recipe_id": "smollm2-135m-fp32",
+        }
+        wizard = make_wizard(qtbot, store, fake)
+        to_layers_page(qtbot, wizard)
+        page = wizard.layers
+        # The page is usable at once: the local suggestion, while the tracker is asked.
+        assert page.chosen_layers() == (0, 30) and page.isComplete()
+        qtbot.waitUntil(lambda: "The network suggests" in page.tracker_note.text(), timeout=20_000)
+        assert page.chosen_layers() == (12, 24)
+        assert "The network suggests layers 12 up to 24: Layers 12–24" in page.tracker_note.text()
+    finally:
+        tracker.stop()
+
+
+def test_a_range_the_contributor_typed_is_kept_when_the_tracker_answers_late(
+    qtbot: Any, store: SettingsStore, fake: FakeNode
+) -> None:
+    wizard = make_wizard(qtbot, store, fake)
+    to_layers_page(qtbot, wizard)
+    page = wizard.layers
+    page.end_spin.setValue(10)
+    page.apply_tracker_suggestion(TrackerAllocation(True, 12, 24, "Layers 12–24 are needed."))
+    assert page.chosen_layers() == (0, 10)
+    assert "12 up to 24" in page.tracker_note.text()
+    page.apply_tracker_failure(TrackerReadError("Nothing answers.", reason="connection-refused"))
+    assert page.tracker_note.text().startswith("The tracker could not suggest layers: Nothing")

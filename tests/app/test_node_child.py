@@ -382,7 +382,10 @@ def test_hardware_json_suggests_layers_before_any_import(tmp_path: Path) -> None
         "model",
         "suggested_layers",
         "suggestion",
+        "room_layers",
+        "recipe_id",
     }
+    assert report["room_layers"] == 30 and report["recipe_id"]
     assert set(report["device"]) == {"kind", "name", "total_bytes", "free_bytes"}
     assert report["device"]["free_bytes"] <= 4096 * 1024**2
     assert report["model"]["imported"] is False and report["suggested_layers"] == [0, 30]

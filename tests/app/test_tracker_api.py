@@ -10,7 +10,13 @@ from typing import Any
 import httpx
 import pytest
 
-from app.tracker_api import RecipeRow, TrackerReadError, check_tracker, fetch_recipes
+from app.tracker_api import (
+    RecipeRow,
+    TrackerReadError,
+    check_tracker,
+    fetch_allocation,
+    fetch_recipes,
+)
 from tests.tracker_service.server_process import TrackerProcess, free_port
 from tracker_service.schemas.state import RecipePublic, StatePublic
 
@@ -260,3 +266,38 @@ def test_a_real_tracker_under_a_wrong_path_is_not_a_tracker(
         f"{url} is not a MeshNet tracker (it has no MeshNet state page): "
         "check the address and port."
     )
+
+
+# --- the tracker's layer suggestion ---------------------------------------------------
+
+
+def test_a_real_tracker_suggests_the_layers_its_nodes_leave_uncovered(
+    seeded_tracker: TrackerProcess,
+) -> None:
+    tracker = seeded_tracker  # its fp32 node serves layers 0-15 of 30
+    allocation = fetch_allocation(
+        tracker.url,
+        model="HuggingFaceTB/SmolLM2-135M-Instruct",
+        layer_count=30,
+        max_layers=15,
+        recipe="smollm2-135m-fp32",
+    )
+    assert allocation.fits and (allocation.start, allocation.end) == (15, 30)
+    assert allocation.sentence.startswith("Layers 15–30")
+    tiny = fetch_allocation(
+        tracker.url, model="HuggingFaceTB/SmolLM2-135M-Instruct", layer_count=30, max_layers=0
+    )
+    assert not tiny.fits and tiny.start is None and "room for no layer" in tiny.sentence
+
+
+def test_a_tracker_without_suggestions_is_a_sentence_not_a_crash() -> None:
+    older = answering(lambda request: httpx.Response(404, json={"detail": "Not Found"}))
+    error = failure(
+        lambda: fetch_allocation(URL, model="m", layer_count=30, max_layers=4, transport=older)
+    )
+    assert error.reason == "no-suggestion" and "from this computer alone" in str(error)
+    odd = json_reply({"fits": True, "start": 9, "end": 3, "sentence": "?"})
+    error = failure(
+        lambda: fetch_allocation(URL, model="m", layer_count=30, max_layers=4, transport=odd)
+    )
+    assert error.reason == "not-meshnet"

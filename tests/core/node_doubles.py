@@ -29,6 +29,9 @@ class FakeTracker:
         self.refuse_heartbeats = threading.Event()  # set: every heartbeat is told to re-register
         self.view: dict[str, Any] = {}  # extra fields of the heartbeat reply
         self.on_register: Callable[[], None] | None = None
+        # GET /api/v1/allocation: the answer's body, or a status code to refuse with.
+        self.allocation: dict[str, Any] | int = 404
+        self.allocation_asks: list[dict[str, str]] = []
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         path = request.url.path
@@ -55,6 +58,13 @@ class FakeTracker:
                 return httpx.Response(status, json={"reason": "re-register", "detail": "expired"})
             body = {"heartbeat_interval_s": 0.05, "live_until": 1e12, **self.view}
             return httpx.Response(200, json=body)
+        if path.endswith("/allocation"):
+            self.allocation_asks.append(dict(request.url.params))
+            if isinstance(self.allocation, int):
+                return httpx.Response(
+                    self.allocation, json={"reason": "not-found", "detail": "no such route"}
+                )
+            return httpx.Response(200, json=self.allocation)
         if path.endswith("/deregister"):
             return httpx.Response(200, json={"node_id": IDENTITY.node_id})
         return httpx.Response(200, json={"nodes": [], "recipes": []})
@@ -64,7 +74,7 @@ class FakeTracker:
 
 
 def make_node(
-    model: Path, tracker: FakeTracker, layers: tuple[int, int] = (0, 2), **kwargs: Any
+    model: Path, tracker: FakeTracker, layers: tuple[int, int] | None = (0, 2), **kwargs: Any
 ) -> tuple[Node, list[NodeEvent]]:
     settings_fields = {
         k: kwargs.pop(k) for k in list(kwargs) if k in NodeSettings.__dataclass_fields__

@@ -12,7 +12,9 @@ wire are the same either way.
 A successful reply also tells the node how the tracker sees it — its
 reachability and its recipe's status — from one read by primary key joined
 to the recipe ledger's unique fingerprint index (:class:`NodeViewReader`),
-so nodes never fetch the whole ``/api/v1/state`` to learn them.
+so nodes never fetch the whole ``/api/v1/state`` to learn them, and a move
+the rebalancer suggests (a dict lookup on ``context.rebalance``; the planning
+runs in the background, tracker_service/rebalancing.py).
 """
 
 from __future__ import annotations
@@ -167,6 +169,7 @@ async def answer_heartbeat(
     reach, reach_reason, recipe_status, recipe_detail = await database.run_quick(
         node_view_reader(database).read, node_id
     )
+    move = context.rebalance.suggestion_for(node_id)
     answer = HeartbeatPublic(
         live_until=values["live_until"],
         session_expires_at=values["session_expires_at"],
@@ -175,6 +178,8 @@ async def answer_heartbeat(
         reachability_reason=reach_reason,
         recipe_status=recipe_status,
         recipe_detail=recipe_detail,
+        suggested_layers=None if move is None else [move.start, move.end],
+        suggestion="" if move is None else move.sentence,
     )
     return Response(answer.model_dump_json(), media_type="application/json")
 

@@ -121,6 +121,11 @@ class HeartbeatPublic(BaseModel):
     reachability_reason: str = ""
     recipe_status: str = Field(default="unknown", description="dark or certified")
     recipe_detail: str = ""
+    # Rebalancing: a range that would lift the swarm's bottleneck by a clear margin.
+    suggested_layers: list[int] | None = Field(
+        default=None, description="[start, end) the tracker suggests moving to, when idle"
+    )
+    suggestion: str = ""
 
 
 class DeregisterPublic(BaseModel):

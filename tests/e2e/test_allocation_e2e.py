@@ -1,0 +1,93 @@
+"""Three real nodes started without --layers cover the default model, and it certifies."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from app.demo.processes import start_node, start_tracker
+from core.hardware import footprint_from_shapes, tensor_shapes
+from core.placement import max_layers_anywhere
+from core.recipe_catalogue import load_catalogue
+from core.runtime.config import ModelConfig
+from core.runtime.dtypes import parse_dtype
+from tests.e2e.conftest import Cluster
+
+pytestmark = pytest.mark.slow
+
+ROOM = 12  # layers each node has memory for: three of them are needed for 30 layers
+MIB = 1024 * 1024
+
+
+def _memory_cap_mb(model_dir: Path, layers: int) -> int:
+    """The memory cap under which exactly `layers` layers fit anywhere in the model."""
+    config = ModelConfig.from_folder(model_dir)
+    recipe = load_catalogue().default_for(config.architecture, "cpu")
+    footprint = footprint_from_shapes(
+        tensor_shapes(model_dir),
+        layer_count=config.num_layers,
+        num_kv_heads=config.num_kv_heads,
+        head_dim=config.head_dim,
+        compute_itemsize=parse_dtype(recipe.compute_dtype).itemsize,
+        kv_itemsize=parse_dtype(recipe.kv_dtype).itemsize,
+    )
+    n = config.num_layers
+    places = [(0, layers), (n - layers, n), (1, 1 + layers)]
+    cap_mb = math.ceil(max(footprint.needed_bytes(a, b) for a, b in places) / MIB)
+    assert max_layers_anywhere(footprint, cap_mb * MIB) == layers
+    return cap_mb
+
+
+def test_three_nodes_without_layers_cover_the_model_without_a_hole_and_certify_it(
+    default_model_dir: Path, tmp_path: Path
+) -> None:
+    lines: list[tuple[str, object]] = []
+    cap_mb = _memory_cap_mb(default_model_dir, ROOM)
+    tracker, url = start_tracker(
+        tmp_path, lambda name, line: lines.append((name, line)), heartbeat_s=1.0
+    )
+    children = [tracker]
+    try:
+        for index in (1, 2, 3):  # all at once: the tracker spreads nodes that ask together
+            children.append(
+                start_node(
+                    index,
+                    tmp_path,
+                    url,
+                    default_model_dir,
+                    None,
+                    lambda name, line: lines.append((name, line)),
+                    extra=["--memory-cap-mb", str(cap_mb), "--device", "cpu"],
+                )
+            )
+        cluster = Cluster(url, tmp_path, default_model_dir, children)
+        state = cluster.wait_for(
+            lambda s: any(r["status"] == "certified" for r in s.get("recipes", [])),
+            timeout_s=420.0,
+            what="three nodes placed by the tracker to certify the recipe",
+        )
+        ranges = sorted((n["shard_start"], n["shard_end"]) for n in state["nodes"])
+        assert len(ranges) == 3 and all(end - start <= ROOM for start, end in ranges)
+        covered = set()
+        for start, end in ranges:
+            covered |= set(range(start, end))
+        assert covered == set(range(30)), (
+            f"layers left uncovered: {sorted(set(range(30)) - covered)}"
+        )
+        placements = [
+            line
+            for name, line in lines
+            if name.startswith("node")
+            and isinstance(line, dict)
+            and line.get("gate") == "placement"
+        ]
+        assert len(placements) == 3
+        assert all(
+            p["gate_state"] == "passed" and p["data"]["source"] == "tracker" for p in placements
+        )
+        assert all(p["message"].startswith("Layers ") for p in placements)
+    finally:
+        for child in reversed(children):
+            child.stop()
