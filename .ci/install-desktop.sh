@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# A real X server with a real system tray for the app's one desktop test:
+# A real X server with a real system tray for the app's one desktop test
+# (and desktop-file-validate for the .deb's menu entry):
 # Debian's Xvfb and trayer, and the xcb libraries Qt's "xcb" platform plugin
 # loads (it names any missing one when it fails). Idempotent; all output on stderr.
 set -euo pipefail
 
-PACKAGES=(xvfb trayer xdotool x11-utils libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1)
+PACKAGES=(xvfb trayer xdotool x11-utils libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1
+          desktop-file-utils)
 missing=()
 for pkg in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
