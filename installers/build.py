@@ -67,6 +67,8 @@ def build_bundle(dist: Path, work: Path) -> Path:
     ]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(repo_root()), *filter(None, [env.get("PYTHONPATH")])])
+    # torch's hooks import every submodule; their deprecation notices are noise here
+    env.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
     subprocess.run(command, check=True, cwd=repo_root(), env=env)
     return dist / BUNDLE_FOLDER
 

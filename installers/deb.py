@@ -44,19 +44,13 @@ ICON_THEME_NAME = "meshnet"  # Icon= in the .desktop entry
 HERE = Path(__file__).resolve().parent
 DESKTOP_TEMPLATE = HERE / "linux" / "meshnet.desktop"
 COPYRIGHT = HERE / "linux" / "copyright"
-# Qt's xcb platform plugin loads these from the system (PyInstaller leaves the
-# X and GL client libraries to the OS); apt installs them with the package.
-RECOMMENDS = (
-    "libgl1",
-    "libegl1",
-    "libfontconfig1",
-    "libxkbcommon-x11-0",
-    "libxcb-cursor0",
-    "libxcb-icccm4",
-    "libxcb-keysyms1",
-    "libxcb-shape0",
-    "libdbus-1-3",
-)
+# What the bundle takes from the system (``ldd`` over every library in it):
+# PyInstaller leaves the GL/EGL dispatch and the X connection to the OS, and Qt
+# needs them to open any window; the Wayland client libraries only matter in a
+# Wayland session (Qt falls back to X through XWayland). The xcb helpers,
+# xkbcommon, fontconfig and D-Bus are bundled.
+DEPENDS = ("libgl1", "libegl1", "libxcb1")
+RECOMMENDS = ("libwayland-client0", "libwayland-cursor0", "libwayland-egl1")
 
 
 class DebBuildError(RuntimeError):
@@ -101,7 +95,7 @@ def control_text(info: DebInfo) -> str:
         f"Architecture: {info.architecture}",
         "Maintainer: MeshNet developers <dev@meshnet.invalid>",
         f"Installed-Size: {info.installed_size_kib}",
-        f"Depends: libc6 (>= {info.libc_version})",
+        f"Depends: libc6 (>= {info.libc_version}), {', '.join(DEPENDS)}",
         f"Recommends: {', '.join(RECOMMENDS)}",
         "Section: net",
         "Priority: optional",
