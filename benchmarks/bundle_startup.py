@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import shutil
 import statistics
 import subprocess
 import sys
@@ -48,17 +49,19 @@ bench = _load_app_startup()
 
 def bundle_environment(home: Path) -> dict[str, str]:
     """A user's environment for the bundle: no PYTHONPATH. Its node keeps its key
-    in the in-memory test keyring, configured the way a user would configure
-    keyring (``keyringrc.cfg``), since a headless box has no OS keyring."""
+    in the in-memory test keyring (copied alone to a folder, so the source tree
+    is not on its path), configured the way a user would configure keyring
+    (``keyringrc.cfg``), since a headless box has no OS keyring."""
     env = bench.environment(home)
     for name in ("PYTHONPATH", "PYTHON_KEYRING_BACKEND", "VIRTUAL_ENV"):
         env.pop(name, None)
+    backends = home / "keyring-backends"
+    backends.mkdir(exist_ok=True)
+    shutil.copy2(REPO / "tests" / "core" / "keyring_backend.py", backends / "dict_keyring.py")
     config = home / "config" / "python_keyring"
     config.mkdir(parents=True, exist_ok=True)
     (config / "keyringrc.cfg").write_text(
-        "[backend]\n"
-        "default-keyring = tests.core.keyring_backend.DictKeyring\n"
-        f"keyring-path = {REPO}\n",
+        f"[backend]\ndefault-keyring = dict_keyring.DictKeyring\nkeyring-path = {backends}\n",
         encoding="utf-8",
     )
     return env

@@ -11,7 +11,8 @@ and renders every screen offscreen from /opt/meshnet, with no Python or source
 tree in sight (no PYTHONPATH, run from an empty folder); the bundled node
 imports the bundled default model and passes the doctor's real test forward
 on it (the proof that torch, the model and the node all made it into the
-bundle); and ``dpkg -r`` leaves none of the package's files behind.
+bundle); Contribute in the installed app serves through the node beside it; and
+``dpkg -r`` leaves none of the package's files behind.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from installers.deb import INSTALL_ROOT, PACKAGE
@@ -153,6 +156,68 @@ def test_bundled_node_imports_the_bundled_model_and_passes_the_doctor(
     assert report["model"]["model_id"] == "smollm2-135m-instruct"
     results = [event for event in _json_lines(doctor.stderr) if event.get("kind") == "result"]
     assert results and results[-1]["data"]["passed"] is True
+
+
+def test_installed_app_contributes_through_its_bundled_node(
+    installed: list[str], tmp_path: Path, default_model_dir: Path
+) -> None:
+    """Contribute on in the installed app: its node child is /opt/meshnet's and
+    serves on a real tracker; kill -9 of the app takes that node off the network."""
+    from tests.app.test_app_e2e import _write_app_settings, live_node_ids
+    from tests.tracker_service.server_process import TrackerProcess
+
+    env = _user_env(tmp_path)
+    config_home = Path(env["XDG_CONFIG_HOME"])
+    # A headless box has no OS keyring: point keyring (as a user would, by its
+    # config file) at the in-memory test backend, copied alone to a folder of its
+    # own so the source tree never joins the bundled node's import path.
+    backends = tmp_path / "keyring-backends"
+    backends.mkdir()
+    shutil.copy2(REPO / "tests" / "core" / "keyring_backend.py", backends / "dict_keyring.py")
+    keyring_config = config_home / "python_keyring"
+    keyring_config.mkdir(parents=True)
+    (keyring_config / "keyringrc.cfg").write_text(
+        f"[backend]\ndefault-keyring = dict_keyring.DictKeyring\nkeyring-path = {backends}\n",
+        encoding="utf-8",
+    )
+    tracker = TrackerProcess(
+        tmp_path / "tracker",
+        f"sqlite:///{tmp_path / 'tracker.db'}",
+        MESHNET_TRACKER_HEARTBEAT_INTERVAL_S="1",
+    )
+    (tmp_path / "tracker").mkdir()
+    tracker.start()
+    _write_app_settings(
+        config_home,
+        {"tracker_url": tracker.url, "model": str(default_model_dir), "layers": (0, 30)},
+    )
+    app = subprocess.Popen(
+        ["/usr/bin/meshnet-app"], cwd=tmp_path, env=env,
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        node_ids: set[str] = set()
+        while time.monotonic() < deadline and not node_ids:
+            assert app.poll() is None, f"the installed app exited with {app.returncode}"
+            node_ids = live_node_ids(tracker.url)
+            time.sleep(0.5)
+        assert node_ids, "the installed app's node never registered"
+        children = psutil.Process(app.pid).children(recursive=True)
+        [node] = [child for child in children if child.exe() == f"{INSTALL_ROOT}/meshnet-node"]
+
+        app.kill()
+        app.wait(10)
+        gone, _alive = psutil.wait_procs([node], timeout=30)
+        assert node in gone, "the bundled node outlived the app by 30 s"
+        assert not node_ids & live_node_ids(tracker.url)
+    finally:
+        if app.poll() is None:
+            app.kill()
+        for child in psutil.Process().children(recursive=True):
+            if child.exe() == f"{INSTALL_ROOT}/meshnet-node":
+                child.kill()
+        tracker.stop()
 
 
 def test_menu_entry_and_icons_are_installed_for_the_desktop(installed: list[str]) -> None:
