@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint clean
+.PHONY: install demo test lint clean installer test-installer
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,5 +30,17 @@ lint: install
 test: install lint
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -rs
 
+# The desktop installer for this OS (.deb on Linux, setup.exe where Inno Setup
+# exists, a zipped .app on macOS) in dist/; see installers/README.md.
+installer: install
+	$(BIN)/python -m pip install --quiet -e '.[installer]'
+	$(BIN)/python installers/build.py
+
+# Builds the bundle and .deb, installs it with dpkg -i, runs the installed app and
+# its node, removes it with dpkg -r (root, Debian; minutes: opt-in, not in `make test`).
+test-installer: install
+	$(BIN)/python -m pip install --quiet -e '.[installer]'
+	MESHNET_TEST_INSTALLER=1 QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -rs tests/installers
+
 clean:
-	rm -rf $(VENV) .meshnet .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .meshnet .pytest_cache .mypy_cache .ruff_cache build dist

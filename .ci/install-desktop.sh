@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A real X server with a real system tray for the app's one desktop test:
+# A real X server with a real system tray for the app's one desktop test
+# (and desktop-file-validate for the .deb's menu entry):
 # Debian's Xvfb and trayer, and the xcb libraries Qt's "xcb" platform plugin
 # loads (it names any missing one when it fails), and desktop-file-validate for the
 # autostart entry. Idempotent; all output on stderr.
