@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# A real X server with a real system tray for the app's one desktop test
-# (and desktop-file-validate for the .deb's menu entry):
-# Debian's Xvfb and trayer, and the xcb libraries Qt's "xcb" platform plugin
-# loads (it names any missing one when it fails), and desktop-file-validate for the
-# autostart entry. Idempotent; all output on stderr.
+# A real X server with a real system tray for the app's one desktop test:
+# Debian's Xvfb and trayer, the xcb libraries Qt's "xcb" platform plugin loads
+# (it names any missing one when it fails), and desktop-file-validate for the
+# autostart and menu entries. Idempotent; all output on stderr.
 set -euo pipefail
 
 PACKAGES=(xvfb trayer xdotool x11-utils libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 desktop-file-utils)

@@ -58,10 +58,10 @@ SetAutostart = Callable[[bool, list[str]], None]
 
 
 def app_command() -> list[str]:
-    """The command that starts this app at login."""
+    """The command that starts this app at login: in the tray, without opening a window."""
     if is_frozen():
-        return [sys.executable]
-    return [sys.executable, "-m", "app.ui.main"]
+        return [sys.executable, "--hidden"]
+    return [sys.executable, "-m", "app.ui.main", "--hidden"]
 
 
 def _spin(low: int, high: int, suffix: str = "", special: str = "") -> QSpinBox:

@@ -7,7 +7,7 @@
 ; - A per-user install by default (no administrator needed; the dialog offers
 ;   all users), a Start-menu entry, an optional desktop icon.
 ; - "Start MeshNet when I sign in" is an optional, unchecked task. It writes the
-;   same HKCU Run value ("MeshNet" = the quoted exe path) that the app's
+;   same HKCU Run value ("MeshNet" = the quoted exe path and --hidden) that the app's
 ;   Settings > Start at login writes (app/autostart.py), so the two agree.
 ; - The uninstaller removes the program and the login entry, and keeps the
 ;   user's data (models, reports, usage history, logs, settings) unless the user
@@ -76,7 +76,7 @@ Name: "{autoprograms}\{#AppName}"; Filename: "{app}\{#AppExe}"; Comment: "Lend t
 Name: "{autodesktop}\{#AppName}"; Filename: "{app}\{#AppExe}"; Tasks: desktopicon
 
 [Registry]
-Root: HKCU; Subkey: "{#RunKey}"; ValueType: string; ValueName: "{#AppName}"; ValueData: """{app}\{#AppExe}"""; Tasks: autostart; Flags: uninsdeletevalue
+Root: HKCU; Subkey: "{#RunKey}"; ValueType: string; ValueName: "{#AppName}"; ValueData: """{app}\{#AppExe}"" --hidden"; Tasks: autostart; Flags: uninsdeletevalue
 
 [Run]
 Filename: "{app}\{#AppExe}"; Description: "{cm:LaunchProgram,{#AppName}}"; Flags: nowait postinstall skipifsilent

@@ -222,7 +222,7 @@ def test_save_checks_the_tracker_then_keeps_settings_token_and_autostart(
     assert check.urls == [URL]
     assert store.load() == AppSettings(tracker_url=URL, memory_cap_mb=2048, start_at_login=True)
     assert load_join_token(URL) == "secret-token"
-    assert autostart.calls == [(True, [sys.executable, "-m", "app.ui.main"])]
+    assert autostart.calls == [(True, [sys.executable, "-m", "app.ui.main", "--hidden"])]
 
 
 def test_an_unreachable_tracker_is_said_beside_the_field_and_can_be_saved_anyway(

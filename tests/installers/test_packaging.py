@@ -184,7 +184,9 @@ def test_windows_login_entry_is_optional_and_the_same_value_the_app_writes() -> 
     task = next(line for line in iss.splitlines() if line.startswith('Name: "autostart"'))
     assert "Flags: unchecked" in task
     run_value = next(line for line in iss.splitlines() if 'Subkey: "{#RunKey}"' in line)
-    assert 'ValueData: """{app}\\{#AppExe}"""' in run_value and "Tasks: autostart" in run_value
+    # The app's own Settings > Start at login writes the same: the exe, then --hidden.
+    assert 'ValueData: """{app}\\{#AppExe}"" --hidden"' in run_value
+    assert "Tasks: autostart" in run_value
 
 
 def test_windows_uninstaller_deletes_user_data_only_when_asked() -> None:
