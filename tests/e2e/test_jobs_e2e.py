@@ -120,7 +120,11 @@ def test_a_killed_executor_task_resumes_elsewhere_from_the_last_checkpoint(
     out = tmp_path / "results"
     assert cli.run("jobs", "results", job_id, "--out", str(out)).returncode == 0
     metrics = json.loads(next(out.glob("*/metrics.json")).read_text())
-    assert metrics["resumed_from"] >= min(shipped, 4) > 0  # not from step 0
+    # Not from step 0: from the last committed checkpoint. The kill can land between a
+    # checkpoint's upload and its manifest's commit, so the newest uploaded step may
+    # not count; never more than that one is lost.
+    assert shipped >= 4
+    assert shipped - 1 <= metrics["resumed_from"] <= shipped
     assert metrics["steps_run"] == 40 - metrics["resumed_from"]
     assert any(e.get("event") == "resuming from checkpoint" for e in second.events())
 
