@@ -62,11 +62,13 @@ def build_context(settings: Settings) -> TrackerContext:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     database = Database(settings.database_url())
     database.migrate()
+    ledger = PersistentLedger(database)
+    ledger.recheck()  # evidence is judged again when loaded; a failing row sends its recipe dark
     return TrackerContext(
         settings=settings,
         database=database,
         key=load_key(settings),
-        ledger=PersistentLedger(database),
+        ledger=ledger,
         metrics=TrackerMetrics(database),
         public_keys=PublicKeyCache(),
         nonces=NonceBook(database, settings.timestamp_window_s),

@@ -180,7 +180,8 @@ def build_evidence(
         route_session_id=plan.route_session_id,
         route_epoch=plan.epoch,
         node_ids=tuple(r.node_id for r in receipts),
-        shard_ranges=tuple((p.shard_start, p.shard_end) for p in participants),
+        # What each hop signed that it computed, not what its identity claims.
+        shard_ranges=tuple((r.start, r.end) for r in receipts),
         tokens_generated=tokens_generated,
         layer_count=plan.layer_count,
         fingerprint=plan.fingerprint,

@@ -40,8 +40,9 @@ class Settings(BaseSettings):
     session_ttl_s: float = Field(default=900.0, gt=0)
     # Signed requests outside now ± this window are stale; nonces are kept this long.
     timestamp_window_s: int = Field(default=300, ge=1)
-    # A capability report older than this (or from the future) is refused.
-    capability_max_age_s: float = Field(default=86400.0, gt=0)
+    # A capability report older than this is refused (the seed's 900 s unless the
+    # operator sets another limit); one more than 60 s in the future always is.
+    capability_max_age_s: float = Field(default=900.0, gt=0)
     max_body_bytes: int = Field(default=MIB, ge=1024)
     log_level: str = "info"
 

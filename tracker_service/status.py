@@ -22,7 +22,6 @@ from tracker_service.store.nodes import (
     live_nodes_for_fingerprint,
     recent_nodes,
 )
-from tracker_service.store.routing import certification_failure
 from tracker_service.store.tables import NODE_ACTIVE, Node, Recipe
 
 HEALTHY = "healthy"
@@ -67,7 +66,7 @@ def recipe_public(row: Recipe) -> RecipePublic:
         certified_at=row.certified_at,
         certified_route_session=row.certified_route_session,
         certified_node_count=row.certified_node_count,
-        last_certification_failure=certification_failure(row.detail),
+        last_certification_failure=row.last_failure or None,
     )
 
 

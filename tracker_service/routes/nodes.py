@@ -62,6 +62,8 @@ def _admit(
     join_token: str | None,
 ) -> tuple[Registration, RecipeStatusPublic]:
     """Blocking: join token, ban check, ledger entry and node row in one transaction."""
+    report = body.capability
+    assert report is not None  # check_capability refused a registration without one
     now = time.time()
     with context.database.sessions.begin() as session:
         if context.settings.private:
@@ -78,8 +80,8 @@ def _admit(
             public_key=signed.public_key,
             endpoint=body.endpoint,
             identity=identity,
-            capability=body.capability.model_dump(mode="json"),
-            throughput=body.capability.tokens_per_second or 0.0,
+            capability=report.model_dump(mode="json"),
+            throughput=report.tokens_per_second or 0.0,
             now=now,
             liveness=_liveness(context),
         )

@@ -41,7 +41,9 @@ class RecipePublic(BaseModel):
     certified_route_session: str | None
     certified_node_count: int | None
     last_certification_failure: str | None = Field(
-        default=None, description="why the last certification attempt failed (still dark)"
+        default=None,
+        description="why the recipe is dark: a failed attempt, evidence that no longer "
+        "verifies, or a revocation (the detail stays the dark sentence)",
     )
 
 

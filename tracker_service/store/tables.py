@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     Float,
     ForeignKey,
     Index,
@@ -20,6 +21,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -139,6 +141,10 @@ class Recipe(Base):
     # SHA-256 of the tokenizer_config.json (chat template) the certifying nodes all
     # served; the gateway accepts a template only with these bytes.
     chat_template_sha256: Mapped[str | None] = mapped_column(String(HEX64), nullable=True)
+    # Why the recipe is dark when something sent it there (a failed attempt, evidence
+    # that no longer verifies, a revocation): its own field, so `detail` stays the
+    # seed's sentence and nothing has to parse one out of the other.
+    last_failure: Mapped[str] = mapped_column(Text, default="", server_default="")
 
     __table_args__ = (
         UniqueConstraint(
@@ -162,6 +168,8 @@ class CertificationEvidence(Base):
     tokens_generated: Mapped[int] = mapped_column(Integer)
     layer_count: Mapped[int] = mapped_column(Integer)
     certified_at: Mapped[float] = mapped_column(Float)
+    # Kept so a re-check on load judges the row exactly as certification did.
+    synthetic: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     revoked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     revoked_reason: Mapped[str] = mapped_column(Text, default="")
 
