@@ -303,3 +303,10 @@ def test_report_without_the_advertised_bytes_or_recipe_digest_is_refused() -> No
     with pytest.raises(CapabilityAdmissionError) as caught:
         admit(requirement, unproven_recipe, now=now)
     assert caught.value.reason == REASON_RECIPE_MISMATCH
+
+
+def test_committed_admission_vectors_equal_a_fresh_build_of_the_gate() -> None:
+    from tests.core.build_admission_vectors import ADMISSION_VECTORS
+    from tests.core.build_vectors import build_admission_vectors_doc, render
+
+    assert ADMISSION_VECTORS.read_text(encoding="utf-8") == render(build_admission_vectors_doc())

@@ -7,7 +7,9 @@ passed, too old, from the future), so the tracker is never looser than the node.
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -118,3 +120,25 @@ def test_sixty_seconds_of_future_skew_is_tolerated_and_no_more() -> None:
 
 def test_a_matching_fresh_passing_report_admits() -> None:
     check_capability(_report(validated_at=time.time()), PRESENTED, now=time.time())
+
+
+VECTORS = Path(__file__).resolve().parents[1] / "data" / "admission_vectors.json"
+
+
+def _vector_cases() -> list[Any]:
+    data = json.loads(VECTORS.read_text(encoding="utf-8"))
+    return [pytest.param(data, case, id=case["name"]) for case in data["cases"]]
+
+
+@pytest.mark.parametrize(("data", "case"), _vector_cases())
+def test_tracker_gate_names_the_same_reason_as_the_nodes_gate(
+    data: dict[str, Any], case: dict[str, Any]
+) -> None:
+    identity = parse_identity(data["identity"])
+    report = None if case["report"] is None else CapabilityReportIn.model_validate(case["report"])
+    if case["reason"] is None:
+        check_capability(report, identity, now=data["now"], max_age_s=data["max_age_s"])
+        return
+    with pytest.raises(TrackerRefusal) as caught:
+        check_capability(report, identity, now=data["now"], max_age_s=data["max_age_s"])
+    assert caught.value.reason == f"capability-{case['reason']}"
