@@ -132,6 +132,7 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
         routing.planner,
         routing.monitor,
         GatewayMetrics(context.metrics.registry),
+        auditor=routing.auditor,
     )
     # Added first, so it runs inside the body limit (413 still comes first).
     app.add_middleware(HeartbeatShortcut)

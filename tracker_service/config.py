@@ -61,6 +61,12 @@ class Settings(BaseSettings):
     certifier_backoff_s: float = Field(default=5.0, gt=0)
     certifier_backoff_max_s: float = Field(default=300.0, gt=0)
     certify_new_tokens: int = Field(default=4, ge=1, le=64)
+    # Hop audits (tracker_service/audit.py): the fraction of route steps re-asked of
+    # another node; higher for an identity that has passed fewer than
+    # audit_probation_audits audits. 0 turns audits off.
+    audit_rate: float = Field(default=0.02, ge=0, le=1)
+    audit_probation_rate: float = Field(default=0.25, ge=0, le=1)
+    audit_probation_audits: int = Field(default=20, ge=0)
 
     # The OpenAI-compatible gateway (/v1/*): per-key limits unless a key sets its own.
     gateway_requests_per_minute: int = Field(default=60, ge=1)

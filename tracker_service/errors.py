@@ -21,6 +21,7 @@ MISSING_HEADERS = "missing-headers"
 # Other refusal reasons.
 RE_REGISTER = "re-register"
 BANNED = "banned"
+QUARANTINED = "quarantined"
 JOIN_TOKEN_REQUIRED = "join-token-required"
 JOIN_TOKEN_INVALID = "join-token-invalid"
 # The capability gate's reasons, one per seed reason (tracker_service/capability.py).

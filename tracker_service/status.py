@@ -48,6 +48,9 @@ def node_public(node: Node, now: float) -> NodePublic:
         last_seen=node.last_heartbeat_at,
         reachability=node.reachability,
         reachability_reason=node.reachability_reason,
+        state_reason=node.state_reason,
+        audits_passed=node.audits_passed or 0,
+        quarantine_evidence=node.quarantine_evidence,
     )
 
 

@@ -29,6 +29,8 @@ class FakeTracker:
         self.refuse_heartbeats = threading.Event()  # set: every heartbeat is told to re-register
         self.view: dict[str, Any] = {}  # extra fields of the heartbeat reply
         self.on_register: Callable[[], None] | None = None
+        # set: every heartbeat is refused with (status, reason, detail), like a quarantine
+        self.heartbeat_refusal: tuple[int, str, str] | None = None
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         path = request.url.path
@@ -51,6 +53,9 @@ class FakeTracker:
             status = self._heartbeats.pop(0) if self._heartbeats else 200
             if self.refuse_heartbeats.is_set():
                 status = 410
+            if self.heartbeat_refusal is not None:
+                code, reason, detail = self.heartbeat_refusal
+                return httpx.Response(code, json={"reason": reason, "detail": detail})
             if status != 200:
                 return httpx.Response(status, json={"reason": "re-register", "detail": "expired"})
             body = {"heartbeat_interval_s": 0.05, "live_until": 1e12, **self.view}

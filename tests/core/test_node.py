@@ -356,3 +356,18 @@ def test_requirement_comes_from_what_is_advertised_so_a_mismatched_report_is_ref
         node.start()
     assert caught.value.reason == reason
     assert tracker.calls == []
+
+
+def test_a_quarantined_node_is_told_why_and_shows_refused(tiny_model_dir: Path) -> None:
+    tracker = FakeTracker()
+    node, events = make_node(tiny_model_dir, tracker)
+    node.start()
+    try:
+        wait_for(lambda: tracker.count("/heartbeat") >= 1)
+        why = "the node is quarantined: a hop audit found this node's output for layers 0-2 wrong"
+        tracker.heartbeat_refusal = (403, "quarantined", why)
+        wait_for(lambda: node.state is NodeState.REFUSED)
+        told = [e for e in events if e.kind == "state" and e.state is NodeState.REFUSED]
+        assert told[-1].reason == "quarantined" and "hop audit" in told[-1].message
+    finally:
+        node.stop()

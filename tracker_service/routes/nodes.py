@@ -41,7 +41,7 @@ from tracker_service.store.nodes import (
     register_node,
     storage_problem,
 )
-from tracker_service.store.tables import NODE_BANNED, NODE_DEREGISTERED
+from tracker_service.store.tables import NODE_BANNED, NODE_DEREGISTERED, NODE_QUARANTINED
 from tracker_service.store.tokens import use_join_token
 from tracker_service.wire import HEADER_JOIN_TOKEN
 
@@ -72,6 +72,13 @@ def _admit(
         if existing is not None and existing.state == NODE_BANNED:
             raise refuse(
                 403, errors.BANNED, f"node {signed.node_id} is banned: {existing.state_reason}"
+            )
+        if existing is not None and existing.state == NODE_QUARANTINED:
+            # The identity lied; registering it again does not lift that.
+            raise refuse(
+                403,
+                errors.QUARANTINED,
+                f"node {signed.node_id} is quarantined: {existing.state_reason}",
             )
         status = register_recipe(session, identity, now=now)
         registration = register_node(

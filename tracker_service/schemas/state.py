@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 
@@ -24,6 +26,13 @@ class NodePublic(BaseModel):
     last_seen: float
     reachability: str
     reachability_reason: str
+    state_reason: str = ""
+    audits_passed: int = Field(default=0, description="hop audits this identity has passed")
+    quarantine_evidence: dict[str, Any] | None = Field(
+        default=None,
+        description="when quarantined: the hop, both answers' digests, the majority's "
+        "signed replay receipts",
+    )
 
 
 class RecipePublic(BaseModel):

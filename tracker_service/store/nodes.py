@@ -22,6 +22,7 @@ from tracker_service.store.tables import (
     NODE_ACTIVE,
     NODE_BANNED,
     NODE_DEREGISTERED,
+    NODE_QUARANTINED,
     NODE_REMOVED,
     REACH_REACHABLE,
     REACH_UNCHECKED,
@@ -192,6 +193,8 @@ def heartbeat_refusal(connection: Connection, node_id: str, now: float) -> tuple
         return "unknown", "this tracker has no registration for the node; register again"
     if row.state == NODE_BANNED:
         return NODE_BANNED, f"the node was banned by the operator: {row.state_reason}"
+    if row.state == NODE_QUARANTINED:
+        return NODE_QUARANTINED, f"the node is quarantined: {row.state_reason}"
     if row.state != NODE_ACTIVE:
         return row.state, f"the node's registration ended ({row.state}); register again"
     silent = now - row.last_heartbeat_at

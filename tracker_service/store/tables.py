@@ -39,6 +39,9 @@ NODE_ACTIVE = "active"
 NODE_DEREGISTERED = "deregistered"
 NODE_REMOVED = "removed"
 NODE_BANNED = "banned"
+# Caught by a hop audit returning outputs the other nodes did not: out of routing,
+# heartbeats refused, and re-registering under the same identity does not lift it.
+NODE_QUARANTINED = "quarantined"
 
 # Reachability of a node's data plane, filled in by the dialer (next issue).
 REACH_UNCHECKED = "unchecked"
@@ -58,6 +61,12 @@ class Node(Base):
     endpoint: Mapped[str] = mapped_column(String(512))
     state: Mapped[str] = mapped_column(String(16), default=NODE_ACTIVE)
     state_reason: Mapped[str] = mapped_column(Text, default="")
+    # What a hop audit found (both nodes' answers' digests, the auditors' signed
+    # receipts); set when the node is quarantined.
+    quarantine_evidence: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # Audits this identity has passed; under the tracker's probation count it is
+    # audited at the higher probation rate (a new identity starts at 0).
+    audits_passed: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     # The fingerprint route formation partitions by, re-derived by the tracker.
     model_artifact_digest: Mapped[str] = mapped_column(String(HEX64))

@@ -1,4 +1,4 @@
-"""trust: evidence keeps its synthetic flag; a recipe's failure has its own field
+"""trust: evidence keeps synthetic; a recipe's failure has its own field; node quarantine
 
 Revision ID: 0005
 Revises: 0004
@@ -23,9 +23,17 @@ def upgrade() -> None:
         )
     with op.batch_alter_table("recipes") as batch:
         batch.add_column(sa.Column("last_failure", sa.Text(), nullable=False, server_default=""))
+    with op.batch_alter_table("nodes") as batch:
+        batch.add_column(sa.Column("quarantine_evidence", sa.JSON(), nullable=True))
+        batch.add_column(
+            sa.Column("audits_passed", sa.Integer(), nullable=False, server_default="0")
+        )
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("nodes") as batch:
+        batch.drop_column("audits_passed")
+        batch.drop_column("quarantine_evidence")
     with op.batch_alter_table("recipes") as batch:
         batch.drop_column("last_failure")
     with op.batch_alter_table("certification_evidence") as batch:
