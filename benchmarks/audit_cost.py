@@ -38,13 +38,21 @@ from tracker_service.routing import PURPOSE_CERTIFY
 PROMPT = [1, 2, 3, 4, 5]
 
 
-async def _steps(plan: Any, auditor: Auditor | None, new_tokens: int) -> int:
-    """Run one greedy session; the number of route steps it took (raises on quarantine)."""
+async def _steps(
+    plan: Any, auditor: Auditor | None, new_tokens: int, counter: list[int] | None = None
+) -> int:
+    """Run one greedy session; the route steps it took, also added to ``counter`` as they
+    run (so a session cut short by a quarantine still counts the step that caught it)."""
     steps = 0
     async with RouteSession(plan, auditor=auditor) as session:
         await session.open(len(PROMPT) + new_tokens, Sampling(temperature=0.0))
-        async for _token in session.generate(PROMPT, new_tokens):
+        feed = list(PROMPT)
+        for _ in range(new_tokens):
+            if counter is not None:
+                counter[0] += 1
+            token = await session.step(feed)
             steps += 1
+            feed = [token.token_id]
         await session.close()
     return steps
 
@@ -64,17 +72,17 @@ def _until_quarantined(
             rng=random.Random(seed),
         )
         exclude = [p.node_id for p in peers]
-        steps = 0
+        steps = [0]
         while True:
             plan = app.state.routing.planner.plan(
                 liar.fingerprint, purpose=PURPOSE_CERTIFY, exclude=exclude
             )
             try:
-                steps += asyncio.run(_steps(plan, auditor, 16))
+                asyncio.run(_steps(plan, auditor, 16, steps))
             except RouteFailure as exc:
                 if exc.reason != "quarantined":
                     raise
-                return steps + 1
+                return steps[0]
     finally:
         liar.stop()
 

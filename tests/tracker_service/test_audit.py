@@ -9,6 +9,7 @@ rate 1 here so each test is short; the rates themselves are the auditor's.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -117,10 +118,56 @@ def test_a_lying_node_is_quarantined_by_a_majority_and_routes_avoid_it(
 
 
 @pytest.mark.slow
+def test_a_node_lying_on_one_step_in_ten_is_quarantined_too(
+    tmp_path: Path, tiny_model: Path, nodes: list[RealNode]
+) -> None:
+    app = create_app(fast_settings(tmp_path))
+    liar = start_real_node(tiny_model, 2, 4)
+    nodes += [liar, start_real_node(tiny_model, 2, 4), start_real_node(tiny_model, 2, 4)]
+    nodes.append(start_real_node(tiny_model, 0, 2))
+    _liar(liar, rate=0.1)
+    with TestClient(app) as client:
+        for node in nodes:
+            join(client, node)
+        wait_for(lambda: _reachable(client, 4))
+        auditor = Auditor(
+            app.state.tracker.database,
+            app.state.tracker.key,
+            AuditSettings(rate=1.0, probation_rate=1.0),
+            rng=random.Random(3),
+        )
+        exclude = [n.node_id for n in nodes[1:3]]
+        for _ in range(60):
+            plan = app.state.routing.planner.plan(
+                liar.fingerprint, purpose=PURPOSE_CERTIFY, exclude=exclude
+            )
+            try:
+                asyncio.run(_generate(plan, auditor, new_tokens=8))
+            except RouteFailure as exc:
+                assert (exc.reason, exc.node_id) == ("quarantined", liar.node_id)
+                break
+        assert _node_view(client, liar)["state"] == "quarantined"
+        assert all(_node_view(client, n)["state"] == "active" for n in nodes[1:])
+    app.state.tracker.database.dispose()
+
+
+def test_the_lie_is_off_unless_the_test_variable_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    from core.dataplane.lie import LIE_RATE_ENV
+
+    monkeypatch.delenv(LIE_RATE_ENV, raising=False)
+    assert Lie.from_env() is None
+    monkeypatch.setenv(LIE_RATE_ENV, "0")
+    assert Lie.from_env() is None
+    monkeypatch.setenv(LIE_RATE_ENV, "0.1")
+    lie = Lie.from_env()
+    assert lie is not None and lie.rate == 0.1
+
+
+@pytest.mark.slow
 def test_honest_nodes_are_never_quarantined_over_many_audited_steps(
     tmp_path: Path, tiny_model: Path, nodes: list[RealNode]
 ) -> None:
-    steps_wanted = 400
+    steps_wanted = int(os.environ.get("MESHNET_AUDIT_SOAK_STEPS", "400"))
     app = create_app(fast_settings(tmp_path))
     nodes += [start_real_node(tiny_model, *r) for r in ((0, 2), (0, 2), (2, 4), (2, 4))]
     with TestClient(app) as client:
