@@ -360,3 +360,17 @@ def test_one_node_is_readable_on_its_own_without_signing(client: TestClient) -> 
 def test_an_unknown_node_is_404_with_a_reason(client: TestClient) -> None:
     response = client.get("/api/v1/nodes/" + "0" * 32)
     assert (response.status_code, _reason(response)) == (404, "not-found")
+
+
+def test_a_quarantined_node_stopping_cleanly_stays_quarantined(client: TestClient) -> None:
+    from tracker_service.store.quarantine import quarantine_node
+
+    node = FakeNode()
+    assert register(client, node).status_code == 200
+    database = client.app.state.tracker.database  # type: ignore[attr-defined]
+    with database.sessions.begin() as session:
+        quarantine_node(session, node.node_id, reason="caught", evidence={"accused": node.node_id})
+    path = f"/api/v1/nodes/{node.node_id}/deregister"
+    response = client.post(path, content=b"", headers=node.headers("POST", path, b""))
+    assert response.status_code == 200
+    assert client.get(f"/api/v1/nodes/{node.node_id}").json()["state"] == "quarantined"

@@ -227,8 +227,8 @@ async def heartbeat(node_id: str, request: Request) -> Response:
 def _deregister(context: TrackerContext, node_id: str) -> bool:
     with context.database.sessions.begin() as session:
         node = get_node(session, node_id)
-        if node is None or node.state == NODE_BANNED:
-            return node is not None
+        if node is None or node.state in (NODE_BANNED, NODE_QUARANTINED):
+            return node is not None  # a clean stop lifts neither
         return end_registration(session, node_id, NODE_DEREGISTERED, "the node stopped cleanly")
 
 

@@ -211,7 +211,7 @@ def end_registration(session: Session, node_id: str, state: str, reason: str) ->
         raise ValueError(f"unknown end state {state!r}")
     result = session.execute(
         update(Node)
-        .where(Node.node_id == node_id)
+        .where(Node.node_id == node_id, Node.state != NODE_QUARANTINED)  # never lifted here
         .values(state=state, state_reason=reason, live_until=0.0)
         .execution_options(synchronize_session=False)
     )
