@@ -189,3 +189,43 @@ def test_honest_nodes_are_never_quarantined_over_many_audited_steps(
         for node in nodes:
             assert _node_view(client, node)["state"] == "active"
     app.state.tracker.database.dispose()
+
+
+@pytest.mark.slow
+def test_certification_needs_a_second_disjoint_route_to_agree(
+    tmp_path: Path, tiny_model: Path, nodes: list[RealNode]
+) -> None:
+    app = create_app(fast_settings(tmp_path, background_tasks=False))
+    routing = app.state.routing
+    liar = start_real_node(tiny_model, 2, 4)
+    nodes += [start_real_node(tiny_model, 0, 2), start_real_node(tiny_model, 0, 2)]
+    nodes += [start_real_node(tiny_model, 2, 4), liar]
+    _liar(liar)
+    with TestClient(app) as client:
+        for node in nodes:
+            join(client, node)
+        asyncio.run(routing.monitor.check_due())
+        assert _reachable(client, 4)
+        [attempt] = asyncio.run(routing.certifier.run_pass())
+        assert not attempt.certified and attempt.reason == "routes-disagree"
+        shown = recipe(client, liar)
+        assert shown["status"] == "dark"
+        assert "[routes-disagree]" in shown["last_certification_failure"]
+        # An honest node in the liar's place: the two disjoint routes agree, and certify.
+        path = f"/api/v1/nodes/{liar.node_id}/deregister"
+        headers = liar.as_fake_node().headers("POST", path, b"")
+        assert client.post(path, content=b"", headers=headers).status_code == 200
+        nodes.append(start_real_node(tiny_model, 2, 4))
+        join(client, nodes[-1])
+        asyncio.run(routing.monitor.check_due())
+        [attempt] = asyncio.run(routing.certifier.run_pass())
+        assert attempt.certified, attempt.message
+        assert recipe(client, liar)["status"] == "certified"
+    app.state.tracker.database.dispose()
+
+
+def recipe(client: TestClient, node: RealNode) -> dict[str, Any]:
+    state = client.get("/api/v1/state").json()
+    return dict(
+        next(r for r in state["recipes"] if r["runtime_recipe_digest"] == node.fingerprint[1])
+    )
