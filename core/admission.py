@@ -82,6 +82,10 @@ class AdmissionRequirement:
     backend_id: str
     device: str
     max_age_seconds: float = DEFAULT_MAX_REPORT_AGE_SECONDS
+    # The bytes and the recipe digest that will be advertised; when set, a report
+    # must name the same ones (an empty one in the report proves neither).
+    content_digest: str = ""
+    runtime_recipe_digest: str = ""
 
     @classmethod
     def for_context(
@@ -125,6 +129,13 @@ def admit(
         )
     if report.model.model_id != requirement.model_id:
         raise _mismatch(REASON_MODEL_MISMATCH, "model", report.model.model_id, requirement.model_id)
+    if requirement.content_digest and report.model.content_digest != requirement.content_digest:
+        raise _mismatch(
+            REASON_MODEL_MISMATCH,
+            "model",
+            f"content digest {_short(report.model.content_digest)}",
+            f"content digest {_short(requirement.content_digest)}",
+        )
     if (report.shard.start, report.shard.end) != (requirement.shard_start, requirement.shard_end):
         raise _mismatch(
             REASON_SHARD_MISMATCH,
@@ -141,6 +152,14 @@ def admit(
             "recipe",
             f"{report.recipe.recipe_id} (v{report.recipe.recipe_version})",
             f"{requirement.recipe_id} (v{requirement.recipe_version})",
+        )
+    wanted = requirement.runtime_recipe_digest
+    if wanted and report.recipe.runtime_recipe_digest != wanted:
+        raise _mismatch(
+            REASON_RECIPE_MISMATCH,
+            "recipe",
+            f"recipe digest {_short(report.recipe.runtime_recipe_digest)}",
+            f"recipe digest {_short(wanted)}",
         )
     if (report.backend.backend_id, report.backend.device) != (
         requirement.backend_id,
@@ -186,6 +205,10 @@ def _mismatch(
         f"but this node would serve {required}. A report is only proof for the exact "
         "combination it ran; re-run `meshnet-node doctor` for this one.",
     )
+
+
+def _short(digest: str) -> str:
+    return f"{digest[:12]}…" if digest else "(none stated)"
 
 
 def _diagnostics_suffix(report: CapabilityReport) -> str:

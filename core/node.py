@@ -27,7 +27,6 @@ import httpx
 
 from core.admission import (
     REASON_NOT_PASSED,
-    AdmissionRequirement,
     CapabilityAdmissionError,
     CapabilityContext,
     CapabilityValidator,
@@ -45,7 +44,12 @@ from core.doctor import (
 from core.errors import MeshnetError
 from core.events import EventBus, Gate, GateState, NodeEvent, NodeState
 from core.identity import NodeIdentity, b64decode
-from core.node_admission import capability_sentence, check_reused_digests, load_reused_report
+from core.node_admission import (
+    advertised_requirement,
+    capability_sentence,
+    check_reused_digests,
+    load_reused_report,
+)
 from core.node_placement import NodePlacement
 from core.node_serving import ServingLoop
 from core.node_settings import NodeSettings
@@ -268,10 +272,7 @@ class Node:
             ) from exc
         if not reused and not fresh.passed and outcome.reason and self._validator is None:
             raise CapabilityAdmissionError(outcome.reason, capability_sentence(fresh))
-        requirement = AdmissionRequirement.for_context(
-            context, max_age_seconds=self.settings.report_max_age_s
-        )
-        return admit(requirement, fresh)
+        return admit(advertised_requirement(self.settings, outcome, context.device), fresh)
 
     def _context(self, outcome: DoctorOutcome) -> CapabilityContext:
         assert outcome.shard is not None and outcome.runtime_recipe is not None
@@ -307,10 +308,7 @@ class Node:
             None if report.passed else report.status,
             report=report.to_dict(),
         )
-        requirement = AdmissionRequirement.for_context(
-            context, max_age_seconds=self.settings.report_max_age_s
-        )
-        self._report = admit(requirement, report)
+        self._report = admit(advertised_requirement(self.settings, outcome, context.device), report)
         self.gate(Gate.ADMISSION, GateState.PASSED, "a fresh capability report covers this shard")
 
     def report_is_stale(self, now: float | None = None) -> bool:

@@ -16,11 +16,13 @@ from core.admission import (
     REASON_MODEL_MISMATCH,
     REASON_NO_REPORT,
     REASON_RECIPE_MISMATCH,
+    AdmissionRequirement,
     CapabilityAdmissionError,
 )
 from core.capability import CapabilityReport
 from core.doctor import DoctorOutcome
 from core.errors import DoctorError
+from core.node_settings import NodeSettings
 
 
 def load_reused_report(path: Path) -> CapabilityReport:
@@ -52,6 +54,37 @@ def check_reused_digests(report: CapabilityReport, outcome: DoctorOutcome) -> No
                 "the saved capability report was made with another runtime recipe than the "
                 "one loaded now; run the doctor again",
             )
+
+
+def advertised_requirement(
+    settings: NodeSettings, outcome: DoctorOutcome, device: str
+) -> AdmissionRequirement:
+    """What the report must prove, built from what will be advertised, never from the report.
+
+    The range and recipe come from the operator's settings where they name one,
+    else from the identity block the node will register with; the model and its
+    bytes from the manifest; the digest from the block's fingerprint. Built from
+    the report itself, every mismatch check would compare the report with itself.
+    """
+    block = outcome.identity_block
+    if block is None:
+        raise CapabilityAdmissionError(
+            REASON_NO_REPORT, "the shard did not load, so there is nothing proven to advertise"
+        )
+    recipe = block["recipe"]
+    start, end = settings.layers or (int(block["shard_start"]), int(block["shard_end"]))
+    return AdmissionRequirement(
+        model_id=outcome.manifest.model_id,
+        shard_start=start,
+        shard_end=end,
+        recipe_id=settings.recipe_id or str(recipe["recipe_id"]),
+        recipe_version=str(recipe["recipe_version"]),
+        backend_id=str(recipe["backend_id"]),
+        device=device,
+        max_age_seconds=settings.report_max_age_s,
+        content_digest=outcome.manifest.content_digest,
+        runtime_recipe_digest=str(block["fingerprint"]["runtime_recipe_digest"]),
+    )
 
 
 def capability_sentence(report: CapabilityReport) -> str:

@@ -24,7 +24,12 @@ from core.admission import CapabilityAdmissionError
 from core.errors import MeshnetError
 from core.events import KIND_STATS, Gate, GateState, NodeEvent, NodeState
 from core.progress import Cancelled
-from core.tracker_client import HeartbeatAck, ReRegisterRequired, TrackerUnreachable
+from core.tracker_client import (
+    HeartbeatAck,
+    ReRegisterRequired,
+    TrackerRefused,
+    TrackerUnreachable,
+)
 
 if TYPE_CHECKING:
     from core.node import Node
@@ -32,6 +37,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_BACKOFF_S = 30.0
+# Heartbeat refusals that take this node out of routing until the tracker's operator acts:
+# a hop audit caught it returning wrong outputs, or the operator banned it.
+OUT_OF_ROUTING = frozenset({"quarantined", "banned"})
 _REACHABILITY_GATE = {"reachable": GateState.PASSED, "unreachable": GateState.FAILED}
 
 
@@ -105,6 +113,14 @@ class ServingLoop:
             return node.heartbeat_interval_s, 1.0
         except TrackerUnreachable as exc:
             self._set_state(NodeState.RECONNECTING, str(exc), exc.reason)
+            return backoff, min(backoff * 2, MAX_BACKOFF_S)
+        except TrackerRefused as exc:
+            if exc.reason in OUT_OF_ROUTING:
+                # Tell the operator why routes stopped (the tray shows the sentence), and
+                # keep asking slowly: only the tracker's operator can lift it.
+                self._set_state(NodeState.REFUSED, exc.detail, exc.reason)
+                return MAX_BACKOFF_S, MAX_BACKOFF_S
+            log.warning("heartbeat refused", extra={"reason": exc.reason, "error": str(exc)})
             return backoff, min(backoff * 2, MAX_BACKOFF_S)
         except MeshnetError as exc:
             log.warning("heartbeat failed", extra={"reason": exc.reason, "error": str(exc)})

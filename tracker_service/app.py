@@ -63,11 +63,13 @@ def build_context(settings: Settings) -> TrackerContext:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     database = Database(settings.database_url())
     database.migrate()
+    ledger = PersistentLedger(database)
+    ledger.recheck()  # evidence is judged again when loaded; a failing row sends its recipe dark
     return TrackerContext(
         settings=settings,
         database=database,
         key=load_key(settings),
-        ledger=PersistentLedger(database),
+        ledger=ledger,
         metrics=TrackerMetrics(database),
         public_keys=PublicKeyCache(),
         nonces=NonceBook(database, settings.timestamp_window_s),
@@ -133,6 +135,7 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
         routing.planner,
         routing.monitor,
         GatewayMetrics(context.metrics.registry),
+        auditor=routing.auditor,
     )
     # Added first, so it runs inside the body limit (413 still comes first).
     app.add_middleware(HeartbeatShortcut)

@@ -80,6 +80,7 @@ NO_ROUTE = "no-route"
 ROUTE_REFUSED = "route-refused"
 EVIDENCE_REFUSED = "evidence-refused"
 RECEIPTS_DISAGREE = "receipts-disagree"
+ROUTES_DISAGREE = "routes-disagree"
 
 
 class CertificationFailed(Exception):
@@ -180,7 +181,8 @@ def build_evidence(
         route_session_id=plan.route_session_id,
         route_epoch=plan.epoch,
         node_ids=tuple(r.node_id for r in receipts),
-        shard_ranges=tuple((p.shard_start, p.shard_end) for p in participants),
+        # What each hop signed that it computed, not what its identity claims.
+        shard_ranges=tuple((r.start, r.end) for r in receipts),
         tokens_generated=tokens_generated,
         layer_count=plan.layer_count,
         fingerprint=plan.fingerprint,
@@ -297,9 +299,10 @@ class Certifier(BackgroundLoop):
         except RouteRefused as exc:
             raise CertificationFailed(ROUTE_REFUSED, exc.message) from exc
 
-    async def _attempt(self, info: RecipeInfo) -> Attempt:
-        plan = await self._plan(info)
-        prompt, source = await self._prompt(plan, info)
+    async def _forward(
+        self, plan: RoutePlan, prompt: Sequence[int]
+    ) -> tuple[list[int], list[HopReceipt]]:
+        """Greedy tokens through one route, and its hops' verified receipts."""
         new_tokens = self._settings.new_tokens
         try:
             async with RouteSession(
@@ -317,6 +320,38 @@ class Certifier(BackgroundLoop):
                 exc.reason, f"route {plan.route_session_id}: {exc}", node_id=exc.node_id
             ) from exc
         check_receipts(plan, receipts, steps=len(tokens))
+        return tokens, receipts
+
+    async def _cross_check(self, plan: RoutePlan, prompt: Sequence[int], tokens: list[int]) -> None:
+        """The same greedy forward over a second route sharing no node, when one exists.
+
+        One route proves the nodes on it agree with each other; a second, disjoint
+        one proves them against other strangers. Both must emit the same tokens.
+        """
+        exclude = [h.node_id for h in plan.hops]
+        try:
+            second = await asyncio.to_thread(
+                self._planner.plan,
+                plan.fingerprint,
+                purpose=PURPOSE_CERTIFY,
+                min_nodes=2,
+                exclude=exclude,
+            )
+        except (NoRoute, RouteRefused):
+            return  # no disjoint route today: one route certifies, as before
+        other, _receipts = await self._forward(second, prompt)
+        if other != tokens:
+            raise CertificationFailed(
+                ROUTES_DISAGREE,
+                f"routes {plan.route_session_id} and {second.route_session_id} share no node "
+                f"and emit different greedy tokens ({tokens} vs {other})",
+            )
+
+    async def _attempt(self, info: RecipeInfo) -> Attempt:
+        plan = await self._plan(info)
+        prompt, source = await self._prompt(plan, info)
+        tokens, receipts = await self._forward(plan, prompt)
+        await self._cross_check(plan, prompt, tokens)
         identities = await asyncio.to_thread(self._identities, plan)
         evidence = build_evidence(plan, receipts, identities, len(tokens))
         try:

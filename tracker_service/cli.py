@@ -22,7 +22,7 @@ from tracker_service.store.tokens import add_join_token, list_join_tokens, revok
 def _settings(args: argparse.Namespace) -> Settings:
     overrides = {
         name: getattr(args, name)
-        for name in ("host", "port", "db")
+        for name in ("host", "port", "db", "capability_max_age_s")
         if getattr(args, name, None) is not None
     }
     return Settings(**overrides)
@@ -73,7 +73,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # schema and the key are made here first, so the workers only read them.
     _open_store(settings).dispose()
     load_key(settings)
-    for name in ("host", "port", "db"):
+    for name in ("host", "port", "db", "capability_max_age_s"):
         value = getattr(args, name, None)
         if value is not None:
             os.environ[f"MESHNET_TRACKER_{name.upper()}"] = str(value)
@@ -232,6 +232,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)
     serve.add_argument("--access-log", action="store_true", help="log every request")
+    serve.add_argument(
+        "--capability-max-age-s",
+        type=float,
+        help="refuse capability reports older than this many seconds (default 900)",
+    )
     serve.add_argument(
         "--workers",
         type=int,

@@ -40,8 +40,9 @@ class Settings(BaseSettings):
     session_ttl_s: float = Field(default=900.0, gt=0)
     # Signed requests outside now ± this window are stale; nonces are kept this long.
     timestamp_window_s: int = Field(default=300, ge=1)
-    # A capability report older than this (or from the future) is refused.
-    capability_max_age_s: float = Field(default=86400.0, gt=0)
+    # A capability report older than this is refused (the seed's 900 s unless the
+    # operator sets another limit); one more than 60 s in the future always is.
+    capability_max_age_s: float = Field(default=900.0, gt=0)
     max_body_bytes: int = Field(default=MIB, ge=1024)
     log_level: str = "info"
 
@@ -65,6 +66,12 @@ class Settings(BaseSettings):
     rebalance_poll_s: float = Field(default=30.0, gt=0)
     rebalance_margin: float = Field(default=0.2, ge=0)
     rebalance_grace_s: float = Field(default=300.0, gt=0)
+    # Hop audits (tracker_service/audit.py): the fraction of route steps re-asked of
+    # another node; higher for an identity that has passed fewer than
+    # audit_probation_audits audits. 0 turns audits off.
+    audit_rate: float = Field(default=0.02, ge=0, le=1)
+    audit_probation_rate: float = Field(default=0.25, ge=0, le=1)
+    audit_probation_audits: int = Field(default=20, ge=0)
 
     # The OpenAI-compatible gateway (/v1/*): per-key limits unless a key sets its own.
     gateway_requests_per_minute: int = Field(default=60, ge=1)

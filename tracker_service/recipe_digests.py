@@ -125,3 +125,48 @@ def recipe_digest(axes: Mapping[str, Any]) -> str:
     if missing:
         raise RecipeIdentityError("recipe is missing required axes: " + ", ".join(missing))
     return _digest(RECIPE_DIGEST_DOMAIN, {axis: axes[axis] for axis in RECIPE_AXES})
+
+
+def _parse_binding(
+    raw_binding: Any, content_digest: str, layer_count: int
+) -> tuple[str, tuple[int, int] | None]:
+    """The source digest and split range of an artifact (itself when not a split)."""
+    if raw_binding is None:
+        return content_digest, None
+    derived = _mapping(raw_binding, "artifact.derived_from")
+    source_digest = _hex64(
+        derived.get("source_artifact_digest"), "artifact.derived_from.source_artifact_digest"
+    )
+    binding = (
+        _integer(derived.get("shard_start"), "derived_from.shard_start", 0),
+        _integer(derived.get("shard_end"), "derived_from.shard_end", 1),
+    )
+    if binding[1] <= binding[0]:
+        raise RecipeIdentityError("'derived_from' covers no layers; an empty split proves nothing")
+    if binding[1] > layer_count:
+        raise RecipeIdentityError(
+            f"'derived_from' claims layers {binding[0]}–{binding[1]}, but the "
+            f"source model has only {layer_count} layers"
+        )
+    if source_digest == content_digest:
+        raise RecipeIdentityError(
+            "a split artifact's source digest equals its own content digest; "
+            "an artifact is not a split of itself"
+        )
+    return source_digest, binding
+
+
+def _parse_axes(recipe: Mapping[str, Any]) -> dict[str, Any]:
+    axes: dict[str, Any] = {}
+    for axis in RECIPE_AXES:
+        if axis not in recipe:
+            raise RecipeIdentityError(
+                f"recipe is missing axis {axis!r}; an unstated axis cannot default"
+            )
+        value = recipe[axis]
+        if axis in _INT_AXES:
+            axes[axis] = _integer(value, f"recipe.{axis}", 1)
+        else:
+            axes[axis] = _text(value, f"recipe.{axis}")
+    _pin(axes["tokenizer_revision"], "recipe.tokenizer_revision")
+    return axes

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracker_service.recipe_digests import (
-    _INT_AXES,
     ARTIFACT_DIGEST_DOMAIN,
     RECIPE_AXES,
     RECIPE_DIGEST_DOMAIN,
@@ -39,6 +38,8 @@ from tracker_service.recipe_digests import (
     _hex64,
     _integer,
     _mapping,
+    _parse_axes,
+    _parse_binding,
     _pin,
     _text,
     artifact_digest,
@@ -203,51 +204,6 @@ class PresentedIdentity:
         }
 
 
-def _parse_binding(
-    raw_binding: Any, content_digest: str, layer_count: int
-) -> tuple[str, tuple[int, int] | None]:
-    """The source digest and split range of an artifact (itself when not a split)."""
-    if raw_binding is None:
-        return content_digest, None
-    derived = _mapping(raw_binding, "artifact.derived_from")
-    source_digest = _hex64(
-        derived.get("source_artifact_digest"), "artifact.derived_from.source_artifact_digest"
-    )
-    binding = (
-        _integer(derived.get("shard_start"), "derived_from.shard_start", 0),
-        _integer(derived.get("shard_end"), "derived_from.shard_end", 1),
-    )
-    if binding[1] <= binding[0]:
-        raise RecipeIdentityError("'derived_from' covers no layers; an empty split proves nothing")
-    if binding[1] > layer_count:
-        raise RecipeIdentityError(
-            f"'derived_from' claims layers {binding[0]}–{binding[1]}, but the "
-            f"source model has only {layer_count} layers"
-        )
-    if source_digest == content_digest:
-        raise RecipeIdentityError(
-            "a split artifact's source digest equals its own content digest; "
-            "an artifact is not a split of itself"
-        )
-    return source_digest, binding
-
-
-def _parse_axes(recipe: Mapping[str, Any]) -> dict[str, Any]:
-    axes: dict[str, Any] = {}
-    for axis in RECIPE_AXES:
-        if axis not in recipe:
-            raise RecipeIdentityError(
-                f"recipe is missing axis {axis!r}; an unstated axis cannot default"
-            )
-        value = recipe[axis]
-        if axis in _INT_AXES:
-            axes[axis] = _integer(value, f"recipe.{axis}", 1)
-        else:
-            axes[axis] = _text(value, f"recipe.{axis}")
-    _pin(axes["tokenizer_revision"], "recipe.tokenizer_revision")
-    return axes
-
-
 def parse_identity(data: Any) -> PresentedIdentity:
     """Parse and *verify* a node's identity block.
 
@@ -348,9 +304,26 @@ def coverage_gap(ranges: Iterable[tuple[int, int]], layer_count: int) -> str | N
     return None
 
 
+def _owns(participant: PresentedIdentity, shard_range: Iterable[int]) -> bool:
+    """Did this participant's admitted shard hold what its receipt says it computed?
+
+    The recorded range comes from the hop's signed receipt. Where two shards
+    overlap, the later hop starts where the previous one stopped (its effective
+    start), so the receipt may begin inside the shard; it must still end where
+    the shard ends and never reach outside it. Without overlap this is the
+    seed's exact equality.
+    """
+    start, end = tuple(shard_range)
+    return participant.shard_start <= start < end == participant.shard_end
+
+
 @dataclass(frozen=True)
 class DistributedForwardEvidence:
-    """A real distributed forward: the only thing that certifies a recipe."""
+    """A real distributed forward: the only thing that certifies a recipe.
+
+    ``shard_ranges`` are what each hop's signed receipt says it computed, never
+    copied from the participant's own identity, so the range check can fail.
+    """
 
     route_session_id: str
     route_epoch: int
@@ -378,7 +351,7 @@ class DistributedForwardEvidence:
                 return "a participant fingerprint differs from the certifying route"
             if participant.layer_count != self.layer_count:
                 return "a participant artifact layer count differs from the certifying route"
-            if (participant.shard_start, participant.shard_end) != tuple(shard_range):
+            if not _owns(participant, shard_range):
                 return "a participant identity does not match its recorded effective range"
         distinct = set(self.node_ids)
         if len(distinct) < MIN_CERTIFYING_NODES:

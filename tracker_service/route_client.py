@@ -25,7 +25,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
@@ -39,6 +39,9 @@ from tracker_service.tickets import (
     verify_receipt,
 )
 from tracker_service.wire import b64decode_exact, b64encode
+
+if TYPE_CHECKING:
+    from tracker_service.step_audit import StepAuditor
 
 log = logging.getLogger(__name__)
 
@@ -189,6 +192,8 @@ class _Hop:
     steps: int = 0
     tokens: int = 0
     layers: list[int] = field(default_factory=list)
+    inputs: list[bytes] = field(default_factory=list)  # kept only while audited
+    audit_rate: float = 0.0
 
     def fail(self, reason: str, message: str) -> RouteFailure:
         return RouteFailure(reason, message, hop_index=self.index, node_id=self.plan.node_id)
@@ -204,6 +209,7 @@ class RouteSession:
         max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
         open_timeout_s: float = 30.0,
         step_timeout_s: float = 120.0,
+        auditor: StepAuditor | None = None,
     ) -> None:
         if not plan.hops:
             raise ValueError("a route plan needs at least one hop")
@@ -214,6 +220,8 @@ class RouteSession:
         self._hops = [_Hop(hop, i) for i, hop in enumerate(plan.hops)]
         self.position = 0
         self.max_length = 0
+        self._auditor = auditor
+        self._greedy = False
 
     async def __aenter__(self) -> RouteSession:
         return self
@@ -226,6 +234,10 @@ class RouteSession:
     async def open(self, max_length: int, sampling: Sampling | None = None) -> None:
         """Open every hop in route order with the ticket; the last hop gets `sampling`."""
         self.max_length = max_length
+        self._greedy = (sampling or Sampling()).temperature == 0
+        if self._auditor is not None:
+            for hop in self._hops:
+                hop.audit_rate = await asyncio.to_thread(self._auditor.rate_for, hop.plan.node_id)
         for hop in self._hops:
             last = hop.index == len(self._hops) - 1
             message: dict[str, Any] = {
@@ -279,6 +291,7 @@ class RouteSession:
             reply = await self._exchange(hop, frame)
             hop.steps += 1
             hop.tokens += count
+            await self._maybe_audit(hop, frame, reply)
             last = hop.index == len(self._hops) - 1
             try:
                 if last:
@@ -307,6 +320,42 @@ class RouteSession:
         )
         self.position += count
         return token
+
+    async def _maybe_audit(self, hop: _Hop, frame: bytes, reply: bytes) -> None:
+        """Hand a sampled step to the auditor; a hop found lying ends this route at once."""
+        if self._auditor is None or hop.audit_rate <= 0:
+            return
+        hop.inputs.append(frame)
+        if not self._auditor.sample(hop.audit_rate):
+            return
+        try:  # an audit never holds a step longer than the step itself may take
+            async with asyncio.timeout(self._step_timeout_s):
+                verdict = await self._auditor.audit(
+                    self.plan, hop.index, list(hop.inputs), reply, greedy=self._greedy
+                )
+        except TimeoutError:
+            log.info("audit of hop %d ran past the step deadline; step left unaudited", hop.index)
+            return
+        if hop.plan.node_id in getattr(verdict, "quarantined", ()):
+            raise hop.fail(
+                "quarantined", "a hop audit found this node's output wrong; it is quarantined"
+            )
+
+    async def relay(self, frame: bytes) -> bytes:
+        """Send one ready-made step frame to a one-hop session and return the raw reply.
+
+        What an audit replay uses: the same inputs another node was sent.
+        """
+        if len(self._hops) != 1:
+            raise ValueError("relay() drives one-hop sessions only")
+        hop = self._hops[0]
+        reply = await self._exchange(hop, frame)
+        hop.steps += 1
+        try:
+            hop.tokens += wire_frames.positions_of(frame, self._max_reply)
+        except wire_frames.FrameError as exc:
+            raise hop.fail(PROTOCOL, f"the relayed frame is unreadable: {exc}") from exc
+        return reply
 
     async def generate(
         self, prompt_ids: Sequence[int], max_new_tokens: int, *, stop_ids: Collection[int] = ()

@@ -14,6 +14,7 @@ from typing import Any
 
 from starlette.requests import Request
 
+from tracker_service.audit import Auditor, AuditSettings
 from tracker_service.certifier import Certifier, CertifierSettings
 from tracker_service.config import Settings
 from tracker_service.keys import TrackerKey
@@ -66,6 +67,15 @@ class RouteServices:
                 backoff_s=settings.certifier_backoff_s,
                 backoff_max_s=settings.certifier_backoff_max_s,
                 new_tokens=settings.certify_new_tokens,
+            ),
+        )
+        self.auditor = Auditor(
+            database,
+            key,
+            AuditSettings(
+                rate=settings.audit_rate,
+                probation_rate=settings.audit_probation_rate,
+                probation_audits=settings.audit_probation_audits,
             ),
         )
         # A node turning reachable may complete a dark recipe's coverage: try at once.

@@ -22,7 +22,6 @@ from tracker_service.store.nodes import (
     live_nodes_for_fingerprint,
     recent_nodes,
 )
-from tracker_service.store.routing import certification_failure
 from tracker_service.store.tables import NODE_ACTIVE, Node, Recipe
 
 HEALTHY = "healthy"
@@ -49,6 +48,9 @@ def node_public(node: Node, now: float) -> NodePublic:
         last_seen=node.last_heartbeat_at,
         reachability=node.reachability,
         reachability_reason=node.reachability_reason,
+        state_reason=node.state_reason,
+        audits_passed=node.audits_passed or 0,
+        quarantine_evidence=node.quarantine_evidence,
     )
 
 
@@ -67,7 +69,7 @@ def recipe_public(row: Recipe) -> RecipePublic:
         certified_at=row.certified_at,
         certified_route_session=row.certified_route_session,
         certified_node_count=row.certified_node_count,
-        last_certification_failure=certification_failure(row.detail),
+        last_certification_failure=row.last_failure or None,
     )
 
 

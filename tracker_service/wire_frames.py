@@ -177,6 +177,15 @@ def relay_hidden(
     return encode({HIDDEN: (entry.dtype, entry.shape, raw)}, {POSITION_KEY: str(position)})
 
 
+def positions_of(data: bytes, max_bytes: int) -> int:
+    """How many positions a step frame carries (its one tensor's second axis)."""
+    tensors = read_header(data, max_bytes).tensors
+    shape = next(iter(tensors.values())).shape if len(tensors) == 1 else ()
+    if len(shape) < 2:
+        raise FrameError("a step frame holds one tensor of rank 2 or 3")
+    return int(shape[1])
+
+
 def hidden_shape(data: bytes, max_bytes: int) -> tuple[int, ...]:
     return read_header(data, max_bytes).tensors[HIDDEN].shape
 

@@ -250,7 +250,7 @@ class RecipesView(QWidget):
     def _items(row: RecipeRow) -> list[QStandardItem]:
         detail = row.detail
         if row.last_certification_failure:
-            detail = f"{detail} Last certification failed: {row.last_certification_failure}"
+            detail = f"{detail} Why dark: {row.last_certification_failure}"
         values = [
             (row.artifact_id, ""),
             (f"{row.recipe_id} v{row.recipe_version}", f"{row.layer_count} layers"),

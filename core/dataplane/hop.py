@@ -24,6 +24,7 @@ from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
 from core.dataplane import frames, wire
+from core.dataplane.lie import Lie
 from core.dataplane.receipts import HopReceipt, sign_receipt
 from core.dataplane.tickets import TicketGrant, TicketVerifier
 from core.errors import (
@@ -80,6 +81,8 @@ class HopContext:
     live: dict[str, ServerConnection] = field(default_factory=dict)
     # Positions computed across all sessions: the node reports it in heartbeats.
     tokens_served: int = 0
+    # Tests of the hop audits only: None unless MESHNET_TEST_LIE_RATE is set (lie.py).
+    lie: Lie | None = field(default_factory=Lie.from_env)
 
 
 def wire_reason(exc: MeshnetError) -> str:
@@ -290,13 +293,19 @@ class HopSession:
 
     def _reply(self, result: StepResult, compute_ms: float) -> bytes:
         meta = {frames.COMPUTE_MS_KEY: f"{compute_ms:.3f}"}
+        liar = self._ctx.lie
+        lie = liar is not None and liar.now()
         if not self._shard.is_last:
             if result.hidden is None:
                 raise RuntimeError("a non-last shard returned no hidden states")
-            return frames.encode_frame({frames.HIDDEN: result.hidden}, meta)
+            hidden = liar.hidden(result.hidden) if lie and liar else result.hidden
+            return frames.encode_frame({frames.HIDDEN: hidden}, meta)
         if result.token_ids is None:
             raise RuntimeError("the last shard returned no token ids")
-        rows = result.token_ids.shape[0]
+        token_ids = result.token_ids
+        if lie and liar:
+            token_ids = liar.tokens(token_ids, int(getattr(self._shard.config, "vocab_size", 2)))
+        rows = token_ids.shape[0]
         empty_ids = torch.zeros((rows, 0), dtype=torch.int64)
         top_ids = result.top_ids if result.top_ids is not None else empty_ids
         top_logprobs = (
@@ -306,7 +315,7 @@ class HopSession:
         )
         return frames.encode_frame(
             {
-                frames.TOKEN_IDS: result.token_ids.to(torch.int64),
+                frames.TOKEN_IDS: token_ids.to(torch.int64),
                 frames.TOP_IDS: top_ids.to(torch.int64),
                 frames.TOP_LOGPROBS: top_logprobs.to(torch.float32),
             },

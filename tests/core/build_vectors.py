@@ -26,6 +26,7 @@ from core.recipe import (
     parse_identity,
 )
 from core.signing import canonical_json, sha256_hex, signed_headers, signed_request_message
+from tests.core.build_admission_vectors import ADMISSION_VECTORS, build_admission_vectors
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 SIGNED_REQUEST_VECTORS = DATA_DIR / "signed_request_vectors.json"
@@ -362,6 +363,12 @@ def main() -> None:
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     SIGNED_REQUEST_VECTORS.write_text(render(build_signed_request_vectors()), encoding="utf-8")
     RECIPE_VECTORS.write_text(render(build_recipe_vectors()), encoding="utf-8")
+    ADMISSION_VECTORS.write_text(render(build_admission_vectors_doc()), encoding="utf-8")
+
+
+def build_admission_vectors_doc() -> dict[str, Any]:
+    """The admission cases against the recipe vectors' whole-model fp32 block."""
+    return build_admission_vectors(_block(recipe=_AXES_FP32, start=0, end=15))
 
 
 if __name__ == "__main__":

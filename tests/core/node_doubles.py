@@ -32,6 +32,8 @@ class FakeTracker:
         # GET /api/v1/allocation: the answer's body, or a status code to refuse with.
         self.allocation: dict[str, Any] | int = 404
         self.allocation_asks: list[dict[str, str]] = []
+        # set: every heartbeat is refused with (status, reason, detail), like a quarantine
+        self.heartbeat_refusal: tuple[int, str, str] | None = None
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         path = request.url.path
@@ -54,6 +56,9 @@ class FakeTracker:
             status = self._heartbeats.pop(0) if self._heartbeats else 200
             if self.refuse_heartbeats.is_set():
                 status = 410
+            if self.heartbeat_refusal is not None:
+                code, reason, detail = self.heartbeat_refusal
+                return httpx.Response(code, json={"reason": reason, "detail": detail})
             if status != 200:
                 return httpx.Response(status, json={"reason": "re-register", "detail": "expired"})
             body = {"heartbeat_interval_s": 0.05, "live_until": 1e12, **self.view}

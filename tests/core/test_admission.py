@@ -266,3 +266,47 @@ def test_production_validator_refuses_a_shard_with_a_corrupted_weight(
     assert info.value.reason == REASON_NOT_PASSED
     assert "NaN" in str(info.value)
     assert torch.isnan(weights[name]).any()  # the damage really was in the loaded layers
+
+
+def test_report_without_the_advertised_bytes_or_recipe_digest_is_refused() -> None:
+    import dataclasses as _dc
+
+    from core.admission import REASON_MODEL_MISMATCH, REASON_RECIPE_MISMATCH, AdmissionRequirement
+    from core.capability import BackendInfo, CapabilityReport, ModelInfo, RecipeInfo, ShardInfo
+
+    now = 1_800_000_000.0
+    requirement = AdmissionRequirement(
+        "m",
+        0,
+        2,
+        "r",
+        "1",
+        "torch-cpu",
+        "cpu",
+        content_digest="a" * 64,
+        runtime_recipe_digest="b" * 64,
+    )
+    report = CapabilityReport(
+        ModelInfo("m", "rev", "a" * 64),
+        ShardInfo(0, 2),
+        RecipeInfo("r", "1", "b" * 64),
+        BackendInfo("torch-cpu", "cpu"),
+        "passed",
+        now,
+    )
+    assert admit(requirement, report, now=now) is report
+    unproven_bytes = _dc.replace(report, model=ModelInfo("m", "rev", ""))
+    with pytest.raises(CapabilityAdmissionError) as caught:
+        admit(requirement, unproven_bytes, now=now)
+    assert caught.value.reason == REASON_MODEL_MISMATCH
+    unproven_recipe = _dc.replace(report, recipe=RecipeInfo("r", "1", ""))
+    with pytest.raises(CapabilityAdmissionError) as caught:
+        admit(requirement, unproven_recipe, now=now)
+    assert caught.value.reason == REASON_RECIPE_MISMATCH
+
+
+def test_committed_admission_vectors_equal_a_fresh_build_of_the_gate() -> None:
+    from tests.core.build_admission_vectors import ADMISSION_VECTORS
+    from tests.core.build_vectors import build_admission_vectors_doc, render
+
+    assert ADMISSION_VECTORS.read_text(encoding="utf-8") == render(build_admission_vectors_doc())

@@ -309,3 +309,65 @@ def test_an_unreachable_tracker_is_an_error_state_and_nothing_keeps_running(
     assert events[-1].state is NodeState.ERROR and events[-1].reason == "tracker-unreachable"
     assert "Check the tracker URL" in events[-1].message
     assert node.endpoint == "" and node_threads() == []
+
+
+def _other_bytes(report: CapabilityReport) -> CapabilityReport:
+    return dataclasses.replace(
+        report, model=dataclasses.replace(report.model, content_digest="0" * 64)
+    )
+
+
+def _other_recipe_digest(report: CapabilityReport) -> CapabilityReport:
+    return dataclasses.replace(
+        report, recipe=dataclasses.replace(report.recipe, runtime_recipe_digest="f" * 64)
+    )
+
+
+def _no_recipe_digest(report: CapabilityReport) -> CapabilityReport:
+    return dataclasses.replace(
+        report, recipe=dataclasses.replace(report.recipe, runtime_recipe_digest="")
+    )
+
+
+def _other_shard(report: CapabilityReport) -> CapabilityReport:
+    return dataclasses.replace(report, shard=dataclasses.replace(report.shard, end=1))
+
+
+@pytest.mark.parametrize(
+    ("perturb", "reason"),
+    [
+        (_other_bytes, "model-mismatch"),
+        (_other_recipe_digest, "recipe-mismatch"),
+        (_no_recipe_digest, "recipe-mismatch"),
+        (_other_shard, "shard-mismatch"),
+    ],
+)
+def test_requirement_comes_from_what_is_advertised_so_a_mismatched_report_is_refused(
+    tiny_model_dir: Path, perturb: Any, reason: str
+) -> None:
+    def validator(context: CapabilityContext) -> CapabilityReport:
+        from core.admission import probe_capability
+
+        return perturb(probe_capability(context))
+
+    tracker = FakeTracker()
+    node, _events = make_node(tiny_model_dir, tracker, validator=validator)
+    with pytest.raises(CapabilityAdmissionError) as caught:
+        node.start()
+    assert caught.value.reason == reason
+    assert tracker.calls == []
+
+
+def test_a_quarantined_node_is_told_why_and_shows_refused(tiny_model_dir: Path) -> None:
+    tracker = FakeTracker()
+    node, events = make_node(tiny_model_dir, tracker)
+    node.start()
+    try:
+        wait_for(lambda: tracker.count("/heartbeat") >= 1)
+        why = "the node is quarantined: a hop audit found this node's output for layers 0-2 wrong"
+        tracker.heartbeat_refusal = (403, "quarantined", why)
+        wait_for(lambda: node.state is NodeState.REFUSED)
+        told = [e for e in events if e.kind == "state" and e.state is NodeState.REFUSED]
+        assert told[-1].reason == "quarantined" and "hop audit" in told[-1].message
+    finally:
+        node.stop()

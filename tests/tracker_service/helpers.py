@@ -15,6 +15,8 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from tracker_service.recipe_digests import RECIPE_AXES, recipe_digest
+
 LAYERS = 30
 CONTENT = hashlib.sha256(b"smollm2-135m weights").hexdigest()
 OTHER_CONTENT = hashlib.sha256(b"other weights").hexdigest()
@@ -60,21 +62,30 @@ def identity_block(start: int = 0, end: int = LAYERS, **recipe: Any) -> dict[str
     }
 
 
+def _recipe_digest(recipe: dict[str, Any]) -> str:
+    """What the node's doctor reports: the digest of the axes it ran (derived here)."""
+    return recipe_digest({axis: recipe[axis] for axis in RECIPE_AXES})
+
+
 def capability(identity: dict[str, Any], **overrides: Any) -> dict[str, Any]:
     """A passing report for `identity` (for a malformed block: for the default one)."""
     try:
         return _capability(identity, **overrides)
-    except (KeyError, TypeError):
+    except (KeyError, TypeError, ValueError):
         return _capability(identity_block(), **overrides)
 
 
 def _capability(identity: dict[str, Any], **overrides: Any) -> dict[str, Any]:
     report: dict[str, Any] = {
-        "model": {"model_id": identity["artifact"]["artifact_id"]},
+        "model": {
+            "model_id": identity["artifact"]["artifact_id"],
+            "content_digest": identity["artifact"]["content_digest"],
+        },
         "shard": {"start": identity["shard_start"], "end": identity["shard_end"]},
         "recipe": {
             "recipe_id": identity["recipe"]["recipe_id"],
             "recipe_version": identity["recipe"]["recipe_version"],
+            "runtime_recipe_digest": _recipe_digest(identity["recipe"]),
         },
         "backend": {"backend_id": identity["recipe"]["backend_id"], "device": "cpu"},
         "status": "passed",
@@ -132,12 +143,15 @@ class FakeNode:
 
     def register_body(self, identity: dict[str, Any] | None = None, **cap_overrides: Any) -> bytes:
         identity = copy.deepcopy(identity or identity_block())
-        payload = {
+        drop = bool(cap_overrides.pop("drop_capability", False))
+        payload: dict[str, Any] = {
             "public_key": self.public_b64,
             "identity": identity,
             "capability": capability(identity, **cap_overrides),
             "endpoint": self.endpoint,
         }
+        if drop:
+            del payload["capability"]
         return json.dumps(payload).encode()
 
 

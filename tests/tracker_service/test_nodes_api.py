@@ -75,10 +75,21 @@ def test_every_identity_rejection_answers_422_with_its_reason(
             "capability-not-passed",
             "out of memory",
         ),
-        ({"shard": {"start": 0, "end": 10}}, "capability-mismatch", "proves layers 0–10"),
-        ({"recipe": {"recipe_id": "other", "recipe_version": "1"}}, "capability-mismatch", "other"),
-        ({"backend": {"backend_id": "cuda", "device": "cuda:0"}}, "capability-mismatch", "cuda"),
+        ({"passed": True, "status": "aborted"}, "capability-not-passed", "aborted"),
+        ({"shard": {"start": 0, "end": 10}}, "capability-shard-mismatch", "layers 0–10"),
+        (
+            {"recipe": {"recipe_id": "other", "recipe_version": "1"}},
+            "capability-recipe-mismatch",
+            "other",
+        ),
+        (
+            {"backend": {"backend_id": "cuda", "device": "cuda:0"}},
+            "capability-backend-mismatch",
+            "cuda",
+        ),
+        ({"model": {"model_id": "someone/else"}}, "capability-model-mismatch", "someone/else"),
         ({"validated_at": time.time() - 3 * 86400}, "capability-stale", "min old"),
+        ({"validated_at": time.time() - 1800}, "capability-stale", "limit 15 min"),
         ({"validated_at": time.time() + 3600}, "capability-stale", "in the future"),
     ],
 )
@@ -97,7 +108,20 @@ def test_capability_measured_under_another_recipe_digest_is_refused(client: Test
         "runtime_recipe_digest": "f" * 64,
     }
     response = register(client, FakeNode(), identity_block(), recipe=recipe)
-    assert (response.status_code, _reason(response)) == (422, "capability-mismatch")
+    assert (response.status_code, _reason(response)) == (422, "capability-recipe-mismatch")
+
+
+def test_capability_without_a_recipe_digest_proves_no_recipe(client: TestClient) -> None:
+    recipe = {"recipe_id": "smollm2-135m-fp32", "recipe_version": "1"}
+    response = register(client, FakeNode(), identity_block(), recipe=recipe)
+    assert (response.status_code, _reason(response)) == (422, "capability-recipe-mismatch")
+
+
+def test_registration_without_a_capability_report_is_refused_no_report(
+    client: TestClient,
+) -> None:
+    response = register(client, FakeNode(), identity_block(), drop_capability=True)
+    assert (response.status_code, _reason(response)) == (422, "capability-no-report")
 
 
 @pytest.mark.parametrize("endpoint", ["http://127.0.0.1:9000", "ws://", "ws://host", "ws://h:x"])
@@ -336,3 +360,17 @@ def test_one_node_is_readable_on_its_own_without_signing(client: TestClient) -> 
 def test_an_unknown_node_is_404_with_a_reason(client: TestClient) -> None:
     response = client.get("/api/v1/nodes/" + "0" * 32)
     assert (response.status_code, _reason(response)) == (404, "not-found")
+
+
+def test_a_quarantined_node_stopping_cleanly_stays_quarantined(client: TestClient) -> None:
+    from tracker_service.store.quarantine import quarantine_node
+
+    node = FakeNode()
+    assert register(client, node).status_code == 200
+    database = client.app.state.tracker.database  # type: ignore[attr-defined]
+    with database.sessions.begin() as session:
+        quarantine_node(session, node.node_id, reason="caught", evidence={"accused": node.node_id})
+    path = f"/api/v1/nodes/{node.node_id}/deregister"
+    response = client.post(path, content=b"", headers=node.headers("POST", path, b""))
+    assert response.status_code == 200
+    assert client.get(f"/api/v1/nodes/{node.node_id}").json()["state"] == "quarantined"

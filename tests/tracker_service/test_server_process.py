@@ -166,3 +166,36 @@ def test_serve_with_two_workers_answers_as_one_tracker(tmp_path: Path) -> None:
     assert admitted.status_code == 200, admitted.text
     assert beats == [200] * 6
     assert len(keys) == 1  # every worker signs with the one key made before they started
+
+
+def test_a_quarantine_survives_kill_9_and_the_node_stays_refused(tmp_path: Path) -> None:
+    from tracker_service.store.quarantine import quarantine_node
+
+    db_url = f"sqlite:///{tmp_path / 'tracker.db'}"
+    tracker = TrackerProcess(tmp_path, db_url).start()
+    liar, honest = FakeNode(), FakeNode()
+    try:
+        with httpx.Client(base_url=tracker.url, timeout=10.0) as client:
+            for node in (liar, honest):
+                assert register(client, node, identity_block(0, 15)).status_code == 200
+            database = Database(db_url)
+            with database.sessions.begin() as session:  # what the auditor writes
+                evidence = {"accused": liar.node_id, "majority": ["x" * 32, "y" * 32]}
+                assert quarantine_node(
+                    session, liar.node_id, reason="a hop audit found it wrong", evidence=evidence
+                )
+            database.dispose()
+        tracker.kill9()
+        tracker.start()
+        with httpx.Client(base_url=tracker.url, timeout=10.0) as client:
+            refused = beat(client, liar)
+            again = register(client, liar, identity_block(0, 15))
+            ok = beat(client, honest)
+            shown = client.get(f"/api/v1/nodes/{liar.node_id}").json()
+    finally:
+        tracker.stop()
+    assert (refused.status_code, refused.json()["reason"]) == (403, "quarantined")
+    assert (again.status_code, again.json()["reason"]) == (403, "quarantined")
+    assert ok.status_code == 200
+    assert shown["state"] == "quarantined"
+    assert shown["quarantine_evidence"]["accused"] == liar.node_id

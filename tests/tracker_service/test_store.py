@@ -17,6 +17,7 @@ from sqlalchemy import inspect, select, text
 
 from tests.tracker_service.helpers import FakeNode, identity_block
 from tracker_service.recipe_identity import (
+    DARK_DETAIL,
     DistributedForwardEvidence,
     PresentedIdentity,
     RecipeIdentityError,
@@ -212,11 +213,13 @@ def test_revoked_certification_returns_the_recipe_to_the_dark(database: Database
     ledger.certify(identity, _evidence(("a" * 32, "b" * 32)))
     assert ledger.revoke(identity.key, reason="bad outputs")
     status = ledger.status(identity)
-    assert status.status == "dark" and "bad outputs" in status.detail
+    assert status.status == "dark" and status.detail == DARK_DETAIL
     assert not ledger.revoke(identity.key, reason="twice")
     with database.session() as session:
         evidence = session.execute(select(CertificationEvidence)).scalar_one()
-    assert evidence.revoked_at is not None and evidence.revoked_reason == "bad outputs"
+        row = get_recipe(session, identity.key)
+        assert row is not None and "bad outputs" in row.last_failure
+    assert evidence.revoked_at is not None and "bad outputs" in evidence.revoked_reason
 
 
 def _beat_values(node_id: str, nonce: str, now: float, **overrides: Any) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from tracker_service.route_client import RouteFailure, RoutePlan, RouteSession, Sampling
 from tracker_service.route_planner import RouteRefused
 from tracker_service.routing import NoRoute
+from tracker_service.step_audit import StepAuditor
 from tracker_service.store.routing import Key
 
 log = logging.getLogger(__name__)
@@ -92,12 +93,14 @@ class Generation:
         settings: GenerationSettings,
         *,
         on_suspect: Callable[[str], object] | None = None,
+        auditor: StepAuditor | None = None,
     ) -> None:
         self._key = key
         self._plan = plan
         self._sampling = sampling
         self._settings = settings
         self._on_suspect = on_suspect
+        self._auditor = auditor
         self._session: RouteSession | None = None
         self.stats = GenerationStats()
 
@@ -152,6 +155,7 @@ class Generation:
                 plan,
                 open_timeout_s=self._settings.open_timeout_s,
                 step_timeout_s=self._settings.step_timeout_s,
+                auditor=self._auditor,
             )
             self._session = session
             try:

@@ -35,6 +35,7 @@ from tracker_service.route_client import RoutePlan, Sampling
 from tracker_service.route_planner import RoutePlanner
 from tracker_service.routing import PURPOSE_SERVE
 from tracker_service.schemas.openai import ChatCompletionCreate, CompletionCreate
+from tracker_service.step_audit import StepAuditor
 from tracker_service.store.db import Database
 from tracker_service.store.routing import Key
 
@@ -123,6 +124,8 @@ class Gateway:
         planner: RoutePlanner,
         monitor: ReachabilityMonitor,
         metrics: GatewayMetrics,
+        *,
+        auditor: StepAuditor | None = None,
     ) -> None:
         self.settings = settings
         self.catalogue = ModelCatalogue(database, planner)
@@ -136,6 +139,7 @@ class Gateway:
         self.metrics = metrics
         self._planner = planner
         self._monitor = monitor
+        self._auditor = auditor  # audits the final hop too: a lying last node is caught
         self._generation = GenerationSettings(
             open_timeout_s=settings.gateway_open_timeout_s,
             step_timeout_s=settings.gateway_step_timeout_s,
@@ -185,6 +189,7 @@ class Gateway:
             sampling,
             self._generation,
             on_suspect=self._monitor.suspect,
+            auditor=self._auditor,
         )
         tokens = generation.run(prompt, max_tokens, assets.eos_ids)
         try:

@@ -37,7 +37,13 @@ from tracker_service.routes import http_refusal_response, parse_body, refusal_re
 from tracker_service.schemas.nodes import HeartbeatCreate, HeartbeatPublic
 from tracker_service.store.db import Database, PreparedStatement
 from tracker_service.store.nodes import heartbeat_refusal
-from tracker_service.store.tables import NODE_BANNED, REACH_UNCHECKED, Node, Recipe
+from tracker_service.store.tables import (
+    NODE_BANNED,
+    NODE_QUARANTINED,
+    REACH_UNCHECKED,
+    Node,
+    Recipe,
+)
 
 PATH_PREFIX = "/api/v1/nodes/"
 PATH_SUFFIX = "/heartbeat"
@@ -164,6 +170,8 @@ async def answer_heartbeat(
         metrics.heartbeats.labels(state).inc()
         if state == NODE_BANNED:
             return refusal_response(403, errors.BANNED, sentence)
+        if state == NODE_QUARANTINED:
+            return refusal_response(403, errors.QUARANTINED, sentence)
         return refusal_response(410 if state == "expired" else 409, errors.RE_REGISTER, sentence)
     metrics.heartbeats_ok.inc()
     reach, reach_reason, recipe_status, recipe_detail = await database.run_quick(

@@ -41,7 +41,7 @@ from tracker_service.store.nodes import (
     register_node,
     storage_problem,
 )
-from tracker_service.store.tables import NODE_BANNED, NODE_DEREGISTERED
+from tracker_service.store.tables import NODE_BANNED, NODE_DEREGISTERED, NODE_QUARANTINED
 from tracker_service.store.tokens import use_join_token
 from tracker_service.wire import HEADER_JOIN_TOKEN
 
@@ -62,6 +62,8 @@ def _admit(
     join_token: str | None,
 ) -> tuple[Registration, RecipeStatusPublic]:
     """Blocking: join token, ban check, ledger entry and node row in one transaction."""
+    report = body.capability
+    assert report is not None  # check_capability refused a registration without one
     now = time.time()
     with context.database.sessions.begin() as session:
         if context.settings.private:
@@ -71,6 +73,13 @@ def _admit(
             raise refuse(
                 403, errors.BANNED, f"node {signed.node_id} is banned: {existing.state_reason}"
             )
+        if existing is not None and existing.state == NODE_QUARANTINED:
+            # The identity lied; registering it again does not lift that.
+            raise refuse(
+                403,
+                errors.QUARANTINED,
+                f"node {signed.node_id} is quarantined: {existing.state_reason}",
+            )
         status = register_recipe(session, identity, now=now)
         registration = register_node(
             session,
@@ -78,8 +87,8 @@ def _admit(
             public_key=signed.public_key,
             endpoint=body.endpoint,
             identity=identity,
-            capability=body.capability.model_dump(mode="json"),
-            throughput=body.capability.tokens_per_second or 0.0,
+            capability=report.model_dump(mode="json"),
+            throughput=report.tokens_per_second or 0.0,
             now=now,
             liveness=_liveness(context),
         )
@@ -218,8 +227,8 @@ async def heartbeat(node_id: str, request: Request) -> Response:
 def _deregister(context: TrackerContext, node_id: str) -> bool:
     with context.database.sessions.begin() as session:
         node = get_node(session, node_id)
-        if node is None or node.state == NODE_BANNED:
-            return node is not None
+        if node is None or node.state in (NODE_BANNED, NODE_QUARANTINED):
+            return node is not None  # a clean stop lifts neither
         return end_registration(session, node_id, NODE_DEREGISTERED, "the node stopped cleanly")
 
 

@@ -17,6 +17,7 @@ class _Open(BaseModel):
 
 class CapabilityModel(_Open):
     model_id: str
+    content_digest: str = Field(default="", max_length=128)
 
 
 class CapabilityShard(_Open):
@@ -28,6 +29,7 @@ class CapabilityShard(_Open):
 class CapabilityRecipe(_Open):
     recipe_id: str
     recipe_version: str
+    runtime_recipe_digest: str = Field(default="", max_length=128)
 
 
 class CapabilityBackend(_Open):
@@ -43,7 +45,8 @@ class CapabilityReportIn(_Open):
     recipe: CapabilityRecipe
     backend: CapabilityBackend
     status: str
-    passed: bool
+    # Passed is read from `status`; this flag, when sent, must agree with it.
+    passed: bool | None = None
     diagnostics: list[str] = Field(default_factory=list)
     validated_at: float = Field(allow_inf_nan=False)
     tokens_per_second: float | None = Field(default=None, ge=0, allow_inf_nan=False)
@@ -53,7 +56,9 @@ class CapabilityReportIn(_Open):
 class NodeRegisterCreate(BaseModel):
     public_key: str = Field(description="base64 of the raw 32-byte Ed25519 public key")
     identity: dict[str, Any] = Field(description="the schema-1 recipe identity block")
-    capability: CapabilityReportIn
+    capability: CapabilityReportIn | None = Field(
+        default=None, description="the doctor's report; without one the node is refused"
+    )
     endpoint: str = Field(max_length=512, description="data-plane URL, ws://host:port")
 
     @field_validator("endpoint")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 
@@ -24,6 +26,13 @@ class NodePublic(BaseModel):
     last_seen: float
     reachability: str
     reachability_reason: str
+    state_reason: str = ""
+    audits_passed: int = Field(default=0, description="hop audits this identity has passed")
+    quarantine_evidence: dict[str, Any] | None = Field(
+        default=None,
+        description="when quarantined: the hop, both answers' digests, the majority's "
+        "signed replay receipts",
+    )
 
 
 class RecipePublic(BaseModel):
@@ -41,7 +50,9 @@ class RecipePublic(BaseModel):
     certified_route_session: str | None
     certified_node_count: int | None
     last_certification_failure: str | None = Field(
-        default=None, description="why the last certification attempt failed (still dark)"
+        default=None,
+        description="why the recipe is dark: a failed attempt, evidence that no longer "
+        "verifies, or a revocation (the detail stays the dark sentence)",
     )
 
 

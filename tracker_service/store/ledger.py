@@ -7,6 +7,7 @@ A promotion writes the evidence and flips the status in one transaction.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -23,14 +24,17 @@ from tracker_service.recipe_identity import (
     UNKNOWN_DETAIL,
     DistributedForwardEvidence,
     PresentedIdentity,
+    RecipeIdentityError,
     RecipeStatus,
     certified_detail,
     check_certification,
+    parse_identity,
 )
 from tracker_service.store.db import Database
 from tracker_service.store.tables import CertificationEvidence, Recipe
 
 Key = tuple[str, str]
+log = logging.getLogger(__name__)
 
 
 def _key_filter(key: Key) -> tuple[Any, Any]:
@@ -99,6 +103,7 @@ def certify_recipe(
             tokens_generated=evidence.tokens_generated,
             layer_count=evidence.layer_count,
             certified_at=evidence.certified_at,
+            synthetic=evidence.synthetic,
             revoked_reason="",
         )
     )
@@ -108,6 +113,7 @@ def certify_recipe(
     row.certified_at = evidence.certified_at
     row.certified_route_session = evidence.route_session_id
     row.certified_node_count = len(set(evidence.node_ids))
+    row.last_failure = ""
     session.flush()
     return recipe_status(row)
 
@@ -117,8 +123,15 @@ def revoke_certification(session: Session, key: Key, *, reason: str, now: float)
     row = get_recipe(session, key, for_update=True)
     if row is None or row.status != STATUS_CERTIFIED:
         return False
+    _send_dark(session, row, f"certification revoked by the operator: {reason}", now=now)
+    return True
+
+
+def _send_dark(session: Session, row: Recipe, why: str, *, now: float) -> None:
+    """Dark again: the seed's sentence in ``detail``, the reason in its own field."""
     row.status = STATUS_DARK
-    row.detail = f"certification revoked by the operator: {reason}"
+    row.detail = DARK_DETAIL
+    row.last_failure = why
     row.certified_at = None
     row.certified_route_session = None
     row.certified_node_count = None
@@ -127,9 +140,59 @@ def revoke_certification(session: Session, key: Key, *, reason: str, now: float)
         .where(
             CertificationEvidence.recipe_pk == row.id, CertificationEvidence.revoked_at.is_(None)
         )
-        .values(revoked_at=now, revoked_reason=reason)
+        .values(revoked_at=now, revoked_reason=why)
     )
-    return True
+
+
+def evidence_of(row: CertificationEvidence, key: Key) -> DistributedForwardEvidence:
+    """A stored row as the evidence it was; raises RecipeIdentityError when it no longer parses."""
+    return DistributedForwardEvidence(
+        route_session_id=row.route_session_id,
+        route_epoch=row.route_epoch,
+        node_ids=tuple(str(n) for n in row.node_ids),
+        shard_ranges=tuple((int(r[0]), int(r[1])) for r in row.shard_ranges),
+        tokens_generated=row.tokens_generated,
+        layer_count=row.layer_count,
+        fingerprint=key,
+        participants=tuple(parse_identity(block) for block in row.participants),
+        synthetic=bool(row.synthetic),
+        certified_at=row.certified_at,
+    )
+
+
+def evidence_problem(row: CertificationEvidence, key: Key) -> str | None:
+    """Why a stored evidence row no longer certifies its recipe, or None when it does."""
+    try:
+        evidence = evidence_of(row, key)
+        if not evidence.participants:
+            return "the evidence names no participant"
+        check_certification(evidence.participants[0], evidence, known=True)
+    except (RecipeIdentityError, TypeError, ValueError, IndexError) as exc:
+        return str(exc)
+    return None
+
+
+def recheck_certified(session: Session, *, now: float) -> list[tuple[Key, str]]:
+    """Re-verify every certified recipe's live evidence; send dark those that fail.
+
+    Evidence is judged again when loaded, under today's rules: a row edited in
+    the database, or one a fixed rule would now refuse, must not keep a recipe
+    routable for users.
+    """
+    darkened: list[tuple[Key, str]] = []
+    query = select(Recipe).where(Recipe.status == STATUS_CERTIFIED).with_for_update()
+    for row in session.execute(query).scalars().all():
+        key = (row.model_artifact_digest, row.runtime_recipe_digest)
+        for evidence in evidence_for(session, row.id):
+            if evidence.revoked_at is not None:
+                continue
+            problem = evidence_problem(evidence, key)
+            if problem is not None:
+                why = f"certification evidence {evidence.route_session_id} no longer verifies: "
+                _send_dark(session, row, why + problem, now=now)
+                darkened.append((key, why + problem))
+                break
+    return darkened
 
 
 def list_recipes(session: Session) -> Sequence[Recipe]:
@@ -167,6 +230,14 @@ class PersistentLedger:
         """Promote a recipe out of the dark in one transaction, or raise saying why."""
         with self._db.sessions.begin() as session:
             return certify_recipe(session, identity, evidence)
+
+    def recheck(self) -> list[tuple[Key, str]]:
+        """Re-verify stored evidence (on load); the recipes sent dark, with why."""
+        with self._db.sessions.begin() as session:
+            darkened = recheck_certified(session, now=time.time())
+        for key, why in darkened:
+            log.warning("recipe %s/%s sent dark: %s", key[0][:12], key[1][:12], why)
+        return darkened
 
     def revoke(self, key: Key, *, reason: str) -> bool:
         with self._db.sessions.begin() as session:

@@ -22,6 +22,7 @@ from tracker_service.store.tables import (
     NODE_ACTIVE,
     NODE_BANNED,
     NODE_DEREGISTERED,
+    NODE_QUARANTINED,
     NODE_REMOVED,
     REACH_REACHABLE,
     REACH_UNCHECKED,
@@ -192,6 +193,8 @@ def heartbeat_refusal(connection: Connection, node_id: str, now: float) -> tuple
         return "unknown", "this tracker has no registration for the node; register again"
     if row.state == NODE_BANNED:
         return NODE_BANNED, f"the node was banned by the operator: {row.state_reason}"
+    if row.state == NODE_QUARANTINED:
+        return NODE_QUARANTINED, f"the node is quarantined: {row.state_reason}"
     if row.state != NODE_ACTIVE:
         return row.state, f"the node's registration ended ({row.state}); register again"
     silent = now - row.last_heartbeat_at
@@ -208,7 +211,7 @@ def end_registration(session: Session, node_id: str, state: str, reason: str) ->
         raise ValueError(f"unknown end state {state!r}")
     result = session.execute(
         update(Node)
-        .where(Node.node_id == node_id)
+        .where(Node.node_id == node_id, Node.state != NODE_QUARANTINED)  # never lifted here
         .values(state=state, state_reason=reason, live_until=0.0)
         .execution_options(synchronize_session=False)
     )

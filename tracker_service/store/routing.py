@@ -31,7 +31,7 @@ Key = tuple[str, str]
 
 # Prefix of a dark recipe's detail after a failed attempt; the status page and
 # /api/v1/state show the detail, so the reason is visible without a new column.
-CERTIFICATION_FAILED = "dark: the last certification attempt failed"
+CERTIFICATION_FAILED = "the last certification attempt failed"
 
 
 def route_candidates(session: Session, key: Key, *, now: float) -> list[Candidate]:
@@ -210,7 +210,7 @@ def identity_blocks(session: Session, node_ids: Iterable[str]) -> dict[str, dict
 
 
 def record_certification_failure(session: Session, key: Key, reason: str, *, now: float) -> bool:
-    """Write why the last attempt failed into a dark recipe's detail (still dark)."""
+    """Write why the last attempt failed into a dark recipe's failure field (still dark)."""
     stamp = time_text(now)
     result = session.execute(
         update(Recipe)
@@ -219,17 +219,10 @@ def record_certification_failure(session: Session, key: Key, reason: str, *, now
             Recipe.runtime_recipe_digest == key[1],
             Recipe.status == STATUS_DARK,
         )
-        .values(detail=f"{CERTIFICATION_FAILED} at {stamp}: {reason}")
+        .values(last_failure=f"{CERTIFICATION_FAILED} at {stamp}: {reason}")
         .execution_options(synchronize_session=False)
     )
     return bool(result.rowcount == 1)  # type: ignore[attr-defined]
-
-
-def certification_failure(detail: str) -> str | None:
-    """The failure a dark recipe's detail records ("at <time>: <why> [<code>]"), if any."""
-    if not detail.startswith(CERTIFICATION_FAILED):
-        return None
-    return detail[len(CERTIFICATION_FAILED) :].strip()
 
 
 def time_text(now: float) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     Float,
     ForeignKey,
     Index,
@@ -20,6 +21,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -37,6 +39,9 @@ NODE_ACTIVE = "active"
 NODE_DEREGISTERED = "deregistered"
 NODE_REMOVED = "removed"
 NODE_BANNED = "banned"
+# Caught by a hop audit returning outputs the other nodes did not: out of routing,
+# heartbeats refused, and re-registering under the same identity does not lift it.
+NODE_QUARANTINED = "quarantined"
 
 # Reachability of a node's data plane, filled in by the dialer (next issue).
 REACH_UNCHECKED = "unchecked"
@@ -56,6 +61,12 @@ class Node(Base):
     endpoint: Mapped[str] = mapped_column(String(512))
     state: Mapped[str] = mapped_column(String(16), default=NODE_ACTIVE)
     state_reason: Mapped[str] = mapped_column(Text, default="")
+    # What a hop audit found (both nodes' answers' digests, the auditors' signed
+    # receipts); set when the node is quarantined.
+    quarantine_evidence: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # Audits this identity has passed; under the tracker's probation count it is
+    # audited at the higher probation rate (a new identity starts at 0).
+    audits_passed: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     # The fingerprint route formation partitions by, re-derived by the tracker.
     model_artifact_digest: Mapped[str] = mapped_column(String(HEX64))
@@ -139,6 +150,10 @@ class Recipe(Base):
     # SHA-256 of the tokenizer_config.json (chat template) the certifying nodes all
     # served; the gateway accepts a template only with these bytes.
     chat_template_sha256: Mapped[str | None] = mapped_column(String(HEX64), nullable=True)
+    # Why the recipe is dark when something sent it there (a failed attempt, evidence
+    # that no longer verifies, a revocation): its own field, so `detail` stays the
+    # seed's sentence and nothing has to parse one out of the other.
+    last_failure: Mapped[str] = mapped_column(Text, default="", server_default="")
 
     __table_args__ = (
         UniqueConstraint(
@@ -162,6 +177,8 @@ class CertificationEvidence(Base):
     tokens_generated: Mapped[int] = mapped_column(Integer)
     layer_count: Mapped[int] = mapped_column(Integer)
     certified_at: Mapped[float] = mapped_column(Float)
+    # Kept so a re-check on load judges the row exactly as certification did.
+    synthetic: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     revoked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     revoked_reason: Mapped[str] = mapped_column(Text, default="")
 

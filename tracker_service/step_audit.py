@@ -1,0 +1,34 @@
+"""What a route session asks of the tracker's hop auditor.
+
+A protocol of its own so the route client (which runs the steps) and the
+auditor (which replays them, :mod:`tracker_service.audit`) do not import each
+other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from tracker_service.route_client import RoutePlan
+
+
+class StepAuditor(Protocol):
+    def rate_for(self, node_id: str) -> float:
+        """The fraction of this node's steps to audit (higher on probation)."""
+        ...
+
+    def sample(self, rate: float) -> bool: ...
+
+    async def audit(
+        self,
+        plan: RoutePlan,
+        hop_index: int,
+        frames: Sequence[bytes],
+        observed: bytes,
+        *,
+        greedy: bool,
+    ) -> Any:
+        """A verdict whose ``quarantined`` lists the node ids taken out of routing."""
+        ...

@@ -1,0 +1,56 @@
+"""Quarantine and probation in the database: what a hop audit decided about a node.
+
+A quarantined node leaves routing at once (routes draw only active nodes), its
+heartbeats are refused with reason ``quarantined``, and registering again under
+the same identity does not lift it: the identity is what lied. The evidence is
+kept on the row and shown by ``/api/v1/state`` and the status page. Probation
+is the count of audits an identity has passed; a new identity starts at zero.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from tracker_service.store.tables import NODE_QUARANTINED, Node
+
+
+def quarantine_node(
+    session: Session, node_id: str, *, reason: str, evidence: dict[str, Any]
+) -> bool:
+    """Take a node out of routing for good; True when it was not quarantined before."""
+    result = session.execute(
+        update(Node)
+        .where(Node.node_id == node_id, Node.state != NODE_QUARANTINED)
+        .values(
+            state=NODE_QUARANTINED,
+            state_reason=reason,
+            quarantine_evidence=evidence,
+            live_until=0.0,
+        )
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+
+
+def record_audit_passed(session: Session, node_ids: list[str]) -> None:
+    session.execute(
+        update(Node)
+        .where(Node.node_id.in_(node_ids))
+        .values(audits_passed=Node.audits_passed + 1)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def audits_passed(session: Session, node_id: str) -> int:
+    value = session.execute(
+        select(Node.audits_passed).where(Node.node_id == node_id)
+    ).scalar_one_or_none()
+    return int(value or 0)
+
+
+def is_quarantined(session: Session, node_id: str) -> bool:
+    state = session.execute(select(Node.state).where(Node.node_id == node_id)).scalar_one_or_none()
+    return state == NODE_QUARANTINED
