@@ -232,6 +232,10 @@ class HopSession:
                 await self._close_with_receipt()
                 return
             await self._ws.send(await self._step(message))
+            # A pipelined backlog is already buffered, so neither recv nor send
+            # suspends: yield once per step so health checks and other sessions
+            # take turns with this one instead of waiting for the whole backlog.
+            await asyncio.sleep(0)
 
     async def _open(self, opening: dict[str, Any]) -> None:
         if opening["type"] != "open":

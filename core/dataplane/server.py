@@ -263,6 +263,8 @@ class DataPlaneServer:
                     "node_id": self._node_id,
                     "range": list(self._range),
                     "open_sessions": self._sessions.open_count,
+                    # Positions computed so far: how far a backlog had got when health answered.
+                    "tokens_served": self._ctx.tokens_served,
                 },
             )
         if url.path == wire.TOKENIZER_PATH and self._tokenizer is not None:
