@@ -25,6 +25,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         for name in ("host", "port", "db")
         if getattr(args, name, None) is not None
     }
+    if getattr(args, "allow_private_endpoints", False):
+        overrides["allow_private_endpoints"] = True
     return Settings(**overrides)
 
 
@@ -77,6 +79,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         value = getattr(args, name, None)
         if value is not None:
             os.environ[f"MESHNET_TRACKER_{name.upper()}"] = str(value)
+    if settings.allow_private_endpoints:
+        os.environ["MESHNET_TRACKER_ALLOW_PRIVATE_ENDPOINTS"] = "true"
     uvicorn.run("tracker_service.app:app_from_env", factory=True, workers=args.workers, **common)
     return 0
 
@@ -232,6 +236,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)
     serve.add_argument("--access-log", action="store_true", help="log every request")
+    serve.add_argument(
+        "--allow-private-endpoints",
+        action="store_true",
+        help="dial nodes on loopback, private and link-local addresses (demo, LAN); "
+        "a public tracker leaves this off",
+    )
     serve.add_argument(
         "--workers",
         type=int,

@@ -33,6 +33,9 @@ class Settings(BaseSettings):
     admin_token: str = ""
     # A private network admits only nodes holding a join token (`meshnet-tracker tokens add`).
     private: bool = False
+    # Dial node endpoints on loopback/private/link-local addresses (demo, tests, LAN);
+    # off on a public tracker, which dials only public addresses (endpoint_policy.py).
+    allow_private_endpoints: bool = False
 
     heartbeat_interval_s: float = Field(default=10.0, gt=0)
     # Nodes silent this many intervals leave routing and must re-register.

@@ -30,6 +30,7 @@ INVALID_REQUEST = "invalid-request"
 BODY_TOO_LARGE = "body-too-large"
 ADMIN_REQUIRED = "admin-required"
 NOT_FOUND = "not-found"
+ENDPOINT_REFUSED = "endpoint-refused"
 
 
 class TrackerRefusal(Exception):

@@ -14,7 +14,12 @@ from tracker_service.config import Settings
 
 
 def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {"data_dir": tmp_path / "tracker", "admin_token": "s3cret-admin"}
+    # The test nodes listen on loopback: a public tracker would refuse their endpoints.
+    values: dict[str, Any] = {
+        "data_dir": tmp_path / "tracker",
+        "admin_token": "s3cret-admin",
+        "allow_private_endpoints": True,
+    }
     values.update(overrides)
     return Settings(**values)
 

@@ -56,6 +56,7 @@ class TrackerProcess:
         env.update(self.env)
         command = [sys.executable, "-m", "tracker_service.cli", "serve"]
         command += ["--host", "127.0.0.1", "--port", str(self.port), "--db", self.db_url]
+        command += ["--allow-private-endpoints"]  # the test nodes listen on loopback
         command += list(self.extra_args)
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=log)

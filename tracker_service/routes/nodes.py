@@ -13,6 +13,7 @@ from tracker_service import errors
 from tracker_service.auth import SignedRequest, verify_signed_request
 from tracker_service.capability import check_capability
 from tracker_service.deps import Context, SignedNode, TrackerContext, context_of
+from tracker_service.endpoint_policy import EndpointRefused, resolve_endpoint
 from tracker_service.keys import NODE_SESSION_DOMAIN
 from tracker_service.recipe_identity import (
     PresentedIdentity,
@@ -157,6 +158,16 @@ async def register(request: Request, context: Context) -> NodeRegisterPublic:
         context.metrics.registrations.labels(exc.reason).inc()
         log.info("registration refused node_id=%s reason=%s: %s", signed.node_id, exc.reason, exc)
         raise
+    try:  # refused here, with the reason, rather than found unreachable later
+        await run_in_threadpool(
+            resolve_endpoint,
+            body.endpoint,
+            allow_private=context.settings.allow_private_endpoints,
+        )
+    except EndpointRefused as exc:
+        context.metrics.registrations.labels(errors.ENDPOINT_REFUSED).inc()
+        log.info("registration refused node_id=%s endpoint-refused: %s", signed.node_id, exc)
+        raise refuse(422, errors.ENDPOINT_REFUSED, str(exc)) from exc
     registration, recipe = await run_in_threadpool(
         _admit, context, signed, body, identity, request.headers.get(HEADER_JOIN_TOKEN)
     )
