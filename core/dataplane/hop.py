@@ -135,6 +135,8 @@ def _control(message: str | bytes) -> dict[str, Any]:
         parsed = json.loads(message)
     except json.JSONDecodeError as exc:
         raise _bad("the control message is not JSON") from exc
+    except RecursionError as exc:  # nested thousands deep: refuse, no traceback in the log
+        raise _bad("the control message nests too deeply") from exc
     if not isinstance(parsed, dict) or not isinstance(parsed.get("type"), str):
         raise _bad("a control message is a JSON object with a 'type'")
     return parsed
