@@ -79,6 +79,9 @@ class HopContext:
     max_frame_bytes: int
     open_timeout_s: float
     live: dict[str, ServerConnection] = field(default_factory=dict)
+    # The message size a session may send once its ticket is verified (the server's
+    # max_size); before that only a control message of MAX_CONTROL_BYTES is read.
+    max_message_bytes: int | None = None
     # Positions computed across all sessions: the node reports it in heartbeats.
     tokens_served: int = 0
 
@@ -243,6 +246,8 @@ class HopSession:
         if opening["type"] != "open":
             raise _bad(f"a session starts with an 'open' message, got {opening['type']!r}")
         self._grant = grant = self._ctx.verifier.verify(opening.get("ticket"))
+        if self._ctx.max_message_bytes is not None:  # a verified ticket: frames may come
+            self._ws.protocol.max_message_size = self._ctx.max_message_bytes
         max_length = opening.get("max_length")
         if not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1:
             raise _bad_request(f"max_length must be a positive integer, got {max_length!r}")
