@@ -264,6 +264,30 @@ class DataPlaneServer:
     # -- plain HTTP --------------------------------------------------------------------------
 
     def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        """GET answers; HEAD gets the GET's headers without its body; any other method
+        (DELETE, PUT, garbage) is refused with 405 rather than answered as a GET."""
+        if request.method not in ("GET", "HEAD"):
+            refused = _json(
+                http.HTTPStatus.METHOD_NOT_ALLOWED,
+                {
+                    "reason": "method-not-allowed",
+                    "message": f"this node answers GET and HEAD only, not {request.method[:32]}",
+                },
+            )
+            refused.headers["Allow"] = "GET, HEAD"
+            return refused
+        answer = self._answer_get(connection, request)
+        if request.method == "HEAD":
+            if answer is None:  # HEAD is no WebSocket handshake
+                answer = _json(
+                    http.HTTPStatus.METHOD_NOT_ALLOWED,
+                    {"reason": "method-not-allowed", "message": "open a session with GET"},
+                )
+                answer.headers["Allow"] = "GET"
+            return Response(answer.status_code, answer.reason_phrase, answer.headers, b"")
+        return answer
+
+    def _answer_get(self, connection: ServerConnection, request: Request) -> Response | None:
         url = urlsplit(request.path)
         if url.path == wire.SESSION_PATH:
             return None  # go on with the WebSocket handshake
