@@ -309,3 +309,17 @@ def test_an_unreachable_tracker_is_an_error_state_and_nothing_keeps_running(
     assert events[-1].state is NodeState.ERROR and events[-1].reason == "tracker-unreachable"
     assert "Check the tracker URL" in events[-1].message
     assert node.endpoint == "" and node_threads() == []
+
+
+def test_a_node_without_a_configured_kv_budget_still_has_one(tiny_model_dir: Path) -> None:
+    tracker = FakeTracker()
+    node, _ = make_node(tiny_model_dir, tracker)
+    assert node.settings.kv_budget_bytes is None
+    node.start()
+    try:
+        wait_for(lambda: tracker.count("/heartbeat") >= 1)
+        sessions = node._sessions
+        assert sessions is not None and sessions.kv_budget_bytes is not None
+        assert sessions.kv_budget_bytes > 0
+    finally:
+        node.stop()
