@@ -25,6 +25,7 @@ from websockets.exceptions import ConnectionClosed
 
 from core.dataplane import frames, wire
 from core.dataplane.receipts import HopReceipt, sign_receipt
+from core.dataplane.ticket_uses import TicketUses
 from core.dataplane.tickets import TicketGrant, TicketVerifier
 from core.errors import (
     CapacityError,
@@ -82,6 +83,8 @@ class HopContext:
     # The message size a session may send once its ticket is verified (the server's
     # max_size); before that only a control message of MAX_CONTROL_BYTES is read.
     max_message_bytes: int | None = None
+    # Tickets that already opened a session here: one session per hop per ticket.
+    ticket_uses: TicketUses = field(default_factory=TicketUses)
     # Positions computed across all sessions: the node reports it in heartbeats.
     tokens_served: int = 0
 
@@ -246,6 +249,7 @@ class HopSession:
         if opening["type"] != "open":
             raise _bad(f"a session starts with an 'open' message, got {opening['type']!r}")
         self._grant = grant = self._ctx.verifier.verify(opening.get("ticket"))
+        self._ctx.ticket_uses.claim(grant.ticket)
         if self._ctx.max_message_bytes is not None:  # a verified ticket: frames may come
             self._ws.protocol.max_message_size = self._ctx.max_message_bytes
         max_length = opening.get("max_length")
