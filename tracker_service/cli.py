@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from tracker_service.cli_errors import explain, require_existing_sqlite
 from tracker_service.config import Settings
 from tracker_service.jobs_cli import add_jobs_commands
 from tracker_service.store.api_keys import add_api_key, list_api_keys, revoke_api_key
@@ -86,7 +87,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_recipes(args: argparse.Namespace) -> int:
-    database = _open_store(_settings(args))
+    settings = _settings(args)
+    if args.db:  # a named database must exist: a typo must not read as an empty ledger
+        require_existing_sqlite(settings.database_url())
+    database = _open_store(settings)
     with database.session() as session:
         rows = list_recipes(session)
         table = [
@@ -282,7 +286,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    code: int = args.func(args)
+    try:
+        code: int = args.func(args)
+    except Exception as exc:
+        refusal = explain(exc, getattr(args, "db", None))
+        if refusal is None:
+            raise
+        print(f"meshnet-tracker: {refusal} [{refusal.reason}]", file=sys.stderr)
+        return 2
     return code
 
 
