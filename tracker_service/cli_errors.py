@@ -14,6 +14,8 @@ from pydantic import ValidationError
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 
+from tracker_service.keys import KeyFileExposed
+
 
 class CliRefusal(Exception):
     """A refusal the command states as it is."""
@@ -27,6 +29,8 @@ def explain(error: BaseException, database_url: str | None) -> CliRefusal | None
     """The sentence and code for an error the command knows, else None (a real bug)."""
     if isinstance(error, CliRefusal):
         return error
+    if isinstance(error, KeyFileExposed):
+        return CliRefusal(str(error), error.reason)
     if isinstance(error, ValidationError):
         problems = "; ".join(
             f"--{'.'.join(str(p) for p in e['loc']).replace('_', '-')}: {e['msg']}"
