@@ -50,6 +50,9 @@ class TrackerProcess:
             {
                 "MESHNET_HOME": str(self.home),
                 "MESHNET_TRACKER_LOG_LEVEL": "warning",
+                # Tests and benchmarks register many nodes from loopback.
+                "MESHNET_TRACKER_REGISTRATIONS_PER_MINUTE_PER_ADDRESS": "1000000",
+                "MESHNET_TRACKER_ROUTE_REQUESTS_PER_MINUTE_PER_ADDRESS": "1000000",
                 "PYTHONPATH": str(REPO),
             }
         )

@@ -20,6 +20,7 @@ from tracker_service.recipe_identity import (
     RecipeIdentityError,
     parse_identity,
 )
+from tracker_service.route_guard import admit_address
 from tracker_service.routes import error_responses, parse_body, refuse, signed_body
 from tracker_service.routes.heartbeat import answer_heartbeat
 from tracker_service.schemas.common import FingerprintPublic, RecipeStatusPublic
@@ -120,11 +121,17 @@ def _credential(context: TrackerContext, registration: Registration) -> SessionC
 @router.post(
     "/register",
     response_model=NodeRegisterPublic,
-    responses=error_responses(401, 403, 413, 422),
+    responses=error_responses(401, 403, 413, 422, 429),
     openapi_extra=signed_body(NodeRegisterCreate),
 )
 async def register(request: Request, context: Context) -> NodeRegisterPublic:
     """Admit a node: signature, join token, identity block, capability report."""
+    admit_address(
+        request,
+        "registrations",
+        context.settings.registrations_per_minute_per_address,
+        "registrations",
+    )
     try:
         signed = await verify_signed_request(
             request,
