@@ -79,6 +79,7 @@ class GenerationSettings:
     open_timeout_s: float = 15.0
     step_timeout_s: float = 30.0
     max_failovers: int = 4
+    allow_private_endpoints: bool = False
 
 
 class Generation:
@@ -152,6 +153,7 @@ class Generation:
                 plan,
                 open_timeout_s=self._settings.open_timeout_s,
                 step_timeout_s=self._settings.step_timeout_s,
+                allow_private_endpoints=self._settings.allow_private_endpoints,
             )
             self._session = session
             try:
