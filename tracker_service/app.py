@@ -21,6 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tracker_service import errors
 from tracker_service.auth import NonceBook, PublicKeyCache
+from tracker_service.auth_throttle import FailedAuthThrottle
 from tracker_service.body_limit import BodyLimitMiddleware
 from tracker_service.config import Settings
 from tracker_service.deps import TrackerContext
@@ -140,6 +141,7 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
     )
     # Added first, so it runs inside the body limit (413 still comes first).
     app.add_middleware(HeartbeatShortcut)
+    app.add_middleware(FailedAuthThrottle, per_minute=settings.failed_auth_per_minute_per_address)
     app.add_middleware(
         BodyLimitMiddleware,
         max_bytes=settings.max_body_bytes,

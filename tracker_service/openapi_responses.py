@@ -49,6 +49,7 @@ REFUSALS = {
     404: "nothing is found at this path",
     413: "the request body is over the tracker's limit",
     422: "a parameter or the body is invalid",
+    429: "too many failed authentications (or requests) from this address; see Retry-After",
 }
 
 

@@ -53,6 +53,7 @@ class TrackerProcess:
                 # Tests and benchmarks register many nodes from loopback.
                 "MESHNET_TRACKER_REGISTRATIONS_PER_MINUTE_PER_ADDRESS": "1000000",
                 "MESHNET_TRACKER_ROUTE_REQUESTS_PER_MINUTE_PER_ADDRESS": "1000000",
+                "MESHNET_TRACKER_FAILED_AUTH_PER_MINUTE_PER_ADDRESS": "1000000",
                 "PYTHONPATH": str(REPO),
             }
         )

@@ -73,3 +73,17 @@ def test_the_window_slides_and_memory_stays_bounded() -> None:
     for address in ("b", "c", "d", "e"):
         limiter.admit(address)
     assert len(limiter._windows) == 3
+
+
+def test_an_address_failing_authentication_too_often_is_throttled(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, background_tasks=False, failed_auth_per_minute_per_address=3)
+    app = create_app(settings)
+    with TestClient(app) as client:
+        failures = [client.post("/api/v1/nodes/register", content=b"{}") for _ in range(3)]
+        after = register(client, FakeNode())  # valid, but from an address that kept failing
+        state = client.get("/api/v1/state")
+    app.state.tracker.database.dispose()
+    assert [f.status_code for f in failures] == [401, 401, 401]
+    assert after.status_code == 429 and after.json()["reason"] == "auth-throttled"
+    assert int(after.headers["retry-after"]) >= 1
+    assert state.status_code == 429  # every door, until the window frees
