@@ -31,6 +31,7 @@ BODY_TOO_LARGE = "body-too-large"
 ADMIN_REQUIRED = "admin-required"
 NOT_FOUND = "not-found"
 ENDPOINT_REFUSED = "endpoint-refused"
+TOO_MANY_NODES = "too-many-nodes"
 
 
 class TrackerRefusal(Exception):

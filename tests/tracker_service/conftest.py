@@ -23,6 +23,7 @@ def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
         "registrations_per_minute_per_address": 100_000,
         "route_requests_per_minute_per_address": 100_000,
         "failed_auth_per_minute_per_address": 100_000,
+        "max_nodes_per_address": 100_000,
     }
     values.update(overrides)
     return Settings(**values)

@@ -87,3 +87,19 @@ def test_an_address_failing_authentication_too_often_is_throttled(tmp_path: Path
     assert after.status_code == 429 and after.json()["reason"] == "auth-throttled"
     assert int(after.headers["retry-after"]) >= 1
     assert state.status_code == 429  # every door, until the window frees
+
+
+def test_live_nodes_per_endpoint_host_are_capped(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, background_tasks=False, max_nodes_per_address=2)
+    app = create_app(settings)
+    first, second = FakeNode(), FakeNode(endpoint="ws://127.0.0.1:9002")
+    with TestClient(app) as client:
+        admitted = [register(client, first), register(client, second)]
+        third = register(client, FakeNode(endpoint="ws://127.0.0.1:9003"))
+        again = register(client, first)  # re-registering does not count against itself
+        elsewhere = register(client, FakeNode(endpoint="ws://localhost:9004"))
+    app.state.tracker.database.dispose()
+    assert [a.status_code for a in admitted] == [200, 200]
+    assert third.status_code == 409 and third.json()["reason"] == "too-many-nodes"
+    assert again.status_code == 200
+    assert elsewhere.status_code == 200  # another host name: its own count

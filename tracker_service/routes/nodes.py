@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Request, Response
 from sqlalchemy.orm import Session
@@ -35,6 +36,7 @@ from tracker_service.schemas.nodes import (
 from tracker_service.schemas.state import NodePublic
 from tracker_service.status import node_public
 from tracker_service.store.ledger import register_recipe
+from tracker_service.store.node_caps import live_nodes_at_host
 from tracker_service.store.nodes import (
     Liveness,
     Registration,
@@ -73,6 +75,7 @@ def _admit(
             raise refuse(
                 403, errors.BANNED, f"node {signed.node_id} is banned: {existing.state_reason}"
             )
+        _check_nodes_per_host(context, session, body.endpoint, signed.node_id, now)
         status = register_recipe(session, identity, now=now)
         registration = register_node(
             session,
@@ -86,6 +89,20 @@ def _admit(
             liveness=_liveness(context),
         )
     return registration, RecipeStatusPublic(**status.to_dict())
+
+
+def _check_nodes_per_host(
+    context: TrackerContext, session: Session, endpoint: str, node_id: str, now: float
+) -> None:
+    host = urlsplit(endpoint).hostname or ""
+    cap = context.settings.max_nodes_per_address
+    if live_nodes_at_host(session, host, now=now, other_than=node_id) >= cap:
+        raise refuse(
+            409,
+            errors.TOO_MANY_NODES,
+            f"{cap} live nodes already name {host} as their endpoint, this tracker's limit "
+            "per address; stop one of them or run this node elsewhere",
+        )
 
 
 def _check_join_token(session: Session, token: str | None, now: float) -> None:
@@ -121,7 +138,7 @@ def _credential(context: TrackerContext, registration: Registration) -> SessionC
 @router.post(
     "/register",
     response_model=NodeRegisterPublic,
-    responses=error_responses(401, 403, 413, 422, 429),
+    responses=error_responses(401, 403, 409, 413, 422, 429),
     openapi_extra=signed_body(NodeRegisterCreate),
 )
 async def register(request: Request, context: Context) -> NodeRegisterPublic:
