@@ -21,7 +21,14 @@ from websockets.frames import Frame, Opcode
 
 from core.dataplane import frames, wire
 from core.runtime.shard import Shard
-from tests.core.dataplane.conftest import NODE_A_SEED, Key, Node, start_node, ticket_for
+from tests.core.dataplane.conftest import (
+    NODE_A_SEED,
+    Key,
+    Node,
+    start_node,
+    ticket_for,
+    wait_until,
+)
 from tests.tiny_llama import save_tiny_llama
 
 FLOOD_STEPS = 600
@@ -92,3 +99,31 @@ def test_pipelined_decode_steps_do_not_starve_the_health_check(
     assert replies == FLOOD_STEPS  # the flood itself is served in full
     # Health was answered while most of the backlog was still waiting.
     assert served_at_health < FLOOD_STEPS // 2
+
+
+def test_a_departed_clients_backlog_is_dropped_not_computed(
+    whole_model_node: Node, tracker_key: Key
+) -> None:
+    node = whole_model_node
+    hop = {"node_id": node.key.node_id, "start": 0, "end": 4, "effective_start": 0}
+    flood = _flood_bytes()
+
+    async def scenario() -> int:
+        before = node.server.tokens_served
+        ws = await connect(node.server.session_url, max_size=None)
+        opening = {
+            "type": "open",
+            "ticket": ticket_for(tracker_key, [hop]),
+            "max_length": MAX_LENGTH,
+        }
+        await ws.send(json.dumps(opening))
+        assert json.loads(await ws.recv())["type"] == "opened"
+        ws.transport.write(flood)
+        reply = await ws.recv()  # the node has started on the backlog
+        assert isinstance(reply, bytes)
+        ws.transport.abort()  # the client vanishes without a close
+        await wait_until(lambda: node.sessions.open_count == 0)
+        return node.server.tokens_served - before
+
+    computed = asyncio.run(scenario())
+    assert computed < FLOOD_STEPS // 2  # the rest of the backlog was dropped with the session
