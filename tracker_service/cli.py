@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from tracker_service.backup_cli import add_backup_commands
 from tracker_service.cli_errors import explain, require_existing_sqlite
 from tracker_service.config import Settings
 from tracker_service.jobs_cli import add_jobs_commands
@@ -266,6 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
     revoke.add_argument("token_id", type=int)
     tokens.set_defaults(func=cmd_tokens)
     add_jobs_commands(commands)
+    add_backup_commands(commands, _settings)
 
     keys = commands.add_parser("keys", help="API keys of the OpenAI-compatible gateway")
     key_actions = keys.add_subparsers(dest="action", required=True)
