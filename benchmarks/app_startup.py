@@ -129,7 +129,7 @@ def start_tracker(home: Path) -> tuple[subprocess.Popen[bytes], str]:
     env = dict(os.environ, MESHNET_HOME=str(home / "tracker"), MESHNET_TRACKER_LOG_LEVEL="warning")
     tracker = subprocess.Popen(
         [sys.executable, "-m", "tracker_service.cli", "serve", "--port", str(port), "--db",
-         f"sqlite:///{home / 'tracker.db'}"],
+         f"sqlite:///{home / 'tracker.db'}", "--allow-private-endpoints"],
         env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"

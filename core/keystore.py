@@ -164,10 +164,13 @@ class FileStore:
 
 
 def _warn_if_readable_by_others(path: Path) -> None:
-    if os.name == "posix" and path.stat().st_mode & 0o077:
-        log.warning(
-            "identity file is readable by other users; run `chmod 600` on it",
-            extra={"path": str(path)},
+    """Refuse a key file others can read: whoever read it can already act as this node."""
+    mode = path.stat().st_mode & 0o777
+    if os.name == "posix" and mode & 0o077:
+        raise IdentityError(
+            f"the identity file {path} is readable by other users (mode {mode:o}); run "
+            f"`chmod 600 {path}` (and rotate the key if others may have read it)",
+            reason="key-file-exposed",
         )
 
 

@@ -56,6 +56,7 @@ from core.node_settings import NodeSettings
 from core.node_status import NodeStatus
 from core.placement import Capacity
 from core.progress import STAGE_PROBE, Cancelled, CancelToken, Progress
+from core.runtime.kv_budget import default_kv_budget_bytes
 from core.runtime.sessions import SessionManager
 from core.tracker_client import Registration, TrackerClient, TrackerRefused, TrackerUnreachable
 
@@ -321,7 +322,9 @@ class Node:
         assert outcome.shard is not None and outcome.identity_block is not None
         self.set_state(NodeState.STARTING, "starting the data plane")
         shard = outcome.shard
-        self._sessions = SessionManager(shard, kv_budget_bytes=self.settings.kv_budget_bytes)
+        # No budget from the owner: a share of the memory free now, never unbounded.
+        budget = self.settings.kv_budget_bytes or default_kv_budget_bytes(shard.device)
+        self._sessions = SessionManager(shard, kv_budget_bytes=budget)
         fingerprint = dict(outcome.identity_block["fingerprint"])
         self._server = DataPlaneServer(
             self._sessions,
@@ -397,9 +400,9 @@ class Node:
         return self._server.tokens_served if self._server else 0
 
     def load(self) -> float:
-        if self._sessions is None or not self.settings.kv_budget_bytes:
+        if self._sessions is None or not self._sessions.kv_budget_bytes:
             return float(self.open_sessions)
-        return self._sessions.reserved_bytes / self.settings.kv_budget_bytes
+        return self._sessions.reserved_bytes / self._sessions.kv_budget_bytes
 
     # -- pause and stop ------------------------------------------------------------------
 

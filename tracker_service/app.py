@@ -17,9 +17,11 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic.json_schema import models_json_schema
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tracker_service import errors
 from tracker_service.auth import NonceBook, PublicKeyCache
+from tracker_service.auth_throttle import FailedAuthThrottle
 from tracker_service.body_limit import BodyLimitMiddleware
 from tracker_service.config import Settings
 from tracker_service.deps import TrackerContext
@@ -29,6 +31,7 @@ from tracker_service.gateway.service import Gateway
 from tracker_service.job_settings import ARTIFACTS_PATH_PREFIX, build_jobs_state
 from tracker_service.keys import TrackerKey
 from tracker_service.metrics import TrackerMetrics
+from tracker_service.openapi_responses import document_refusals
 from tracker_service.route_services import RouteServices, lifespan
 from tracker_service.routes import (
     SIGNED_BODY_MODELS,
@@ -89,6 +92,11 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def on_http(_request: Request, exc: HTTPException) -> JSONResponse:
         return http_refusal_response(exc)
 
+    # Starlette's own 404 (no route) and 405 (wrong method) answer in the same shape.
+    @app.exception_handler(StarletteHTTPException)
+    async def on_starlette_http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return http_refusal_response(HTTPException(exc.status_code, exc.detail, exc.headers))
+
     @app.exception_handler(RequestValidationError)
     async def on_invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
         problems = "; ".join(
@@ -110,7 +118,7 @@ def _openapi_with_signed_bodies(app: FastAPI) -> dict[str, Any]:
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
     for name, schema in definitions.get("$defs", {}).items():
         schemas.setdefault(name, schema)
-    app.openapi_schema = document
+    app.openapi_schema = document_refusals(document)
     return document
 
 
@@ -139,6 +147,7 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
     )
     # Added first, so it runs inside the body limit (413 still comes first).
     app.add_middleware(HeartbeatShortcut)
+    app.add_middleware(FailedAuthThrottle, per_minute=settings.failed_auth_per_minute_per_address)
     app.add_middleware(
         BodyLimitMiddleware,
         max_bytes=settings.max_body_bytes,

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from tracker_service.backup_cli import add_backup_commands
+from tracker_service.cli_errors import explain, require_existing_sqlite
 from tracker_service.config import Settings
 from tracker_service.jobs_cli import add_jobs_commands
 from tracker_service.store.api_keys import add_api_key, list_api_keys, revoke_api_key
@@ -25,6 +27,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         for name in ("host", "port", "db", "capability_max_age_s")
         if getattr(args, name, None) is not None
     }
+    if getattr(args, "allow_private_endpoints", False):
+        overrides["allow_private_endpoints"] = True
     return Settings(**overrides)
 
 
@@ -77,12 +81,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
         value = getattr(args, name, None)
         if value is not None:
             os.environ[f"MESHNET_TRACKER_{name.upper()}"] = str(value)
+    if settings.allow_private_endpoints:
+        os.environ["MESHNET_TRACKER_ALLOW_PRIVATE_ENDPOINTS"] = "true"
     uvicorn.run("tracker_service.app:app_from_env", factory=True, workers=args.workers, **common)
     return 0
 
 
 def cmd_recipes(args: argparse.Namespace) -> int:
-    database = _open_store(_settings(args))
+    settings = _settings(args)
+    if args.db:  # a named database must exist: a typo must not read as an empty ledger
+        require_existing_sqlite(settings.database_url())
+    database = _open_store(settings)
     with database.session() as session:
         rows = list_recipes(session)
         table = [
@@ -238,6 +247,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="refuse capability reports older than this many seconds (default 900)",
     )
     serve.add_argument(
+        "--allow-private-endpoints",
+        action="store_true",
+        help="dial nodes on loopback, private and link-local addresses (demo, LAN); "
+        "a public tracker leaves this off",
+    )
+    serve.add_argument(
         "--workers",
         type=int,
         default=1,
@@ -257,6 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     revoke.add_argument("token_id", type=int)
     tokens.set_defaults(func=cmd_tokens)
     add_jobs_commands(commands)
+    add_backup_commands(commands, _settings)
 
     keys = commands.add_parser("keys", help="API keys of the OpenAI-compatible gateway")
     key_actions = keys.add_subparsers(dest="action", required=True)
@@ -277,7 +293,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    code: int = args.func(args)
+    try:
+        code: int = args.func(args)
+    except Exception as exc:
+        refusal = explain(exc, getattr(args, "db", None))
+        if refusal is None:
+            raise
+        print(f"meshnet-tracker: {refusal} [{refusal.reason}]", file=sys.stderr)
+        return 2
     return code
 
 

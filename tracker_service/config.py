@@ -33,6 +33,16 @@ class Settings(BaseSettings):
     admin_token: str = ""
     # A private network admits only nodes holding a join token (`meshnet-tracker tokens add`).
     private: bool = False
+    # Dial node endpoints on loopback/private/link-local addresses (demo, tests, LAN);
+    # off on a public tracker, which dials only public addresses (endpoint_policy.py).
+    allow_private_endpoints: bool = False
+    # Doors that need no account, limited per client address (address_limits.py).
+    route_requests_per_minute_per_address: int = Field(default=120, ge=1)
+    registrations_per_minute_per_address: int = Field(default=30, ge=1)
+    # An address past this many failed authentications a minute gets 429 (auth_throttle.py).
+    failed_auth_per_minute_per_address: int = Field(default=60, ge=1)
+    # Live nodes that may name one host as their endpoint (store/node_caps.py).
+    max_nodes_per_address: int = Field(default=64, ge=1)
 
     heartbeat_interval_s: float = Field(default=10.0, gt=0)
     # Nodes silent this many intervals leave routing and must re-register.

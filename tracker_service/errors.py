@@ -36,6 +36,8 @@ INVALID_REQUEST = "invalid-request"
 BODY_TOO_LARGE = "body-too-large"
 ADMIN_REQUIRED = "admin-required"
 NOT_FOUND = "not-found"
+ENDPOINT_REFUSED = "endpoint-refused"
+TOO_MANY_NODES = "too-many-nodes"
 
 
 class TrackerRefusal(Exception):

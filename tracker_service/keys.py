@@ -37,6 +37,12 @@ ROUTE_TICKET_DOMAIN = b"meshnet.route-ticket.v1"
 _SEED_BYTES = 32
 
 
+class KeyFileExposed(Exception):
+    """A key file others can read is refused: it may already be someone else's key."""
+
+    reason = "key-file-exposed"
+
+
 class KeyFileError(RuntimeError):
     """The key file exists but cannot be used; the message says what to fix."""
 
@@ -68,8 +74,10 @@ class TrackerKey:
         if path.exists():
             mode = stat.S_IMODE(path.stat().st_mode)
             if mode & 0o077:
-                log.warning("tracker key %s had mode %o; tightening to 0600", path, mode)
-                path.chmod(0o600)
+                raise KeyFileExposed(
+                    f"the tracker key {path} is readable by other users (mode {mode:o}); run "
+                    f"`chmod 600 {path}` (and replace the key if others may have read it)"
+                )
             return cls.from_seed_b64(path.read_text(encoding="ascii"))
         path.parent.mkdir(parents=True, exist_ok=True)
         key = cls(Ed25519PrivateKey.generate())

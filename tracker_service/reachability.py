@@ -29,6 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from tracker_service.background import BackgroundLoop
+from tracker_service.endpoint_policy import EndpointRefused, resolve_endpoint
 from tracker_service.keys import verify_ed25519
 from tracker_service.store.db import Database
 from tracker_service.store.routing import (
@@ -102,16 +103,27 @@ async def dial(
     endpoint: str,
     public_key: bytes,
     timeout_s: float,
+    allow_private: bool = False,
 ) -> Verdict:
-    """Dial one node's data plane once; never raises."""
+    """Dial one node's data plane once; never raises.
+
+    The host is resolved once, checked against the endpoint policy, and the
+    connection goes to that address (the name travels in Host and SNI), so a
+    rebinding resolver cannot point the dial at the tracker's own network."""
     nonce = secrets.token_hex(NONCE_BYTES)
     try:
         url = challenge_url(endpoint, nonce)
+        pinned = await asyncio.to_thread(resolve_endpoint, endpoint, allow_private=allow_private)
     except ChallengeFailed as exc:
         return Verdict(REACH_UNREACHABLE, str(exc))
+    except EndpointRefused as exc:
+        return Verdict(REACH_UNREACHABLE, str(exc))
+    dial_url = f"{pinned.http_base}{CHALLENGE_PATH}?nonce={nonce}"
+    headers = {"Host": pinned.host_header}
+    extensions = {"sni_hostname": pinned.host} if pinned.scheme == "wss" else {}
     began = time.perf_counter()
     try:
-        status, body = await _get_capped(client, url, timeout_s)
+        status, body = await _get_capped(client, dial_url, timeout_s, headers, extensions)
     except (httpx.TimeoutException, TimeoutError):
         return Verdict(
             REACH_UNREACHABLE,
@@ -146,11 +158,21 @@ async def dial(
 
 
 async def _get_capped(
-    client: httpx.AsyncClient, url: str, timeout_s: float
+    client: httpx.AsyncClient,
+    url: str,
+    timeout_s: float,
+    headers: Mapping[str, str] | None = None,
+    extensions: Mapping[str, Any] | None = None,
 ) -> tuple[int, bytes | None]:
     """(status, body), body None past MAX_ANSWER_BYTES: a node cannot flood the tracker."""
     async with asyncio.timeout(timeout_s * 2):
-        async with client.stream("GET", url, timeout=timeout_s) as response:
+        async with client.stream(
+            "GET",
+            url,
+            timeout=timeout_s,
+            headers=dict(headers or {}),
+            extensions=dict(extensions or {}),
+        ) as response:
             body = bytearray()
             async for chunk in response.aiter_bytes():
                 body += chunk
@@ -175,8 +197,10 @@ class ReachabilityMonitor(BackgroundLoop):
         concurrency: int = 32,
         batch: int = 256,
         on_reachable: Callable[[DialTarget], None] | None = None,
+        allow_private_endpoints: bool = False,
     ) -> None:
         super().__init__(poll_s)
+        self._allow_private = allow_private_endpoints
         self._db = database
         self._recheck_s = recheck_s
         self._retry_s = retry_s
@@ -215,6 +239,7 @@ class ReachabilityMonitor(BackgroundLoop):
                     endpoint=target.endpoint,
                     public_key=target.public_key,
                     timeout_s=self._timeout_s,
+                    allow_private=self._allow_private,
                 )
 
         try:

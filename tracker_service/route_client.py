@@ -31,6 +31,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from tracker_service import wire_frames
+from tracker_service.endpoint_policy import EndpointRefused, resolve_endpoint
 from tracker_service.tickets import (
     HopReceipt,
     ReceiptError,
@@ -210,10 +211,14 @@ class RouteSession:
         open_timeout_s: float = 30.0,
         step_timeout_s: float = 120.0,
         auditor: StepAuditor | None = None,
+        allow_private_endpoints: bool = True,
     ) -> None:
         if not plan.hops:
             raise ValueError("a route plan needs at least one hop")
         self.plan = plan
+        # Each hop's host is resolved once, checked (unless private ones are allowed)
+        # and dialled at that address: a rebinding resolver cannot redirect a session.
+        self._allow_private = allow_private_endpoints
         self._max_reply = max_reply_bytes
         self._open_timeout_s = open_timeout_s
         self._step_timeout_s = step_timeout_s
@@ -262,8 +267,16 @@ class RouteSession:
 
     async def _connect(self, hop: _Hop) -> ClientConnection:
         try:
+            pinned = await asyncio.to_thread(
+                resolve_endpoint, hop.plan.endpoint, allow_private=self._allow_private
+            )
+        except EndpointRefused as exc:
+            raise hop.fail(UNREACHABLE, str(exc)) from exc
+        try:
             return await connect(
                 hop.plan.session_url,
+                host=pinned.address,  # the URI still names the host (Host header, SNI)
+                port=pinned.port,
                 max_size=self._max_reply,
                 compression=None,
                 open_timeout=self._open_timeout_s,

@@ -50,6 +50,7 @@ class RouteServices:
             recheck_s=settings.reachability_recheck_s,
             retry_s=settings.reachability_retry_s,
             timeout_s=settings.reachability_timeout_s,
+            allow_private_endpoints=settings.allow_private_endpoints,
         )
         self.planner = RoutePlanner(
             database,

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 import httpx
 
+from app.cli import arguments
 from core.errors import MeshnetError
 
 DEFAULT_TRACKER = "http://127.0.0.1:8765"
@@ -172,6 +173,7 @@ def add_parser(subparsers: Any) -> None:
     chat.add_argument(
         "--tracker",
         default=os.environ.get("MESHNET_TRACKER_URL", DEFAULT_TRACKER),
+        type=arguments.tracker_url,
         help=f"the tracker's URL (default: $MESHNET_TRACKER_URL or {DEFAULT_TRACKER})",
     )
     chat.add_argument("--model", help="a model id from /v1/models (default: the first one)")

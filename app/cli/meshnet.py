@@ -51,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except MeshnetError as exc:
-        print(f"\nmeshnet: {exc}", file=sys.stderr)
+        print(f"\nmeshnet: {exc} [{exc.reason}]", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\nmeshnet: stopped.", file=sys.stderr)

@@ -14,9 +14,10 @@ import argparse
 import json
 import sys
 
+from app.cli import arguments
 from app.cli.node_control import cancel_on_stop
 from core.capability import CapabilityReport
-from core.doctor import DEFAULT_DEADLINE_S, DoctorRequest, parse_layers, run_doctor
+from core.doctor import DEFAULT_DEADLINE_S, DoctorRequest, run_doctor
 from core.events import KIND_PROGRESS, NodeEvent
 from core.keystore import DEFAULT_PROFILE
 from core.progress import CancelToken, Progress
@@ -31,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     doctor.add_argument(
         "--layers",
-        type=parse_layers,
+        type=arguments.layers,
         default=None,
         metavar="A:B",
         help="serve layers A..B-1 (default: the largest range that fits)",

@@ -18,9 +18,9 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from app.cli import arguments
 from app.cli.node_control import CommandQueue, EventPrinter, stdin_is_pipe
 from app.cli.node_identity import add_identity_arguments
-from core.doctor import parse_layers
 from core.errors import MeshnetError
 from core.events import NodeEvent, NodeState
 from core.join_tokens import load_join_token, save_join_token
@@ -37,11 +37,16 @@ _FAILED = "__failed__"  # put on the command queue when a refused/error state is
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = subparsers.add_parser("run", help="serve a shard of a model to the network")
-    run.add_argument("--tracker", required=True, help="tracker URL, e.g. http://127.0.0.1:8470")
+    run.add_argument(
+        "--tracker",
+        required=True,
+        type=arguments.tracker_url,
+        help="tracker URL, e.g. http://127.0.0.1:8470",
+    )
     run.add_argument("--model", default=None, help="model id or folder (default: SmolLM2-135M)")
     run.add_argument(
         "--layers",
-        type=parse_layers,
+        type=arguments.layers,
         default=None,
         metavar="A:B",
         help="serve exactly these layers (default: ask the tracker which help the swarm most)",

@@ -92,6 +92,7 @@ def start_tracker(workdir: Path, on_line: Line, *, heartbeat_s: float = 2.0) -> 
     )
     db = f"sqlite:///{workdir / 'tracker.db'}"
     argv = [sys.executable, "-m", "tracker_service.cli", "serve", "--port", str(port), "--db", db]
+    argv.append("--allow-private-endpoints")  # the demo's nodes listen on loopback
     child = Child("tracker", argv, env, workdir / "tracker.log", on_line)
     url = f"http://127.0.0.1:{port}"
     wait_until_ready(url + "/api/v1/state", child)

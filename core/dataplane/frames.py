@@ -104,6 +104,8 @@ def read_header(data: bytes, max_bytes: int) -> FrameHeader:
         raw = json.loads(data[8 : 8 + header_len].decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _bad("the frame header is not JSON") from exc
+    except RecursionError as exc:  # nested thousands deep: the client's input, not our fault
+        raise _bad("the frame header nests too deeply") from exc
     if not isinstance(raw, dict):
         raise _bad("the frame header is not a JSON object")
     metadata = raw.pop("__metadata__", None) or {}

@@ -26,6 +26,7 @@ from websockets.exceptions import ConnectionClosed
 from core.dataplane import frames, wire
 from core.dataplane.lie import Lie
 from core.dataplane.receipts import HopReceipt, sign_receipt
+from core.dataplane.ticket_uses import TicketUses
 from core.dataplane.tickets import TicketGrant, TicketVerifier
 from core.errors import (
     CapacityError,
@@ -64,6 +65,7 @@ WIRE_REASONS = frozenset(
         wire.POSITION_OUT_OF_RANGE,
         wire.NO_CAPACITY,
         wire.SESSION_EXPIRED,
+        wire.BAD_REQUEST,
     }
 )
 
@@ -79,6 +81,11 @@ class HopContext:
     max_frame_bytes: int
     open_timeout_s: float
     live: dict[str, ServerConnection] = field(default_factory=dict)
+    # The message size a session may send once its ticket is verified (the server's
+    # max_size); before that only a control message of MAX_CONTROL_BYTES is read.
+    max_message_bytes: int | None = None
+    # Tickets that already opened a session here: one session per hop per ticket.
+    ticket_uses: TicketUses = field(default_factory=TicketUses)
     # Positions computed across all sessions: the node reports it in heartbeats.
     tokens_served: int = 0
     # Tests of the hop audits only: None unless MESHNET_TEST_LIE_RATE is set (lie.py).
@@ -116,6 +123,14 @@ def _bad(message: str) -> ProtocolError:
     return ProtocolError(message, reason=wire.BAD_FRAME)
 
 
+def _bad_request(message: str) -> ProtocolError:
+    return ProtocolError(message, reason=wire.BAD_REQUEST)
+
+
+# torch.Generator.manual_seed takes [-2**63, 2**64); anything else raises at open.
+SEED_RANGE = (-(2**63), 2**64 - 1)
+
+
 def _control(message: str | bytes) -> dict[str, Any]:
     """A client text frame as a JSON object with a ``type``."""
     if not isinstance(message, str):
@@ -129,6 +144,8 @@ def _control(message: str | bytes) -> dict[str, Any]:
         parsed = json.loads(message)
     except json.JSONDecodeError as exc:
         raise _bad("the control message is not JSON") from exc
+    except RecursionError as exc:  # nested thousands deep: refuse, no traceback in the log
+        raise _bad("the control message nests too deeply") from exc
     if not isinstance(parsed, dict) or not isinstance(parsed.get("type"), str):
         raise _bad("a control message is a JSON object with a 'type'")
     return parsed
@@ -139,20 +156,27 @@ def parse_sampling(raw: object) -> SamplingParams:
     if raw is None:
         return SamplingParams()
     if not isinstance(raw, dict):
-        raise _bad("'sampling' must be a JSON object")
+        raise _bad_request("'sampling' must be a JSON object")
     temperature = raw.get("temperature", 0.0)
     top_k, top_p = raw.get("top_k", 0), raw.get("top_p", 1.0)
     seed, logprobs = raw.get("seed"), raw.get("logprobs", 0)
     if not _number(temperature) or not 0.0 <= float(temperature) <= 100.0:
-        raise _bad(f"sampling temperature must be a number in [0, 100], got {temperature!r}")
+        raise _bad_request(
+            f"sampling temperature must be a number in [0, 100], got {temperature!r}"
+        )
     if not _integer(top_k) or top_k < 0:
-        raise _bad(f"sampling top_k must be an integer >= 0, got {top_k!r}")
+        raise _bad_request(f"sampling top_k must be an integer >= 0, got {top_k!r}")
     if not _number(top_p) or not 0.0 < float(top_p) <= 1.0:
-        raise _bad(f"sampling top_p must be in (0, 1], got {top_p!r}")
-    if seed is not None and not _integer(seed):
-        raise _bad(f"sampling seed must be an integer or null, got {seed!r}")
+        raise _bad_request(f"sampling top_p must be in (0, 1], got {top_p!r}")
+    if seed is not None and (not _integer(seed) or not SEED_RANGE[0] <= seed <= SEED_RANGE[1]):
+        raise _bad_request(
+            f"sampling seed must be null or an integer in [{SEED_RANGE[0]}, {SEED_RANGE[1]}], "
+            f"got {seed!r}"
+        )
     if not _integer(logprobs) or not 0 <= logprobs <= MAX_LOGPROBS:
-        raise _bad(f"sampling logprobs must be an integer in [0, {MAX_LOGPROBS}], got {logprobs!r}")
+        raise _bad_request(
+            f"sampling logprobs must be an integer in [0, {MAX_LOGPROBS}], got {logprobs!r}"
+        )
     return SamplingParams(
         temperature=float(temperature),
         top_k=top_k,
@@ -219,14 +243,21 @@ class HopSession:
                 await self._close_with_receipt()
                 return
             await self._ws.send(await self._step(message))
+            # A pipelined backlog is already buffered, so neither recv nor send
+            # suspends: yield once per step so health checks and other sessions
+            # take turns with this one instead of waiting for the whole backlog.
+            await asyncio.sleep(0)
 
     async def _open(self, opening: dict[str, Any]) -> None:
         if opening["type"] != "open":
             raise _bad(f"a session starts with an 'open' message, got {opening['type']!r}")
         self._grant = grant = self._ctx.verifier.verify(opening.get("ticket"))
+        self._ctx.ticket_uses.claim(grant.ticket)
+        if self._ctx.max_message_bytes is not None:  # a verified ticket: frames may come
+            self._ws.protocol.max_message_size = self._ctx.max_message_bytes
         max_length = opening.get("max_length")
         if not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1:
-            raise _bad(f"max_length must be a positive integer, got {max_length!r}")
+            raise _bad_request(f"max_length must be a positive integer, got {max_length!r}")
         sampling = parse_sampling(opening.get("sampling")) if self._shard.is_last else None
         allocation = asyncio.ensure_future(
             asyncio.to_thread(

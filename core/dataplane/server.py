@@ -31,7 +31,8 @@ from websockets.http11 import Request, Response
 
 from core.dataplane import wire
 from core.dataplane.challenge import answer_challenge
-from core.dataplane.hop import HopContext, HopSession, refuse
+from core.dataplane.hop import MAX_CONTROL_BYTES, HopContext, HopSession, refuse
+from core.dataplane.limits import ConnectionLimits
 from core.dataplane.tickets import TicketVerifier
 from core.errors import ConfigError, ProtocolError
 
@@ -66,6 +67,7 @@ class DataPlaneServer:
         tokenizer_path: Path | None = None,
         expire_interval_s: float = 5.0,
         open_timeout_s: float = 30.0,
+        limits: ConnectionLimits | None = None,
     ) -> None:
         if max_frame_bytes < 1024:
             raise ConfigError(f"max_frame_bytes must be at least 1024, got {max_frame_bytes}")
@@ -82,6 +84,8 @@ class DataPlaneServer:
         # The model folder's metadata a gateway checks against the identity's pins.
         self._metadata: dict[str, bytes] = {}
         self._expire_interval_s = expire_interval_s
+        self._limits = limits or ConnectionLimits()
+        self._max_message_bytes = max_frame_bytes + max(max_frame_bytes, MIN_SLACK_BYTES)
         self._ctx = HopContext(
             sessions=shard_sessions,
             verifier=TicketVerifier(
@@ -95,6 +99,7 @@ class DataPlaneServer:
             sign=sign,
             max_frame_bytes=max_frame_bytes,
             open_timeout_s=open_timeout_s,
+            max_message_bytes=self._max_message_bytes,
         )
         self._server: Server | None = None
         self._expiry: asyncio.Task[None] | None = None
@@ -107,6 +112,11 @@ class DataPlaneServer:
     def port(self) -> int:
         """The bound port (the real one when constructed with port 0)."""
         return self._port
+
+    @property
+    def open_connections(self) -> int:
+        """Live WebSocket connections, counted against the connection caps."""
+        return self._limits.total
 
     @property
     def tokens_served(self) -> int:
@@ -137,7 +147,7 @@ class DataPlaneServer:
                 self._host,
                 self._port,
                 process_request=self._process_request,
-                max_size=self._max_frame_bytes + max(self._max_frame_bytes, MIN_SLACK_BYTES),
+                max_size=self._max_message_bytes,
                 compression=None,  # tensors do not deflate; save the CPU
                 ping_interval=20,
                 ping_timeout=20,
@@ -220,7 +230,19 @@ class DataPlaneServer:
     # -- WebSocket sessions ----------------------------------------------------------------
 
     async def _handle(self, ws: ServerConnection) -> None:
-        await HopSession(ws, self._ctx).run()
+        # Until a ticket is verified only a small control message is read: a stranger's
+        # half-sent frames cannot make the node buffer up to max_size per connection.
+        ws.protocol.max_message_size = MAX_CONTROL_BYTES
+        address = str(ws.remote_address[0]) if ws.remote_address else "unknown"
+        refusal = self._limits.refusal(address)
+        if refusal is not None:
+            logger.info("connection refused: %s", refusal, extra={"address": address})
+            await refuse(ws, wire.TOO_MANY_CONNECTIONS, refusal)
+            return
+        try:
+            await HopSession(ws, self._ctx).run()
+        finally:
+            self._limits.release(address)
 
     async def _expire_idle_forever(self) -> None:
         """Free sessions whose client went quiet, and tell those clients why."""
@@ -242,6 +264,30 @@ class DataPlaneServer:
     # -- plain HTTP --------------------------------------------------------------------------
 
     def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        """GET answers; HEAD gets the GET's headers without its body; any other method
+        (DELETE, PUT, garbage) is refused with 405 rather than answered as a GET."""
+        if request.method not in ("GET", "HEAD"):
+            refused = _json(
+                http.HTTPStatus.METHOD_NOT_ALLOWED,
+                {
+                    "reason": "method-not-allowed",
+                    "message": f"this node answers GET and HEAD only, not {request.method[:32]}",
+                },
+            )
+            refused.headers["Allow"] = "GET, HEAD"
+            return refused
+        answer = self._answer_get(connection, request)
+        if request.method == "HEAD":
+            if answer is None:  # HEAD is no WebSocket handshake
+                answer = _json(
+                    http.HTTPStatus.METHOD_NOT_ALLOWED,
+                    {"reason": "method-not-allowed", "message": "open a session with GET"},
+                )
+                answer.headers["Allow"] = "GET"
+            return Response(answer.status_code, answer.reason_phrase, answer.headers, b"")
+        return answer
+
+    def _answer_get(self, connection: ServerConnection, request: Request) -> Response | None:
         url = urlsplit(request.path)
         if url.path == wire.SESSION_PATH:
             return None  # go on with the WebSocket handshake
@@ -263,6 +309,8 @@ class DataPlaneServer:
                     "node_id": self._node_id,
                     "range": list(self._range),
                     "open_sessions": self._sessions.open_count,
+                    # Positions computed so far: how far a backlog had got when health answered.
+                    "tokens_served": self._ctx.tokens_served,
                 },
             )
         if url.path == wire.TOKENIZER_PATH and self._tokenizer is not None:

@@ -48,6 +48,10 @@ POSITION_OUT_OF_RANGE = "position-out-of-range"
 NO_CAPACITY = "no-capacity"
 SESSION_EXPIRED = "session-expired"
 INTERNAL_ERROR = "internal-error"
+# An open parameter out of range (max_length, sampling): the client's request, not a frame.
+BAD_REQUEST = "bad-request"
+# Over the node's cap on connections (per address or in total): retry later.
+TOO_MANY_CONNECTIONS = "too-many-connections"
 
 # WebSocket close code the protocol layer uses for a message over max_size.
 CLOSE_MESSAGE_TOO_BIG = 1009

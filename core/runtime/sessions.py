@@ -300,11 +300,17 @@ class SessionManager:
                 self.clock,
                 self._forget,
             )
-        except (RuntimeError, MemoryError) as exc:
+        except BaseException as exc:  # any failure at open gives its reservation back
             with self._lock:
                 self._reserved -= need
                 self._opening.discard(sid)
-            raise CapacityError(f"allocating {_mb(need)} of KV cache failed: {exc}") from exc
+            if isinstance(exc, RuntimeError | MemoryError):
+                raise CapacityError(f"allocating {_mb(need)} of KV cache failed: {exc}") from exc
+            if isinstance(exc, ValueError | TypeError | OverflowError):
+                raise RuntimeInputError(
+                    f"the session's parameters were refused: {exc}", reason="bad-request"
+                ) from exc
+            raise
         with self._lock:
             self._opening.discard(sid)
             self._sessions[sid] = session

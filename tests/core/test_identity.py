@@ -132,6 +132,7 @@ def test_identity_file_is_written_0600_with_a_warning_and_reused(
 def test_identity_file_that_is_not_a_key_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "node.pem"
     path.write_text("hello")
+    path.chmod(0o600)  # owner-only, so the content is what gets judged
     with pytest.raises(IdentityError) as info:
         load_or_create_identity(identity_file=path)
     assert info.value.reason == "bad-private-key"

@@ -371,3 +371,17 @@ def test_a_quarantined_node_is_told_why_and_shows_refused(tiny_model_dir: Path) 
         assert told[-1].reason == "quarantined" and "hop audit" in told[-1].message
     finally:
         node.stop()
+
+
+def test_a_node_without_a_configured_kv_budget_still_has_one(tiny_model_dir: Path) -> None:
+    tracker = FakeTracker()
+    node, _ = make_node(tiny_model_dir, tracker)
+    assert node.settings.kv_budget_bytes is None
+    node.start()
+    try:
+        wait_for(lambda: tracker.count("/heartbeat") >= 1)
+        sessions = node._sessions
+        assert sessions is not None and sessions.kv_budget_bytes is not None
+        assert sessions.kv_budget_bytes > 0
+    finally:
+        node.stop()

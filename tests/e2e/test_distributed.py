@@ -138,11 +138,17 @@ def test_each_bad_session_ends_with_a_reason_and_the_node_keeps_serving(cluster:
         "expired": asyncio.run(_refused(endpoint, expired, ids)),
         "other node": asyncio.run(_refused(endpoint, other_node, ids)),
         "other range": asyncio.run(_refused(endpoint, other_range, ids)),
+        # A ticket opens one session per hop: each session below has a route of its own.
         "oversized": asyncio.run(_refused(endpoint, ticket, raw=b"\0" * (80 * 1024 * 1024))),
         "hidden size": asyncio.run(_refused(second, ticket, {"hidden": hidden})),
         "past max_length": asyncio.run(
-            _refused(endpoint, ticket, {"input_ids": torch.ones((1, 70), dtype=torch.int64)})
+            _refused(
+                _first_hop(again := _route(cluster)),
+                again["ticket"],
+                {"input_ids": torch.ones((1, 70), dtype=torch.int64)},
+            )
         ),
+        "reused ticket": asyncio.run(_refused(endpoint, ticket, ids)),
     }
     assert cases["missing"] == "bad-ticket"
     assert cases["forged"] == "bad-ticket"
@@ -152,6 +158,7 @@ def test_each_bad_session_ends_with_a_reason_and_the_node_keeps_serving(cluster:
     assert cases["oversized"] == "frame-too-large"
     assert cases["hidden size"] == "bad-shape"
     assert cases["past max_length"] == "position-out-of-range"
+    assert cases["reused ticket"] == "bad-ticket"
     # Both node processes are still up and still serve a good route.
     for child in cluster.children:
         assert child.exited is None

@@ -14,7 +14,17 @@ from tracker_service.config import Settings
 
 
 def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {"data_dir": tmp_path / "tracker", "admin_token": "s3cret-admin"}
+    # The test nodes listen on loopback: a public tracker would refuse their endpoints.
+    values: dict[str, Any] = {
+        "data_dir": tmp_path / "tracker",
+        "admin_token": "s3cret-admin",
+        "allow_private_endpoints": True,
+        # Tests register many nodes from one address; the limits have their own tests.
+        "registrations_per_minute_per_address": 100_000,
+        "route_requests_per_minute_per_address": 100_000,
+        "failed_auth_per_minute_per_address": 100_000,
+        "max_nodes_per_address": 100_000,
+    }
     values.update(overrides)
     return Settings(**values)
 

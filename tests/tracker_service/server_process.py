@@ -50,12 +50,18 @@ class TrackerProcess:
             {
                 "MESHNET_HOME": str(self.home),
                 "MESHNET_TRACKER_LOG_LEVEL": "warning",
+                # Tests and benchmarks register many nodes from loopback.
+                "MESHNET_TRACKER_REGISTRATIONS_PER_MINUTE_PER_ADDRESS": "1000000",
+                "MESHNET_TRACKER_ROUTE_REQUESTS_PER_MINUTE_PER_ADDRESS": "1000000",
+                "MESHNET_TRACKER_FAILED_AUTH_PER_MINUTE_PER_ADDRESS": "1000000",
+                "MESHNET_TRACKER_MAX_NODES_PER_ADDRESS": "1000000",
                 "PYTHONPATH": str(REPO),
             }
         )
         env.update(self.env)
         command = [sys.executable, "-m", "tracker_service.cli", "serve"]
         command += ["--host", "127.0.0.1", "--port", str(self.port), "--db", self.db_url]
+        command += ["--allow-private-endpoints"]  # the test nodes listen on loopback
         command += list(self.extra_args)
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=log)

@@ -23,7 +23,7 @@ VECTORS = Path(__file__).resolve().parents[1] / "data" / "signed_request_vectors
 
 def _vectors() -> list[dict[str, Any]]:
     if not VECTORS.exists():
-        pytest.skip(f"{VECTORS} is not committed yet (written by the node side)")
+        pytest.fail(f"{VECTORS} is missing; rebuild it: python -m tests.core.build_vectors")
     vectors: list[dict[str, Any]] = json.loads(VECTORS.read_text(encoding="utf-8"))["vectors"]
     assert vectors, "the vector file holds no vectors"
     return vectors

@@ -33,11 +33,18 @@ def node(tiny_model: Path) -> Iterator[RealNode]:
     real.stop()
 
 
-def dial_once(node_id: str, endpoint: str, public_key: bytes, **kw: Any) -> Any:
+def dial_once(
+    node_id: str, endpoint: str, public_key: bytes, allow_private: bool = True, **kw: Any
+) -> Any:
     async def go() -> Any:
         async with httpx.AsyncClient(**kw) as client:
             return await dial(
-                client, node_id=node_id, endpoint=endpoint, public_key=public_key, timeout_s=2.0
+                client,
+                node_id=node_id,
+                endpoint=endpoint,
+                public_key=public_key,
+                timeout_s=2.0,
+                allow_private=allow_private,
             )
 
     return asyncio.run(go())
@@ -81,7 +88,7 @@ def test_a_replayed_answer_for_another_nonce_is_refused(node: RealNode) -> None:
     old = httpx.get(f"{node.server.http_url}/v1/challenge?nonce={'ab' * 16}").json()
     verdict = dial_once(
         node.node_id,
-        "ws://node.example:1",
+        "ws://127.0.0.1:1",
         node.public_key,
         **answering(lambda _request: httpx.Response(200, json=old)),
     )
@@ -102,7 +109,7 @@ def test_a_port_answering_something_else_is_unreachable(
     response: httpx.Response, words: str
 ) -> None:
     verdict = dial_once(
-        "0" * 32, "ws://node.example:1", b"k" * 32, **answering(lambda _request: response)
+        "0" * 32, "ws://127.0.0.1:1", b"k" * 32, **answering(lambda _request: response)
     )
     assert verdict.status == "unreachable" and words in verdict.reason
 

@@ -26,7 +26,7 @@ VECTORS = Path(__file__).resolve().parents[1] / "data" / "recipe_fingerprint_vec
 
 def _vectors() -> dict[str, Any]:
     if not VECTORS.exists():
-        pytest.skip(f"{VECTORS} is not committed yet (written by the node side, core/recipe.py)")
+        pytest.fail(f"{VECTORS} is missing; rebuild it: python -m tests.core.build_vectors")
     data: dict[str, Any] = json.loads(VECTORS.read_text(encoding="utf-8"))
     return data
 

@@ -16,6 +16,7 @@ from core.runtime.generate import generate_local
 from core.runtime.sampling import SamplingParams
 from core.runtime.shard import Shard
 from tests.tracker_service.real_nodes import NUM_LAYERS, RealNode, build_tiny_model, start_real_node
+from tracker_service.endpoint_policy import resolve_endpoint
 from tracker_service.keys import TrackerKey
 from tracker_service.route_client import (
     GeneratedToken,
@@ -167,3 +168,35 @@ def test_the_plan_survives_its_json_form(nodes: tuple[RealNode, RealNode]) -> No
     a, b = nodes
     plan = plan_over(a, b)
     assert RoutePlan.from_json(plan.to_json()) == plan
+
+
+def test_a_hop_by_name_is_dialled_at_its_resolved_address(
+    nodes: tuple[RealNode, RealNode],
+) -> None:
+    """``localhost`` is resolved once and the session opened at that address."""
+    if resolve_endpoint("ws://localhost:1", allow_private=True).address != "127.0.0.1":
+        pytest.skip("localhost resolves to IPv6 first here; the nodes listen on 127.0.0.1")
+    a, b = nodes
+    plan = plan_over(a, b)
+    named = [
+        dataclasses.replace(h, endpoint=h.endpoint.replace("127.0.0.1", "localhost"))
+        for h in plan.hops
+    ]
+    tokens, _ = asyncio.run(run_route(dataclasses.replace(plan, hops=tuple(named)), 2, Sampling()))
+    assert len(tokens) == 2
+
+
+def test_a_private_hop_is_not_dialled_when_private_endpoints_are_not_allowed(
+    nodes: tuple[RealNode, RealNode],
+) -> None:
+    a, b = nodes
+    plan = plan_over(a, b)
+
+    async def go() -> None:
+        async with RouteSession(plan, open_timeout_s=10, allow_private_endpoints=False) as s:
+            await s.open(8, Sampling())
+
+    with pytest.raises(RouteFailure) as failure:
+        asyncio.run(go())
+    assert failure.value.reason == "unreachable" and "loopback" in failure.value.message
+    assert a.sessions.open_count == 0

@@ -80,6 +80,7 @@ class GenerationSettings:
     open_timeout_s: float = 15.0
     step_timeout_s: float = 30.0
     max_failovers: int = 4
+    allow_private_endpoints: bool = False
 
 
 class Generation:
@@ -156,6 +157,7 @@ class Generation:
                 open_timeout_s=self._settings.open_timeout_s,
                 step_timeout_s=self._settings.step_timeout_s,
                 auditor=self._auditor,
+                allow_private_endpoints=self._settings.allow_private_endpoints,
             )
             self._session = session
             try:

@@ -144,6 +144,7 @@ class Gateway:
             open_timeout_s=settings.gateway_open_timeout_s,
             step_timeout_s=settings.gateway_step_timeout_s,
             max_failovers=settings.gateway_max_failovers,
+            allow_private_endpoints=settings.allow_private_endpoints,
         )
 
     def plan(self, key: Key, exclude: Collection[str]) -> RoutePlan:

@@ -64,7 +64,9 @@ def _store(
 
 
 @router.put(
-    "/{key:path}", response_model=ArtifactPublic, responses=error_responses(401, 403, 409, 410, 413)
+    "/{key:path}",
+    response_model=ArtifactPublic,
+    responses=error_responses(400, 401, 403, 404, 409, 410, 413),
 )
 async def upload(key: str, request: Request, context: Context) -> ArtifactPublic:
     """Store the body under `key` after checking it hashes to the declared SHA-256."""
@@ -124,7 +126,7 @@ def _readable(
         return row.sha256, row.size_bytes
 
 
-@router.get("/{key:path}", responses=error_responses(401, 403, 404, 410))
+@router.get("/{key:path}", responses=error_responses(400, 401, 403, 404, 410))
 async def download(key: str, request: Request, context: Context, reader: ReaderDep) -> Any:
     """The bytes under `key`; the SHA-256 header lets the reader verify what it got."""
     try:

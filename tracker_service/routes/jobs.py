@@ -54,6 +54,11 @@ _STATUS = {
 }
 
 
+# _in_transaction maps any queue refusal (unknown job, lost lease, refused
+# completion, bad checkpoint, else 400) and every route authenticates (401).
+QUEUE_REFUSALS = error_responses(400, 401, 404, 409, 410, 422)
+
+
 async def _in_transaction(context: TrackerContext, fn: Callable[..., T], *args: Any) -> T:
     """Run `fn(session, *args)` in one transaction off the event loop; refusals to HTTP."""
 
@@ -99,7 +104,7 @@ def job_public(
     )
 
 
-@router.post("", response_model=JobCreated, responses=error_responses(401, 422))
+@router.post("", response_model=JobCreated, responses=QUEUE_REFUSALS)
 async def submit(body: JobCreate, context: Context, submitter_id: SubmitterDep) -> JobCreated:
     """Queue a job of `tasks` identical tasks; every input must already be uploaded."""
     spec = queue.JobSpec(
@@ -122,7 +127,7 @@ async def submit(body: JobCreate, context: Context, submitter_id: SubmitterDep) 
     return await _in_transaction(context, create)
 
 
-@router.get("", response_model=JobList, responses=error_responses(401))
+@router.get("", response_model=JobList, responses=QUEUE_REFUSALS)
 async def list_all(context: Context, _submitter: SubmitterDep) -> JobList:
     def read(session: Any) -> JobList:
         queue.expire_leases(session, now=time.time())
@@ -133,7 +138,7 @@ async def list_all(context: Context, _submitter: SubmitterDep) -> JobList:
     return await _in_transaction(context, read)
 
 
-@router.get("/{job_id}", response_model=JobPublic, responses=error_responses(401, 404))
+@router.get("/{job_id}", response_model=JobPublic, responses=QUEUE_REFUSALS)
 async def show(job_id: str, context: Context, _submitter: SubmitterDep) -> JobPublic:
     """A job with each task's state, attempts, node, error and uploaded outputs."""
 
@@ -155,7 +160,7 @@ async def show(job_id: str, context: Context, _submitter: SubmitterDep) -> JobPu
 @router.post(
     "/executors/register",
     response_model=ExecutorSession,
-    responses=error_responses(401, 422),
+    responses=QUEUE_REFUSALS,
     openapi_extra=signed_body(ExecutorRegister),
 )
 async def register(request: Request, context: Context) -> ExecutorSession:
@@ -193,7 +198,7 @@ async def register(request: Request, context: Context) -> ExecutorSession:
     )
 
 
-@router.post("/executors/{node_id}/heartbeat", responses=error_responses(401))
+@router.post("/executors/{node_id}/heartbeat", responses=QUEUE_REFUSALS)
 async def executor_heartbeat(node_id: str, context: Context, caller: ExecutorDep) -> dict[str, Any]:
     """Liveness of an executor; 401 re-register when the tracker does not know it."""
     if caller != node_id:
@@ -206,7 +211,11 @@ async def executor_heartbeat(node_id: str, context: Context, caller: ExecutorDep
     return {"node_id": node_id, "ok": True}
 
 
-@router.post("/claim", response_model=LeasePublic, responses={204: {"description": "no work"}})
+@router.post(
+    "/claim",
+    response_model=LeasePublic,
+    responses={204: {"description": "no work"}, **QUEUE_REFUSALS},
+)
 async def claim(context: Context, node_id: ExecutorDep) -> Any:
     """Lease the next claimable task to the calling node; 204 when there is none."""
 
@@ -244,9 +253,7 @@ async def claim(context: Context, node_id: ExecutorDep) -> Any:
     return lease
 
 
-@router.post(
-    "/leases/{lease_id}/heartbeat", response_model=LeaseRenewed, responses=error_responses(410)
-)
+@router.post("/leases/{lease_id}/heartbeat", response_model=LeaseRenewed, responses=QUEUE_REFUSALS)
 async def lease_heartbeat(lease_id: str, context: Context, node_id: ExecutorDep) -> LeaseRenewed:
     """Renew a lease; 410 once it expired or was superseded (stop and discard the result)."""
     deadline = await _in_transaction(
@@ -255,9 +262,7 @@ async def lease_heartbeat(lease_id: str, context: Context, node_id: ExecutorDep)
     return LeaseRenewed(lease_id=lease_id, deadline=deadline)
 
 
-@router.post(
-    "/leases/{lease_id}/complete", response_model=TaskOutcome, responses=error_responses(409, 422)
-)
+@router.post("/leases/{lease_id}/complete", response_model=TaskOutcome, responses=QUEUE_REFUSALS)
 async def complete(
     lease_id: str, body: CompleteCreate, context: Context, node_id: ExecutorDep
 ) -> TaskOutcome:
@@ -274,7 +279,7 @@ async def complete(
     return await _in_transaction(context, commit)
 
 
-@router.post("/leases/{lease_id}/fail", response_model=TaskOutcome, responses=error_responses(410))
+@router.post("/leases/{lease_id}/fail", response_model=TaskOutcome, responses=QUEUE_REFUSALS)
 async def fail(
     lease_id: str, body: FailCreate, context: Context, node_id: ExecutorDep
 ) -> TaskOutcome:
@@ -289,7 +294,7 @@ async def fail(
     return await _in_transaction(context, record)
 
 
-@router.post("/leases/{lease_id}/checkpoints/parts", responses=error_responses(410, 422))
+@router.post("/leases/{lease_id}/checkpoints/parts", responses=QUEUE_REFUSALS)
 async def checkpoint_part(
     lease_id: str, body: CheckpointPartCreate, context: Context, node_id: ExecutorDep
 ) -> dict[str, Any]:
@@ -303,7 +308,7 @@ async def checkpoint_part(
     return {"registered": True, "step": body.step}
 
 
-@router.post("/leases/{lease_id}/checkpoints/commit", responses=error_responses(410, 422))
+@router.post("/leases/{lease_id}/checkpoints/commit", responses=QUEUE_REFUSALS)
 async def checkpoint_commit(
     lease_id: str, body: CheckpointCommitCreate, context: Context, node_id: ExecutorDep
 ) -> dict[str, Any]:
@@ -320,7 +325,7 @@ async def checkpoint_commit(
 @router.get(
     "/{job_id}/tasks/{task_id}/checkpoints/latest",
     response_model=CheckpointPublic,
-    responses={204: {"description": "no checkpoint yet"}},
+    responses={204: {"description": "no checkpoint yet"}, **QUEUE_REFUSALS},
 )
 async def checkpoint_latest(job_id: str, task_id: str, context: Context, _node: ExecutorDep) -> Any:
     """The task's newest committed checkpoint, wherever the attempt that wrote it ran."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Request, Response
 from sqlalchemy.orm import Session
@@ -13,12 +14,14 @@ from tracker_service import errors
 from tracker_service.auth import SignedRequest, verify_signed_request
 from tracker_service.capability import check_capability
 from tracker_service.deps import Context, SignedNode, TrackerContext, context_of
+from tracker_service.endpoint_policy import EndpointRefused, resolve_endpoint
 from tracker_service.keys import NODE_SESSION_DOMAIN
 from tracker_service.recipe_identity import (
     PresentedIdentity,
     RecipeIdentityError,
     parse_identity,
 )
+from tracker_service.route_guard import admit_address
 from tracker_service.routes import error_responses, parse_body, refuse, signed_body
 from tracker_service.routes.heartbeat import answer_heartbeat
 from tracker_service.schemas.common import FingerprintPublic, RecipeStatusPublic
@@ -33,6 +36,7 @@ from tracker_service.schemas.nodes import (
 from tracker_service.schemas.state import NodePublic
 from tracker_service.status import node_public
 from tracker_service.store.ledger import register_recipe
+from tracker_service.store.node_caps import live_nodes_at_host
 from tracker_service.store.nodes import (
     Liveness,
     Registration,
@@ -80,6 +84,7 @@ def _admit(
                 errors.QUARANTINED,
                 f"node {signed.node_id} is quarantined: {existing.state_reason}",
             )
+        _check_nodes_per_host(context, session, body.endpoint, signed.node_id, now)
         status = register_recipe(session, identity, now=now)
         registration = register_node(
             session,
@@ -93,6 +98,20 @@ def _admit(
             liveness=_liveness(context),
         )
     return registration, RecipeStatusPublic(**status.to_dict())
+
+
+def _check_nodes_per_host(
+    context: TrackerContext, session: Session, endpoint: str, node_id: str, now: float
+) -> None:
+    host = urlsplit(endpoint).hostname or ""
+    cap = context.settings.max_nodes_per_address
+    if live_nodes_at_host(session, host, now=now, other_than=node_id) >= cap:
+        raise refuse(
+            409,
+            errors.TOO_MANY_NODES,
+            f"{cap} live nodes already name {host} as their endpoint, this tracker's limit "
+            "per address; stop one of them or run this node elsewhere",
+        )
 
 
 def _check_join_token(session: Session, token: str | None, now: float) -> None:
@@ -128,11 +147,17 @@ def _credential(context: TrackerContext, registration: Registration) -> SessionC
 @router.post(
     "/register",
     response_model=NodeRegisterPublic,
-    responses=error_responses(401, 403, 413, 422),
+    responses=error_responses(401, 403, 409, 413, 422, 429),
     openapi_extra=signed_body(NodeRegisterCreate),
 )
 async def register(request: Request, context: Context) -> NodeRegisterPublic:
     """Admit a node: signature, join token, identity block, capability report."""
+    admit_address(
+        request,
+        "registrations",
+        context.settings.registrations_per_minute_per_address,
+        "registrations",
+    )
     try:
         signed = await verify_signed_request(
             request,
@@ -166,6 +191,16 @@ async def register(request: Request, context: Context) -> NodeRegisterPublic:
         context.metrics.registrations.labels(exc.reason).inc()
         log.info("registration refused node_id=%s reason=%s: %s", signed.node_id, exc.reason, exc)
         raise
+    try:  # refused here, with the reason, rather than found unreachable later
+        await run_in_threadpool(
+            resolve_endpoint,
+            body.endpoint,
+            allow_private=context.settings.allow_private_endpoints,
+        )
+    except EndpointRefused as exc:
+        context.metrics.registrations.labels(errors.ENDPOINT_REFUSED).inc()
+        log.info("registration refused node_id=%s endpoint-refused: %s", signed.node_id, exc)
+        raise refuse(422, errors.ENDPOINT_REFUSED, str(exc)) from exc
     registration, recipe = await run_in_threadpool(
         _admit, context, signed, body, identity, request.headers.get(HEADER_JOIN_TOKEN)
     )

@@ -14,6 +14,7 @@ from starlette.concurrency import run_in_threadpool
 
 from tracker_service.deps import Context, require_admin
 from tracker_service.route_client import RoutePlan
+from tracker_service.route_guard import guard_route_request
 from tracker_service.route_planner import RoutePlanner, RouteRefused
 from tracker_service.route_services import RouteServices, get_route_services
 from tracker_service.routes import error_responses, refuse
@@ -78,7 +79,7 @@ def _plan(planner: RoutePlanner, context: Context, body: RouteCreate) -> RoutePl
 @router.post(
     "",
     response_model=RoutePublic,
-    responses=error_responses(401, 403, 404, 409, 422, 503),
+    responses=error_responses(401, 403, 404, 409, 422, 429, 503),
 )
 async def create_route(
     body: RouteCreate, request: Request, context: Context, services: Services
@@ -88,6 +89,8 @@ async def create_route(
         checked = require_admin(request, context)
         if inspect.isawaitable(checked):  # deps may define the check sync or async
             await checked
+    else:  # an API key when keys are configured, else a per-address limit
+        await guard_route_request(request)
     try:
         plan = await run_in_threadpool(_plan, services.planner, context, body)
     except RouteRefused as exc:

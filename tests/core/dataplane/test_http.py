@@ -36,7 +36,12 @@ def test_challenge_without_a_bounded_hex_nonce_is_400_with_a_reason(
 def test_health_reports_node_range_and_open_sessions(nodes: tuple[Node, Node]) -> None:
     _, b = nodes
     body = httpx.get(f"{b.server.http_url}/v1/health").json()
-    assert body == {"node_id": b.key.node_id, "range": [1, 4], "open_sessions": 0}
+    assert body == {
+        "node_id": b.key.node_id,
+        "range": [1, 4],
+        "open_sessions": 0,
+        "tokens_served": b.server.tokens_served,
+    }
 
 
 def test_tokenizer_is_served_byte_for_byte_with_its_sha256(

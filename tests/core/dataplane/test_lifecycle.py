@@ -73,8 +73,8 @@ def test_session_over_the_kv_budget_is_refused_and_the_open_one_keeps_working(
         ticket = ticket_for(tracker_key, _hops(key))
         async with HopClient(node.url) as good, HopClient(node.url) as second:
             await good.open(ticket, 16)
-            with pytest.raises(ProtocolError) as caught:
-                await second.open(ticket, 16)
+            with pytest.raises(ProtocolError) as caught:  # its own ticket: one per session
+                await second.open(ticket_for(tracker_key, _hops(key)), 16)
             reply = await good.step({"input_ids": torch.tensor([[4, 5, 6]])}, 0)
             assert reply.tensors["hidden"].shape == (1, 3, head.config.hidden_size)
             await good.close()

@@ -62,11 +62,13 @@ def test_sampling_defaults_to_greedy_and_keeps_given_values() -> None:
         {"top_p": 0},
         {"top_p": 1.5},
         {"seed": "x"},
+        {"seed": 2**64},
+        {"seed": -(2**63) - 1},
         {"logprobs": 21},
         {"logprobs": True},
     ],
 )
-def test_out_of_range_sampling_is_bad_frame(sampling: Any) -> None:
+def test_out_of_range_sampling_is_bad_request(sampling: Any) -> None:
     with pytest.raises(ProtocolError) as caught:
         parse_sampling(sampling)
-    assert caught.value.reason == wire.BAD_FRAME
+    assert caught.value.reason == wire.BAD_REQUEST

@@ -249,7 +249,7 @@ def test_bad_sampling_is_refused_on_the_last_hop(
                 await hop.open(ticket_for(tracker_key, route_hops(a, b)), 8, {"top_p": 0.0})
         return caught.value
 
-    assert asyncio.run(scenario()).reason == wire.BAD_FRAME
+    assert asyncio.run(scenario()).reason == wire.BAD_REQUEST
 
 
 def test_abrupt_client_disconnect_frees_the_session(

@@ -1,0 +1,38 @@
+"""Argument types for the commands: a bad value is one sentence with a reason
+code from argparse (exit 2), never a traceback.
+
+argparse turns only ``ArgumentTypeError``/``ValueError`` from a ``type=``
+callable into a usage error; the core parsers raise ``ConfigError`` with a
+reason, so these wrappers carry the sentence and the code across.
+"""
+
+from __future__ import annotations
+
+import argparse
+from urllib.parse import urlsplit
+
+from core.doctor import parse_layers
+from core.errors import ConfigError
+
+
+def layers(text: str) -> tuple[int, int]:
+    """``--layers A:B``."""
+    try:
+        return parse_layers(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} [{exc.reason}]") from None
+
+
+def tracker_url(text: str) -> str:
+    """``--tracker``: an http(s) URL with a host, checked before anything is dialled."""
+    parts = urlsplit(text)
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        parts = parts._replace(netloc="")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a tracker URL; give http://host:port or https://host "
+            "[bad-tracker-url]"
+        )
+    return text.rstrip("/")
