@@ -105,6 +105,8 @@ def start_node(
     model_dir: Path,
     layers: tuple[int, int],
     on_line: Line,
+    *,
+    recipe_id: str | None = None,
 ) -> Child:
     home = workdir / f"node-{index}"
     env = child_env(MESHNET_HOME=str(home))
@@ -118,6 +120,8 @@ def start_node(
         "--identity-file", str(home / "identity.key"),
         "--events", "json",
     ]  # fmt: skip
+    if recipe_id is not None:
+        argv += ["--recipe", recipe_id]
     return Child(f"node {index}", argv, env, workdir / f"node-{index}.log", on_line)
 
 

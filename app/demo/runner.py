@@ -18,6 +18,7 @@ from core.errors import MeshnetError
 from core.models.default_model import ensure_default_model
 from core.models.manifest import ModelManifest
 from core.models.tokenizer import ChatTokenizer
+from core.recipe_catalogue import load_catalogue
 from core.route import RouteSession, hops_from_route, request_route
 
 CERTIFY_TIMEOUT_S = 240.0
@@ -29,6 +30,18 @@ class DemoOptions:
     prompt: str = "What is the capital of France?"
     max_tokens: int = 64
     keep_workdir: bool = False
+    recipe: str = "fp32"  # "fp32", "int8" (the default model's llama-<name>) or a catalogue id
+
+
+def demo_recipe_id(name: str) -> str:
+    """``int8`` -> ``llama-int8`` (the default model is a Llama); a catalogue id as it is.
+
+    Checked here so a typo fails before any process starts."""
+    catalogue = load_catalogue()
+    known = {r.recipe_id for r in catalogue.recipes}
+    recipe_id = name if name in known else f"llama-{name}"
+    catalogue.get(recipe_id)  # RecipeError naming the known ones
+    return recipe_id
 
 
 class Demo:
@@ -70,11 +83,17 @@ class Demo:
         self.children.append(tracker)
         self.say(f"   {url} (status page: {url}/)\n")
 
+        recipe_id = demo_recipe_id(self.options.recipe)
         ranges = split_layers(manifest.layer_count, self.options.nodes)
-        self.say(f"3. Starting {len(ranges)} nodes: doctor, admission gate, registration…")
+        self.say(
+            f"3. Starting {len(ranges)} nodes on recipe {recipe_id}: doctor, admission gate, "
+            "registration…"
+        )
         for index, layers in enumerate(ranges, start=1):
             self.children.append(
-                start_node(index, self.workdir, url, model_dir, layers, self._on_line)
+                start_node(
+                    index, self.workdir, url, model_dir, layers, self._on_line, recipe_id=recipe_id
+                )
             )
         state = self._wait_for_nodes(url, len(ranges))
         self.say("")
