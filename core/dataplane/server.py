@@ -30,6 +30,7 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from core.dataplane import wire
+from core.dataplane.batcher import BatchStats
 from core.dataplane.challenge import answer_challenge
 from core.dataplane.hop import HopContext, HopSession, refuse
 from core.dataplane.tickets import TicketVerifier
@@ -112,6 +113,11 @@ class DataPlaneServer:
         return self._ctx.tokens_served
 
     @property
+    def batch_stats(self) -> BatchStats:
+        """What the step schedule did (batched forwards, their sizes, prefill chunks)."""
+        return self._ctx.batcher.stats
+
+    @property
     def url(self) -> str:
         return f"ws://{self._host}:{self._port}"
 
@@ -160,6 +166,7 @@ class DataPlaneServer:
             self._server.close()  # going-away close to every session; handlers free KV
             await self._server.wait_closed()
             self._server = None
+        await self._ctx.batcher.stop()
 
     async def __aenter__(self) -> DataPlaneServer:
         await self.start_async()
@@ -260,6 +267,9 @@ class DataPlaneServer:
                     "node_id": self._node_id,
                     "range": list(self._range),
                     "open_sessions": self._sessions.open_count,
+                    "kv_bytes_per_token": self._sessions.kv_bytes_per_token,
+                    "kv_budget_bytes": self._sessions.kv_budget_bytes,
+                    "kv_reserved_bytes": self._sessions.reserved_bytes,
                 },
             )
         if url.path == wire.TOKENIZER_PATH and self._tokenizer is not None:

@@ -269,6 +269,33 @@ class Shard(nn.Module):
             h = layer(h, B, T, cos, sin, cache, pos, mask)
         return h.view(B, T, H)
 
+    def run_layers_rows(
+        self,
+        x: torch.Tensor,  # (B, 1, H)
+        positions: Sequence[int],
+        caches: Sequence[Sequence[LayerCache]],  # per session, per layer
+        start_layer: int,
+    ) -> torch.Tensor:
+        """One decode position for each of B sessions, each at its own position with its
+        own cache (see Attention.forward_rows); layers [start_layer, end)."""
+        B, _, H = x.shape
+        cfg = self.config
+        cos, sin = self.rope.get(max(positions) + 1)
+        index = torch.tensor(list(positions), dtype=torch.int64, device=cos.device)
+        cos, sin = rope_tables(
+            cos.index_select(0, index),
+            sin.index_select(0, index),
+            cfg.num_heads + cfg.num_kv_heads,
+            cfg.num_kv_heads,
+        )  # (B, nt, hd)
+        cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)  # (B, 1, nt, hd)
+        h = x.reshape(B, H)
+        blocks = self._blocks[start_layer - self.start :]
+        pos = list(positions)
+        for i, layer in enumerate(blocks):
+            h = layer.forward_rows(h, cos, sin, [c[i] for c in caches], pos)
+        return h.view(B, 1, H)
+
     def head(self, x: torch.Tensor) -> torch.Tensor:
         """Final norm + LM head: (B, T, H) -> float32 logits (B, T, V)."""
         assert self.norm is not None and self.lm_head is not None

@@ -33,10 +33,19 @@ def test_challenge_without_a_bounded_hex_nonce_is_400_with_a_reason(
     assert response.json()["reason"] == wire.BAD_FRAME
 
 
-def test_health_reports_node_range_and_open_sessions(nodes: tuple[Node, Node]) -> None:
+def test_health_reports_node_range_open_sessions_and_kv_per_token(
+    nodes: tuple[Node, Node],
+) -> None:
     _, b = nodes
     body = httpx.get(f"{b.server.http_url}/v1/health").json()
-    assert body == {"node_id": b.key.node_id, "range": [1, 4], "open_sessions": 0}
+    assert body == {
+        "node_id": b.key.node_id,
+        "range": [1, 4],
+        "open_sessions": 0,
+        "kv_bytes_per_token": b.shard.kv_bytes_per_token(),
+        "kv_budget_bytes": None,
+        "kv_reserved_bytes": 0,
+    }
 
 
 def test_tokenizer_is_served_byte_for_byte_with_its_sha256(
