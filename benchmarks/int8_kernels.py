@@ -23,7 +23,12 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.runtime.quant import DEFAULT_KERNEL, KERNELS, quantize_per_channel
+from core.runtime.quant import (
+    DEFAULT_KERNEL,
+    DEFAULT_ROWS_KERNEL,
+    KERNELS,
+    quantize_per_channel,
+)
 
 # (out, in) of SmolLM2-135M: qkv, o_proj, gate|up, down, lm_head
 SHAPES = [(960, 576), (576, 576), (3072, 576), (576, 1536), (49152, 576)]
@@ -78,7 +83,7 @@ def main() -> None:
             + ", ".join(f"{k} {v:.0f}" for v, k in ranked)
             + f"; fastest int8: {ranked[0][1]}"
         )
-    print(f"default kernel: {DEFAULT_KERNEL}")
+    print(f"default kernels: {DEFAULT_KERNEL} (one row), {DEFAULT_ROWS_KERNEL} (several rows)")
     print(f"ratio: {totals[1][DEFAULT_KERNEL] / totals[1]['fp32 mm']:.2f}")
 
 

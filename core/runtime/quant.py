@@ -18,9 +18,13 @@ processes, torch 2.13: summed over the five shapes at one row,
 ``_weight_int8pack_mm`` was the fastest int8 candidate (0.14 s vs 0.33 s for
 convert-then-scale, 0.71 s dequantize-then-mm, 1.06 s blocked), the blocked
 conversion won on the small projections but lost badly on the 49152-row LM
-head; every int8 kernel was slower than float32 ``mm`` there (0.06 s), whose
-weights fit that machine's 480 MB L3. ``DEFAULT_KERNEL`` is the measured fastest;
-rerun the benchmark on another machine before changing it.
+head. At 8 rows ``_weight_int8pack_mm`` cost ~5x its one-row time (it loops
+over rows) and convert-then-scale was the fastest (0.50 s vs 0.68 s). Every
+int8 kernel was slower than float32 ``mm`` there (0.06 s at one row), whose
+weights fit that machine's 480 MB L3. So one row (a lone decode step) uses
+``DEFAULT_KERNEL`` and several rows (a batch of sessions, a prefill)
+``DEFAULT_ROWS_KERNEL``: the measured fastest of each; rerun the benchmark on
+another machine before changing them.
 """
 
 from __future__ import annotations
@@ -90,7 +94,8 @@ KERNELS: dict[str, Kernel] = {
     "convert_mm_scale": kernel_convert_then_scale,
     "blocked_convert_mm": kernel_blocked,
 }
-DEFAULT_KERNEL = "int8pack_mm"
+DEFAULT_KERNEL = "int8pack_mm"  # one row
+DEFAULT_ROWS_KERNEL = "convert_mm_scale"  # two rows or more
 
 
 class Int8Linear(nn.Module):
@@ -102,6 +107,7 @@ class Int8Linear(nn.Module):
         scale: torch.Tensor,  # (O,) float32
         bias: torch.Tensor | None,
         kernel: str = DEFAULT_KERNEL,
+        rows_kernel: str = DEFAULT_ROWS_KERNEL,
     ) -> None:
         super().__init__()
         self.qweight: torch.Tensor
@@ -111,6 +117,7 @@ class Int8Linear(nn.Module):
         self.register_buffer("scale", scale)
         self.register_buffer("bias", bias)
         self.kernel: Kernel = KERNELS[kernel]
+        self.rows_kernel: Kernel = KERNELS[rows_kernel]
         self.in_features = int(qweight.shape[1])
         self.out_features = int(qweight.shape[0])
 
@@ -120,7 +127,8 @@ class Int8Linear(nn.Module):
         return cls(q, scale, None if bias is None else bias.float())
 
     def matmul(self, x: torch.Tensor) -> torch.Tensor:  # (N, I) -> (N, O)
-        y = self.kernel(x, self.qweight, self.scale)
+        kernel = self.kernel if x.shape[0] == 1 else self.rows_kernel
+        y = kernel(x, self.qweight, self.scale)
         return y if self.bias is None else y.add_(self.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
