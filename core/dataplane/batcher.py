@@ -14,8 +14,11 @@ task runs the schedule, on the node's own clock:
 * each step gets its own result or its own error; a step whose client went
   away (its future cancelled) is dropped before it is computed.
 
-The forward runs in a worker thread (torch releases the GIL), so the event loop
-keeps receiving frames, and those frames are the next batch.
+A decode batch runs on the event loop itself, as a lone decode step did
+before batching: a thread hand-off costs more than a small forward on a busy
+CPU, and frames that arrive meanwhile wait in the sockets and then form the
+next batch. A prefill chunk runs in a worker thread (torch releases the GIL) so
+the loop keeps receiving frames through it.
 """
 
 from __future__ import annotations
@@ -116,14 +119,14 @@ class StepBatcher:
             self._wake.clear()
             while self._decodes or self._prefills:
                 try:
-                    await self._decode_all()
+                    self._decode_all()
                     await self._prefill_one_chunk()
                 except asyncio.CancelledError:
                     raise
                 except Exception:  # never let the schedule die: the node keeps serving
                     logger.exception("the step schedule failed a round")
 
-    async def _decode_all(self) -> None:
+    def _decode_all(self) -> None:
         pending = [d for d in self._decodes if not d.future.done()]
         self._decodes = []
         groups: dict[tuple[int, int], list[_Decode]] = {}
@@ -135,15 +138,12 @@ class StepBatcher:
                 if not batch:
                     continue
                 try:
-                    outcomes = await asyncio.to_thread(
-                        step_batch, [d.session for d in batch], [d.inputs for d in batch]
-                    )
+                    outcomes = step_batch([d.session for d in batch], [d.inputs for d in batch])
                 except MeshnetError as exc:  # malformed batch: each member alone
                     logger.info("batch refused (%s); stepping alone", exc)
                     outcomes = []
                     for d in batch:
-                        alone = await asyncio.to_thread(step_batch, [d.session], [d.inputs])
-                        outcomes += alone
+                        outcomes += step_batch([d.session], [d.inputs])
                 self.stats.forwards += 1
                 self.stats.rows += len(batch)
                 self.stats.largest = max(self.stats.largest, len(batch))
