@@ -14,6 +14,12 @@ task runs the schedule, on the node's own clock:
 * each step gets its own result or its own error; a step whose client went
   away (its future cancelled) is dropped before it is computed.
 
+Company is awaited only when it is known to be coming: sessions whose last
+decode step was answered in the previous batch and are still open are
+*expected*; when fewer steps are queued than expected, the batch waits for the
+missing ones at most half the last batch's compute time (their clients are
+still sending), never longer. A lone session expects nobody and never waits.
+
 A decode batch runs on the event loop itself, as a lone decode step did
 before batching: a thread hand-off costs more than a small forward on a busy
 CPU, and frames that arrive meanwhile wait in the sockets and then form the
@@ -26,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -82,6 +89,8 @@ class StepBatcher:
         self._prefills: deque[_Prefill] = deque()
         self._wake: asyncio.Event | None = None
         self._worker: asyncio.Task[None] | None = None
+        self._expected: list[InferenceSession] = []  # the members of the last batch
+        self._last_batch_s = 0.0
 
     async def submit(self, session: InferenceSession, inputs: torch.Tensor) -> StepResult:
         """Compute one step of one session; raises the session's MeshnetError."""
@@ -119,12 +128,28 @@ class StepBatcher:
             self._wake.clear()
             while self._decodes or self._prefills:
                 try:
+                    await self._gather_company()
                     self._decode_all()
                     await self._prefill_one_chunk()
                 except asyncio.CancelledError:
                     raise
                 except Exception:  # never let the schedule die: the node keeps serving
                     logger.exception("the step schedule failed a round")
+
+    async def _gather_company(self) -> None:
+        """Wait, briefly and only for sessions known to be mid-decode, for their steps."""
+        queued = {id(d.session) for d in self._decodes}
+        missing = [s for s in self._expected if id(s) not in queued and not s.closed]
+        if not self._decodes or not missing or self._prefills:
+            return
+        assert self._wake is not None
+        deadline = time.perf_counter() + self._last_batch_s / 2
+        while missing and (left := deadline - time.perf_counter()) > 0:
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), left)
+            queued = {id(d.session) for d in self._decodes}
+            missing = [s for s in missing if id(s) not in queued and not s.closed]
 
     def _decode_all(self) -> None:
         pending = [d for d in self._decodes if not d.future.done()]
@@ -137,6 +162,7 @@ class StepBatcher:
                 batch = [d for d in group[at : at + self.max_batch] if not d.future.done()]
                 if not batch:
                     continue
+                began = time.perf_counter()
                 try:
                     outcomes = step_batch([d.session for d in batch], [d.inputs for d in batch])
                 except MeshnetError as exc:  # malformed batch: each member alone
@@ -144,6 +170,8 @@ class StepBatcher:
                     outcomes = []
                     for d in batch:
                         outcomes += step_batch([d.session], [d.inputs])
+                self._last_batch_s = time.perf_counter() - began
+                self._expected = [d.session for d in batch]
                 self.stats.forwards += 1
                 self.stats.rows += len(batch)
                 self.stats.largest = max(self.stats.largest, len(batch))

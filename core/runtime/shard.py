@@ -300,5 +300,12 @@ class Shard(nn.Module):
         """Final norm + LM head: (B, T, H) -> float32 logits (B, T, V)."""
         assert self.norm is not None and self.lm_head is not None
         B, T, H = x.shape
-        logits = mm(self.norm(x.reshape(B * T, H)), self.lm_head)  # (N, V)
-        return logits.view(B, T, -1).float()
+        h = self.norm(x.reshape(B * T, H))  # (N, H)
+        head = self.lm_head
+        if B * T > 1 and isinstance(head, nn.Linear):
+            # (V, H) @ (H, N): for several rows BLAS reads the tall head far faster this way
+            # round (measured 36 ms vs 86 ms for 8 rows of the default model's head)
+            logits = torch.mm(head.weight, h.t()).t()  # (N, V)
+        else:
+            logits = mm(h, head)  # (N, V)
+        return logits.reshape(B, T, -1).float()

@@ -127,3 +127,29 @@ def test_prefill_runs_in_chunks_with_waiting_decodes_between_them(tiny_model: Pa
     busy = order[: max(i for i, o in enumerate(order) if o.startswith("D"))]
     assert "P" in busy
     assert all(not (x == "P" and y == "P") for x, y in itertools.pairwise(busy))
+
+
+def test_a_session_that_stops_sending_does_not_hold_back_the_one_still_decoding(
+    tiny_model: Path,
+) -> None:
+    """Two sessions shared a batch; one's client goes quiet without closing. The other's
+    next steps still run (the wait for expected company is bounded), each alone."""
+    shard = Shard.load(tiny_model, 0, 4)
+    manager = SessionManager(shard)
+    sessions = [manager.open(16), manager.open(16)]
+    batcher = StepBatcher()
+
+    async def main() -> list[int]:
+        first = await asyncio.gather(
+            *(batcher.submit(s, torch.tensor([[i + 1]])) for i, s in enumerate(sessions))
+        )
+        tokens = [int(first[0].token_ids[0])]  # type: ignore[index]
+        for _ in range(3):  # only session 0 goes on
+            result = await batcher.submit(sessions[0], torch.tensor([[tokens[-1]]]))
+            tokens.append(int(result.token_ids[0]))  # type: ignore[index]
+        await batcher.stop()
+        return tokens
+
+    tokens = asyncio.run(main())
+    assert len(tokens) == 4 and sessions[0].position == 4 and sessions[1].position == 1
+    assert batcher.stats.largest == 2 and batcher.stats.rows == 5
