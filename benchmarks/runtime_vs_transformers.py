@@ -1,6 +1,6 @@
 """Greedy decode speed of the runtime against transformers, on the default model.
 
-    python benchmarks/runtime_vs_transformers.py [--new-tokens 48] [--repeats 3]
+    python benchmarks/runtime_vs_transformers.py [--new-tokens 48] [--repeats 3] [--recipe int8]
 
 Measured side by side in one process, same prompt, same number of new tokens,
 same torch thread count, torch.inference_mode, float32 everywhere, one warm-up
@@ -14,6 +14,10 @@ all three alike instead of whichever happened to run during it.
 
 Then the runtime's decode ms/token at context 16 and at context 1,024, and last
 ``ratio: X`` with X = (c) / (a) in tokens/s.
+
+``--recipe int8`` loads (b) and (c) with int8 weights (the llama-int8 recipe,
+core/runtime/quant.py); transformers stays float32, the reference. Then the
+"same greedy tokens" line compares int8 against float32 and may say False.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.models.default_model import ensure_default_model
 from core.runtime import SessionManager, Shard, generate_local
+from core.runtime.quant import INT8_PER_CHANNEL, NO_QUANTIZATION
 
 PROMPT = "Write a short story about a lighthouse keeper who finds a message in a bottle."
 
@@ -106,13 +111,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--new-tokens", type=int, default=48)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--recipe", choices=("fp32", "int8"), default="fp32")
     args = parser.parse_args()
     n, repeats = args.new_tokens, args.repeats
+    quant = INT8_PER_CHANNEL if args.recipe == "int8" else NO_QUANTIZATION
 
     folder = ensure_default_model()
     ids = prompt_ids(folder)
-    whole = [Shard.load(folder, 0, 30)]
-    halves = [Shard.load(folder, 0, 15), Shard.load(folder, 15, 30)]
+    whole = [Shard.load(folder, 0, 30, weight_quantization=quant)]
+    halves = [
+        Shard.load(folder, 0, 15, weight_quantization=quant),
+        Shard.load(folder, 15, 30, weight_quantization=quant),
+    ]
     runners = {
         "(a) transformers generate": hf_runner(folder, ids, n),
         "(b) runtime, one shard [0,30)": runtime_runner(whole, ids, n),
@@ -120,8 +130,8 @@ def main() -> None:
     }
     print(
         f"model {folder.name}, prompt {len(ids)} tokens, {n} new tokens, "
-        f"torch {torch.__version__}, {torch.get_num_threads()} threads, float32, "
-        f"best of {repeats}"
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, float32 activations, "
+        f"runtime weights {quant} ({whole[0].weight_bytes() / 1e6:.0f} MB), best of {repeats}"
     )
     times: dict[str, list[float]] = {name: [] for name in runners}
     with torch.inference_mode():

@@ -396,6 +396,7 @@ def run_doctor(
             end,
             compute_dtype=recipe.compute_dtype,
             kv_dtype=recipe.kv_dtype,
+            weight_quantization=recipe.weight_quantization,
             device=device,
             on_layer=lambda done, total: report_progress(
                 Progress(STAGE_LOAD, done, total, loading)

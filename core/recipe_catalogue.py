@@ -56,6 +56,10 @@ class Recipe:
     def kv_dtype(self) -> str:
         return self.axes["kv_dtype"]
 
+    @property
+    def weight_quantization(self) -> str:
+        return self.axes["weight_quantization"]
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Recipe:
         try:
@@ -87,10 +91,15 @@ class RecipeCatalogue:
 
     def default_for(self, architecture: str, device: str) -> Recipe:
         """float32 on a CPU (bfloat16 matmuls there are slow and less exact),
-        bfloat16 on an accelerator (half the memory per layer)."""
+        bfloat16 on an accelerator (half the memory per layer); dense weights: a
+        quantized recipe is only ever chosen by name."""
         dtype = "float32" if device == "cpu" else "bfloat16"
         for recipe in self.recipes:
-            if recipe.architecture == architecture and recipe.compute_dtype == dtype:
+            if (
+                recipe.architecture == architecture
+                and recipe.compute_dtype == dtype
+                and recipe.weight_quantization == "none"
+            ):
                 return recipe
         raise RecipeError(
             f"no recipe in the catalogue runs a {architecture!r} model in {dtype} on {device}",
@@ -121,6 +130,8 @@ class LoadedShardLike(Protocol):
     def compute_dtype(self) -> Any: ...
     @property
     def kv_dtype(self) -> Any: ...
+    @property
+    def weight_quantization(self) -> str: ...
 
 
 def dtype_name(dtype: Any) -> str:
@@ -184,8 +195,8 @@ def resolve_runtime_recipe(
         "kv_dtype": dtype_name(shard.kv_dtype),
         # Hidden states cross the wire in the compute dtype (runtime_api.md StepResult).
         "activation_dtype": dtype_name(shard.compute_dtype),
-        # The runtime loads dense weights only.
-        "weight_quantization": "none",
+        # What the loaded modules store: "none" or "int8-per-channel" (runtime/quant.py).
+        "weight_quantization": shard.weight_quantization,
     }
     for axis, value in loaded.items():
         if recipe.axes[axis] != value:

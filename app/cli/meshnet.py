@@ -20,6 +20,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--nodes", type=int, choices=(2, 3), default=2)
     demo.add_argument("--prompt", default="What is the capital of France?")
     demo.add_argument("--max-tokens", type=int, default=64)
+    demo.add_argument(
+        "--recipe",
+        default="fp32",
+        help="recipe the nodes run: fp32 (default), int8 (int8 weights), or a catalogue id",
+    )
     demo.add_argument("--keep", action="store_true", help="keep the demo's folder and logs")
     demo.add_argument(
         "--serve", action="store_true", help="keep the network serving after the answer (Ctrl-C)"
@@ -41,6 +46,7 @@ def run_demo(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens,
         keep_workdir=args.keep,
         serve=args.serve,
+        recipe=args.recipe,
     )
     return Demo(options).run()
 

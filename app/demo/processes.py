@@ -107,6 +107,8 @@ def start_node(
     layers: tuple[int, int] | None,
     on_line: Line,
     extra: Sequence[str] = (),
+    *,
+    recipe_id: str | None = None,
 ) -> Child:
     """A node child; with ``layers=None`` it asks the tracker which layers to serve."""
     home = workdir / f"node-{index}"
@@ -122,6 +124,8 @@ def start_node(
         "--events", "json",
         *extra,
     ]  # fmt: skip
+    if recipe_id is not None:
+        argv += ["--recipe", recipe_id]
     return Child(f"node {index}", argv, env, workdir / f"node-{index}.log", on_line)
 
 

@@ -17,6 +17,7 @@ from app.demo.processes import Child, split_layers, start_node, start_tracker
 from core.errors import MeshnetError
 from core.models.default_model import ensure_default_model
 from core.models.manifest import ModelManifest
+from core.recipe_catalogue import load_catalogue
 
 CERTIFY_TIMEOUT_S = 240.0
 
@@ -28,6 +29,18 @@ class DemoOptions:
     max_tokens: int = 64
     keep_workdir: bool = False
     serve: bool = False  # keep the network up after the answer, until Ctrl-C
+    recipe: str = "fp32"  # "fp32", "int8" (the default model's llama-<name>) or a catalogue id
+
+
+def demo_recipe_id(name: str) -> str:
+    """``int8`` -> ``llama-int8`` (the default model is a Llama); a catalogue id as it is.
+
+    Checked here so a typo fails before any process starts."""
+    catalogue = load_catalogue()
+    known = {r.recipe_id for r in catalogue.recipes}
+    recipe_id = name if name in known else f"llama-{name}"
+    catalogue.get(recipe_id)  # RecipeError naming the known ones
+    return recipe_id
 
 
 class Demo:
@@ -69,11 +82,17 @@ class Demo:
         self.children.append(tracker)
         self.say(f"   {url} (status page: {url}/)\n")
 
+        recipe_id = demo_recipe_id(self.options.recipe)
         ranges = split_layers(manifest.layer_count, self.options.nodes)
-        self.say(f"3. Starting {len(ranges)} nodes: doctor, admission gate, registration…")
+        self.say(
+            f"3. Starting {len(ranges)} nodes on recipe {recipe_id}: doctor, admission gate, "
+            "registration…"
+        )
         for index, layers in enumerate(ranges, start=1):
             self.children.append(
-                start_node(index, self.workdir, url, model_dir, layers, self._on_line)
+                start_node(
+                    index, self.workdir, url, model_dir, layers, self._on_line, recipe_id=recipe_id
+                )
             )
         state = self._wait_for_nodes(url, len(ranges))
         self.say("")

@@ -2,9 +2,10 @@
 
 open (ticket) -> steps (safetensors frames) -> close (signed receipt). Every
 refusal ends *this* session with ``{"type": "error", "reason", "message"}`` and
-frees its KV cache; the server and its other sessions keep serving. The forward
-pass runs in a worker thread (torch releases the GIL) so one session's compute
-never stalls another session's I/O.
+frees its KV cache; the server and its other sessions keep serving. Steps go to
+the server's one ``StepBatcher`` (batcher.py): decode steps of all sessions run
+batched, prefills in chunks, in a worker thread, so one session's compute never
+stalls another session's I/O.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
 from core.dataplane import frames, wire
+from core.dataplane.batcher import StepBatcher
 from core.dataplane.lie import Lie
 from core.dataplane.receipts import HopReceipt, sign_receipt
 from core.dataplane.ticket_uses import TicketUses
@@ -46,9 +48,8 @@ logger = logging.getLogger(__name__)
 
 MAX_CONTROL_BYTES = 64 * 1024  # an open/close message is a few hundred bytes
 MAX_LOGPROBS = 20
-# Steps of at most this many positions (decode) run on the event loop itself: a
-# thread hand-off costs more than such a forward, and the CPU is busy with it
-# either way. Longer steps (prefill) go to a worker thread so the loop stays live.
+# Replies of at most this many positions are serialized on the event loop; longer
+# ones (a prefill's hidden states) in a worker thread so the loop stays live.
 INLINE_STEP_POSITIONS = 4
 # Runtime refusals that are the node's own failure, not the client's input.
 NODE_FAULTS = frozenset({"step-failed", "non-finite-logits"})
@@ -86,6 +87,7 @@ class HopContext:
     max_message_bytes: int | None = None
     # Tickets that already opened a session here: one session per hop per ticket.
     ticket_uses: TicketUses = field(default_factory=TicketUses)
+    batcher: StepBatcher = field(default_factory=StepBatcher)
     # Positions computed across all sessions: the node reports it in heartbeats.
     tokens_served: int = 0
     # Tests of the hop audits only: None unless MESHNET_TEST_LIE_RATE is set (lie.py).
@@ -288,6 +290,7 @@ class HopSession:
                     "session_id": session.session_id,
                     "node_id": self._ctx.node_id,
                     "layers": [grant.hop.effective_start, grant.hop.end],
+                    "kv_bytes_per_token": self._shard.kv_bytes_per_token(session.start_layer),
                 }
             )
         )
@@ -307,20 +310,17 @@ class HopSession:
         positions = frames.check_step_header(header, want)
         frame = frames.decode_frame(data, self._ctx.max_frame_bytes)
         inputs = next(iter(frame.tensors.values()))  # token range, NaN: the runtime checks
+        began = time.perf_counter()
+        result = await self._ctx.batcher.submit(session, inputs)
+        compute_ms = (time.perf_counter() - began) * 1000.0
         if positions <= INLINE_STEP_POSITIONS:
-            reply = self._compute(session, inputs)
+            reply = self._reply(result, compute_ms)
         else:
-            reply = await asyncio.to_thread(self._compute, session, inputs)
+            reply = await asyncio.to_thread(self._reply, result, compute_ms)
         self._steps += 1
         self._tokens += positions * self.BATCH_SIZE
         self._ctx.tokens_served += positions * self.BATCH_SIZE
         return reply
-
-    def _compute(self, session: InferenceSession, inputs: torch.Tensor) -> bytes:
-        """Worker thread: the forward pass and the reply's serialization."""
-        began = time.perf_counter()
-        result = session.step(inputs)
-        return self._reply(result, (time.perf_counter() - began) * 1000.0)
 
     def _reply(self, result: StepResult, compute_ms: float) -> bytes:
         meta = {frames.COMPUTE_MS_KEY: f"{compute_ms:.3f}"}

@@ -30,6 +30,7 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from core.dataplane import wire
+from core.dataplane.batcher import BatchStats
 from core.dataplane.challenge import answer_challenge
 from core.dataplane.hop import MAX_CONTROL_BYTES, HopContext, HopSession, refuse
 from core.dataplane.limits import ConnectionLimits
@@ -124,6 +125,11 @@ class DataPlaneServer:
         return self._ctx.tokens_served
 
     @property
+    def batch_stats(self) -> BatchStats:
+        """What the step schedule did (batched forwards, their sizes, prefill chunks)."""
+        return self._ctx.batcher.stats
+
+    @property
     def url(self) -> str:
         return f"ws://{self._host}:{self._port}"
 
@@ -173,6 +179,7 @@ class DataPlaneServer:
             self._server.close()  # going-away close to every session; handlers free KV
             await self._server.wait_closed()
             self._server = None
+        await self._ctx.batcher.stop()
 
     async def __aenter__(self) -> DataPlaneServer:
         await self.start_async()
@@ -311,6 +318,9 @@ class DataPlaneServer:
                     "open_sessions": self._sessions.open_count,
                     # Positions computed so far: how far a backlog had got when health answered.
                     "tokens_served": self._ctx.tokens_served,
+                    "kv_bytes_per_token": self._sessions.kv_bytes_per_token,
+                    "kv_budget_bytes": self._sessions.kv_budget_bytes,
+                    "kv_reserved_bytes": self._sessions.reserved_bytes,
                 },
             )
         if url.path == wire.TOKENIZER_PATH and self._tokenizer is not None:

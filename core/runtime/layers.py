@@ -29,6 +29,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from core.runtime.config import ModelConfig
+from core.runtime.quant import Int8Linear
 
 
 class LayerCache(NamedTuple):
@@ -44,8 +45,10 @@ class LayerCache(NamedTuple):
         return cls(kv, kv.narrow(1, 0, n_kv), kv.narrow(1, n_kv, n_kv))
 
 
-def mm(x: torch.Tensor, lin: nn.Linear) -> torch.Tensor:
+def mm(x: torch.Tensor, lin: nn.Linear | Int8Linear) -> torch.Tensor:
     """x (N, in) @ W.T (+ b): what F.linear computes, minus its reshapes."""
+    if isinstance(lin, Int8Linear):
+        return lin.matmul(x)
     if lin.bias is None:
         return torch.mm(x, lin.weight.t())
     return torch.addmm(lin.bias, x, lin.weight.t())
@@ -126,6 +129,37 @@ class Attention(nn.Module):
             y = y.to(x.dtype)
         return mm(y, self.o_proj)  # (N, H)
 
+    def forward_rows(
+        self,
+        x: torch.Tensor,  # (B, H): one new position for each of B sessions
+        cos: torch.Tensor,  # (B, 1, nt, hd): each row at its own position
+        sin: torch.Tensor,  # (B, 1, nt, hd)
+        caches: list[LayerCache],  # each session's own cache (batch 1)
+        positions: list[int],
+    ) -> torch.Tensor:
+        """Decode of B sessions at once: the projections read each weight once for all
+        rows; each row's keys/values go to its own cache and its attention runs over its
+        own prefix exactly as its solo step would (one SDPA per row)."""
+        nh, nkv, hd, g = self.n_head, self.n_kv, self.hd, self.group
+        B = x.shape[0]
+        qkv = apply_rope(mm(x, self.qkv).view(B, 1, nh + 2 * nkv, hd), cos, sin)
+        rows = []
+        for i, (cache, pos) in enumerate(zip(caches, positions, strict=True)):
+            row = qkv.narrow(0, i, 1)  # (1, 1, nt, hd)
+            cache.kv.narrow(2, pos, 1).copy_(row.narrow(2, nh, 2 * nkv).transpose(1, 2))
+            q = row.narrow(2, 0, nh).reshape(1, nkv, g, hd)
+            if q.dtype != cache.kv.dtype:
+                q = q.to(cache.kv.dtype)
+            rows.append(
+                F.scaled_dot_product_attention(
+                    q, cache.k.narrow(2, 0, pos + 1), cache.v.narrow(2, 0, pos + 1)
+                ).view(1, nh * hd)
+            )
+        y = torch.cat(rows)  # (B, nh*hd)
+        if y.dtype != x.dtype:
+            y = y.to(x.dtype)
+        return mm(y, self.o_proj)  # (B, H)
+
 
 class MLP(nn.Module):
     """SwiGLU: down(silu(gate(x)) * up(x)), gate and up fused."""
@@ -161,6 +195,17 @@ class Block(nn.Module):
     ) -> torch.Tensor:
         h = x + self.attn(self.input_norm(x), B, T, cos, sin, cache, pos, mask)
         return h.add_(self.mlp(self.post_attention_norm(h)))  # (N, H); h is ours to reuse
+
+    def forward_rows(
+        self,
+        x: torch.Tensor,
+        cos: torch.Tensor,
+        sin: torch.Tensor,
+        caches: list[LayerCache],
+        positions: list[int],
+    ) -> torch.Tensor:  # (B, H): one position of each of B sessions
+        h = x + self.attn.forward_rows(self.input_norm(x), cos, sin, caches, positions)
+        return h.add_(self.mlp(self.post_attention_norm(h)))
 
 
 def rope_tables(

@@ -106,6 +106,29 @@ class InferenceSession:
                 self._generator.seed()
 
     @property
+    def caches(self) -> list[LayerCache]:
+        """Per-layer views of the cache (for a batched step that holds this session's lock)."""
+        return self._caches
+
+    @property
+    def generator(self) -> torch.Generator | None:
+        return self._generator
+
+    @property
+    def lock(self) -> threading.Lock:
+        """Held by a step; a batched step holds every member's lock (runtime/batch.py)."""
+        return self._lock
+
+    def check(self, inputs: torch.Tensor) -> int:
+        """Validate a step's inputs (the caller holds ``lock``); the positions it holds."""
+        return self._check(inputs)
+
+    def advance(self, positions: int) -> None:
+        """A batched step succeeded for this session (the caller holds ``lock``)."""
+        self.position += positions
+        self.last_used = self._clock()
+
+    @property
     def kv_cache(self) -> torch.Tensor:
         """The session's whole preallocated cache: (layers, B, 2 nkv, max_len, hd)."""
         return self._kv
@@ -246,6 +269,18 @@ class SessionManager:
             return self._reserved
 
     @property
+    def kv_bytes_per_token(self) -> int:
+        """KV bytes one position of context costs a session from the shard's first layer."""
+        return self.shard.kv_bytes_per_token()
+
+    def sessions_that_fit(self, max_length: int) -> int | None:
+        """How many more sessions of max_length the budget admits (None: no budget)."""
+        if self.kv_budget_bytes is None:
+            return None
+        free = self.kv_budget_bytes - self.reserved_bytes
+        return max(0, free // (self.kv_bytes_per_token * max_length))
+
+    @property
     def open_count(self) -> int:
         with self._lock:
             return len(self._sessions)
@@ -283,7 +318,8 @@ class SessionManager:
             if self.kv_budget_bytes is not None and self._reserved + need > self.kv_budget_bytes:
                 free = self.kv_budget_bytes - self._reserved
                 raise CapacityError(
-                    f"a session of {max_length} positions needs {_mb(need)} of KV cache; "
+                    f"a session of {max_length} positions needs {_mb(need)} of KV cache "
+                    f"({need // (max_length * batch_size)} bytes per token); "
                     f"{_mb(free)} free of the {_mb(self.kv_budget_bytes)} budget "
                     f"({len(self._sessions)} sessions open); try a shorter max_length later"
                 )

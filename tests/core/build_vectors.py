@@ -153,6 +153,11 @@ _AXES_BF16 = {
     "kv_dtype": "bfloat16",
     "recipe_id": "llama-bf16",
 }
+_AXES_INT8 = {
+    **_AXES_FP32,
+    "weight_quantization": "int8-per-channel",
+    "recipe_id": "llama-int8",
+}
 _ARTIFACT: dict[str, Any] = {
     "artifact_id": "smollm2-135m-instruct",
     "revision": "gguf-q8_0-" + _hex("vector revision")[:12],
@@ -210,6 +215,8 @@ def _valid_vectors() -> list[tuple[str, dict[str, Any]]]:
             "non-ascii-artifact-id",
             _block(recipe=_AXES_FP32, start=0, end=30, artifact_id="modèle-测试-ü"),
         ),
+        # same artifact and axes as whole-model-fp32 but int8 weights: another recipe digest
+        ("whole-model-int8-weights", _block(recipe=_AXES_INT8, start=0, end=30)),
     ]
 
 

@@ -41,6 +41,7 @@ from tracker_service.store.tables import (
 )
 
 BF16 = {"compute_dtype": "bfloat16"}
+INT8 = {"weight_quantization": "int8-per-channel", "recipe_id": "llama-int8"}
 
 
 def node(
@@ -189,6 +190,21 @@ def test_candidates_are_partitioned_by_exact_fingerprint(database: Database) -> 
         assert [h.node_id for h in plan.hops] == mine
         assert plan.fingerprint == key
         assert plan.signed_ticket["ticket"]["fingerprint"]["runtime_recipe_digest"] == key[1]
+
+
+def test_int8_and_fp32_nodes_never_share_a_route(database: Database) -> None:
+    fp32 = register_recipe_of(database)
+    int8 = register_recipe_of(database, **INT8)
+    assert fp32[0] == int8[0] and fp32[1] != int8[1]  # same weights, another recipe
+    fp32_nodes = add_nodes(database, [node_row(0, 15)])
+    int8_nodes = add_nodes(database, [node_row(15, 30, recipe=INT8)])
+    for key in (fp32, int8):  # half a model of each: neither recipe has a whole route
+        with pytest.raises(NoRoute):
+            planner(database).plan(key, purpose="certify")
+    fp32_nodes += add_nodes(database, [node_row(15, 30)])
+    int8_nodes = add_nodes(database, [node_row(0, 15, recipe=INT8)]) + int8_nodes
+    assert [h.node_id for h in planner(database).plan(fp32, purpose="certify").hops] == fp32_nodes
+    assert [h.node_id for h in planner(database).plan(int8, purpose="certify").hops] == int8_nodes
 
 
 def test_only_live_reachable_active_nodes_are_routed(database: Database) -> None:

@@ -33,7 +33,9 @@ def test_challenge_without_a_bounded_hex_nonce_is_400_with_a_reason(
     assert response.json()["reason"] == wire.BAD_FRAME
 
 
-def test_health_reports_node_range_and_open_sessions(nodes: tuple[Node, Node]) -> None:
+def test_health_reports_node_range_open_sessions_and_kv_per_token(
+    nodes: tuple[Node, Node],
+) -> None:
     _, b = nodes
     body = httpx.get(f"{b.server.http_url}/v1/health").json()
     assert body == {
@@ -41,6 +43,9 @@ def test_health_reports_node_range_and_open_sessions(nodes: tuple[Node, Node]) -
         "range": [1, 4],
         "open_sessions": 0,
         "tokens_served": b.server.tokens_served,
+        "kv_bytes_per_token": b.shard.kv_bytes_per_token(),
+        "kv_budget_bytes": None,
+        "kv_reserved_bytes": 0,
     }
 
 

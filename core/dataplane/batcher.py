@@ -1,0 +1,216 @@
+"""The node's step schedule: decode steps of all sessions batched, prefill in chunks.
+
+Every hop session hands its step to one ``StepBatcher`` per server. One worker
+task runs the schedule, on the node's own clock:
+
+* whenever it is free it takes *every* decode step (one position) that has
+  arrived meanwhile and runs them as one batched forward
+  (``core.runtime.batch.step_batch``): a lone session's step starts the moment
+  it arrives (no batching delay); steps arriving while a forward runs wait for
+  it and then share the next one, so the batch grows with the load;
+* a prefill (more than one position) is cut into chunks of ``prefill_chunk``
+  positions, and between two chunks all waiting decode steps run, so a new
+  session's long prompt stalls the running sessions by at most one chunk;
+* each step gets its own result or its own error; a step whose client went
+  away (its future cancelled) is dropped before it is computed.
+
+Company is awaited only when it is known to be coming: sessions whose last
+decode step was answered in the previous batch and are still open are
+*expected*; when fewer steps are queued than expected, the batch waits for the
+missing ones at most half the last batch's compute time (their clients are
+still sending), never longer. A lone session expects nobody and never waits.
+
+A decode batch runs on the event loop itself, as a lone decode step did
+before batching: a thread hand-off costs more than a small forward on a busy
+CPU, and frames that arrive meanwhile wait in the sockets and then form the
+next batch. A prefill chunk runs in a worker thread (torch releases the GIL) so
+the loop keeps receiving frames through it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import torch
+
+from core.errors import MeshnetError
+from core.runtime.batch import step_batch
+from core.runtime.sessions import StepResult
+
+if TYPE_CHECKING:
+    from core.runtime.sessions import InferenceSession
+
+logger = logging.getLogger(__name__)
+
+PREFILL_CHUNK = 64  # positions per prefill chunk: the longest stall a decode sees
+MAX_BATCH = 32  # decode rows per forward
+
+
+@dataclass
+class _Decode:
+    session: InferenceSession
+    inputs: torch.Tensor
+    future: asyncio.Future[StepResult]
+
+
+@dataclass
+class _Prefill:
+    session: InferenceSession
+    inputs: torch.Tensor
+    future: asyncio.Future[StepResult]
+    start: int  # the session's position when the prefill was submitted
+    done: int = 0
+    hidden: list[torch.Tensor] = field(default_factory=list)
+
+
+@dataclass
+class BatchStats:
+    """What the schedule did: the benchmark and tests read it."""
+
+    forwards: int = 0  # batched decode forwards
+    rows: int = 0  # decode steps they computed
+    largest: int = 0
+    prefill_chunks: int = 0
+    order: deque[str] = field(default_factory=lambda: deque(maxlen=256))  # "D3", "P"
+
+
+class StepBatcher:
+    def __init__(self, prefill_chunk: int = PREFILL_CHUNK, max_batch: int = MAX_BATCH) -> None:
+        self.prefill_chunk = prefill_chunk
+        self.max_batch = max_batch
+        self.stats = BatchStats()
+        self._decodes: list[_Decode] = []
+        self._prefills: deque[_Prefill] = deque()
+        self._wake: asyncio.Event | None = None
+        self._worker: asyncio.Task[None] | None = None
+        self._expected: list[InferenceSession] = []  # the members of the last batch
+        self._last_batch_s = 0.0
+
+    async def submit(self, session: InferenceSession, inputs: torch.Tensor) -> StepResult:
+        """Compute one step of one session; raises the session's MeshnetError."""
+        loop = asyncio.get_running_loop()
+        if self._worker is None or self._worker.done():
+            self._wake = asyncio.Event()
+            self._worker = loop.create_task(self._run())
+        future: asyncio.Future[StepResult] = loop.create_future()
+        if inputs.dim() >= 2 and inputs.shape[1] > 1:
+            session.check(inputs)  # the whole prompt, before any chunk moves the session
+            self._prefills.append(_Prefill(session, inputs, future, start=session.position))
+        else:
+            self._decodes.append(_Decode(session, inputs, future))
+        assert self._wake is not None
+        self._wake.set()
+        return await future
+
+    async def stop(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._worker
+            self._worker = None
+        for job in self._decodes:
+            job.future.cancel()
+        for prefill in self._prefills:
+            prefill.future.cancel()
+        self._decodes.clear()
+        self._prefills.clear()
+
+    async def _run(self) -> None:
+        assert self._wake is not None
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._decodes or self._prefills:
+                try:
+                    await self._gather_company()
+                    self._decode_all()
+                    await self._prefill_one_chunk()
+                except asyncio.CancelledError:
+                    raise
+                except Exception:  # never let the schedule die: the node keeps serving
+                    logger.exception("the step schedule failed a round")
+
+    async def _gather_company(self) -> None:
+        """Wait, briefly and only for sessions known to be mid-decode, for their steps."""
+        queued = {id(d.session) for d in self._decodes}
+        missing = [s for s in self._expected if id(s) not in queued and not s.closed]
+        if not self._decodes or not missing or self._prefills:
+            return
+        assert self._wake is not None
+        deadline = time.perf_counter() + self._last_batch_s / 2
+        while missing and (left := deadline - time.perf_counter()) > 0:
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), left)
+            queued = {id(d.session) for d in self._decodes}
+            missing = [s for s in missing if id(s) not in queued and not s.closed]
+
+    def _decode_all(self) -> None:
+        pending = [d for d in self._decodes if not d.future.done()]
+        self._decodes = []
+        groups: dict[tuple[int, int], list[_Decode]] = {}
+        for d in pending:
+            groups.setdefault((id(d.session.shard), d.session.start_layer), []).append(d)
+        for group in groups.values():
+            for at in range(0, len(group), self.max_batch):
+                batch = [d for d in group[at : at + self.max_batch] if not d.future.done()]
+                if not batch:
+                    continue
+                began = time.perf_counter()
+                try:
+                    outcomes = step_batch([d.session for d in batch], [d.inputs for d in batch])
+                except MeshnetError as exc:  # malformed batch: each member alone
+                    logger.info("batch refused (%s); stepping alone", exc)
+                    outcomes = []
+                    for d in batch:
+                        outcomes += step_batch([d.session], [d.inputs])
+                self._last_batch_s = time.perf_counter() - began
+                self._expected = [d.session for d in batch]
+                self.stats.forwards += 1
+                self.stats.rows += len(batch)
+                self.stats.largest = max(self.stats.largest, len(batch))
+                self.stats.order.append(f"D{len(batch)}")
+                for d, outcome in zip(batch, outcomes, strict=True):
+                    if d.future.done():
+                        continue
+                    if isinstance(outcome, MeshnetError):
+                        d.future.set_exception(outcome)
+                    else:
+                        d.future.set_result(outcome)
+
+    async def _prefill_one_chunk(self) -> None:
+        while self._prefills and self._prefills[0].future.done():
+            self._prefills.popleft()  # its client went away
+        if not self._prefills:
+            return
+        job = self._prefills[0]
+        total = int(job.inputs.shape[1])
+        n = min(self.prefill_chunk, total - job.done)
+        chunk = job.inputs.narrow(1, job.done, n)
+        try:
+            result = await asyncio.to_thread(job.session.step, chunk)
+        except MeshnetError as exc:
+            self._prefills.popleft()
+            with contextlib.suppress(MeshnetError):  # a failed prompt leaves no half of it
+                job.session.rewind(job.start)
+            if not job.future.done():
+                job.future.set_exception(exc)
+            return
+        self.stats.prefill_chunks += 1
+        self.stats.order.append("P")
+        job.done += n
+        if result.hidden is not None:
+            job.hidden.append(result.hidden)
+        if job.done < total:
+            return
+        self._prefills.popleft()
+        if job.hidden:
+            result = StepResult(hidden=torch.cat(job.hidden, dim=1))
+        if not job.future.done():
+            job.future.set_result(result)
