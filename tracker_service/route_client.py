@@ -195,7 +195,6 @@ class _Hop:
     layers: list[int] = field(default_factory=list)
     inputs: list[bytes] = field(default_factory=list)  # kept only while audited
     audit_rate: float = 0.0
-    audit: asyncio.Task[Any] | None = None  # the one audit of this hop in flight, if any
 
     def fail(self, reason: str, message: str) -> RouteFailure:
         return RouteFailure(reason, message, hop_index=self.index, node_id=self.plan.node_id)
@@ -336,58 +335,24 @@ class RouteSession:
         return token
 
     async def _maybe_audit(self, hop: _Hop, frame: bytes, reply: bytes) -> None:
-        """Hand a sampled step to the auditor, alongside the stream rather than in its way.
-
-        A replay costs a full round trip to other nodes; awaiting it here would
-        stall every audited token (on probation, one step in four). So at most
-        one audit per hop runs in the background; its verdict is read at the
-        hop's next step, and ``close`` waits for the last one. A hop found lying
-        ends this route as soon as the verdict is known.
-        """
+        """Hand a sampled step to the auditor; a hop found lying ends this route at once."""
         if self._auditor is None or hop.audit_rate <= 0:
             return
         hop.inputs.append(frame)
-        self._raise_if_caught(hop)
-        if hop.audit is not None and not hop.audit.done():
-            return
         if not self._auditor.sample(hop.audit_rate):
             return
-        hop.audit = asyncio.create_task(self._audit(hop, list(hop.inputs), reply))
-
-    async def _audit(self, hop: _Hop, inputs: list[bytes], reply: bytes) -> Any:
-        assert self._auditor is not None
-        try:  # an audit never runs longer than a step itself may take
+        try:  # an audit never holds a step longer than the step itself may take
             async with asyncio.timeout(self._step_timeout_s):
-                return await self._auditor.audit(
-                    self.plan, hop.index, inputs, reply, greedy=self._greedy
+                verdict = await self._auditor.audit(
+                    self.plan, hop.index, list(hop.inputs), reply, greedy=self._greedy
                 )
         except TimeoutError:
             log.info("audit of hop %d ran past the step deadline; step left unaudited", hop.index)
-        except Exception:  # an auditor's own failure must not end a user's answer
-            log.exception("audit of hop %d failed", hop.index)
-        return None
-
-    def _raise_if_caught(self, hop: _Hop) -> None:
-        task = hop.audit
-        if task is None or not task.done() or task.cancelled():
             return
-        verdict = task.result()
         if hop.plan.node_id in getattr(verdict, "quarantined", ()):
             raise hop.fail(
                 "quarantined", "a hop audit found this node's output wrong; it is quarantined"
             )
-
-    async def _settle_audits(self) -> RouteFailure | None:
-        """Wait for the audits still running; the first hop they caught, if any."""
-        pending = [hop.audit for hop in self._hops if hop.audit is not None]
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)
-        for hop in self._hops:
-            try:
-                self._raise_if_caught(hop)
-            except RouteFailure as exc:
-                return exc
-        return None
 
     async def relay(self, frame: bytes) -> bytes:
         """Send one ready-made step frame to a one-hop session and return the raw reply.
@@ -440,7 +405,7 @@ class RouteSession:
         for a dead session; the first failure is raised afterwards.
         """
         receipts: list[HopReceipt] = []
-        failure = await self._settle_audits()
+        failure: RouteFailure | None = None
         for hop in self._hops:
             try:
                 receipts.append(await self._close_hop(hop))
