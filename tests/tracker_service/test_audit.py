@@ -26,6 +26,7 @@ from tracker_service.app import create_app
 from tracker_service.audit import Auditor, AuditSettings
 from tracker_service.route_client import RouteFailure, RouteSession, Sampling
 from tracker_service.routing import PURPOSE_CERTIFY
+from tracker_service.tickets import verify_receipt
 
 PROMPT = [1, 2, 3, 4, 5]
 
@@ -100,7 +101,20 @@ def test_a_lying_node_is_quarantined_by_a_majority_and_routes_avoid_it(
         evidence = shown["quarantine_evidence"]
         assert evidence["accused"] == liar.node_id
         assert set(evidence["majority"]) == {n.node_id for n in honest_peers}
-        assert all(evidence["opinions"][n.node_id]["receipt"] for n in honest_peers)
+        # Every opinion, the accused's included, is bound by that node's own signed
+        # receipt: its output_sha256 is the digest of the output the node sent.
+        for node in [liar, *honest_peers]:
+            opinion = evidence["opinions"][node.node_id]
+            assert opinion["bound_by_receipt"], node.node_id
+            signed = opinion["receipt"]
+            assert signed["receipt"]["node_id"] == node.node_id
+            assert signed["receipt"]["output_sha256"] == opinion["output_sha256"]
+            verify_receipt(signed, node.public_key)
+        assert evidence["accused_bound_by_receipt"]
+        liar_digest = evidence["opinions"][liar.node_id]["output_sha256"]
+        assert all(
+            evidence["opinions"][n.node_id]["output_sha256"] != liar_digest for n in honest_peers
+        )
         assert "quarantined" in client.get("/").text
         for peer in honest_peers:
             assert _node_view(client, peer)["state"] == "active"
