@@ -22,6 +22,7 @@ import hashlib
 import logging
 import random
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -134,7 +135,8 @@ class Auditor:
         self._rng = rng or random.Random()
         self._on_quarantine = on_quarantine
         self.audits = 0
-        self.verdicts: list[AuditVerdict] = []
+        self.verdicts: list[AuditVerdict] = []  # the latest 1000
+        self.outcomes: Counter[str] = Counter()  # every verdict's outcome, for soaks and stats
 
     # -- sampling ----------------------------------------------------------------------------
 
@@ -267,6 +269,7 @@ class Auditor:
         return self._done(AuditVerdict(hop.node_id, QUARANTINED, [liar], why.detail))
 
     def _done(self, verdict: AuditVerdict) -> AuditVerdict:
+        self.outcomes[verdict.outcome] += 1
         self.verdicts.append(verdict)
         del self.verdicts[:-1000]
         return verdict

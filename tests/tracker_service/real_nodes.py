@@ -115,8 +115,9 @@ def start_real_node(
     kv_budget_bytes: int | None = None,
     serve_tokenizer: bool = True,
     identity: dict[str, Any] | None = None,
+    key: Ed25519PrivateKey | None = None,
 ) -> RealNode:
-    key = Ed25519PrivateKey.generate()
+    key = key or Ed25519PrivateKey.generate()
     shard = Shard.load(model_dir, start, end)
     sessions = SessionManager(shard, kv_budget_bytes=kv_budget_bytes)
     identity = identity or identity_for(model_dir, start, end)
