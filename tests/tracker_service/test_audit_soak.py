@@ -10,24 +10,19 @@ hop step is audited (rate 1) and every verdict must be "agreed".
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import random
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from fastapi.testclient import TestClient
 
 from tests.tracker_service.conftest import beat, register
-from tests.tracker_service.helpers import FakeNode
-from tests.tracker_service.real_nodes import build_tiny_model, identity_for
+from tests.tracker_service.node_process import NodeProcess, start_node_process
+from tests.tracker_service.real_nodes import build_tiny_model
 from tests.tracker_service.test_certifier import fast_settings, wait_for
 from tracker_service.app import create_app
 from tracker_service.audit import Auditor, AuditSettings
@@ -39,66 +34,6 @@ pytestmark = pytest.mark.slow
 PROMPT = [1, 2, 3, 4, 5]
 NEW_TOKENS = 8
 SOAK_STEPS = int(os.environ.get("MESHNET_AUDIT_SOAK_STEPS", "2000"))
-REPO = Path(__file__).resolve().parents[2]
-
-
-@dataclass
-class NodeProcess:
-    """A node in its own process; the test signs its registration with the same key."""
-
-    process: subprocess.Popen[str]
-    key: Ed25519PrivateKey
-    endpoint: str
-    threads: int
-    start: int
-    identity: dict[str, Any]
-
-    @property
-    def fake(self) -> FakeNode:
-        return FakeNode(key=self.key, endpoint=self.endpoint)
-
-    @property
-    def node_id(self) -> str:
-        return self.fake.node_id
-
-    @property
-    def fingerprint(self) -> tuple[str, str]:
-        claim = self.identity["fingerprint"]
-        return claim["model_artifact_digest"], claim["runtime_recipe_digest"]
-
-    def trust(self, tracker_public_key_b64: str) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(tracker_public_key_b64 + "\n")
-        self.process.stdin.flush()
-
-    def stop(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        try:
-            self.process.wait(15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(5)
-
-
-def start_node_process(model_dir: Path, start: int, end: int, threads: int) -> NodeProcess:
-    key = Ed25519PrivateKey.generate()
-    seed = key.private_bytes_raw().hex()
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS=str(threads))
-    argv = [sys.executable, "-m", "tests.tracker_service.node_process", str(model_dir)]
-    process = subprocess.Popen(
-        [*argv, str(start), str(end), str(threads), seed],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=REPO,
-    )
-    assert process.stdout is not None
-    ready = json.loads(process.stdout.readline() or "{}")
-    assert "endpoint" in ready, f"the node process exited with {process.poll()}"
-    identity = identity_for(model_dir, start, end)
-    return NodeProcess(process, key, ready["endpoint"], int(ready["threads"]), start, identity)
 
 
 @pytest.fixture(scope="module")
