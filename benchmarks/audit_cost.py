@@ -1,12 +1,15 @@
 """What hop audits cost and how fast they catch a liar, in one run.
 
-Real data-plane nodes on loopback (in-process ``DataPlaneServer``s over the
-tiny 4-layer Llama the tests build; this shared machine has 2 cores) behind a
-real tracker app. Measured:
+Real node processes on loopback (``tests/tracker_service/node_process.py``:
+each a ``DataPlaneServer`` in a process of its own, torch threads 1) serving the
+default model (SmolLM2-135M, split in two halves), behind a real tracker app;
+``--nodes inprocess --model tiny`` runs the older in-process tiny 4-layer Llama
+instead. Measured:
 
   (1) route steps until a node that lies on every step is quarantined, median
-      over trials, at audit rates of 2 % and 10 % (a fresh liar each trial,
-      forced onto the route; two honest peers cover its layers);
+      over trials, at audit rates of 2 % and 10 % (a fresh liar process each
+      trial, MESHNET_TEST_LIE_RATE=1, forced onto the route; two honest peers
+      cover its layers);
   (2) false quarantines: honest nodes quarantined over the whole run;
   (3) greedy decode tokens/s through an honest two-hop route with audits off
       (a) and on at 10 % (b), interleaved rounds, best of each.
@@ -18,24 +21,112 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import random
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
 
-from core.dataplane.lie import Lie
+from core.dataplane.lie import LIE_RATE_ENV, Lie
+from tests.tracker_service.conftest import beat, register
+from tests.tracker_service.helpers import FakeNode
+from tests.tracker_service.node_process import layer_count_of, start_node_process
 from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
-from tests.tracker_service.test_certifier import fast_settings, join, wait_for
+from tests.tracker_service.test_certifier import fast_settings, wait_for
 from tracker_service.app import create_app
 from tracker_service.audit import Auditor, AuditSettings
 from tracker_service.route_client import RouteFailure, RouteSession, Sampling
 from tracker_service.routing import PURPOSE_CERTIFY
 
 PROMPT = [1, 2, 3, 4, 5]
+BEAT_EVERY_S = 2.0
+
+
+@dataclass
+class Node:
+    """One node however it runs: what the tracker needs to admit it and keep it live."""
+
+    fake: FakeNode
+    identity: dict[str, Any]
+    trust: Callable[[bytes], None]
+    stop: Callable[[], None]
+
+    @property
+    def node_id(self) -> str:
+        return self.fake.node_id
+
+    @property
+    def fingerprint(self) -> tuple[str, str]:
+        claim = self.identity["fingerprint"]
+        return claim["model_artifact_digest"], claim["runtime_recipe_digest"]
+
+
+def _in_process(model: Path, start: int, end: int, lie: bool, seed: int) -> Node:
+    real: RealNode = start_real_node(model, start, end)
+    if lie:
+        real.server._ctx.lie = Lie(1.0, 0.05, random.Random(seed))  # type: ignore[attr-defined]
+
+    def trust(key: bytes) -> None:
+        real.tracker_key[0] = key
+
+    return Node(real.as_fake_node(), real.identity, trust, real.stop)
+
+
+def _process(model: Path, start: int, end: int, lie: bool, seed: int) -> Node:
+    env = {LIE_RATE_ENV: "1"} if lie else {}
+    child = start_node_process(model, start, end, 1, **env)
+    return Node(
+        child.fake,
+        child.identity,
+        lambda key: child.trust(base64.b64encode(key).decode()),
+        child.stop,
+    )
+
+
+class Bench:
+    def __init__(self, client: TestClient, app: Any, start: Callable[..., Node]) -> None:
+        self.client, self.app, self.start = client, app, start
+        self.live: list[Node] = []
+        self._beaten = time.monotonic()
+
+    def join(self, node: Node) -> None:
+        response = register(self.client, node.fake, node.identity)
+        assert response.status_code == 200, response.text
+        node.trust(base64.b64decode(response.json()["tracker_public_key"]))
+        self.live.append(node)
+        wait_for(lambda: self.reachable(node), 60)
+
+    def reachable(self, node: Node) -> bool:
+        shown = self.client.get(f"/api/v1/nodes/{node.node_id}").json()
+        return bool(shown.get("reachability") == "reachable")
+
+    def keep_live(self) -> None:
+        """The heartbeats a node's own loop would send (these nodes have none)."""
+        if time.monotonic() - self._beaten < BEAT_EVERY_S:
+            return
+        for node in self.live:
+            beat(self.client, node.fake)
+        self._beaten = time.monotonic()
+
+    def plan(self, fingerprint: tuple[str, str], exclude: list[str]) -> Any:
+        self.keep_live()
+        return self.app.state.routing.planner.plan(
+            fingerprint, purpose=PURPOSE_CERTIFY, exclude=exclude
+        )
+
+    def auditor(self, rate: float, seed: int) -> Auditor:
+        return Auditor(
+            self.app.state.tracker.database,
+            self.app.state.tracker.key,
+            AuditSettings(rate=rate, probation_rate=rate),
+            rng=random.Random(seed),
+        )
 
 
 async def _steps(
@@ -58,25 +149,16 @@ async def _steps(
 
 
 def _until_quarantined(
-    client: TestClient, app: Any, model: Path, peers: list[RealNode], rate: float, seed: int
+    bench: Bench, model: Path, tail: tuple[int, int], peers: list[Node], rate: float, seed: int
 ) -> int:
-    liar = start_real_node(model, 2, 4)
-    liar.server._ctx.lie = Lie(1.0, 0.05, random.Random(seed))  # type: ignore[attr-defined]
+    liar = bench.start(model, *tail, True, seed)
     try:
-        join(client, liar)
-        wait_for(lambda: _reachable(client, liar))
-        auditor = Auditor(
-            app.state.tracker.database,
-            app.state.tracker.key,
-            AuditSettings(rate=rate, probation_rate=rate),
-            rng=random.Random(seed),
-        )
+        bench.join(liar)
+        auditor = bench.auditor(rate, seed)
         exclude = [p.node_id for p in peers]
         steps = [0]
         while True:
-            plan = app.state.routing.planner.plan(
-                liar.fingerprint, purpose=PURPOSE_CERTIFY, exclude=exclude
-            )
+            plan = bench.plan(liar.fingerprint, exclude)
             try:
                 asyncio.run(_steps(plan, auditor, 16, steps))
             except RouteFailure as exc:
@@ -84,44 +166,52 @@ def _until_quarantined(
                     raise
                 return steps[0]
     finally:
+        bench.live.remove(liar)
         liar.stop()
 
 
-def _reachable(client: TestClient, node: RealNode) -> bool:
-    shown = client.get(f"/api/v1/nodes/{node.node_id}").json()
-    return bool(shown.get("reachability") == "reachable")
-
-
-def _tokens_per_s(app: Any, honest: list[RealNode], auditor: Auditor | None) -> float:
-    exclude: list[str] = []
-    plan = app.state.routing.planner.plan(
-        honest[0].fingerprint, purpose=PURPOSE_CERTIFY, exclude=exclude
-    )
+def _tokens_per_s(bench: Bench, honest: list[Node], auditor: Auditor | None) -> float:
+    plan = bench.plan(honest[0].fingerprint, [])
     began = time.perf_counter()
     steps = asyncio.run(_steps(plan, auditor, 64))
     return steps / (time.perf_counter() - began)
 
 
+def _model(choice: str, root: Path) -> Path:
+    if choice == "tiny":
+        return build_tiny_model(root / "tiny")
+    from core.models.default_model import ensure_default_model
+
+    cache = Path(__file__).resolve().parents[1] / ".meshnet" / "test-cache" / "models"
+    return ensure_default_model(cache)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=7)
+    parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--nodes", choices=("processes", "inprocess"), default="processes")
+    parser.add_argument("--model", choices=("default", "tiny"), default="default")
     args = parser.parse_args()
+    start = _process if args.nodes == "processes" else _in_process
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        model = build_tiny_model(root / "tiny")
+        model = _model(args.model, root)
+        layers = layer_count_of(model)
+        head, tail = (0, layers // 2), (layers // 2, layers)
+        print(f"model {model.name} ({layers} layers), nodes: {args.nodes}, halves {head} {tail}")
         app = create_app(fast_settings(root, audit_rate=0.0, audit_probation_rate=0.0))
-        head = start_real_node(model, 0, 2)
-        peers = [start_real_node(model, 2, 4) for _ in range(2)]
-        honest = [head, *peers]
+        honest = [start(model, *head, False, 0)]
+        honest += [start(model, *tail, False, 0) for _ in range(2)]
         try:
             with TestClient(app) as client:
+                bench = Bench(client, app, start)
                 for node in honest:
-                    join(client, node)
-                wait_for(lambda: all(_reachable(client, n) for n in honest))
+                    bench.join(node)
+                peers = honest[1:]
                 for rate in (0.02, 0.10):
                     counts = [
-                        _until_quarantined(client, app, model, peers, rate, seed)
+                        _until_quarantined(bench, model, tail, peers, rate, seed)
                         for seed in range(args.trials)
                     ]
                     print(
@@ -134,16 +224,11 @@ def main() -> None:
                     1 for n in state if n["node_id"] in honest_ids and n["state"] == "quarantined"
                 )
                 print(f"false quarantines: {false} of {len(honest)} honest nodes")
-                on = Auditor(
-                    app.state.tracker.database,
-                    app.state.tracker.key,
-                    AuditSettings(rate=0.10, probation_rate=0.10),
-                    rng=random.Random(99),
-                )
+                on = bench.auditor(0.10, 99)
                 off_rates, on_rates = [], []
                 for _ in range(args.rounds):
-                    off_rates.append(_tokens_per_s(app, honest, None))
-                    on_rates.append(_tokens_per_s(app, honest, on))
+                    off_rates.append(_tokens_per_s(bench, honest, None))
+                    on_rates.append(_tokens_per_s(bench, honest, on))
                 off, with_audits = max(off_rates), max(on_rates)
                 print(f"decode tokens/s, audits off (a): {off:.1f}")
                 print(f"decode tokens/s, audits on at 10% (b): {with_audits:.1f}")

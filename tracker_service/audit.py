@@ -22,7 +22,8 @@ import hashlib
 import logging
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,7 @@ from tracker_service.route_client import (
     RoutePlan,
     RouteSession,
     Sampling,
+    reply_output_digest,
 )
 from tracker_service.routing import Candidate
 from tracker_service.store.db import Database
@@ -62,11 +64,37 @@ class AuditSettings:
     timeout_s: float = 10.0
 
 
+Bind = Callable[[], Awaitable[dict[str, Any] | None]]
+
+
 @dataclass(frozen=True)
 class Opinion:
+    """One node's answer to the disputed hop input, bound by its own signature.
+
+    ``output_sha256`` is the digest a receipt signs (the reply frame's bytes, or
+    the last hop's sampled token ids); ``receipt`` is that node's signed receipt
+    whose ``output_sha256`` equals it (the replay session's for an auditor, the
+    route session's, closed right after the disputed step, for the audited hop),
+    or None when the node gave none.
+    """
+
     node_id: str
-    reply_sha256: str
-    receipt: dict[str, Any] | None  # the node's signed receipt for the replay session
+    output_sha256: str
+    receipt: dict[str, Any] | None
+
+    def bound(self) -> bool:
+        if self.receipt is None:
+            return False
+        signed = self.receipt.get("receipt") or {}
+        return bool(signed.get("output_sha256") == self.output_sha256)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "node_id": self.node_id,
+            "output_sha256": self.output_sha256,
+            "receipt": self.receipt,
+            "bound_by_receipt": self.bound(),
+        }
 
 
 @dataclass
@@ -79,6 +107,14 @@ class AuditVerdict:
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def _digest(reply: bytes, last: bool) -> str:
+    """The output digest a receipt signs; an unreadable reply falls back to its bytes."""
+    try:
+        return reply_output_digest(reply, last_hop=last, max_bytes=DEFAULT_MAX_REPLY_BYTES)
+    except wire_frames.FrameError:
+        return _sha(reply)
 
 
 class Auditor:
@@ -99,7 +135,8 @@ class Auditor:
         self._rng = rng or random.Random()
         self._on_quarantine = on_quarantine
         self.audits = 0
-        self.verdicts: list[AuditVerdict] = []
+        self.verdicts: list[AuditVerdict] = []  # the latest 1000
+        self.outcomes: Counter[str] = Counter()  # every verdict's outcome, for soaks and stats
 
     # -- sampling ----------------------------------------------------------------------------
 
@@ -123,13 +160,14 @@ class Auditor:
         observed: bytes,
         *,
         greedy: bool,
+        bind: Bind | None = None,
     ) -> AuditVerdict:
         hop = plan.hops[hop_index]
         if hop.end == plan.layer_count and not greedy:
             return self._done(AuditVerdict(hop.node_id, "skipped", detail="sampled, not greedy"))
         try:
             async with asyncio.timeout(self.settings.timeout_s):
-                return await self._audit(plan, hop, frames, observed)
+                return await self._audit(plan, hop, frames, observed, bind)
         except TimeoutError:
             return self._done(AuditVerdict(hop.node_id, "skipped", detail="the audit timed out"))
 
@@ -146,7 +184,12 @@ class Auditor:
         return None
 
     async def _audit(
-        self, plan: RoutePlan, hop: PlannedHop, frames: Sequence[bytes], observed: bytes
+        self,
+        plan: RoutePlan,
+        hop: PlannedHop,
+        frames: Sequence[bytes],
+        observed: bytes,
+        bind: Bind | None = None,
     ) -> AuditVerdict:
         last = hop.end == plan.layer_count
         self.audits += 1
@@ -163,8 +206,10 @@ class Auditor:
             await asyncio.to_thread(self._passed, [hop.node_id, second_node.node_id])
             return self._done(AuditVerdict(hop.node_id, "agreed", detail=first_vs_second.detail))
         opinions = {
-            hop.node_id: Opinion(hop.node_id, _sha(observed), None),
-            second_node.node_id: Opinion(second_node.node_id, _sha(second), second_receipt),
+            hop.node_id: Opinion(hop.node_id, _digest(observed, last), None),
+            second_node.node_id: Opinion(
+                second_node.node_id, _digest(second, last), second_receipt
+            ),
         }
         third_answer = await self._opinion(plan, hop, others, frames)
         if third_answer is None:
@@ -178,7 +223,9 @@ class Auditor:
             )
             return self._done(AuditVerdict(hop.node_id, "disputed", detail=first_vs_second.detail))
         third_node, third, third_receipt = third_answer
-        opinions[third_node.node_id] = Opinion(third_node.node_id, _sha(third), third_receipt)
+        opinions[third_node.node_id] = Opinion(
+            third_node.node_id, _digest(third, last), third_receipt
+        )
         with_first = self._compare(observed, third, last, tolerance)
         with_second = self._compare(second, third, last, tolerance)
         if with_second.agree and not with_first.agree:
@@ -191,6 +238,11 @@ class Auditor:
             return self._done(
                 AuditVerdict(hop.node_id, "disputed", detail="no two of three nodes agree")
             )
+        if liar == hop.node_id and bind is not None:
+            # The accused's own signature over what it sent: close its hop now, so
+            # its receipt's output_sha256 is the digest of the disputed output.
+            accused = opinions[liar]
+            opinions[liar] = Opinion(liar, accused.output_sha256, await bind())
         evidence = {
             "route_session_id": plan.route_session_id,
             "layers": [hop.effective_start, hop.end],
@@ -201,7 +253,8 @@ class Auditor:
             "tolerance": why.tolerance,
             "accused": liar,
             "majority": majority,
-            "opinions": {k: v.__dict__ for k, v in opinions.items()},
+            "opinions": {k: v.to_json() for k, v in opinions.items()},
+            "accused_bound_by_receipt": opinions[liar].bound(),
             "at": time.time(),
         }
         reason = (
@@ -216,6 +269,7 @@ class Auditor:
         return self._done(AuditVerdict(hop.node_id, QUARANTINED, [liar], why.detail))
 
     def _done(self, verdict: AuditVerdict) -> AuditVerdict:
+        self.outcomes[verdict.outcome] += 1
         self.verdicts.append(verdict)
         del self.verdicts[:-1000]
         return verdict

@@ -37,6 +37,8 @@ from tracker_service.tickets import (
     ReceiptError,
     TicketHop,
     check_receipt_matches,
+    frame_output_digest,
+    token_output_digest,
     verify_receipt,
 )
 from tracker_service.wire import b64decode_exact, b64encode
@@ -57,6 +59,15 @@ TIMEOUT = "timeout"
 PROTOCOL = "protocol-error"
 BAD_RECEIPT = "bad-receipt"
 FRAME_TOO_LARGE = "frame-too-large"
+
+
+def reply_output_digest(reply: bytes, *, last_hop: bool, max_bytes: int) -> str:
+    """The digest a hop's receipt signs for this reply: the frame's bytes, or the
+    last hop's sampled token ids (raises ``FrameError`` on an unreadable reply)."""
+    if not last_hop:
+        return frame_output_digest(reply)
+    decoded = wire_frames.decode_last_hop(reply, max_bytes=max_bytes, batch_size=1)
+    return token_output_digest(decoded.token_ids)
 
 
 class RouteFailure(Exception):
@@ -194,6 +205,7 @@ class _Hop:
     tokens: int = 0
     layers: list[int] = field(default_factory=list)
     inputs: list[bytes] = field(default_factory=list)  # kept only while audited
+    last_reply: bytes | None = None  # the receipt's output_sha256 must bind this
     audit_rate: float = 0.0
 
     def fail(self, reason: str, message: str) -> RouteFailure:
@@ -304,6 +316,7 @@ class RouteSession:
             reply = await self._exchange(hop, frame)
             hop.steps += 1
             hop.tokens += count
+            hop.last_reply = reply
             await self._maybe_audit(hop, frame, reply)
             last = hop.index == len(self._hops) - 1
             try:
@@ -344,7 +357,12 @@ class RouteSession:
         try:  # an audit never holds a step longer than the step itself may take
             async with asyncio.timeout(self._step_timeout_s):
                 verdict = await self._auditor.audit(
-                    self.plan, hop.index, list(hop.inputs), reply, greedy=self._greedy
+                    self.plan,
+                    hop.index,
+                    list(hop.inputs),
+                    reply,
+                    greedy=self._greedy,
+                    bind=lambda: self.receipt_now(hop.index),
                 )
         except TimeoutError:
             log.info("audit of hop %d ran past the step deadline; step left unaudited", hop.index)
@@ -364,6 +382,7 @@ class RouteSession:
         hop = self._hops[0]
         reply = await self._exchange(hop, frame)
         hop.steps += 1
+        hop.last_reply = reply
         try:
             hop.tokens += wire_frames.positions_of(frame, self._max_reply)
         except wire_frames.FrameError as exc:
@@ -422,6 +441,13 @@ class RouteSession:
         reply = await self._expect_text(hop, "receipt")
         try:
             receipt = verify_receipt(reply, hop.plan.public_key)
+            digest = None
+            if hop.last_reply is not None:
+                digest = reply_output_digest(
+                    hop.last_reply,
+                    last_hop=hop.plan.end == self.plan.layer_count,
+                    max_bytes=self._max_reply,
+                )
             check_receipt_matches(
                 receipt,
                 route_session_id=self.plan.route_session_id,
@@ -429,10 +455,27 @@ class RouteSession:
                 hop=hop.plan.ticket_hop,
                 steps=hop.steps,
                 tokens=hop.tokens,
+                output_sha256=digest,
             )
-        except ReceiptError as exc:
+        except (ReceiptError, wire_frames.FrameError) as exc:
             raise hop.fail(BAD_RECEIPT, str(exc)) from exc
         return receipt
+
+    async def receipt_now(self, hop_index: int) -> dict[str, Any] | None:
+        """Close one hop at once and return its verified signed receipt, or None.
+
+        An audit that convicts a hop calls this right after the disputed step,
+        so the receipt's output_sha256 binds the node to the very output the
+        audit found wrong (the route ends with the quarantine anyway).
+        """
+        hop = self._hops[hop_index]
+        try:
+            return (await self._close_hop(hop)).signed
+        except RouteFailure as exc:
+            log.info("hop %d gave no receipt for the audit: %s", hop_index, exc)
+            return None
+        finally:
+            await self._drop(hop)
 
     async def abort(self) -> None:
         """Drop every connection without receipts (the nodes free the sessions)."""

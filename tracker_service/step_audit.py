@@ -7,7 +7,7 @@ other.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -29,6 +29,12 @@ class StepAuditor(Protocol):
         observed: bytes,
         *,
         greedy: bool,
+        bind: Callable[[], Awaitable[dict[str, Any] | None]] | None = None,
     ) -> Any:
-        """A verdict whose ``quarantined`` lists the node ids taken out of routing."""
+        """A verdict whose ``quarantined`` lists the node ids taken out of routing.
+
+        ``bind`` closes the audited hop and returns its signed receipt (None if
+        it gives none): called only to convict that hop, so the evidence holds
+        the node's own signature over the output it sent.
+        """
         ...

@@ -12,6 +12,8 @@ the node and pinned by ``tests/data/dataplane_vectors.json``.
 
 from __future__ import annotations
 
+import hashlib
+import re
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -19,10 +21,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracker_service.keys import ROUTE_TICKET_DOMAIN, TrackerKey, verify_ed25519
-from tracker_service.wire import domain_message, node_id_for
+from tracker_service.wire import canonical_json, domain_message, node_id_for
 
 HOP_RECEIPT_DOMAIN = b"meshnet.hop-receipt.v1"
 DEFAULT_TICKET_TTL_S = 600.0
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+def frame_output_digest(reply: bytes) -> str:
+    """What a non-last hop's receipt binds: SHA-256 hex of its last reply frame's bytes."""
+    return hashlib.sha256(reply).hexdigest()
+
+
+def token_output_digest(token_ids: Sequence[int]) -> str:
+    """What a last hop's receipt binds: SHA-256 hex of its sampled ids as canonical JSON."""
+    return hashlib.sha256(canonical_json([int(t) for t in token_ids])).hexdigest()
 
 
 class ReceiptError(ValueError):
@@ -119,6 +132,7 @@ class HopReceipt:
     steps: int
     tokens: int
     signed: dict[str, Any]  # the receipt and signature as received, kept as evidence
+    output_sha256: str | None = None  # the digest of the hop's last step output (None: no step)
 
 
 def _int(value: object) -> bool:
@@ -145,6 +159,13 @@ def verify_receipt(signed: object, public_key: bytes) -> HopReceipt:
         raise ReceiptError(
             "the hop receipt needs route_session_id, epoch, node_id, range, steps, tokens"
         )
+    digest = raw.get("output_sha256", "missing")
+    if not (digest is None or (isinstance(digest, str) and _SHA256_HEX.fullmatch(digest))):
+        raise ReceiptError(
+            "the hop receipt needs output_sha256: null or the 64-hex SHA-256 of its last output"
+        )
+    if (digest is None) != (raw["steps"] == 0):
+        raise ReceiptError("the hop receipt's output_sha256 must be null exactly when steps is 0")
     if raw["node_id"] != node_id_for(public_key):
         raise ReceiptError(
             f"the receipt names node {raw['node_id']}, the key is node {node_id_for(public_key)}"
@@ -157,6 +178,7 @@ def verify_receipt(signed: object, public_key: bytes) -> HopReceipt:
         end=span[1],
         steps=raw["steps"],
         tokens=raw["tokens"],
+        output_sha256=digest,
         signed={"receipt": raw, "signature": signature},
     )
 
@@ -169,8 +191,13 @@ def check_receipt_matches(
     hop: TicketHop,
     steps: int,
     tokens: int,
+    output_sha256: str | None = None,
 ) -> None:
-    """The receipt must account for exactly the work this client sent the hop."""
+    """The receipt must account for exactly the work this client sent the hop.
+
+    With ``output_sha256`` (the digest of the last reply this client received),
+    it must also bind the node to that output.
+    """
     expected = (route_session_id, epoch, hop.node_id, hop.effective_start, hop.end, steps, tokens)
     got = (
         receipt.route_session_id,
@@ -187,4 +214,9 @@ def check_receipt_matches(
             f"{got[3]}-{got[4]} steps {got[5]} tokens {got[6]}; this client ran session "
             f"{route_session_id} epoch {epoch} layers {hop.effective_start}-{hop.end} "
             f"steps {steps} tokens {tokens}"
+        )
+    if output_sha256 is not None and receipt.output_sha256 != output_sha256:
+        raise ReceiptError(
+            f"node {hop.node_id} signed output {receipt.output_sha256}; the last output this "
+            f"client received from it has digest {output_sha256}"
         )

@@ -27,7 +27,7 @@ from websockets.exceptions import ConnectionClosed
 from core.dataplane import frames, wire
 from core.dataplane.batcher import StepBatcher
 from core.dataplane.lie import Lie
-from core.dataplane.receipts import HopReceipt, sign_receipt
+from core.dataplane.receipts import HopReceipt, frame_digest, sign_receipt, token_digest
 from core.dataplane.ticket_uses import TicketUses
 from core.dataplane.tickets import TicketGrant, TicketVerifier
 from core.errors import (
@@ -214,6 +214,7 @@ class HopSession:
         self._grant: TicketGrant | None = None
         self._steps = 0
         self._tokens = 0
+        self._output_sha256: str | None = None  # the last step's output, for the receipt
 
     async def run(self) -> None:
         try:
@@ -330,12 +331,15 @@ class HopSession:
             if result.hidden is None:
                 raise RuntimeError("a non-last shard returned no hidden states")
             hidden = liar.hidden(result.hidden) if lie and liar else result.hidden
-            return frames.encode_frame({frames.HIDDEN: hidden}, meta)
+            reply = frames.encode_frame({frames.HIDDEN: hidden}, meta)
+            self._output_sha256 = frame_digest(reply)
+            return reply
         if result.token_ids is None:
             raise RuntimeError("the last shard returned no token ids")
         token_ids = result.token_ids
         if lie and liar:
             token_ids = liar.tokens(token_ids, int(getattr(self._shard.config, "vocab_size", 2)))
+        self._output_sha256 = token_digest(token_ids.reshape(-1).tolist())
         rows = token_ids.shape[0]
         empty_ids = torch.zeros((rows, 0), dtype=torch.int64)
         top_ids = result.top_ids if result.top_ids is not None else empty_ids
@@ -364,6 +368,7 @@ class HopSession:
             end=grant.hop.end,
             steps=self._steps,
             tokens=self._tokens,
+            output_sha256=self._output_sha256,
         )
         signed = sign_receipt(receipt, self._ctx.sign)
         self._release()  # free the KV before the (possibly slow) goodbye

@@ -9,16 +9,36 @@ it actually ran (``[effective_start, end]``) and how much it ran:
             frames. Every hop, the last one included, counts the same way, so
             the certifier can check that all hops of a route did the same work
             (the last hop sampled one token per batch row per step besides).
+    output_sha256
+            what the hop sent for its last step, so the receipt binds the node to
+            its output (a hop audit's evidence): the SHA-256 hex of the reply
+            frame's bytes, or for the last hop of its sampled token ids written
+            as canonical JSON (``[1234]``); null when the hop ran no step. An
+            audit closes the hop right after the step it disputes.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from core.dataplane import wire
 from core.errors import ProtocolError
+
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+def frame_digest(reply: bytes) -> str:
+    """A non-last hop's output digest: SHA-256 hex of the reply frame's bytes."""
+    return hashlib.sha256(reply).hexdigest()
+
+
+def token_digest(token_ids: list[int]) -> str:
+    """The last hop's output digest: SHA-256 hex of its sampled ids as canonical JSON."""
+    return hashlib.sha256(wire.canonical_json([int(t) for t in token_ids])).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -30,6 +50,7 @@ class HopReceipt:
     end: int
     steps: int
     tokens: int
+    output_sha256: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -39,6 +60,7 @@ class HopReceipt:
             "range": [self.start, self.end],
             "steps": self.steps,
             "tokens": self.tokens,
+            "output_sha256": self.output_sha256,
         }
 
     @classmethod
@@ -57,6 +79,13 @@ class HopReceipt:
             raise ProtocolError(
                 "the hop receipt needs route_session_id, epoch, node_id, range, steps, tokens"
             )
+        digest = raw.get("output_sha256")
+        if digest is not None and not (isinstance(digest, str) and _SHA256_HEX.fullmatch(digest)):
+            raise ProtocolError("the hop receipt's output_sha256 must be null or 64 hex chars")
+        if "output_sha256" not in raw or (digest is None) != (raw["steps"] == 0):
+            raise ProtocolError(
+                "the hop receipt needs output_sha256: the digest of its last step's output"
+            )
         return cls(
             route_session_id=raw["route_session_id"],
             epoch=raw["epoch"],
@@ -65,6 +94,7 @@ class HopReceipt:
             end=span[1],
             steps=raw["steps"],
             tokens=raw["tokens"],
+            output_sha256=digest,
         )
 
 

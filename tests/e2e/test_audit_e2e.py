@@ -92,6 +92,8 @@ def test_a_lying_node_process_is_quarantined_while_answers_stay_greedy_exact(
     shown = next(n for n in network.state()["nodes"] if n["node_id"] == liar)
     assert shown["quarantine_evidence"]["accused"] == liar
     assert len(shown["quarantine_evidence"]["majority"]) == 2
+    # The accused's own signed receipt binds it to the output the majority disputed.
+    assert shown["quarantine_evidence"]["accused_bound_by_receipt"]
     for node in network.state()["nodes"]:
         if node["node_id"] != liar:
             assert node["state"] == "active"

@@ -50,8 +50,11 @@ def sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def identity_for(model_dir: Path, start: int, end: int, **axes: Any) -> dict[str, Any]:
-    """The identity block a node serving [start, end) of the tiny model presents."""
+def identity_for(
+    model_dir: Path, start: int, end: int, layer_count: int = NUM_LAYERS, **axes: Any
+) -> dict[str, Any]:
+    """The identity block a node serving [start, end) of the tiny model (or, with
+    its ``layer_count``, another local model folder) presents."""
     fields = recipe_axes(
         tokenizer_revision=sha256_file(model_dir / "tokenizer.json"),
         recipe_id="tiny-llama-fp32",
@@ -63,7 +66,7 @@ def identity_for(model_dir: Path, start: int, end: int, **axes: Any) -> dict[str
         content_digest=sha256_file(model_dir / "model.safetensors"),
         architecture="LlamaForCausalLM",
         architecture_digest=sha256_file(model_dir / "config.json"),
-        layer_count=NUM_LAYERS,
+        layer_count=layer_count,
         recipe_fields=fields,
         shard_start=start,
         shard_end=end,
@@ -115,8 +118,9 @@ def start_real_node(
     kv_budget_bytes: int | None = None,
     serve_tokenizer: bool = True,
     identity: dict[str, Any] | None = None,
+    key: Ed25519PrivateKey | None = None,
 ) -> RealNode:
-    key = Ed25519PrivateKey.generate()
+    key = key or Ed25519PrivateKey.generate()
     shard = Shard.load(model_dir, start, end)
     sessions = SessionManager(shard, kv_budget_bytes=kv_budget_bytes)
     identity = identity or identity_for(model_dir, start, end)

@@ -21,9 +21,11 @@ from tracker_service.tickets import (
     TicketHop,
     build_ticket,
     check_receipt_matches,
+    frame_output_digest,
     receipt_message,
     sign_ticket,
     ticket_message,
+    token_output_digest,
     verify_receipt,
 )
 
@@ -121,6 +123,49 @@ def test_a_receipt_is_checked_against_the_work_the_client_sent() -> None:
         check_receipt_matches(
             receipt, route_session_id="rs-0001", epoch=1, hop=hop, steps=10, tokens=16
         )
+
+
+@pytest.mark.parametrize("vector", VECTORS["receipt_vectors"], ids=lambda v: v["name"])
+def test_a_receipts_output_digest_rederives_from_the_output_it_names(
+    vector: dict[str, Any],
+) -> None:
+    frame = next(f for f in VECTORS["frame_vectors"] if f["name"] == vector["output_frame"])
+    data = _b64(frame["frame_b64"])
+    if wire_frames.TOKEN_IDS in frame["tensors"]:
+        decoded = wire_frames.decode_last_hop(data, max_bytes=len(data), batch_size=1)
+        digest = token_output_digest(decoded.token_ids)
+    else:
+        digest = frame_output_digest(data)
+    assert vector["receipt"]["output_sha256"] == digest
+    receipt = verify_receipt(
+        {"receipt": vector["receipt"], "signature": vector["signature_b64"]},
+        _b64(vector["node_public_key_b64"]),
+    )
+    start, end = vector["receipt"]["range"]
+    hop = TicketHop(vector["node_id"], start, end, start)
+    work = {"steps": receipt.steps, "tokens": receipt.tokens}
+    check_receipt_matches(
+        receipt, route_session_id="rs-0001", epoch=1, hop=hop, output_sha256=digest, **work
+    )
+    with pytest.raises(ReceiptError, match="signed output"):
+        check_receipt_matches(
+            receipt, route_session_id="rs-0001", epoch=1, hop=hop, output_sha256="0" * 64, **work
+        )
+
+
+def test_a_receipt_without_an_output_digest_is_refused() -> None:
+    vector = VECTORS["receipt_vectors"][0]
+    key = TrackerKey.from_seed(bytes.fromhex(vector["node_private_key_seed_hex"]))
+    for digest in ("missing", None, "ABC"):
+        body = copy.deepcopy(vector["receipt"])
+        if digest == "missing":
+            body.pop("output_sha256")
+        else:
+            body["output_sha256"] = digest
+        # Signed correctly by the node's own key: the shape, not the signature, is wrong.
+        signature = key.sign(b"meshnet.hop-receipt.v1", body)
+        with pytest.raises(ReceiptError, match="output_sha256"):
+            verify_receipt({"receipt": body, "signature": signature}, key.public_key_raw)
 
 
 @pytest.mark.parametrize("vector", VECTORS["reachability_vectors"], ids=lambda v: v["name"])

@@ -30,8 +30,8 @@ class NodePublic(BaseModel):
     audits_passed: int = Field(default=0, description="hop audits this identity has passed")
     quarantine_evidence: dict[str, Any] | None = Field(
         default=None,
-        description="when quarantined: the hop, both answers' digests, the majority's "
-        "signed replay receipts",
+        description="when quarantined: the hop, each node's output digest and its own "
+        "signed receipt binding it to that output (the accused's and the auditors')",
     )
 
 

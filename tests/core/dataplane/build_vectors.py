@@ -22,11 +22,19 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from core.dataplane import frames, wire
 from core.dataplane.challenge import answer_challenge, reachability_message
-from core.dataplane.receipts import HopReceipt, receipt_message, sign_receipt
+from core.dataplane.receipts import (
+    HopReceipt,
+    frame_digest,
+    receipt_message,
+    sign_receipt,
+    token_digest,
+)
 from core.dataplane.tickets import sign_ticket, ticket_message
 
 VECTORS_PATH = Path(__file__).resolve().parents[2] / "data" / "dataplane_vectors.json"
 
+MIDDLE_FRAME = "middle hop step: hidden states"
+LAST_FRAME = "last hop reply: sampled token with top-2 log-probs"
 SAFETENSORS_DTYPES = {torch.int64: "I64", torch.float32: "F32"}
 
 
@@ -92,28 +100,65 @@ def _ticket_vectors() -> list[dict[str, Any]]:
     return out
 
 
-def _receipt_vectors() -> list[dict[str, Any]]:
-    seed, node, public = _key("meshnet-vectors/node-b")
-    receipt = HopReceipt(
-        route_session_id="rs-0001",
-        epoch=1,
-        node_id=wire.node_id_for(public),
-        start=16,
-        end=30,
-        steps=9,
-        tokens=16,
-    )
+def _receipt_vector(
+    name: str, receipt: HopReceipt, output_frame: str, seed: bytes, node: Ed25519PrivateKey
+) -> dict[str, Any]:
     signed = sign_receipt(receipt, node.sign)
+    public = node.public_key().public_bytes(
+        serialization.Encoding.Raw, serialization.PublicFormat.Raw
+    )
+    return {
+        "name": name,
+        "node_private_key_seed_hex": seed.hex(),
+        "node_public_key_b64": wire.b64encode(public),
+        "node_id": receipt.node_id,
+        "receipt": signed["receipt"],
+        "canonical": receipt_message(signed["receipt"]).decode("utf-8"),
+        "signature_b64": signed["signature"],
+        # The frame vector whose bytes (middle hop) or token ids (last hop) output_sha256 binds.
+        "output_frame": output_frame,
+    }
+
+
+def _receipt_vectors(frame_vectors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    by_name = {v["name"]: v for v in frame_vectors}
+    middle = by_name[MIDDLE_FRAME]
+    last = by_name[LAST_FRAME]
+    seed_a, node_a, public_a = _key("meshnet-vectors/node-a")
+    seed_b, node_b, public_b = _key("meshnet-vectors/node-b")
     return [
-        {
-            "name": "last hop after a 8-token prefill and 8 decode steps",
-            "node_private_key_seed_hex": seed.hex(),
-            "node_public_key_b64": wire.b64encode(public),
-            "node_id": receipt.node_id,
-            "receipt": signed["receipt"],
-            "canonical": receipt_message(signed["receipt"]).decode("utf-8"),
-            "signature_b64": signed["signature"],
-        }
+        _receipt_vector(
+            "last hop after a 8-token prefill and 8 decode steps",
+            HopReceipt(
+                route_session_id="rs-0001",
+                epoch=1,
+                node_id=wire.node_id_for(public_b),
+                start=16,
+                end=30,
+                steps=9,
+                tokens=16,
+                output_sha256=token_digest(last["tensors"]["token_ids"]["values"]),
+            ),
+            LAST_FRAME,
+            seed_b,
+            node_b,
+        ),
+        _receipt_vector(
+            "middle hop after one step of two positions",
+            HopReceipt(
+                route_session_id="rs-0001",
+                epoch=1,
+                node_id=wire.node_id_for(public_a),
+                start=0,
+                end=16,
+                steps=1,
+                tokens=2,
+                output_sha256=frame_digest(base64.b64decode(middle["frame_b64"])),
+            ),
+            MIDDLE_FRAME,
+            seed_a,
+            node_a,
+        ),
     ]
 
 
@@ -159,9 +204,9 @@ def _frame_vectors() -> list[dict[str, Any]]:
             {"input_ids": torch.tensor([[1, 7, 42]])},
             {"position": "0"},
         ),
-        _frame_vector("middle hop step: hidden states", {"hidden": hidden}, {"position": "3"}),
+        _frame_vector(MIDDLE_FRAME, {"hidden": hidden}, {"position": "3"}),
         _frame_vector(
-            "last hop reply: sampled token with top-2 log-probs",
+            LAST_FRAME,
             {
                 "token_ids": torch.tensor([42]),
                 "top_ids": torch.tensor([[42, 7]]),
@@ -173,12 +218,15 @@ def _frame_vectors() -> list[dict[str, Any]]:
 
 
 def build() -> dict[str, Any]:
+    frame_vectors = _frame_vectors()
     return {
         "description": (
             "MeshNet data-plane vectors (notes/wire.md, issue 5). Signed bytes are the UTF-8 of "
             "'canonical'; signatures are Ed25519 (deterministic) by the listed seed, standard "
             "padded base64. Frames are safetensors bytes; a reader must decode each to exactly "
-            "the listed dtype, shape and values (byte-exact re-encoding is not required)."
+            "the listed dtype, shape and values (byte-exact re-encoding is not required). "
+            "A receipt's output_sha256 is the SHA-256 hex of its 'output_frame' vector's bytes "
+            "(a hidden-state reply) or of that frame's token_ids as canonical JSON (a last hop)."
         ),
         "domains": {
             "route_ticket": wire.ROUTE_TICKET_DOMAIN.decode(),
@@ -186,9 +234,9 @@ def build() -> dict[str, Any]:
             "reachability": wire.REACHABILITY_DOMAIN.decode(),
         },
         "ticket_vectors": _ticket_vectors(),
-        "receipt_vectors": _receipt_vectors(),
+        "receipt_vectors": _receipt_vectors(frame_vectors),
         "reachability_vectors": _reachability_vectors(),
-        "frame_vectors": _frame_vectors(),
+        "frame_vectors": frame_vectors,
     }
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from core.dataplane import wire
 from core.dataplane.challenge import answer_challenge, check_nonce, verify_challenge
-from core.dataplane.receipts import HopReceipt, sign_receipt, verify_receipt
+from core.dataplane.receipts import HopReceipt, frame_digest, sign_receipt, verify_receipt
 from core.errors import ProtocolError
 from tests.core.dataplane.conftest import NODE_A_SEED, NODE_B_SEED, Key
 
@@ -15,7 +15,9 @@ OTHER = Key.from_seed(NODE_B_SEED)
 
 
 def _receipt(node_id: str = NODE.node_id) -> HopReceipt:
-    return HopReceipt("route-1", 2, node_id, start=0, end=2, steps=3, tokens=7)
+    return HopReceipt(
+        "route-1", 2, node_id, start=0, end=2, steps=3, tokens=7, output_sha256=frame_digest(b"x")
+    )
 
 
 def test_signed_receipt_verifies_with_the_nodes_key_and_round_trips() -> None:
@@ -59,3 +61,10 @@ def test_nonce_that_is_not_bounded_hex_is_refused(nonce: str | None) -> None:
     with pytest.raises(ProtocolError) as caught:
         check_nonce(nonce)
     assert caught.value.reason == wire.BAD_FRAME
+
+
+def test_receipt_with_a_changed_output_digest_fails_verification() -> None:
+    signed = sign_receipt(_receipt(), NODE.sign)
+    signed["receipt"]["output_sha256"] = frame_digest(b"something else")
+    with pytest.raises(ProtocolError):
+        verify_receipt(signed, NODE.public)

@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from core.dataplane import frames, wire
 from core.dataplane.challenge import verify_challenge
-from core.dataplane.receipts import verify_receipt
+from core.dataplane.receipts import frame_digest, token_digest, verify_receipt
 from tests.core.dataplane.build_vectors import VECTORS_PATH, render
 
 
@@ -77,3 +77,15 @@ def test_frame_vectors_decode_to_their_listed_tensors(vectors: dict[str, Any]) -
             assert frames.NAME_OF_DTYPE[tensor.dtype] == spec["dtype"]
             assert list(tensor.shape) == spec["shape"]
             assert tensor.tolist() == spec["values"]
+
+
+def test_receipt_output_digest_is_the_named_outputs(vectors: dict[str, Any]) -> None:
+    frames_by_name = {f["name"]: f for f in vectors["frame_vectors"]}
+    for vector in vectors["receipt_vectors"]:
+        frame = frames_by_name[vector["output_frame"]]
+        data = base64.b64decode(frame["frame_b64"])
+        if "token_ids" in frame["tensors"]:
+            expected = token_digest(frame["tensors"]["token_ids"]["values"])
+        else:
+            expected = frame_digest(data)
+        assert vector["receipt"]["output_sha256"] == expected, vector["name"]
