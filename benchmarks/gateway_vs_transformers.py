@@ -134,7 +134,18 @@ def stream(url: str, model: str, *, kill_after: int = 0, nodes: dict[str, Child]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, help="torch threads, here and in every node")
+    parser.add_argument(
+        "--audits",
+        action="store_true",
+        help="keep the tracker's hop audits on (benchmarks/audit_cost.py measures their cost)",
+    )
     args = parser.parse_args()
+    if not args.audits:
+        # The gateway's own path: fresh nodes are on audit probation (a quarter of steps
+        # replayed elsewhere), a cost measured on its own by benchmarks/audit_cost.py.
+        os.environ["MESHNET_TRACKER_AUDIT_RATE"] = "0"
+        os.environ["MESHNET_TRACKER_AUDIT_PROBATION_RATE"] = "0"
+    print(f"hop audits: {'on' if args.audits else 'off (--audits turns them on)'}")
     if args.threads:
         torch.set_num_threads(args.threads)
         os.environ["OMP_NUM_THREADS"] = str(args.threads)  # the node processes inherit it
