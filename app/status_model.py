@@ -405,6 +405,10 @@ def tooltip_text(status: NodeStatus) -> str:
 def gate_sentence(row: GateRow, status: NodeStatus, now: float | None = None) -> str:
     """The sentence a gate row shows; the capability row adds the report's age."""
     if row.gate_state == "waiting":
+        if row.name == "placement" and status.shard is not None:
+            # A node started with fixed layers never asks the tracker which to serve.
+            start, end = status.shard
+            return f"Layers {start}–{end}, as set in Settings."
         if status.active:
             return "Not checked yet."
         return "Not reached." if status.state in FAILED_STATES else "—"

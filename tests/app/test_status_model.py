@@ -189,6 +189,18 @@ def test_report_age_and_time_left_before_stale() -> None:
     assert NodeStatus().report_age(NOW) is None
 
 
+def test_the_placement_row_of_a_node_with_fixed_layers_says_where_they_came_from() -> None:
+    assert gate_sentence(NodeStatus().gates["placement"], NodeStatus(), NOW) == "—"
+    status = serving_status()  # started with layers 0-15: no placement event ever comes
+    row = status.gates["placement"]
+    assert row.gate_state == "waiting"
+    assert gate_sentence(row, status, NOW) == "Layers 0–15, as set in Settings."
+    status.apply(
+        event("gate", "Layers 15–30 have the fewest servers", gate="placement", gate_state="passed")
+    )
+    assert gate_sentence(status.gates["placement"], status, NOW).startswith("Layers 15–30 have")
+
+
 def test_log_lines_are_bounded() -> None:
     status = NodeStatus()
     for index in range(LOG_LINES_KEPT + 25):
