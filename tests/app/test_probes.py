@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -17,7 +16,6 @@ import pytest
 from app.pause_rules import ProbeReadings
 from app.probes import SystemProbes
 from app.probes.battery import BatteryProbe
-from app.probes.gpu import UNKNOWN, GpuReading, NvmlGpuProbe
 from app.probes.idle import (
     LogindIdle,
     MacIdle,
@@ -28,179 +26,9 @@ from app.probes.idle import (
     idle_reader,
 )
 from app.probes.programs import ProgramsProbe
+from tests.app.fake_nvml import NODE, FakeGpu, FakeNvml, Sample, probe_over
 
 # --- GPU (NVML) ----------------------------------------------------------------
-
-
-class NVMLError(Exception):
-    def __init__(self, message: str = "", value: int = 999) -> None:
-        super().__init__(message)
-        self.value = value
-
-
-class NVMLError_NotFound(NVMLError):
-    pass
-
-
-class NVMLError_NotSupported(NVMLError):
-    pass
-
-
-@dataclass
-class Sample:
-    pid: int
-    timeStamp: int
-    smUtil: int
-
-
-@dataclass
-class FakeGpu:
-    temperature: float = 60.0
-    samples: list[Sample] | None = None  # None: per-process utilisation not supported
-    utilisation: int = 0
-    processes: tuple[int, ...] = ()
-    temperature_fails: bool = False
-    empty_raises_success: bool = False  # what pynvml does when the driver returns 0 samples
-
-
-class FakeNvml:
-    """The part of pynvml the probe calls, over a list of fake GPUs."""
-
-    NVML_TEMPERATURE_GPU = 0
-    NVML_SUCCESS = 0
-    NVMLError = NVMLError
-    NVMLError_NotFound = NVMLError_NotFound
-
-    def __init__(self, gpus: list[FakeGpu], init_error: Exception | None = None) -> None:
-        self.gpus = gpus
-        self.init_error = init_error
-        self.asked_since: list[int] = []
-        self.shut_down = False
-
-    def nvmlInit(self) -> None:
-        if self.init_error is not None:
-            raise self.init_error
-
-    def nvmlShutdown(self) -> None:
-        self.shut_down = True
-
-    def nvmlDeviceGetCount(self) -> int:
-        return len(self.gpus)
-
-    def nvmlDeviceGetHandleByIndex(self, index: int) -> FakeGpu:
-        return self.gpus[index]
-
-    def nvmlDeviceGetTemperature(self, gpu: FakeGpu, sensor: int) -> float:
-        assert sensor == self.NVML_TEMPERATURE_GPU
-        if gpu.temperature_fails:
-            raise NVMLError_NotSupported("no sensor")
-        return gpu.temperature
-
-    def nvmlDeviceGetProcessUtilization(self, gpu: FakeGpu, since: int) -> list[Sample]:
-        self.asked_since.append(since)
-        if gpu.samples is None:
-            raise NVMLError_NotSupported("not supported")
-        fresh = [s for s in gpu.samples if s.timeStamp > since]
-        if not fresh and gpu.empty_raises_success:
-            raise NVMLError("Success", value=self.NVML_SUCCESS)
-        if not fresh:
-            raise NVMLError_NotFound("no samples")
-        return fresh
-
-    def nvmlDeviceGetComputeRunningProcesses(self, gpu: FakeGpu) -> list[Any]:
-        return [SimpleNamespace(pid=pid) for pid in gpu.processes]
-
-    def nvmlDeviceGetGraphicsRunningProcesses(self, gpu: FakeGpu) -> list[Any]:
-        return []
-
-    def nvmlDeviceGetUtilizationRates(self, gpu: FakeGpu) -> Any:
-        return SimpleNamespace(gpu=gpu.utilisation, memory=0)
-
-
-NODE, GAME, APP = 5000, 4000, 3000
-
-
-def probe_over(nvml: FakeNvml) -> NvmlGpuProbe:
-    return NvmlGpuProbe(importer=lambda: nvml, own_pid=APP)  # type: ignore[arg-type,return-value]
-
-
-def test_a_game_using_the_gpu_makes_it_busy_and_the_node_itself_does_not() -> None:
-    gpu = FakeGpu(temperature=71, samples=[Sample(NODE, 10, 95), Sample(APP, 11, 40)])
-    nvml = FakeNvml([gpu])
-    probe = probe_over(nvml)
-    assert probe.read([NODE]) == GpuReading(busy_by_others=False, temperature_c=71.0)
-    gpu.samples = [Sample(NODE, 20, 95), Sample(GAME, 21, 60), Sample(GAME, 22, 70)]
-    assert probe.read([NODE]) == GpuReading(busy_by_others=True, temperature_c=71.0)
-    assert nvml.asked_since == [0, 11]  # only samples newer than the last read count
-
-
-def test_a_process_below_the_threshold_does_not_make_the_gpu_busy() -> None:
-    gpu = FakeGpu(samples=[Sample(GAME, 1, 4), Sample(GAME, 2, 8)])
-    assert probe_over(FakeNvml([gpu])).read([NODE]).busy_by_others is False
-
-
-@pytest.mark.parametrize("empty_raises_success", [False, True])
-def test_no_new_samples_means_not_busy(empty_raises_success: bool) -> None:
-    gpu = FakeGpu(samples=[], processes=(NODE,), empty_raises_success=empty_raises_success)
-    assert probe_over(FakeNvml([gpu])).read([NODE]).busy_by_others is False
-
-
-def test_without_per_process_samples_the_whole_gpu_counts_while_the_node_is_off_it() -> None:
-    gpu = FakeGpu(samples=None, utilisation=80, processes=(GAME,))
-    probe = probe_over(FakeNvml([gpu]))
-    assert probe.read([NODE]).busy_by_others is True
-    gpu.utilisation = 3
-    assert probe.read([NODE]).busy_by_others is False
-    gpu.processes, gpu.utilisation = (GAME, NODE), 90
-    assert probe.read([NODE]).busy_by_others is None  # cannot tell the node's share apart
-
-
-def test_several_gpus_busy_if_any_is_and_the_hottest_temperature() -> None:
-    quiet = FakeGpu(temperature=50, samples=[])
-    gaming = FakeGpu(temperature=84, samples=[Sample(GAME, 5, 90)])
-    assert probe_over(FakeNvml([quiet, gaming])).read([NODE]) == GpuReading(True, 84.0)
-
-
-def test_a_gpu_without_a_temperature_sensor_still_reports_busy() -> None:
-    gpu = FakeGpu(samples=[Sample(GAME, 5, 90)], temperature_fails=True)
-    assert probe_over(FakeNvml([gpu])).read([]) == GpuReading(True, None)
-
-
-@pytest.mark.parametrize(
-    "importer",
-    [
-        lambda: (_ for _ in ()).throw(ImportError("No module named 'pynvml'")),
-        lambda: FakeNvml([], init_error=NVMLError("Driver Not Loaded")),
-        lambda: FakeNvml([]),  # NVML works but finds no GPU
-    ],
-    ids=["no-library", "no-driver", "no-gpu"],
-)
-def test_no_nvidia_gpu_reads_unknown_and_never_raises(importer: Callable[[], Any]) -> None:
-    calls = []
-
-    def counting() -> Any:
-        calls.append(1)
-        return importer()
-
-    probe = NvmlGpuProbe(importer=counting)
-    assert probe.read([NODE]) == UNKNOWN
-    assert probe.read([NODE]) == UNKNOWN
-    assert len(calls) == 1  # a machine without NVML is not asked again every probe
-
-
-def test_close_shuts_nvml_down() -> None:
-    nvml = FakeNvml([FakeGpu(samples=[])])
-    probe = probe_over(nvml)
-    probe.read([])
-    probe.close()
-    assert nvml.shut_down
-
-
-def test_the_real_gpu_probe_never_raises() -> None:
-    reading = NvmlGpuProbe().read([os.getpid()])
-    assert reading.busy_by_others in (True, False, None)
-    assert reading.temperature_c is None or 0 < reading.temperature_c < 130
-
 
 # --- programs and battery (psutil) ---------------------------------------------
 
