@@ -28,6 +28,16 @@ CASES = [
         "database-unreachable",
     ),
     ("tracker_service.cli", ["recipes", "--db", "sqlite:///{tmp}/none/x.db"], "database-missing"),
+    *(
+        (
+            "tracker_service.cli",
+            [kind, *action, "--db", "sqlite:///{tmp}/none/x.db"],
+            "database-missing",
+        )
+        for kind in ("tokens", "keys", "submitters")
+        for action in (["list"], ["revoke", "1"])
+    ),
+    ("tracker_service.cli", ["submitters", "list", "--db", "foo://x"], "bad-database-url"),
 ]
 
 

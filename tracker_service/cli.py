@@ -6,15 +6,15 @@ import argparse
 import logging
 import os
 import sys
-import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from tracker_service.backup_cli import add_backup_commands
 from tracker_service.cli_errors import explain, require_existing_sqlite
+from tracker_service.cli_table import table, when
 from tracker_service.config import Settings
-from tracker_service.jobs_cli import add_jobs_commands
+from tracker_service.jobs_cli import SUBMITTERS, add_jobs_commands
+from tracker_service.secrets_cli import SecretKind, add_secret_command
 from tracker_service.store.api_keys import add_api_key, list_api_keys, revoke_api_key
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import list_recipes
@@ -39,20 +39,12 @@ def _open_store(settings: Settings) -> Database:
     return database
 
 
-def _when(ts: float | None) -> str:
-    if ts is None:
-        return "-"
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows, strict=False)]
-    lines = [
-        "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    ]
-    head = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))
-    return "\n".join([head, "  ".join("-" * w for w in widths), *lines])
+def _store_for(args: argparse.Namespace) -> Database:
+    """The database a token or key command works on; only `add` may create one."""
+    settings = _settings(args)
+    if args.db and args.action != "add":  # a typo must not read as "no tokens"
+        require_existing_sqlite(settings.database_url())
+    return _open_store(settings)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -94,7 +86,7 @@ def cmd_recipes(args: argparse.Namespace) -> int:
     database = _open_store(settings)
     with database.session() as session:
         rows = list_recipes(session)
-        table = [
+        listed = [
             (
                 r.status,
                 r.recipe_id,
@@ -102,14 +94,14 @@ def cmd_recipes(args: argparse.Namespace) -> int:
                 r.artifact_id,
                 r.model_artifact_digest[:12],
                 r.runtime_recipe_digest[:12],
-                _when(r.certified_at),
+                when(r.certified_at),
                 r.certified_route_session or "-",
                 str(r.certified_node_count) if r.certified_node_count is not None else "-",
             )
             for r in rows
         ]
     database.dispose()
-    if not table:
+    if not listed:
         print("The ledger is empty: no node has registered a recipe yet.")
         return 0
     headers = (
@@ -123,94 +115,7 @@ def cmd_recipes(args: argparse.Namespace) -> int:
         "ROUTE SESSION",
         "NODES",
     )
-    print(_table(headers, table))
-    return 0
-
-
-def cmd_tokens(args: argparse.Namespace) -> int:
-    database = _open_store(_settings(args))
-    try:
-        if args.action == "add":
-            with database.sessions.begin() as session:
-                row, token = add_join_token(session, label=args.label or "", now=time.time())
-                token_id = row.id
-            print(f"join token {token_id} ({args.label or 'no label'}); shown once, keep it:")
-            print(token)
-        elif args.action == "list":
-            with database.session() as session:
-                rows = [
-                    (
-                        str(t.id),
-                        t.label or "-",
-                        _when(t.created_at),
-                        "revoked " + _when(t.revoked_at) if t.revoked_at else "active",
-                        str(t.uses),
-                    )
-                    for t in list_join_tokens(session)
-                ]
-            if not rows:
-                print("No join tokens; add one with `meshnet-tracker tokens add --label NAME`.")
-            else:
-                print(_table(("ID", "LABEL", "CREATED", "STATE", "USES"), rows))
-        else:
-            with database.sessions.begin() as session:
-                revoked = revoke_join_token(session, args.token_id, now=time.time())
-            if not revoked:
-                print(f"no active join token with id {args.token_id}", file=sys.stderr)
-                return 1
-            print(f"join token {args.token_id} revoked")
-    finally:
-        database.dispose()
-    return 0
-
-
-def cmd_keys(args: argparse.Namespace) -> int:
-    """Gateway API keys: with any active key, /v1 needs 'Authorization: Bearer <key>'."""
-    database = _open_store(_settings(args))
-    try:
-        if args.action == "add":
-            with database.sessions.begin() as session:
-                row, key = add_api_key(
-                    session,
-                    label=args.label or "",
-                    now=time.time(),
-                    requests_per_minute=args.requests_per_minute,
-                    tokens_per_minute=args.tokens_per_minute,
-                )
-                key_id = row.id
-            print(f"API key {key_id} ({args.label or 'no label'}); shown once, keep it:")
-            print(key)
-        elif args.action == "list":
-            with database.session() as session:
-                rows = [
-                    (
-                        str(k.id),
-                        k.label or "-",
-                        _when(k.created_at),
-                        "revoked " + _when(k.revoked_at) if k.revoked_at else "active",
-                        _when(k.last_used_at),
-                        str(k.requests_per_minute or "default"),
-                        str(k.tokens_per_minute or "default"),
-                    )
-                    for k in list_api_keys(session)
-                ]
-            if not rows:
-                print(
-                    "No API keys: the gateway answers only on loopback. Add one with "
-                    "`meshnet-tracker keys add --label NAME`."
-                )
-            else:
-                headers = ("ID", "LABEL", "CREATED", "STATE", "LAST USED", "REQ/MIN", "TOK/MIN")
-                print(_table(headers, rows))
-        else:
-            with database.sessions.begin() as session:
-                revoked = revoke_api_key(session, args.key_id, now=time.time())
-            if not revoked:
-                print(f"no active API key with id {args.key_id}", file=sys.stderr)
-                return 1
-            print(f"API key {args.key_id} revoked")
-    finally:
-        database.dispose()
+    print(table(headers, listed))
     return 0
 
 
@@ -221,12 +126,46 @@ def _positive(text: str) -> int:
     return value
 
 
-def _label(text: str) -> str:
-    if len(text) > 256 or "\x00" in text:
-        raise argparse.ArgumentTypeError(
-            f"a label is at most 256 plain characters, got {len(text)}"
-        )
-    return text
+JOIN_TOKENS = SecretKind(
+    command="tokens",
+    noun="join token",
+    help="join tokens of a private network",
+    issue=lambda session, label, now, _args: add_join_token(session, label=label, now=now),
+    rows=list_join_tokens,
+    revoke=lambda session, token_id, now: revoke_join_token(session, token_id, now=now),
+    empty="No join tokens; add one with `meshnet-tracker tokens add --label NAME`.",
+    extra_columns=(("USES", lambda token: str(token.uses)),),
+)
+
+
+def _key_limits(add: argparse.ArgumentParser) -> None:
+    for option in ("--requests-per-minute", "--tokens-per-minute"):
+        add.add_argument(option, type=_positive, help="this key's limit (default: the tracker's)")
+
+
+# Gateway API keys: with any active key, /v1 needs 'Authorization: Bearer <key>'.
+API_KEYS = SecretKind(
+    command="keys",
+    noun="API key",
+    help="API keys of the OpenAI-compatible gateway",
+    issue=lambda session, label, now, args: add_api_key(
+        session,
+        label=label,
+        now=now,
+        requests_per_minute=args.requests_per_minute,
+        tokens_per_minute=args.tokens_per_minute,
+    ),
+    rows=list_api_keys,
+    revoke=lambda session, key_id, now: revoke_api_key(session, key_id, now=now),
+    empty="No API keys: the gateway answers only on loopback. "
+    "Add one with `meshnet-tracker keys add --label NAME`.",
+    extra_columns=(
+        ("LAST USED", lambda key: when(key.last_used_at)),
+        ("REQ/MIN", lambda key: str(key.requests_per_minute or "default")),
+        ("TOK/MIN", lambda key: str(key.tokens_per_minute or "default")),
+    ),
+    add_options=_key_limits,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -263,31 +202,12 @@ def build_parser() -> argparse.ArgumentParser:
     recipes = with_db(commands.add_parser("recipes", help="the certification ledger"))
     recipes.set_defaults(func=cmd_recipes)
 
-    tokens = commands.add_parser("tokens", help="join tokens of a private network")
-    actions = tokens.add_subparsers(dest="action", required=True)
-    add = with_db(actions.add_parser("add", help="issue a join token (shown once)"))
-    add.add_argument("--label", type=_label, help="who the token is for (at most 256 chars)")
-    with_db(actions.add_parser("list", help="list join tokens"))
-    revoke = with_db(actions.add_parser("revoke", help="revoke a join token"))
-    revoke.add_argument("token_id", type=int)
-    tokens.set_defaults(func=cmd_tokens)
+    add_secret_command(commands, JOIN_TOKENS, _store_for)
     add_jobs_commands(commands)
+    add_secret_command(commands, SUBMITTERS, _store_for)
     add_backup_commands(commands, _settings)
 
-    keys = commands.add_parser("keys", help="API keys of the OpenAI-compatible gateway")
-    key_actions = keys.add_subparsers(dest="action", required=True)
-    key_add = with_db(key_actions.add_parser("add", help="issue an API key (shown once)"))
-    key_add.add_argument("--label", type=_label, help="who the key is for (at most 256 chars)")
-    key_add.add_argument(
-        "--requests-per-minute", type=_positive, help="this key's limit (default: the tracker's)"
-    )
-    key_add.add_argument(
-        "--tokens-per-minute", type=_positive, help="this key's limit (default: the tracker's)"
-    )
-    with_db(key_actions.add_parser("list", help="list API keys"))
-    key_revoke = with_db(key_actions.add_parser("revoke", help="revoke an API key"))
-    key_revoke.add_argument("key_id", type=int)
-    keys.set_defaults(func=cmd_keys)
+    add_secret_command(commands, API_KEYS, _store_for)
     return parser
 
 

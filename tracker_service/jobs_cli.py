@@ -15,15 +15,14 @@ import json
 import os
 import re
 import sys
-import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from tracker_service.cli_table import table, when
 from tracker_service.config import Settings
-from tracker_service.store.db import Database
+from tracker_service.secrets_cli import SecretKind
 from tracker_service.store.submitters import (
     add_submitter_token,
     list_submitter_tokens,
@@ -39,60 +38,19 @@ class CliError(Exception):
     """A problem the user can fix; printed as one line, exit status 2."""
 
 
-def _when(ts: float | None) -> str:
-    return "-" if ts is None else time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(ts))
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(c) for c in column) for column in zip(headers, *rows, strict=False)]
-    lines = [
-        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-        for row in [headers, ["-" * w for w in widths], *rows]
-    ]
-    return "\n".join(lines)
-
-
 # -- submitter tokens (database) ---------------------------------------------------
 
 
-def cmd_submitters(args: argparse.Namespace) -> int:
-    settings = Settings(**({"db": args.db} if args.db else {}))
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    database = Database(settings.database_url())
-    database.migrate()
-    try:
-        if args.action == "add":
-            with database.sessions.begin() as session:
-                row, token = add_submitter_token(session, label=args.label or "", now=time.time())
-                token_id = row.id
-            print(f"submitter token {token_id} ({args.label or 'no label'}); shown once, keep it:")
-            print(token)
-        elif args.action == "list":
-            with database.session() as session:
-                rows = [
-                    (
-                        str(t.id),
-                        t.label or "-",
-                        _when(t.created_at),
-                        "revoked " + _when(t.revoked_at) if t.revoked_at else "active",
-                        str(t.uses),
-                    )
-                    for t in list_submitter_tokens(session)
-                ]
-            if not rows:
-                print("No submitter tokens; add one with `meshnet-tracker submitters add`.")
-            else:
-                print(_table(("ID", "LABEL", "CREATED", "STATE", "USES"), rows))
-        else:
-            with database.sessions.begin() as session:
-                revoked = revoke_submitter_token(session, args.token_id, now=time.time())
-            if not revoked:
-                print(f"no active submitter token with id {args.token_id}", file=sys.stderr)
-                return 1
-            print(f"submitter token {args.token_id} revoked")
-    finally:
-        database.dispose()
-    return 0
+SUBMITTERS = SecretKind(
+    command="submitters",
+    noun="submitter token",
+    help="submitter tokens for batch jobs",
+    issue=lambda session, label, now, _args: add_submitter_token(session, label=label, now=now),
+    rows=list_submitter_tokens,
+    revoke=lambda session, token_id, now: revoke_submitter_token(session, token_id, now=now),
+    empty="No submitter tokens; add one with `meshnet-tracker submitters add --label NAME`.",
+    extra_columns=(("USES", lambda token: str(token.uses)),),
+)
 
 
 # -- jobs (HTTP) -------------------------------------------------------------------
@@ -197,11 +155,11 @@ def cmd_list(args: argparse.Namespace) -> int:
             j["state"],
             f"{j['counts'].get('succeeded', 0)}/{j['task_count']} done"
             + (f", {j['counts']['failed']} failed" if j["counts"].get("failed") else ""),
-            _when(j["created_at"]),
+            when(j["created_at"]),
         )
         for j in jobs
     ]
-    print(_table(("JOB", "WORKLOAD", "STATE", "TASKS", "SUBMITTED"), rows))
+    print(table(("JOB", "WORKLOAD", "STATE", "TASKS", "SUBMITTED"), rows))
     return 0
 
 
@@ -223,7 +181,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         )
         for t in job["tasks"]
     ]
-    print(_table(("#", "TASK", "STATE", "ATTEMPTS", "NODE", "ERROR"), rows))
+    print(table(("#", "TASK", "STATE", "ATTEMPTS", "NODE", "ERROR"), rows))
     return 0
 
 
@@ -276,7 +234,7 @@ def _guarded(func: Any) -> Any:
 
 
 def add_jobs_commands(commands: Any) -> None:
-    """Register ``jobs`` and ``submitters`` on meshnet-tracker's subcommands."""
+    """Register ``jobs`` on meshnet-tracker's subcommands."""
     jobs = commands.add_parser("jobs", help="batch jobs: submit, list, show, results")
     actions = jobs.add_subparsers(dest="action", required=True)
 
@@ -308,15 +266,3 @@ def add_jobs_commands(commands: Any) -> None:
     results.add_argument("job")
     results.add_argument("--out", required=True, help="folder to write into")
     results.set_defaults(func=_guarded(cmd_results))
-
-    tokens = commands.add_parser("submitters", help="submitter tokens for batch jobs")
-    token_actions = tokens.add_subparsers(dest="action", required=True)
-    for name, text in (("add", "issue a token (shown once)"), ("list", "list tokens")):
-        sub = token_actions.add_parser(name, help=text)
-        sub.add_argument("--db", help="SQLAlchemy URL (default: SQLite in the data folder)")
-        if name == "add":
-            sub.add_argument("--label", help="who the token is for")
-    revoke = token_actions.add_parser("revoke", help="revoke a token")
-    revoke.add_argument("--db")
-    revoke.add_argument("token_id", type=int)
-    tokens.set_defaults(func=cmd_submitters)
