@@ -95,8 +95,9 @@ def dangling_citations() -> list[str]:
                     problems.append(f"{where}:{number}: cites docs/{match.group(1)}: {problem}")
             if OUTSIDE.search(line):
                 problems.append(f"{where}:{number}: cites a file outside the repository")
-            if path.parent != DOCS and doc_names and bare.search(line):
-                problems.append(f"{where}:{number}: cites {bare.search(line)[0]} without docs/")
+            named = bare.search(line) if path.parent != DOCS and doc_names else None
+            if named is not None:
+                problems.append(f"{where}:{number}: cites {named[0]} without docs/")
             if path.parent == DOCS and path.suffix == ".md":
                 for match in MD_LINK.finditer(line):
                     target, anchor = match.group(1), match.group(2)

@@ -78,8 +78,9 @@ def _declared(cls: type) -> set[int]:
 
 
 def _subclasses(cls: type) -> list[type]:
-    out = []
-    for sub in cls.__subclasses__():
+    out: list[type] = []
+    direct: list[type] = cls.__subclasses__()
+    for sub in direct:
         out.append(sub)
         out.extend(_subclasses(sub))
     return out
@@ -101,8 +102,8 @@ class _FunctionWalker:
         for handler in ast.walk(tree):
             if isinstance(handler, ast.ExceptHandler) and handler.name and handler.type:
                 types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-                for node in types:
-                    cls = _resolve(node, self.scope)
+                for caught in types:
+                    cls = _resolve(caught, self.scope)
                     if isinstance(cls, type):
                         self.caught.setdefault(handler.name, set()).add(cls)
         callees: list[Callable[..., Any]] = []
