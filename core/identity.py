@@ -5,7 +5,7 @@ SHA-256 of the raw 32-byte public key. The tracker re-derives it from the public
 key a node registers with, so a node cannot claim another node's id without its
 private key. Where the key pair is stored lives in :mod:`core.keystore`.
 
-Wire forms (see notes/wire.md): public keys and signatures travel as standard,
+Wire forms (see docs/wire.md#conventions): public keys and signatures travel as standard,
 padded base64 of their raw bytes.
 """
 

@@ -4,7 +4,7 @@ A *recipe* is a model artifact plus the runtime settings that change what the
 numbers are (dtypes, KV layout, tokenizer, adapter, backend, versions). Two
 shards can sit on one route only if they agree on both halves, so the node
 presents an identity block and a fingerprint claim; the tracker re-derives the
-digests from the declared axes (seeds/tracker_recipe_identity.py.txt) and never
+digests from the declared axes (docs/wire.md#fingerprint) and never
 trusts the claim. The domain strings and the axis list are wire contract: the
 tracker's copy must match byte for byte, which tests/data/recipe_fingerprint_vectors.json
 pins. The node validates its own block with the tracker's rules before it

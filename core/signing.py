@@ -2,7 +2,7 @@
 
 Every signed thing is bytes that both sides can rebuild exactly: canonical JSON
 (sorted keys, no spaces, UTF-8 without escaping), or the signed-request string
-of notes/wire.md. The tracker re-implements these independently; the committed
+of docs/wire.md#signed-requests. The tracker re-implements these independently; the committed
 vectors in ``tests/data/`` pin the two together.
 """
 
@@ -24,7 +24,7 @@ HEADER_NONCE = "X-Meshnet-Nonce"
 HEADER_SIGNATURE = "X-Meshnet-Signature"
 NONCE_BYTES = 16
 
-# Domains for node- and tracker-signed JSON documents (notes/wire.md).
+# Domains for node- and tracker-signed JSON documents (docs/wire.md#conventions).
 ROUTE_TICKET_DOMAIN = b"meshnet.route-ticket.v1\n"
 HOP_RECEIPT_DOMAIN = b"meshnet.hop-receipt.v1\n"
 REACHABILITY_DOMAIN = b"meshnet.reachability.v1\n"

@@ -10,7 +10,7 @@ HTTPException through :func:`tracker_service.routes.refuse`, same shape.
 
 from __future__ import annotations
 
-# 401 reasons of the signed-request contract (wire.md).
+# 401 reasons of the signed-request contract (docs/wire.md#signed-requests).
 BAD_SIGNATURE = "bad-signature"
 UNKNOWN_NODE = "unknown-node"
 STALE_TIMESTAMP = "stale-timestamp"

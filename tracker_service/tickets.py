@@ -6,8 +6,9 @@ session every hop returns a receipt signed with its node key, naming the layers
 it actually ran and how much work it did; the certifier accepts a recipe only
 on receipts that verify against the keys nodes registered with.
 
-Byte forms are those of ``notes/wire.md``, implemented here independently of
-the node and pinned by ``tests/data/dataplane_vectors.json``.
+Byte forms are those of ``docs/wire.md#route-tickets`` and
+``docs/wire.md#hop-receipts``, implemented here independently of the node and
+pinned by ``tests/data/dataplane_vectors.json``.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def build_ticket(
     fingerprint: tuple[str, str],
     hops: Sequence[TicketHop],
 ) -> dict[str, Any]:
-    """The ``ticket`` object exactly as wire.md writes it (expiry as a float)."""
+    """The ``ticket`` object exactly as docs/wire.md#route-tickets writes it (expiry a float)."""
     return {
         "route_session_id": route_session_id,
         "epoch": int(epoch),

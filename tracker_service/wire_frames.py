@@ -1,6 +1,6 @@
 """Data-plane step frames, tracker side: safetensors bytes, checked before use.
 
-The tracker re-implements the frame contract of ``notes/wire.md`` instead of
+The tracker re-implements the frame contract of ``docs/wire.md#frames`` instead of
 importing the node's code, and ``tests/data/dataplane_vectors.json`` pins the
 two. It needs three things only:
 

@@ -204,7 +204,7 @@ def _close_when_opened(allocation: asyncio.Future[InferenceSession]) -> None:
 class HopSession:
     """Serves one WebSocket; ``run`` never raises (the server must keep serving)."""
 
-    BATCH_SIZE = 1  # the open message carries no batch size (notes/wire.md)
+    BATCH_SIZE = 1  # the open message carries no batch size (docs/wire.md#session-messages)
 
     def __init__(self, ws: ServerConnection, ctx: HopContext) -> None:
         self._ws = ws

@@ -1,4 +1,4 @@
-"""The byte forms of the data plane that both sides rebuild exactly (notes/wire.md).
+"""The byte forms of the data plane that both sides rebuild exactly (docs/wire.md#data-plane).
 
 The shard server depends on nothing but the key bytes and a ``sign`` callable
 it is handed; the tracker re-implements all of this independently and
@@ -33,9 +33,9 @@ METADATA_PATHS = {"/v1/config": "config.json", "/v1/tokenizer_config": "tokenize
 PUBLIC_KEY_BYTES = 32
 SIGNATURE_BYTES = 64
 
-# Reason codes a node sends in {"type": "error"} (notes/wire.md), plus the two
-# the contract leaves open: an idle session the node expired, and a fault of
-# the node itself (never the client's input).
+# Reason codes a node sends in {"type": "error"} (docs/wire.md#data-plane-session-codes),
+# plus the two the contract leaves open: an idle session the node expired, and a
+# fault of the node itself (never the client's input).
 BAD_TICKET = "bad-ticket"
 TICKET_EXPIRED = "ticket-expired"
 WRONG_NODE = "wrong-node"

@@ -119,7 +119,8 @@ def build_signed_request_vectors() -> dict[str, Any]:
         )
     return {
         "description": (
-            "Signed node->tracker HTTP requests (notes/wire.md). Ed25519 over the UTF-8 of "
+            "Signed node->tracker HTTP requests (docs/wire.md#signed-requests). "
+            "Ed25519 over the UTF-8 of "
             "METHOD\\nPATH\\nTIMESTAMP\\nNONCE\\nsha256_hex(body); headers X-Meshnet-Node, "
             "X-Meshnet-Timestamp, X-Meshnet-Nonce, X-Meshnet-Signature. Node id = first 32 hex "
             "of sha256(raw public key). Written by tests/core/build_vectors.py."

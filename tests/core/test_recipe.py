@@ -46,7 +46,7 @@ def _data() -> dict[str, Any]:
 
 
 def _by_hand(domain: str, body: dict[str, Any]) -> str:
-    """The wire.md digest formula written out without core's helpers."""
+    """The docs/wire.md#fingerprint formula written out without core's helpers."""
     text = json.dumps(
         {"domain": domain, "body": body}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
     )

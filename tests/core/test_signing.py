@@ -59,7 +59,7 @@ def test_signed_headers_reproduce_each_committed_vector(vector: dict[str, Any]) 
         HEADER_SIGNATURE: vector["signature_b64"],
     }
     assert sha256_hex(body) == vector["body_sha256"]
-    # The canonical string, rebuilt by hand from the wire.md formula.
+    # The canonical string, rebuilt by hand from docs/wire.md#signed-requests.
     canonical = "\n".join(
         [
             vector["method"],

@@ -101,7 +101,7 @@ def _capability(identity: dict[str, Any], **overrides: Any) -> dict[str, Any]:
 
 @dataclass
 class FakeNode:
-    """A node's key and what it signs; the signing is written here, from wire.md."""
+    """A node's key and what it signs; the signing is written here, from docs/wire.md."""
 
     key: Ed25519PrivateKey = field(default_factory=Ed25519PrivateKey.generate)
     endpoint: str = "ws://127.0.0.1:9001"

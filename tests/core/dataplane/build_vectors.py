@@ -221,7 +221,8 @@ def build() -> dict[str, Any]:
     frame_vectors = _frame_vectors()
     return {
         "description": (
-            "MeshNet data-plane vectors (notes/wire.md, issue 5). Signed bytes are the UTF-8 of "
+            "MeshNet data-plane vectors (docs/wire.md#data-plane, issue 5). "
+            "Signed bytes are the UTF-8 of "
             "'canonical'; signatures are Ed25519 (deterministic) by the listed seed, standard "
             "padded base64. Frames are safetensors bytes; a reader must decode each to exactly "
             "the listed dtype, shape and values (byte-exact re-encoding is not required). "
