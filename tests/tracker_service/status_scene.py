@@ -72,6 +72,7 @@ class SimNode:
     start: int
     end: int
     recipe: dict[str, Any] = field(default_factory=dict)
+    artifact: dict[str, Any] = field(default_factory=dict)  # overrides of identity["artifact"]
     fake: FakeNode = field(init=False)
     server: ThreadingHTTPServer = field(init=False)
 
@@ -87,7 +88,9 @@ class SimNode:
 
     @property
     def identity(self) -> dict[str, Any]:
-        return identity_block(self.start, self.end, **self.recipe)
+        identity = identity_block(self.start, self.end, **self.recipe)
+        identity["artifact"].update(self.artifact)
+        return identity
 
     def join(self, client: httpx.Client, tokens_per_second: float = 42.5) -> None:
         answer = register(client, self.fake, self.identity, tokens_per_second=tokens_per_second)
@@ -144,8 +147,10 @@ class Scene:
     def state(self) -> Any:
         return self.client.get("/api/v1/state").json()
 
-    def add_node(self, start: int, end: int, recipe: dict[str, Any]) -> SimNode:
-        node = SimNode(start, end, recipe)
+    def add_node(
+        self, start: int, end: int, recipe: dict[str, Any], artifact: dict[str, Any] | None = None
+    ) -> SimNode:
+        node = SimNode(start, end, recipe, artifact or {})
         self.extra.append(node)
         node.join(self.client)
         return node

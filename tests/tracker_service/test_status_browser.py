@@ -28,7 +28,7 @@ from tests.tracker_service.browser import (
     set_viewport,
 )
 from tests.tracker_service.conftest import register
-from tests.tracker_service.helpers import FakeNode, identity_block
+from tests.tracker_service.helpers import OTHER_CONTENT, FakeNode, identity_block
 from tests.tracker_service.status_scene import (
     CERTIFIED_RECIPE,
     DARK_AXES,
@@ -160,7 +160,8 @@ def test_page_shows_recipes_models_and_nodes_and_redraws_as_a_node_joins_and_lea
     driver.get_log("browser")  # only this page's messages count below
     page = _page(driver)
     head, tail = scene.certified
-    assert page["live"] == "3"
+    live = scene.state()["nodes_total_live"]
+    assert page["live"] == str(live)
     assert _model(page, CERTIFIED_RECIPE)["card"] == "card healthy"
     assert "recipe certified" in _model(page, CERTIFIED_RECIPE)["recipe"]
     broken = _model(page, DARK_RECIPE)
@@ -185,14 +186,14 @@ def test_page_shows_recipes_models_and_nodes_and_redraws_as_a_node_joins_and_lea
     joiner = scene.add_node(15, 30, DARK_AXES)
     wait_for(lambda: _model(_page(driver), DARK_RECIPE)["card"] == "card healthy", "the join")
     page = _page(driver)
-    assert page["live"] == "4"
+    assert page["live"] == str(live + 1)
     assert _model(page, DARK_RECIPE)["detail"] == "2 live node(s) cover all 30 layers"
     assert _node(page, joiner.node_id)["row"] == "live"
 
     joiner.leave(scene.client)
     wait_for(lambda: _model(_page(driver), DARK_RECIPE)["card"] == "card broken", "the leave")
     page = _page(driver)
-    assert page["live"] == "3"
+    assert page["live"] == str(live)
     gone = _node(page, joiner.node_id)
     assert (gone["row"], gone["cells"][5]) == ("gone", "deregistered the node stopped cleanly")
     assert driver.execute_script("return window.meshnetNotReloaded") is True
@@ -226,20 +227,25 @@ def test_the_browser_enforces_the_csp_and_the_console_reports_the_refusal(
 
 @pytest.mark.slow
 def test_script_redraws_the_same_page_the_server_rendered(scene: Scene, driver: Any) -> None:
-    def main_text() -> str:
-        text = driver.find_element("tag name", "main").text
-        return re.sub(r"\d+ s ago", "N s ago", text)
-
-    driver.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": True})
-    try:
+    def main_text(javascript: bool) -> str:
+        driver.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": not javascript})
         _open(driver, scene, DESKTOP)
-        served = main_text()  # the template's rendering, untouched by status.js
-        assert not _redrawn(driver)
+        if javascript:
+            wait_for(lambda: _redrawn(driver), "the page's first refresh")
+        else:
+            assert not _redrawn(driver)  # the template's rendering, untouched by status.js
+        return re.sub(r"\d+ s ago", "N s ago", driver.find_element("tag name", "main").text)
+
+    # The tracker's own work (a certification attempt, a re-dial) may change the state
+    # between the two loads; a real difference between the renderings never settles.
+    try:
+        for _attempt in range(5):
+            served, redrawn = main_text(False), main_text(True)
+            if redrawn == served:
+                break
+        assert redrawn == served
     finally:
         driver.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": False})
-    _open(driver, scene, DESKTOP)
-    wait_for(lambda: _redrawn(driver), "the page's first refresh")
-    assert main_text() == served
     assert console_problems(driver) == []
 
 
@@ -274,3 +280,50 @@ def test_screenshot_script_writes_the_whole_page_at_desktop_and_phone_width(
     assert width == DESKTOP[0] and height >= DESKTOP[1]
     width, height = _png_size(phone)
     assert width == 2 * PHONE[0] and height > 2 * PHONE[1]  # retina, and longer than a screen
+
+
+@pytest.mark.slow
+def test_a_failed_refresh_says_so_and_the_next_one_recovers(scene: Scene, driver: Any) -> None:
+    _open(driver, scene, DESKTOP)
+    freshness = driver.find_element("id", "freshness")
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/api/v1/state*"]})
+    try:
+        wait_for(lambda: freshness.text.startswith("Cannot reach the tracker"), "the failure")
+        assert "stale" in freshness.get_attribute("class")
+        assert driver.find_element("id", "models").text  # the last state stays on screen
+    finally:
+        driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+    wait_for(lambda: freshness.text.startswith("Updated "), "the recovery")
+    assert "stale" not in freshness.get_attribute("class")
+    driver.get_log("browser")  # the blocked fetches were logged as errors, as they should be
+
+
+@pytest.mark.slow
+def test_markup_in_a_nodes_identity_shows_as_text_served_and_redrawn(
+    scene: Scene, driver: Any
+) -> None:
+    # A stranger's node chooses its artifact and recipe names; the tracker stores them as given.
+    artifact = '<img src=x onerror="window.meshnetPwned = 1">'
+    recipe = "</td><script>window.meshnetPwned = 2</script>"
+    # Other weights: a new ledger row, so the names show in Models and Recipes too.
+    names = {"artifact_id": artifact, "content_digest": OTHER_CONTENT}
+    node = scene.add_node(0, 30, {"recipe_id": recipe}, names)
+    injected = "return document.querySelectorAll('main img, main script').length"
+    try:
+        for javascript in (False, True):
+            driver.execute_cdp_cmd(
+                "Emulation.setScriptExecutionDisabled", {"value": not javascript}
+            )
+            _open(driver, scene, DESKTOP)
+            if javascript:
+                wait_for(lambda: _redrawn(driver), "the page's first refresh")
+            text = driver.find_element("tag name", "main").text
+            for shown in (f"{artifact} healthy", f"{recipe} v1 · 30 layers", f"dark {recipe} v1"):
+                assert shown in text, (javascript, shown)
+            assert driver.execute_script(injected) == 0
+            assert driver.execute_script("return window.meshnetPwned") is None
+    finally:
+        driver.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": False})
+        node.leave(scene.client)
+    assert console_problems(driver) == []
