@@ -55,6 +55,8 @@ class Settings(BaseSettings):
     capability_max_age_s: float = Field(default=900.0, gt=0)
     max_body_bytes: int = Field(default=MIB, ge=1024)
     log_level: str = "info"
+    # The status page (GET /) fetches /api/v1/state this often to redraw itself.
+    status_refresh_s: float = Field(default=5.0, ge=1, le=3600)
 
     # Data plane: dial nodes, form routes, certify recipes (tracker_service/route_services.py).
     # Off only for tests that want the registry without background dialling.

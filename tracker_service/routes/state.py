@@ -18,6 +18,28 @@ from tracker_service.status import collect_state
 router = APIRouter(tags=["state"])
 templates = Jinja2Templates(directory=Path(__file__).resolve().parent.parent / "templates")
 
+# The page loads only its own files (static/status.css, status.js): no inline script
+# or style, no other origin, no framing; DOM text goes in through text nodes only.
+STATUS_PAGE_CSP = "; ".join(
+    (
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self'",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+        "require-trusted-types-for 'script'",
+    )
+)
+STATUS_PAGE_HEADERS = {
+    "Content-Security-Policy": STATUS_PAGE_CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
 
 def _state(context: TrackerContext) -> StatePublic:
     with context.database.session() as session:
@@ -36,7 +58,13 @@ async def status_page(request: Request, context: Context) -> HTMLResponse:
     return templates.TemplateResponse(
         request,
         "status.html",
-        {"state": snapshot, "now": snapshot.generated_at, "private": context.settings.private},
+        {
+            "state": snapshot,
+            "now": snapshot.generated_at,
+            "private": context.settings.private,
+            "refresh_s": context.settings.status_refresh_s,
+        },
+        headers=STATUS_PAGE_HEADERS,
     )
 
 
