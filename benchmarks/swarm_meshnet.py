@@ -13,6 +13,7 @@ A node that vanishes stays registered until it misses three heartbeats.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from benchmarks.swarm_model import LAYERS, Spec, load_s
@@ -45,6 +46,7 @@ class Registered:
 @dataclass
 class MeshnetWorld(World):
     name: str = "meshnet"
+    knows_uplink: bool = False  # what-if: nodes report their uplink (they do not today)
     now: float = 0.0
     registry: dict[str, Registered] = field(default_factory=dict)
     registered: set[str] = field(default_factory=set)
@@ -56,8 +58,12 @@ class MeshnetWorld(World):
         self.pending = PendingPlacements(clock=lambda: self.now)
         self.schedule(REBALANCE_POLL_S, "rebalance", "", always=True)
 
+    def _rate(self, spec: Spec, length: int) -> float:
+        """The tokens/s the node reports through a shard of this length."""
+        return min(spec.speed / length, spec.uplink) if self.knows_uplink else spec.speed / length
+
     def _register(self, node_id: str, start: int, end: int, t: float) -> None:
-        rate = self.specs[node_id].speed / (end - start)
+        rate = self._rate(self.specs[node_id], end - start)
         self.registry[node_id] = Registered(start, end, rate, t)
         self.registered.add(node_id)
         for i in range(start, end):
@@ -74,18 +80,24 @@ class MeshnetWorld(World):
 
     def place(self, spec: Spec, t: float, already_serving: bool) -> None:
         self.now = t
-        rates = list(self.rates)
+        delta = [0.0] * (LAYERS + 1)  # the pending suggestions, as a difference array
         for start, end, rate in self.pending.live(KEY, self.registered):
-            for i in range(start, end):
-                rates[i] += rate
-        choice = choose_range(LAYERS, rates, max_layers=spec.room, speed=spec.speed)
+            delta[start] += rate
+            delta[end] -= rate
+        rates, running = [], 0.0
+        for registered, change in zip(self.rates, delta):
+            running += change
+            value = registered + running
+            rates.append(value if value > 1e-9 else 0.0)
+        uplink = spec.uplink if self.knows_uplink else math.inf
+        choice = choose_range(LAYERS, rates, max_layers=spec.room, speed=spec.speed, uplink=uplink)
         assert choice.start is not None and choice.end is not None
         start, end = choice.start, choice.end
         if already_serving:
             self._register(spec.node_id, start, end, t - self.rng.uniform(0.0, 2 * DWELL_S))
             self.serve(spec.node_id, start, end)
             return
-        self.pending.add(KEY, spec.node_id, Placement(start, end, spec.speed / (end - start)))
+        self.pending.add(KEY, spec.node_id, Placement(start, end, self._rate(spec, end - start)))
         self.schedule(t + load_s(end - start) + GATE_S, "ready", spec.node_id, (start, end))
 
     def depart(self, spec: Spec, t: float) -> None:

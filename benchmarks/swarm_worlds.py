@@ -27,6 +27,7 @@ import random
 from dataclasses import dataclass, field
 
 from benchmarks.swarm_model import BUSY_SHARE, LAYERS, Spec, load_s, true_rate
+from tracker_service.routing import Candidate
 
 EMPTY = 1e-6  # a layer rate at or below this is a hole (float residue of adds and removals)
 
@@ -37,6 +38,7 @@ class Serving:
     end: int
     rate: float  # real tokens/s on each of its blocks
     measured: float  # tokens/s through its shard as the node measures it (compute only)
+    candidate: Candidate  # as route formation sees it (built once: 10,000 a request add up)
 
 
 @dataclass
@@ -102,7 +104,9 @@ class World:
     def serve(self, node_id: str, start: int, end: int) -> None:
         spec = self.specs[node_id]
         k = end - start
-        live = Serving(start, end, true_rate(spec, k), spec.speed / k)
+        measured = spec.speed / k
+        candidate = Candidate(node_id, "", b"", start, end, measured)
+        live = Serving(start, end, true_rate(spec, k), measured, candidate)
         self.serving[node_id] = live
         for i in range(start, end):
             self.true[i] += live.rate

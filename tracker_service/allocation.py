@@ -120,6 +120,7 @@ def choose_range(
     lengths: Sequence[int] | None = None,
     tie: float = DEFAULT_TIE,
     model: str = "this model",
+    uplink: float = math.inf,
 ) -> Choice:
     """The range a node of this room and speed should serve (see the module docstring).
 
@@ -141,7 +142,7 @@ def choose_range(
             holes_before,
             holes_before,
         )
-    best = _search(rates, layer_count, max_layers, speed, lengths, tie)
+    best = _search(rates, layer_count, max_layers, speed, lengths, tie, uplink)
     start, end, holes_after, after = best
     return Choice(
         start,
@@ -176,6 +177,7 @@ def _search(
     speed: float,
     lengths: Sequence[int] | None,
     tie: float,
+    uplink: float = math.inf,
 ) -> tuple[int, int, int, float]:
     """(start, end, holes left, bottleneck after) of the best window.
 
@@ -198,7 +200,7 @@ def _search(
     for k in tried:
         count = n - k + 1
         outside = np.minimum(prefix_min[:count], suffix_min[k:])
-        after = np.minimum(lows[k] + speed / k, outside)
+        after = np.minimum(lows[k] + min(speed / k, uplink), outside)
         holes = total_holes - (zeros[k:] - zeros[:count])
         per_length.append((k, holes, after))
     fewest = min(int(holes.min()) for _, holes, _ in per_length)
