@@ -85,7 +85,7 @@ class MeshnetWorld(World):
             delta[start] += rate
             delta[end] -= rate
         rates, running = [], 0.0
-        for registered, change in zip(self.rates, delta):
+        for registered, change in zip(self.rates, delta[:LAYERS], strict=True):
             running += change
             value = registered + running
             rates.append(value if value > 1e-9 else 0.0)
@@ -104,14 +104,20 @@ class MeshnetWorld(World):
         if spec.graceful:
             self._deregister(spec.node_id)
         else:
-            self.schedule(t + self.rng.uniform(STALE_S - HEARTBEAT_S, STALE_S), "expire", spec.node_id, always=True)
+            self.schedule(
+                t + self.rng.uniform(STALE_S - HEARTBEAT_S, STALE_S),
+                "expire",
+                spec.node_id,
+                always=True,
+            )
 
     def on_timer(self, t: float, kind: str, node_id: str, payload: object) -> None:
         self.now = t
         if kind == "ready":
             assert isinstance(payload, tuple)
-            self._register(node_id, *payload, t)
-            self.serve(node_id, *payload)
+            start, end = payload
+            self._register(node_id, start, end, t)
+            self.serve(node_id, start, end)
         elif kind == "expire":
             if node_id not in self.specs:
                 self._deregister(node_id)
@@ -128,9 +134,7 @@ class MeshnetWorld(World):
             for node_id, r in self.registry.items()
         )
         group = ServingGroup(KEY, "model", "recipe", LAYERS, slots)
-        moves = self.board.plan(
-            [group], now=t, margin=REBALANCE_MARGIN, grace_s=REBALANCE_GRACE_S
-        )
+        moves = self.board.plan([group], now=t, margin=REBALANCE_MARGIN, grace_s=REBALANCE_GRACE_S)
         offset = self.rng.uniform(0.0, HEARTBEAT_S)
         for node_id, move in moves.items():
             # The suggestion rides every heartbeat until the next plan.

@@ -56,6 +56,7 @@ import math
 import random
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: make the repository importable
@@ -126,7 +127,7 @@ def simulate(
     return worlds, (time.perf_counter() - began, time.process_time() - began_cpu)
 
 
-def percentile(values: list[float], q: float) -> float:
+def percentile(values: Sequence[float], q: float) -> float:
     if not values:
         return math.nan
     ordered = sorted(values)

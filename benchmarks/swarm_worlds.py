@@ -61,7 +61,7 @@ class World:
     interrupted: int = 0  # moves that dropped open sessions
     routes: list[tuple[int, float]] = field(default_factory=list)
     failed: int = 0
-    _seq: itertools.count = field(default_factory=itertools.count)  # type: ignore[type-arg]
+    _seq: itertools.count[int] = field(default_factory=itertools.count)
 
     # -- time ----------------------------------------------------------------------------
 

@@ -7,13 +7,16 @@ bounds what the whole swarm can serve, and a layer nobody holds (a *hole*)
 makes it zero.
 
 A joining node brings a speed (layer-tokens per second: a node of speed ``S``
-serving ``k`` layers runs ``S / k`` tokens/s through its shard) and room for
-``max_layers`` layers. :func:`choose_range` tries every position for its full
-length and a few shorter lengths and keeps, in order:
+serving ``k`` layers runs ``S / k`` tokens/s through its shard), room for
+``max_layers`` layers and, when it knows it, its uplink in tokens/s (every
+token leaves a node once, whatever ``k``: it serves ``min(S / k, uplink)``).
+:func:`choose_range` tries every position for its full length and a few
+shorter lengths and keeps, in order:
 
 1. the fewest layers left uncovered (holes first);
 2. the highest resulting bottleneck (shorter ranges concentrate the node's
-   speed, so a fast node may take fewer layers where the swarm is thin);
+   speed, so a fast node may take fewer layers where the swarm is thin; a
+   node its uplink limits gains nothing from a shorter range);
 3. among results within ``tie`` of the best, the longest range (fewer hops per
    route), then the weakest window, then the least served, then the first.
 
@@ -125,8 +128,9 @@ def choose_range(
     """The range a node of this room and speed should serve (see the module docstring).
 
     ``rates`` are the layer rates *without* this node; ``speed`` is in
-    layer-tokens/s. Never raises for a verdict: a node that fits no layer gets
-    a Choice with ``start=None`` and a sentence saying so.
+    layer-tokens/s, ``uplink`` in tokens/s (unknown: no limit). Never raises
+    for a verdict: a node that fits no layer gets a Choice with ``start=None``
+    and a sentence saying so.
     """
     holes_before = sum(1 for r in rates if r <= 0.0)
     before = min(rates) if rates else 0.0
