@@ -7,13 +7,16 @@ bounds what the whole swarm can serve, and a layer nobody holds (a *hole*)
 makes it zero.
 
 A joining node brings a speed (layer-tokens per second: a node of speed ``S``
-serving ``k`` layers runs ``S / k`` tokens/s through its shard) and room for
-``max_layers`` layers. :func:`choose_range` tries every position for its full
-length and a few shorter lengths and keeps, in order:
+serving ``k`` layers runs ``S / k`` tokens/s through its shard), room for
+``max_layers`` layers and, when it knows it, its uplink in tokens/s (every
+token leaves a node once, whatever ``k``: it serves ``min(S / k, uplink)``).
+:func:`choose_range` tries every position for its full length and a few
+shorter lengths and keeps, in order:
 
 1. the fewest layers left uncovered (holes first);
 2. the highest resulting bottleneck (shorter ranges concentrate the node's
-   speed, so a fast node may take fewer layers where the swarm is thin);
+   speed, so a fast node may take fewer layers where the swarm is thin; a
+   node its uplink limits gains nothing from a shorter range);
 3. among results within ``tie`` of the best, the longest range (fewer hops per
    route), then the weakest window, then the least served, then the first.
 
@@ -120,12 +123,14 @@ def choose_range(
     lengths: Sequence[int] | None = None,
     tie: float = DEFAULT_TIE,
     model: str = "this model",
+    uplink: float = math.inf,
 ) -> Choice:
     """The range a node of this room and speed should serve (see the module docstring).
 
     ``rates`` are the layer rates *without* this node; ``speed`` is in
-    layer-tokens/s. Never raises for a verdict: a node that fits no layer gets
-    a Choice with ``start=None`` and a sentence saying so.
+    layer-tokens/s, ``uplink`` in tokens/s (unknown: no limit). Never raises
+    for a verdict: a node that fits no layer gets a Choice with ``start=None``
+    and a sentence saying so.
     """
     holes_before = sum(1 for r in rates if r <= 0.0)
     before = min(rates) if rates else 0.0
@@ -141,7 +146,7 @@ def choose_range(
             holes_before,
             holes_before,
         )
-    best = _search(rates, layer_count, max_layers, speed, lengths, tie)
+    best = _search(rates, layer_count, max_layers, speed, lengths, tie, uplink)
     start, end, holes_after, after = best
     return Choice(
         start,
@@ -176,6 +181,7 @@ def _search(
     speed: float,
     lengths: Sequence[int] | None,
     tie: float,
+    uplink: float = math.inf,
 ) -> tuple[int, int, int, float]:
     """(start, end, holes left, bottleneck after) of the best window.
 
@@ -198,7 +204,7 @@ def _search(
     for k in tried:
         count = n - k + 1
         outside = np.minimum(prefix_min[:count], suffix_min[k:])
-        after = np.minimum(lows[k] + speed / k, outside)
+        after = np.minimum(lows[k] + min(speed / k, uplink), outside)
         holes = total_holes - (zeros[k:] - zeros[:count])
         per_length.append((k, holes, after))
     fewest = min(int(holes.min()) for _, holes, _ in per_length)

@@ -33,8 +33,8 @@ from tracker_service.store.db import Database
 
 log = logging.getLogger(__name__)
 
-PENDING_TTL_S = 120.0
-PENDING_LIMIT = 256  # per model: bounded memory whatever unsigned callers send
+PENDING_TTL_S = 300.0
+PENDING_LIMIT = 2048  # per model: bounded memory whatever unsigned callers send
 
 
 class PendingPlacements:

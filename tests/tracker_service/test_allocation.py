@@ -120,3 +120,28 @@ def test_the_endpoint_refuses_unknown_models_and_bad_input_with_4xx(client: Test
         "/api/v1/allocation", params={"model": MODEL, "max_layers": 3, "layer_count": 31}
     )
     assert other.status_code == 422 and other.json()["reason"] == "layer-count-mismatch"
+
+
+def test_a_node_its_uplink_limits_takes_its_whole_room() -> None:
+    # As in the thin-layer case above, but 8 tokens/s leave through the uplink whatever
+    # the length: a shorter range would only waste layers the node could serve.
+    rates = [40.0] * 30
+    rates[20] = 5.0
+    choice = choose_range(30, rates, max_layers=12, speed=100.0, uplink=8.0)
+    assert choice.start is not None and choice.end is not None
+    assert choice.start <= 20 < choice.end and choice.end - choice.start == 12
+    assert choice.bottleneck_after == 13.0
+
+
+def test_the_endpoint_counts_a_reserved_range_at_the_rate_the_uplink_allows(
+    client: TestClient,
+) -> None:
+    first = _ask(client, max_layers=30, layer_count=30, speed=300.0, uplink=2.0, node_id="a" * 32)
+    assert (first["start"], first["end"]) == (0, 30)
+    second = _ask(client, max_layers=30, layer_count=30, speed=300.0, node_id="b" * 32)
+    assert second["bottleneck_before"] == 2.0  # not 300 / 30: the uplink carries 2 tokens/s
+    zero = client.get(
+        "/api/v1/allocation",
+        params={"model": MODEL, "max_layers": 3, "layer_count": 30, "uplink": 0},
+    )
+    assert zero.status_code == 422

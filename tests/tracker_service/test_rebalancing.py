@@ -6,8 +6,8 @@ from fastapi.testclient import TestClient
 
 from tests.tracker_service.conftest import beat, register
 from tests.tracker_service.helpers import FakeNode, identity_block
-from tracker_service.allocation import Move, Slot, plan_moves
-from tracker_service.rebalancing import RebalanceBoard
+from tracker_service.allocation import Move, Placement, Slot, plan_moves
+from tracker_service.rebalancing import PENDING_TTL_S, PendingPlacements, RebalanceBoard
 from tracker_service.store.allocation import ServingGroup
 
 KEY = ("a" * 64, "b" * 64)
@@ -93,3 +93,27 @@ def test_the_heartbeat_reply_carries_the_suggested_move(client: TestClient) -> N
     quiet = beat(client, other, open_sessions=0).json()
     assert quiet["suggested_layers"] is None and quiet["suggestion"] == ""
     assert context.rebalance.suggestion_for(mover_id) is not None
+
+
+def test_a_suggested_range_holds_through_a_long_load_and_then_lapses() -> None:
+    # A 12-layer shard of a 70B model loads, runs the doctor and the gate in minutes:
+    # its range must stay reserved until the node registers, or the next newcomer
+    # is sent to the same layers.
+    now = [0.0]
+    pending = PendingPlacements(clock=lambda: now[0])
+    model = ("m", "r")
+    pending.add(model, "a", Placement(0, 12, 10.0))
+    now[0] = 200.0
+    assert pending.live(model, set()) == [Placement(0, 12, 10.0)]
+    assert pending.live(model, {"a"}) == []  # registered: the registry counts it now
+    pending.add(model, "b", Placement(12, 24, 10.0))
+    now[0] = 200.0 + PENDING_TTL_S + 1.0
+    assert pending.live(model, set()) == []
+
+
+def test_a_busy_minute_of_newcomers_is_all_remembered() -> None:
+    # 10,000 nodes with half-hour lives: ~5 newcomers a second, each loading for minutes.
+    pending = PendingPlacements(clock=lambda: 0.0)
+    for index in range(1500):
+        pending.add(("m", "r"), f"n{index}", Placement(0, 3, 1.0))
+    assert len(pending.live(("m", "r"), set())) == 1500

@@ -10,6 +10,7 @@ spread instead of all sent to the same hole.
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from typing import Annotated
@@ -41,6 +42,7 @@ def _answer(
     speed: float | None,
     recipe: str | None,
     node_id: str | None,
+    uplink: float | None = None,
 ) -> AllocationPublic:
     with context.database.session() as session:
         groups = serving_groups(session, now=time.time(), artifact_id=model, recipe_id=recipe)
@@ -69,9 +71,12 @@ def _answer(
     if speed is None or speed <= 0:
         speed = statistics.median(speeds) if speeds else 1.0
     rates = layer_rates(layer_count, placements)
-    choice = choose_range(layer_count, rates, max_layers=max_layers, speed=speed, model=model)
+    cap = uplink if uplink else math.inf
+    choice = choose_range(
+        layer_count, rates, max_layers=max_layers, speed=speed, model=model, uplink=cap
+    )
     if choice.start is not None and choice.end is not None and node_id:
-        rate = speed / (choice.end - choice.start)
+        rate = min(speed / (choice.end - choice.start), cap)
         pending.add(pending_key, node_id, Placement(choice.start, choice.end, rate))
     return AllocationPublic(
         model=model,
@@ -107,6 +112,10 @@ async def allocation(
     node_id: Annotated[
         str | None, Query(max_length=64, description="the asking node, to reserve its range")
     ] = None,
+    uplink: Annotated[
+        float | None,
+        Query(gt=0, allow_inf_nan=False, description="tokens/s the node's uplink carries"),
+    ] = None,
 ) -> AllocationPublic:
     """The range that most raises the swarm's bottleneck, holes first, with a sentence."""
     return await run_in_threadpool(
@@ -119,4 +128,5 @@ async def allocation(
         speed=speed,
         recipe=recipe,
         node_id=node_id,
+        uplink=uplink,
     )
