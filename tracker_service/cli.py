@@ -15,6 +15,7 @@ from tracker_service.backup_cli import add_backup_commands
 from tracker_service.cli_errors import explain, require_existing_sqlite
 from tracker_service.config import Settings
 from tracker_service.jobs_cli import add_jobs_commands
+from tracker_service.relay.cli import add_relay_command
 from tracker_service.store.api_keys import add_api_key, list_api_keys, revoke_api_key
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import list_recipes
@@ -29,6 +30,10 @@ def _settings(args: argparse.Namespace) -> Settings:
     }
     if getattr(args, "allow_private_endpoints", False):
         overrides["allow_private_endpoints"] = True
+    if getattr(args, "relay_url", None):
+        overrides["relay_urls"] = ",".join(args.relay_url)
+    if getattr(args, "no_embedded_relay", False):
+        overrides["embedded_relay"] = False
     return Settings(**overrides)
 
 
@@ -83,6 +88,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             os.environ[f"MESHNET_TRACKER_{name.upper()}"] = str(value)
     if settings.allow_private_endpoints:
         os.environ["MESHNET_TRACKER_ALLOW_PRIVATE_ENDPOINTS"] = "true"
+    os.environ["MESHNET_TRACKER_RELAY_URLS"] = settings.relay_urls
+    os.environ["MESHNET_TRACKER_EMBEDDED_RELAY"] = str(settings.embedded_relay).lower()
     uvicorn.run("tracker_service.app:app_from_env", factory=True, workers=args.workers, **common)
     return 0
 
@@ -253,6 +260,17 @@ def build_parser() -> argparse.ArgumentParser:
         "a public tracker leaves this off",
     )
     serve.add_argument(
+        "--relay-url",
+        action="append",
+        help="a relay (ws://host:port/relay of `meshnet-tracker relay`) to offer nodes the "
+        "tracker cannot dial; repeat for several (default: the tracker's own)",
+    )
+    serve.add_argument(
+        "--no-embedded-relay",
+        action="store_true",
+        help="do not run a relay on the tracker's own port",
+    )
+    serve.add_argument(
         "--workers",
         type=int,
         default=1,
@@ -273,6 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     tokens.set_defaults(func=cmd_tokens)
     add_jobs_commands(commands)
     add_backup_commands(commands, _settings)
+    add_relay_command(commands)
 
     keys = commands.add_parser("keys", help="API keys of the OpenAI-compatible gateway")
     key_actions = keys.add_subparsers(dest="action", required=True)
