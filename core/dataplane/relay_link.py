@@ -40,6 +40,9 @@ from core.signing import (
 logger = logging.getLogger(__name__)
 
 HEADER_PUBLIC_KEY = "X-Meshnet-Public-Key"
+# The largest client message this node takes: the relay ends a stream that sends more,
+# so one client's oversize frame never breaks the link every other stream shares.
+HEADER_MAX_MESSAGE = "X-Meshnet-Max-Message"
 LINK_SUFFIX = "/v1/link"
 # A link that stayed up this long was healthy: the next failure starts the back-off over.
 HEALTHY_LINK_S = 10.0
@@ -167,6 +170,7 @@ class RelayLink:
 
     async def _hold_once(self) -> None:
         headers = link_headers(self.link_url, self._node_id, self._public_key, self._sign)
+        headers[HEADER_MAX_MESSAGE] = str(self._max_message_bytes)
         async with connect(
             self.link_url,
             additional_headers=headers,

@@ -32,6 +32,7 @@ BAD_DATA = 1007
 SERVICE_RESTART = 1012
 TRY_AGAIN_LATER = 1013
 INTERNAL_ERROR = 1011
+MESSAGE_TOO_BIG = 1009
 
 
 class LinkGone(Exception):
@@ -57,6 +58,7 @@ class ClientStream:
         self.ws = ws
         self.ended = False
         self._closer: asyncio.Task[None] | None = None
+        self._closing = False  # a close is queued behind the frames still to go out
         self._queue: asyncio.Queue[tuple[int, Any]] = asyncio.Queue(queue_size)
         self._writer = asyncio.create_task(self._write(), name=f"relay-stream-{stream_id}")
 
@@ -77,6 +79,7 @@ class ClientStream:
         self.ended = True
         with contextlib.suppress(asyncio.QueueFull):
             self._queue.put_nowait((mux.CLOSE, (code, reason)))
+            self._closing = True
             return
         self._writer.cancel()  # not reading at all: close now, queued frames are lost
         self._closer = asyncio.create_task(_close_quietly(self.ws, code, reason))
@@ -100,7 +103,11 @@ class ClientStream:
             self.ended = True
 
     async def finish(self) -> None:
+        """Let a queued close go out (bounded); otherwise stop the writer now."""
         self.ended = True
+        if self._closing:
+            with contextlib.suppress(TimeoutError, Exception):
+                await asyncio.wait_for(asyncio.shield(self._writer), 5.0)
         self._writer.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self._writer
@@ -110,9 +117,15 @@ class NodeLink:
     """A node's one WebSocket to the relay and the streams it carries."""
 
     def __init__(
-        self, node_id: str, ws: WebSocket, settings: RelaySettings, metrics: RelayMetrics
+        self,
+        node_id: str,
+        ws: WebSocket,
+        settings: RelaySettings,
+        metrics: RelayMetrics,
+        max_message: int,
     ) -> None:
         self.node_id = node_id
+        self.max_message = max_message
         self.ws = ws
         self.streams: dict[int, ClientStream] = {}
         self.closed = False
@@ -192,6 +205,11 @@ class NodeLink:
             await self.close(GOING_AWAY, reason)
 
     async def _dispatch(self, frame: mux.Frame) -> None:
+        if frame.kind in (mux.TEXT, mux.BINARY, mux.REPLY):  # what the cap counts
+            waited = await self._bucket.take(len(frame.payload))
+            if waited:
+                self._metrics.throttled.inc(waited)
+            self._metrics.bytes.labels("to_client").inc(len(frame.payload))
         if frame.kind == mux.REPLY:
             reply = self._replies.pop(frame.stream_id, None)
             if reply is not None and not reply.done():
@@ -211,10 +229,6 @@ class NodeLink:
             self.streams.pop(frame.stream_id, None)
             stream.end(_client_close_code(code), reason)
             return
-        waited = await self._bucket.take(len(frame.payload))
-        if waited:
-            self._metrics.throttled.inc(waited)
-        self._metrics.bytes.labels("to_client").inc(len(frame.payload))
         if not stream.deliver(frame.kind, frame.payload):
             self.streams.pop(frame.stream_id, None)
             stream.end(TRY_AGAIN_LATER, "the client did not read the node's replies")
@@ -252,10 +266,10 @@ class RelayHub:
         link = self.links.get(node_id)
         return None if link is None or link.closed else link
 
-    async def serve_link(self, node_id: str, ws: WebSocket) -> None:
+    async def serve_link(self, node_id: str, ws: WebSocket, max_message: int) -> None:
         """Hold an accepted, authenticated link until it closes. A newer link of the same
         node replaces the old one: after a network change the old one may be half dead."""
-        link = NodeLink(node_id, ws, self.settings, self.metrics)
+        link = NodeLink(node_id, ws, self.settings, self.metrics, max_message)
         old = self.links.get(node_id)
         self.links[node_id] = link
         if old is not None:
@@ -290,10 +304,17 @@ class RelayHub:
                         await link.send(mux.encode(mux.CLOSE, sid, mux.close_payload(code, "")))
                     return
                 text = message.get("text")
-                if text is not None:
-                    await link.send(mux.encode(mux.TEXT, sid, text.encode("utf-8")))
-                else:
-                    await link.send(mux.encode(mux.BINARY, sid, message.get("bytes") or b""))
+                kind = mux.TEXT if text is not None else mux.BINARY
+                data = text.encode("utf-8") if text is not None else message.get("bytes") or b""
+                if len(data) > link.max_message:
+                    # What the node itself would do (1009), without breaking its link.
+                    self.metrics.bad_frames.labels("client").inc()
+                    stream.end(MESSAGE_TOO_BIG, "message too big")
+                    await link.send(
+                        mux.encode(mux.CLOSE, sid, mux.close_payload(MESSAGE_TOO_BIG, ""))
+                    )
+                    return
+                await link.send(mux.encode(kind, sid, data))
         except LinkGone as exc:
             stream.end(GOING_AWAY, str(exc))
         except Exception:  # a client's broken socket ends its stream only

@@ -31,6 +31,7 @@ from tracker_service.wire import (
 )
 
 HEADER_PUBLIC_KEY = "X-Meshnet-Public-Key"
+HEADER_MAX_MESSAGE = "X-Meshnet-Max-Message"  # the node's cap on one client message
 
 
 class LinkRefused(Exception):

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Request, WebSocket
 from fastapi.responses import JSONResponse, Response
 
 from tracker_service.relay.hub import LinkGone, RelayHub, client_address
-from tracker_service.relay.link_auth import LinkAuthenticator, LinkRefused
+from tracker_service.relay.link_auth import HEADER_MAX_MESSAGE, LinkAuthenticator, LinkRefused
 from tracker_service.relay.mux import MuxError
 from tracker_service.wire import is_node_id
 
@@ -23,6 +23,8 @@ log = logging.getLogger(__name__)
 
 RELAY_PREFIX = "/relay"
 LINK_PATH = RELAY_PREFIX + "/v1/link"
+DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024
+MIN_MAX_MESSAGE, MAX_MAX_MESSAGE = 64 * 1024, 1024 * 1024 * 1024
 # Headers of a node's plain answer worth passing on (the rest are hop-by-hop).
 _PASSED_HEADERS = ("content-type", "x-meshnet-sha256", "allow")
 
@@ -53,7 +55,7 @@ def relay_router(hub: RelayHub, auth: LinkAuthenticator) -> APIRouter:
             await _deny(ws, 401, "link-refused", str(exc))
             return
         await ws.accept()
-        await hub.serve_link(node_id, ws)
+        await hub.serve_link(node_id, ws, _max_message(ws.headers.get(HEADER_MAX_MESSAGE)))
 
     @router.websocket("/{node_id}/{path:path}")
     async def stream(ws: WebSocket, node_id: str, path: str) -> None:
@@ -84,6 +86,15 @@ def relay_router(hub: RelayHub, auth: LinkAuthenticator) -> APIRouter:
         return Response(body, status_code=status, headers=passed)
 
     return router
+
+
+def _max_message(header: str | None) -> int:
+    """The node's cap on a client message, within sane bounds (the default when absent)."""
+    try:
+        value = int(header or DEFAULT_MAX_MESSAGE)
+    except ValueError:
+        value = DEFAULT_MAX_MESSAGE
+    return min(max(value, MIN_MAX_MESSAGE), MAX_MAX_MESSAGE)
 
 
 def _node_path(path: str, scope: MutableMapping[str, Any]) -> str:
