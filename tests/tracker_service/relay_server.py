@@ -10,6 +10,7 @@ import time
 
 import httpx
 import uvicorn
+from fastapi import FastAPI
 
 from tracker_service.relay.app import create_relay_app
 from tracker_service.relay.hub import RelayHub, RelaySettings
@@ -22,8 +23,18 @@ def free_port() -> int:
 
 
 class RelayThread:
-    def __init__(self, settings: RelaySettings | None = None, port: int | None = None) -> None:
+    def __init__(
+        self,
+        settings: RelaySettings | None = None,
+        port: int | None = None,
+        *,
+        app: FastAPI | None = None,
+        health_path: str = "/healthz",
+    ) -> None:
+        """``app``: serve this one instead (a whole tracker, whose relay is embedded)."""
         self.settings = settings or RelaySettings()
+        self._app = app
+        self._health_path = health_path
         self.port = port or free_port()
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -38,10 +49,11 @@ class RelayThread:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, timeout_s: float = 20.0) -> RelayThread:
-        app = create_relay_app(self.settings)
+        app = self._app or create_relay_app(self.settings)
         self.hub = app.state.relay
+        lifespan = "off" if self._app is None else "on"
         config = uvicorn.Config(
-            app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off"
+            app, host="127.0.0.1", port=self.port, log_level="warning", lifespan=lifespan
         )
         server = uvicorn.Server(config)
         self._server = server
@@ -50,7 +62,7 @@ class RelayThread:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             try:
-                if httpx.get(self.http_url + "/healthz", timeout=1.0).status_code == 200:
+                if httpx.get(self.http_url + self._health_path, timeout=1.0).status_code == 200:
                     return self
             except httpx.HTTPError:
                 time.sleep(0.05)
