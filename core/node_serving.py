@@ -172,6 +172,7 @@ class ServingLoop:
                 reach,
                 reachability=reach,
                 relay=None if relay.link is None else relay.link.relay_url,
+                relay_why=relay.why if relay.link is not None else None,
             )
         if ack.recipe_status is not None:
             status = ack.recipe_status

@@ -7,6 +7,8 @@ mounts on its own port instead (``embedded_relay``).
 
 from __future__ import annotations
 
+import logging
+
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -17,6 +19,18 @@ from tracker_service.relay.metrics import RelayMetrics
 from tracker_service.relay.routes import relay_router
 
 
+class _DenialIsNoError(logging.Filter):
+    """uvicorn's websockets-sansio protocol logs an ERROR after every handshake an app
+    refuses with an HTTP answer (the relay's 401/404 with a sentence), although the answer
+    went out as sent; the relay's routes are the only WebSocket routes, so drop that line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != "ASGI callable returned without completing handshake."
+
+
+_DENIAL_FILTER = _DenialIsNoError()
+
+
 def mount_relay(
     app: FastAPI,
     settings: RelaySettings,
@@ -25,6 +39,7 @@ def mount_relay(
     window_s: float = 300.0,
 ) -> RelayHub:
     """Add the relay's routes to ``app``; its metrics go on ``registry``."""
+    logging.getLogger("uvicorn.error").addFilter(_DENIAL_FILTER)
     hub = RelayHub(settings, RelayMetrics(registry))
     app.include_router(relay_router(hub, LinkAuthenticator(window_s)))
     app.state.relay = hub
