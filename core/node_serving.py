@@ -163,16 +163,18 @@ class ServingLoop:
         if ack.reachability is not None:
             reach = ack.reachability
             relay = self._node.relay
+            said = ack.reachability_reason or reach
+            relayed: dict[str, object] = {}
+            if relay.link is not None:  # say so, and why, instead of the bare verdict
+                said = relay.sentence(said)
+                relayed = {"relay": relay.link.relay_url, "relay_why": relay.why}
             self._gate_if_changed(
                 Gate.REACHABILITY,
                 _REACHABILITY_GATE.get(reach, GateState.PENDING),
-                relay.sentence(ack.reachability_reason or reach)
-                if relay.link is not None
-                else ack.reachability_reason or reach,
+                said,
                 reach,
                 reachability=reach,
-                relay=None if relay.link is None else relay.link.relay_url,
-                relay_why=relay.why if relay.link is not None else None,
+                **relayed,
             )
         if ack.recipe_status is not None:
             status = ack.recipe_status

@@ -89,7 +89,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if settings.allow_private_endpoints:
         os.environ["MESHNET_TRACKER_ALLOW_PRIVATE_ENDPOINTS"] = "true"
     os.environ["MESHNET_TRACKER_RELAY_URLS"] = settings.relay_urls
-    os.environ["MESHNET_TRACKER_EMBEDDED_RELAY"] = str(settings.embedded_relay).lower()
+    embedded = settings.embedded_relay and not settings.relay_urls
+    if embedded:
+        # A node's link lands on one worker, its clients on any: an embedded relay
+        # cannot span processes. Relays of their own can (`meshnet-tracker relay`).
+        logging.getLogger(__name__).warning(
+            "with --workers the tracker runs no relay of its own; nodes it cannot dial stay "
+            "unreachable unless you run `meshnet-tracker relay` and pass --relay-url"
+        )
+    os.environ["MESHNET_TRACKER_EMBEDDED_RELAY"] = "false"
     uvicorn.run("tracker_service.app:app_from_env", factory=True, workers=args.workers, **common)
     return 0
 

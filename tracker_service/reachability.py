@@ -62,14 +62,15 @@ class Verdict:
 
 
 def http_base(endpoint: str) -> str:
-    """``ws://host:port[/path]`` -> ``http://host:port[/path]`` (``wss`` -> ``https``); a
+    """``ws://host:port[/path]`` -> ``http://host:port`` (``wss`` -> ``https``); only a
     relayed endpoint keeps its path (``/relay/<node_id>``), under which the relay
     forwards the node's own paths."""
     parts = urlsplit(endpoint)
     scheme = {"ws": "http", "wss": "https"}.get(parts.scheme)
     if scheme is None or not parts.netloc:
         raise ChallengeFailed(f"the registered endpoint {endpoint!r} is not ws://host:port")
-    return urlunsplit((scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
+    path = parts.path.rstrip("/") if relay_of(endpoint) is not None else ""
+    return urlunsplit((scheme, parts.netloc, path, "", ""))
 
 
 def challenge_url(endpoint: str, nonce: str) -> str:
@@ -121,9 +122,9 @@ async def dial(
         return Verdict(REACH_UNREACHABLE, str(exc))
     except EndpointRefused as exc:
         return Verdict(REACH_UNREACHABLE, str(exc))
-    path = urlsplit(endpoint).path.rstrip("/")  # a relayed node's /relay/<node_id>
-    dial_url = f"{pinned.http_base}{path}{CHALLENGE_PATH}?nonce={nonce}"
     relay = relay_of(endpoint)
+    path = urlsplit(endpoint).path.rstrip("/") if relay is not None else ""  # /relay/<id>
+    dial_url = f"{pinned.http_base}{path}{CHALLENGE_PATH}?nonce={nonce}"
     headers = {"Host": pinned.host_header}
     extensions = {"sni_hostname": pinned.host} if pinned.scheme == "wss" else {}
     began = time.perf_counter()

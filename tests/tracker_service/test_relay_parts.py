@@ -176,3 +176,14 @@ def test_the_tracker_offers_its_own_relay_or_spreads_nodes_over_listed_ones() ->
     listed = RelayDirectory.from_setting("ws://a:1/relay, ws://b:2/relay", embedded=True)
     offers = {listed.offer(f"{i:032x}", "http://t:1/") for i in range(20)}
     assert offers == {"ws://a:1/relay", "ws://b:2/relay"}
+
+
+def test_only_a_relayed_endpoint_keeps_its_path_when_dialled() -> None:
+    from tracker_service.reachability import challenge_url, http_base
+
+    node = "ab" * 16
+    assert http_base(f"ws://r:1/relay/{node}") == f"http://r:1/relay/{node}"
+    assert challenge_url(f"wss://r:443/relay/{node}", "cd") == (
+        f"https://r:443/relay/{node}/v1/challenge?nonce=cd"
+    )
+    assert http_base("ws://10.0.0.2:7000/x") == "http://10.0.0.2:7000"
