@@ -305,3 +305,60 @@ def test_the_bandwidth_cap_delays_a_nodes_replies_without_losing_bytes() -> None
         assert capped.metric("meshnet_relay_throttled_seconds_total") > 0
     finally:
         capped.stop()
+
+
+def test_a_malformed_http_reply_from_a_node_is_a_502_and_its_link_stays_up() -> None:
+    relay = RelayThread().start()
+    key = Ed25519PrivateKey.generate()
+    public = key.public_key().public_bytes_raw()
+    node_id = node_id_for(public)
+
+    async def run() -> tuple[int, int, bool]:
+        url = relay.url + "/v1/link"
+        headers = link_headers(url, node_id, public, key.sign)
+        async with connect(url, additional_headers=headers) as ws:
+
+            async def answer_badly() -> None:
+                for _ in range(2):
+                    kind, stream_id, _ = relay_mux.decode(await ws.recv())  # type: ignore[arg-type]
+                    assert kind == relay_mux.HTTP
+                    await ws.send(relay_mux.encode(relay_mux.REPLY, stream_id, b"\x00"))
+
+            node = asyncio.create_task(answer_badly())
+            async with httpx.AsyncClient() as http:
+                first = await http.get(f"{relay.http_url}/relay/{node_id}/v1/health", timeout=20)
+                second = await http.get(f"{relay.http_url}/relay/{node_id}/v1/health", timeout=20)
+            await node
+            return (
+                first.status_code,
+                second.status_code,
+                relay.hub is not None and (node_id in relay.hub.links),
+            )
+
+    try:
+        assert asyncio.run(run()) == (502, 502, True)
+    finally:
+        relay.stop()
+
+
+def test_garbage_from_the_relay_is_ignored_by_the_node(nodes: tuple[Node, Node]) -> None:
+    a = nodes[0]
+    link = RelayLink(
+        "ws://127.0.0.1:9/relay",
+        node_id=a.key.node_id,
+        public_key=a.key.public,
+        sign=a.key.sign,
+        serve=a.server.serve_relayed,
+        answer_get=a.server.answer_relayed_get,
+        max_message_bytes=MAX_FRAME_BYTES,
+    )
+
+    async def feed() -> None:
+        for junk in (b"", b"\x09\x00\x00\x00\x01", relay_mux.encode(relay_mux.OPEN, 1, b"{")):
+            await link._dispatch(junk)
+        # data and closes for streams that do not exist change nothing
+        await link._dispatch(relay_mux.encode(relay_mux.BINARY, 99, b"x"))
+        await link._dispatch(relay_mux.encode(relay_mux.CLOSE, 99, b""))
+
+    asyncio.run(feed())
+    assert link._streams == {}
