@@ -44,6 +44,7 @@ class NodeRelay:
         self.link_state = ""
         self.link_sentence = ""
         self._task: concurrent.futures.Future[None] | None = None
+        self._said_no_relay = False
 
     @property
     def endpoint(self) -> str | None:
@@ -76,7 +77,9 @@ class NodeRelay:
         node, server = self._node, self._node.data_plane
         url = self.relay_url()
         if url is None:
-            log.info("no relay offered: the node stays unreachable (%s)", why)
+            if not self._said_no_relay:  # once, not every heartbeat
+                log.warning("no relay offered: the node stays unreachable (%s)", why)
+                self._said_no_relay = True
             return False
         if server is None or server.loop is None:
             return False

@@ -362,3 +362,28 @@ def test_garbage_from_the_relay_is_ignored_by_the_node(nodes: tuple[Node, Node])
 
     asyncio.run(feed())
     assert link._streams == {}
+
+
+def test_a_newer_link_of_the_same_node_replaces_the_older_one() -> None:
+    relay = RelayThread().start()
+    key = Ed25519PrivateKey.generate()
+    public = key.public_key().public_bytes_raw()
+    url = relay.url + "/v1/link"
+
+    async def run() -> int:
+        node_id = node_id_for(public)
+        async with connect(
+            url, additional_headers=link_headers(url, node_id, public, key.sign)
+        ) as old:
+            new_headers = link_headers(url, node_id, public, key.sign)
+            async with connect(url, additional_headers=new_headers):
+                with pytest.raises(ConnectionClosed) as closed:
+                    await asyncio.wait_for(old.recv(), 10)
+                assert closed.value.rcvd is not None
+                return closed.value.rcvd.code
+
+    try:
+        assert asyncio.run(run()) == 1012  # service restart: the node's newer link wins
+        assert relay.metric('meshnet_relay_links_total{outcome="replaced"}') == 1
+    finally:
+        relay.stop()
