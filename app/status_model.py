@@ -391,8 +391,10 @@ def tooltip_text(status: NodeStatus) -> str:
     if state == "serving":
         tokens = status.tokens_served
         noun = "token" if tokens == 1 else "tokens"
+        via = " through a relay" if relay_note(status) else ""
         return (
-            f"MeshNet — serving {layers_text(status.shard)}, {format_count(tokens)} {noun} served"
+            f"MeshNet — serving {layers_text(status.shard)}{via}, "
+            f"{format_count(tokens)} {noun} served"
         )
     if state == "stopped":
         return "MeshNet — contribution is off"
@@ -455,6 +457,15 @@ def diagnostics_text(
     return "\n".join(lines) + "\n"
 
 
+def relay_note(status: NodeStatus) -> str | None:
+    """ "Serving through a relay because …" while the node's reachability gate says it is."""
+    row = status.gates.get("reachability")
+    if row is None or not row.data.get("relay"):
+        return None
+    why = row.data.get("relay_why") or "the tracker could not dial this computer directly"
+    return f"Serving through a relay because {why}."
+
+
 def headline(status: NodeStatus) -> tuple[str, str]:
     """(title, sentence) for the status window's banner: what is happening, what to do."""
     state = status.state
@@ -466,9 +477,11 @@ def headline(status: NodeStatus) -> tuple[str, str]:
         )
     if state == "serving":
         model = f" of {short_model_name(status.model_id)}" if status.model_id else ""
+        relayed = relay_note(status)
         return (
             f"Serving {layers_text(status.shard)}{model}",
-            "Thank you: this computer is part of the network and answers requests.",
+            "Thank you: this computer is part of the network and answers requests."
+            + (f" {relayed}" if relayed else ""),
         )
     if state in ("paused", "pausing"):
         return "Paused", status.message or "Contribution is paused."

@@ -51,6 +51,7 @@ from core.node_admission import (
     load_reused_report,
 )
 from core.node_placement import NodePlacement
+from core.node_relay import NodeRelay
 from core.node_serving import ServingLoop
 from core.node_settings import NodeSettings
 from core.node_status import NodeStatus
@@ -115,6 +116,7 @@ class Node:
         self.placement = NodePlacement(self, capacity)  # which layers; rebalancing moves
         self.state = NodeState.STOPPED
         self.registration: Registration | None = None
+        self.relay = NodeRelay(self)  # serving through a relay when the tracker cannot dial us
 
     # -- events ------------------------------------------------------------------------
 
@@ -234,6 +236,8 @@ class Node:
             transport=self._transport,
         )
         self.register()
+        if self.relay.after_registration():  # --relay: the link is up, register its endpoint
+            self.register()
         # A stop asked while the tracker was answering: the teardown deregisters.
         self._cancel.check("registering")
         self.set_state(NodeState.SERVING, "serving")
@@ -347,8 +351,14 @@ class Node:
         """The data-plane URL the tracker and route clients dial."""
         if self._server is None:
             return ""
+        if self.relay.endpoint is not None:
+            return self.relay.endpoint
         host = self.settings.advertise_host or self.settings.host
         return f"ws://{host}:{self._server.port}"
+
+    @property
+    def data_plane(self) -> DataPlaneServer | None:
+        return self._server
 
     @property
     def client(self) -> TrackerClient | None:
@@ -466,6 +476,7 @@ class Node:
         """Take down whatever start-up built, in reverse: loop, registration, server, shard."""
         self._stop_serving_loop()
         self._deregister()
+        self.relay.stop()
         if self._server is not None:
             try:
                 self._server.stop()

@@ -130,6 +130,13 @@ class ServingLoop:
         self.apply_view(ack)
         return ack.heartbeat_interval_s, 1.0
 
+    def _register_relayed(self) -> None:
+        """The relay link is up: tell the tracker to reach this node through it."""
+        try:
+            self._node.register()
+        except MeshnetError as exc:  # the next heartbeat's refusal re-registers again
+            log.warning("registering the relayed endpoint failed", extra={"error": str(exc)})
+
     def reregister(self) -> None:
         """Register again; prove the shard afresh first when the report aged out."""
         node = self._node
@@ -150,14 +157,24 @@ class ServingLoop:
     def apply_view(self, ack: HeartbeatAck) -> None:
         """Reachability and recipe status from the heartbeat reply, as gate events;
         a suggested move is handed to the node, which decides (core.node_placement)."""
+        if self._node.relay.consider(ack):
+            self._register_relayed()
+            return
         if ack.reachability is not None:
             reach = ack.reachability
+            relay = self._node.relay
+            said = ack.reachability_reason or reach
+            relayed: dict[str, object] = {}
+            if relay.link is not None:  # say so, and why, instead of the bare verdict
+                said = relay.sentence(said)
+                relayed = {"relay": relay.link.relay_url, "relay_why": relay.why}
             self._gate_if_changed(
                 Gate.REACHABILITY,
                 _REACHABILITY_GATE.get(reach, GateState.PENDING),
-                ack.reachability_reason or reach,
+                said,
                 reach,
                 reachability=reach,
+                **relayed,
             )
         if ack.recipe_status is not None:
             status = ack.recipe_status

@@ -34,6 +34,10 @@ class NodeSettings:
     stats_interval_s: float = 5.0
     # Rebalancing hysteresis: serve a range at least this long before moving off it.
     move_dwell_s: float = 600.0
+    # Serve through a relay from the start (else only once the tracker cannot dial us),
+    # and which relay (else the one the tracker offers): core/node_relay.py.
+    relay: bool = False
+    relay_url: str | None = None
 
     def public_view(self) -> dict[str, Any]:
         """The settings a snapshot shows (no join token)."""

@@ -32,6 +32,8 @@ from tracker_service.job_settings import ARTIFACTS_PATH_PREFIX, build_jobs_state
 from tracker_service.keys import TrackerKey
 from tracker_service.metrics import TrackerMetrics
 from tracker_service.openapi_responses import document_refusals
+from tracker_service.relay.app import mount_relay
+from tracker_service.relay.hub import RelaySettings
 from tracker_service.route_services import RouteServices, lifespan
 from tracker_service.routes import (
     SIGNED_BODY_MODELS,
@@ -162,6 +164,13 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
     app.include_router(jobs.router)
     app.include_router(openai.router)
     app.include_router(allocation.router)
+    if settings.embedded_relay:  # a small deployment's relay, on the tracker's own port
+        mount_relay(
+            app,
+            RelaySettings(node_bytes_per_s=settings.relay_node_bytes_per_s),
+            context.metrics.registry,
+            window_s=settings.timestamp_window_s,
+        )
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.openapi = lambda: _openapi_with_signed_bodies(app)  # type: ignore[method-assign]
     log.info(

@@ -15,6 +15,7 @@ from tracker_service.cli_table import table, when
 from tracker_service.config import Settings
 from tracker_service.jobs_cli import SUBMITTERS, add_jobs_commands
 from tracker_service.secrets_cli import SecretKind, add_secret_command
+from tracker_service.relay.cli import add_relay_command
 from tracker_service.store.api_keys import add_api_key, list_api_keys, revoke_api_key
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import list_recipes
@@ -29,6 +30,10 @@ def _settings(args: argparse.Namespace) -> Settings:
     }
     if getattr(args, "allow_private_endpoints", False):
         overrides["allow_private_endpoints"] = True
+    if getattr(args, "relay_url", None):
+        overrides["relay_urls"] = ",".join(args.relay_url)
+    if getattr(args, "no_embedded_relay", False):
+        overrides["embedded_relay"] = False
     return Settings(**overrides)
 
 
@@ -75,6 +80,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
             os.environ[f"MESHNET_TRACKER_{name.upper()}"] = str(value)
     if settings.allow_private_endpoints:
         os.environ["MESHNET_TRACKER_ALLOW_PRIVATE_ENDPOINTS"] = "true"
+    os.environ["MESHNET_TRACKER_RELAY_URLS"] = settings.relay_urls
+    embedded = settings.embedded_relay and not settings.relay_urls
+    if embedded:
+        # A node's link lands on one worker, its clients on any: an embedded relay
+        # cannot span processes. Relays of their own can (`meshnet-tracker relay`).
+        logging.getLogger(__name__).warning(
+            "with --workers the tracker runs no relay of its own; nodes it cannot dial stay "
+            "unreachable unless you run `meshnet-tracker relay` and pass --relay-url"
+        )
+    os.environ["MESHNET_TRACKER_EMBEDDED_RELAY"] = "false"
     uvicorn.run("tracker_service.app:app_from_env", factory=True, workers=args.workers, **common)
     return 0
 
@@ -192,6 +207,17 @@ def build_parser() -> argparse.ArgumentParser:
         "a public tracker leaves this off",
     )
     serve.add_argument(
+        "--relay-url",
+        action="append",
+        help="a relay (ws://host:port/relay of `meshnet-tracker relay`) to offer nodes the "
+        "tracker cannot dial; repeat for several (default: the tracker's own)",
+    )
+    serve.add_argument(
+        "--no-embedded-relay",
+        action="store_true",
+        help="do not run a relay on the tracker's own port",
+    )
+    serve.add_argument(
         "--workers",
         type=int,
         default=1,
@@ -206,6 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_jobs_commands(commands)
     add_secret_command(commands, SUBMITTERS, _store_for)
     add_backup_commands(commands, _settings)
+    add_relay_command(commands)
 
     add_secret_command(commands, API_KEYS, _store_for)
     return parser

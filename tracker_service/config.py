@@ -95,6 +95,17 @@ class Settings(BaseSettings):
     # max_tokens when a request names none (capped by the model's context).
     gateway_default_max_tokens: int = Field(default=512, ge=1)
 
+    # Relays (tracker_service/relay/): a node the tracker cannot dial serves through one.
+    # Listed relays (comma-separated ws://host:port/relay of `meshnet-tracker relay`
+    # processes) are offered to nodes; with none listed the tracker's own is.
+    relay_urls: str = ""
+    embedded_relay: bool = True
+    # The embedded relay's cap on each node's traffic, bytes/s both ways (0: none).
+    relay_node_bytes_per_s: float = Field(default=0.0, ge=0)
+    # What the route planner adds to a relayed hop's measured latency: the relay's two
+    # extra socket hops on every step, which a one-off dial round trip undercounts.
+    relay_hop_penalty_ms: float = Field(default=2.0, ge=0)
+
     def database_url(self) -> str:
         if self.db:
             return self.db

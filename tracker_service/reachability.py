@@ -31,6 +31,7 @@ import httpx
 from tracker_service.background import BackgroundLoop
 from tracker_service.endpoint_policy import EndpointRefused, resolve_endpoint
 from tracker_service.keys import verify_ed25519
+from tracker_service.relay.directory import relay_of
 from tracker_service.store.db import Database
 from tracker_service.store.routing import (
     DialTarget,
@@ -61,12 +62,15 @@ class Verdict:
 
 
 def http_base(endpoint: str) -> str:
-    """``ws://host:port[/path]`` -> ``http://host:port`` (``wss`` -> ``https``)."""
+    """``ws://host:port[/path]`` -> ``http://host:port`` (``wss`` -> ``https``); only a
+    relayed endpoint keeps its path (``/relay/<node_id>``), under which the relay
+    forwards the node's own paths."""
     parts = urlsplit(endpoint)
     scheme = {"ws": "http", "wss": "https"}.get(parts.scheme)
     if scheme is None or not parts.netloc:
         raise ChallengeFailed(f"the registered endpoint {endpoint!r} is not ws://host:port")
-    return urlunsplit((scheme, parts.netloc, "", "", ""))
+    path = parts.path.rstrip("/") if relay_of(endpoint) is not None else ""
+    return urlunsplit((scheme, parts.netloc, path, "", ""))
 
 
 def challenge_url(endpoint: str, nonce: str) -> str:
@@ -118,7 +122,9 @@ async def dial(
         return Verdict(REACH_UNREACHABLE, str(exc))
     except EndpointRefused as exc:
         return Verdict(REACH_UNREACHABLE, str(exc))
-    dial_url = f"{pinned.http_base}{CHALLENGE_PATH}?nonce={nonce}"
+    relay = relay_of(endpoint)
+    path = urlsplit(endpoint).path.rstrip("/") if relay is not None else ""  # /relay/<id>
+    dial_url = f"{pinned.http_base}{path}{CHALLENGE_PATH}?nonce={nonce}"
     headers = {"Host": pinned.host_header}
     extensions = {"sni_hostname": pinned.host} if pinned.scheme == "wss" else {}
     began = time.perf_counter()
@@ -137,6 +143,12 @@ async def dial(
             "running and its data-plane port open to the internet?",
         )
     latency_ms = (time.perf_counter() - began) * 1000.0
+    if status != 200 and relay is not None:
+        return Verdict(
+            REACH_UNREACHABLE,
+            f"the node's relay {relay} answered HTTP {status}: the node holds no link to it "
+            "now (it reconnects by itself when the relay is back)",
+        )
     if status != 200:
         return Verdict(
             REACH_UNREACHABLE,
@@ -152,8 +164,11 @@ async def dial(
         return Verdict(REACH_UNREACHABLE, "the challenge answer is not JSON")
     except ChallengeFailed as exc:
         return Verdict(REACH_UNREACHABLE, str(exc))
+    how = "" if relay is None else f" through its relay {relay}"
     return Verdict(
-        REACH_REACHABLE, f"answered the signed challenge in {latency_ms:.0f} ms", latency_ms
+        REACH_REACHABLE,
+        f"answered the signed challenge{how} in {latency_ms:.0f} ms",
+        latency_ms,
     )
 
 
@@ -209,6 +224,7 @@ class ReachabilityMonitor(BackgroundLoop):
         self._batch = batch
         self.on_reachable = on_reachable
         self._latency: dict[str, float] = {}
+        self.relayed: set[str] = set()  # nodes last dialled through a relay
 
     def latency_ms(self, node_id: str) -> float | None:
         """The last measured dial round trip (this replica's view), for route choice."""
@@ -274,6 +290,10 @@ class ReachabilityMonitor(BackgroundLoop):
                 )
                 if verdict.latency_ms is not None:
                     self._latency[target.node_id] = verdict.latency_ms
+                if relay_of(target.endpoint) is None:
+                    self.relayed.discard(target.node_id)
+                else:
+                    self.relayed.add(target.node_id)
                 if stored and verdict.status != target.reachability:
                     log.info("node %s is %s: %s", target.node_id, verdict.status, verdict.reason)
                     if verdict.status == REACH_REACHABLE:

@@ -27,6 +27,9 @@ from tracker_service.store.ledger import PersistentLedger
 log = logging.getLogger(__name__)
 
 
+DEFAULT_HOP_LATENCY_MS = 20.0  # routing.RoutingPolicy's default, for a relayed hop not yet timed
+
+
 class RouteServices:
     def __init__(
         self,
@@ -56,7 +59,7 @@ class RouteServices:
             database,
             key,
             ticket_ttl_s=settings.route_ticket_ttl_s,
-            latency_ms=self.monitor.latency_ms,
+            latency_ms=self.hop_latency_ms,
         )
         self.certifier = Certifier(
             database,
@@ -99,6 +102,15 @@ class RouteServices:
         await self.certifier.stop()
         await self.monitor.stop()
         self._running = False
+
+    def hop_latency_ms(self, node_id: str) -> float | None:
+        """The dial latency the planner weighs, plus the relay's extra cost per step for a
+        node that serves through a relay."""
+        measured = self.monitor.latency_ms(node_id)
+        if node_id not in self.monitor.relayed:
+            return measured
+        base = DEFAULT_HOP_LATENCY_MS if measured is None else measured
+        return base + self.settings.relay_hop_penalty_ms
 
 
 def get_route_services(request: Request) -> RouteServices:

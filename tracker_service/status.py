@@ -7,11 +7,13 @@ from collections.abc import Sequence
 from sqlalchemy.orm import Session
 
 from tracker_service.recipe_identity import coverage_gap
+from tracker_service.relay.directory import relay_of, relayed_sentence
 from tracker_service.schemas.state import (
     JobSummaryPublic,
     ModelHealthPublic,
     NodePublic,
     RecipePublic,
+    RelayPublic,
     StatePublic,
 )
 from tracker_service.store.jobs import list_jobs, task_counts
@@ -26,6 +28,12 @@ from tracker_service.store.tables import NODE_ACTIVE, Node, Recipe
 
 HEALTHY = "healthy"
 BROKEN = "broken"
+
+
+def relay_public(endpoint: str) -> RelayPublic | None:
+    """Serving through a relay, and why; None for a node dialled directly."""
+    relay, reason = relay_of(endpoint), relayed_sentence(endpoint)
+    return None if relay is None or reason is None else RelayPublic(url=relay, reason=reason)
 
 
 def node_public(node: Node, now: float) -> NodePublic:
@@ -50,6 +58,7 @@ def node_public(node: Node, now: float) -> NodePublic:
         reachability_reason=node.reachability_reason,
         state_reason=node.state_reason,
         audits_passed=node.audits_passed or 0,
+        relay=relay_public(node.endpoint),
         quarantine_evidence=node.quarantine_evidence,
     )
 

@@ -56,6 +56,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument("--host", default="127.0.0.1", help="address the data plane listens on")
     run.add_argument("--port", type=int, default=0, help="data-plane port (0: any free port)")
     run.add_argument("--advertise-host", default=None, help="address the tracker should dial")
+    run.add_argument(
+        "--relay",
+        action="store_true",
+        help="serve through a relay from the start (by default only when the tracker "
+        "cannot dial this computer, e.g. behind a home router)",
+    )
+    run.add_argument(
+        "--relay-url",
+        default=None,
+        help="the relay to use (ws://host:port/relay; default: the one the tracker offers)",
+    )
     run.add_argument("--kv-budget-mb", type=int, default=None, help="memory for KV sessions")
     run.add_argument(
         "--memory-cap-mb",
@@ -109,6 +120,8 @@ def run_node(args: argparse.Namespace) -> int:
         memory_cap_mb=args.memory_cap_mb,
         report_path=args.report,
         move_dwell_s=args.move_dwell_s,
+        relay=args.relay,
+        relay_url=args.relay_url,
     )
     return supervise(Node(settings, identity), printer)
 

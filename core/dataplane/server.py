@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qs, urlsplit
 
 from websockets.asyncio.server import Server, ServerConnection, serve
@@ -250,6 +250,26 @@ class DataPlaneServer:
             await HopSession(ws, self._ctx).run()
         finally:
             self._limits.release(address)
+
+    # -- sessions and GETs that arrive over a relay link (core/dataplane/relay_link.py) ------
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The loop the server runs on when started with ``start`` (a relay link joins it)."""
+        return self._loop
+
+    async def serve_relayed(self, connection: Any) -> None:
+        """Serve a session that came through a relay: the same caps and the same handler
+        as a direct connection (``connection`` is a RelayedConnection, duck-typed)."""
+        await self._handle(cast(ServerConnection, connection))
+
+    def answer_relayed_get(self, path: str) -> tuple[int, dict[str, str], bytes]:
+        """A plain GET that came through a relay, answered as a direct one would be."""
+        request = Request(path, Headers())
+        answer = self._process_request(cast(ServerConnection, None), request)
+        if answer is None:
+            return 400, {"Content-Type": "text/plain"}, b"open a session with a WebSocket"
+        return answer.status_code, dict(answer.headers.raw_items()), bytes(answer.body)
 
     async def _expire_idle_forever(self) -> None:
         """Free sessions whose client went quiet, and tell those clients why."""

@@ -21,6 +21,7 @@ from tracker_service.recipe_identity import (
     RecipeIdentityError,
     parse_identity,
 )
+from tracker_service.relay.directory import RelayDirectory
 from tracker_service.route_guard import admit_address
 from tracker_service.routes import error_responses, parse_body, refuse, signed_body
 from tracker_service.routes.heartbeat import answer_heartbeat
@@ -31,6 +32,7 @@ from tracker_service.schemas.nodes import (
     HeartbeatPublic,
     NodeRegisterCreate,
     NodeRegisterPublic,
+    RelayOfferPublic,
     SessionCredentialPublic,
 )
 from tracker_service.schemas.state import NodePublic
@@ -64,6 +66,7 @@ def _admit(
     body: NodeRegisterCreate,
     identity: PresentedIdentity,
     join_token: str | None,
+    via_own_relay: bool = False,
 ) -> tuple[Registration, RecipeStatusPublic]:
     """Blocking: join token, ban check, ledger entry and node row in one transaction."""
     report = body.capability
@@ -84,7 +87,8 @@ def _admit(
                 errors.QUARANTINED,
                 f"node {signed.node_id} is quarantined: {existing.state_reason}",
             )
-        _check_nodes_per_host(context, session, body.endpoint, signed.node_id, now)
+        if not via_own_relay:  # every node of a relay names the relay's host
+            _check_nodes_per_host(context, session, body.endpoint, signed.node_id, now)
         status = register_recipe(session, identity, now=now)
         registration = register_node(
             session,
@@ -201,9 +205,20 @@ async def register(request: Request, context: Context) -> NodeRegisterPublic:
         context.metrics.registrations.labels(errors.ENDPOINT_REFUSED).inc()
         log.info("registration refused node_id=%s endpoint-refused: %s", signed.node_id, exc)
         raise refuse(422, errors.ENDPOINT_REFUSED, str(exc)) from exc
-    registration, recipe = await run_in_threadpool(
-        _admit, context, signed, body, identity, request.headers.get(HEADER_JOIN_TOKEN)
+    relays = RelayDirectory.from_setting(
+        context.settings.relay_urls, context.settings.embedded_relay
     )
+    tracker_url = str(request.base_url)
+    registration, recipe = await run_in_threadpool(
+        _admit,
+        context,
+        signed,
+        body,
+        identity,
+        request.headers.get(HEADER_JOIN_TOKEN),
+        relays.known(body.endpoint, tracker_url),
+    )
+    relay_url = relays.offer(signed.node_id, tracker_url)
     context.public_keys.put(signed.node_id, signed.public_key)
     context.metrics.registrations.labels("admitted").inc()
     log.info(
@@ -236,6 +251,7 @@ async def register(request: Request, context: Context) -> NodeRegisterPublic:
         shard_binding_digest=identity.shard_binding_digest,
         recipe=recipe,
         rebound=registration.rebound,
+        relay=None if relay_url is None else RelayOfferPublic(url=relay_url),
     )
 
 

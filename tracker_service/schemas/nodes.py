@@ -87,6 +87,13 @@ class SessionCredentialPublic(BaseModel):
     signature: str
 
 
+class RelayOfferPublic(BaseModel):
+    url: str = Field(
+        description="ws://host:port/relay: where this node holds its link if the "
+        "tracker cannot dial it; it then registers url + '/' + node_id"
+    )
+
+
 class NodeRegisterPublic(BaseModel):
     node_id: str
     session: SessionCredentialPublic
@@ -98,6 +105,9 @@ class NodeRegisterPublic(BaseModel):
     recipe: RecipeStatusPublic
     rebound: bool = Field(
         description="true when this node id was registered before with other bytes"
+    )
+    relay: RelayOfferPublic | None = Field(
+        default=None, description="the relay to use when the tracker cannot dial this node"
     )
 
 

@@ -7,6 +7,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 
+class RelayPublic(BaseModel):
+    url: str = Field(description="the relay clients reach this node through")
+    reason: str = Field(description="why: serving through a relay, in a sentence")
+
+
 class NodePublic(BaseModel):
     node_id: str
     endpoint: str
@@ -28,6 +33,9 @@ class NodePublic(BaseModel):
     reachability_reason: str
     state_reason: str = ""
     audits_passed: int = Field(default=0, description="hop audits this identity has passed")
+    relay: RelayPublic | None = Field(
+        default=None, description="set when the node serves through a relay, with why"
+    )
     quarantine_evidence: dict[str, Any] | None = Field(
         default=None,
         description="when quarantined: the hop, each node's output digest and its own "

@@ -68,6 +68,10 @@
       if (n.reachability !== "reachable" && n.reachability_reason) {
         cell.append(el("div", { class: "detail" }, n.reachability_reason));
       }
+      if (n.relay) {
+        const why = n.relay.reason.replace(/^serving through a relay: /, "");
+        cell.append(el("div", { class: "detail" }, el("strong", {}, "Serving through a relay:"), ` ${why}`));
+      }
     } else {
       cell.append(n.state === "active" ? "no heartbeat" : n.state);
       if (n.state !== "quarantined" && n.state_reason) {
