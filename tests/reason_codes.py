@@ -31,8 +31,9 @@ NOT_REASON_SUFFIXES = ("_DOMAIN", "_PATH", "_ENV", "_SERVICE", "_ID")
 NOT_REASON_NAMES = frozenset({"DATA_PLANE", "INT8_PER_CHANNEL"})
 # A refusal exception's first argument is its reason.
 REFUSAL_CLASS = re.compile(r".*(Refusal|Refused|Limited|Failed|Failure)$")
-# These helpers take (status, reason, message).
-REFUSE_HELPERS = frozenset({"refuse", "refusal_response"})
+# Refusal helpers and the position of their reason argument: (status, reason, message),
+# and the relay's handshake denial (websocket, status, reason, message).
+REFUSE_HELPERS = {"refuse": 1, "refusal_response": 1, "_refusal": 1, "_deny": 2}
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,8 @@ def _codes_in(tree: ast.AST) -> Iterator[tuple[str, int]]:
                     yield value, node.lineno
             name = _call_name(node)
             if name in REFUSE_HELPERS:
-                arguments = node.args[1:2]
+                position = REFUSE_HELPERS[name]
+                arguments = node.args[position : position + 1]
             elif REFUSAL_CLASS.match(name):
                 arguments = node.args
             else:
