@@ -145,7 +145,12 @@ def test_a_name_resolving_to_a_private_or_metadata_address_is_never_fetched(
 ) -> None:
     resolve_with(monkeypatch, {"evil.example": [address]})
     seen: list[httpx.Request] = []
-    transport = httpx.MockTransport(lambda r: seen.append(r) or httpx.Response(200))
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, content=TOKENIZER)
+
+    transport = httpx.MockTransport(answer)
 
     async def go() -> tuple[bytes | None, Tokenizer | None]:
         async with httpx.AsyncClient(transport=transport) as client:
