@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tracker_service.backup_cli import add_backup_commands
+from tracker_service.check_db_cli import add_check_db_command
 from tracker_service.cli_errors import explain, require_existing_sqlite
 from tracker_service.config import Settings
 from tracker_service.jobs_cli import add_jobs_commands
@@ -273,6 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     tokens.set_defaults(func=cmd_tokens)
     add_jobs_commands(commands)
     add_backup_commands(commands, _settings)
+    add_check_db_command(commands, _settings)
 
     keys = commands.add_parser("keys", help="API keys of the OpenAI-compatible gateway")
     key_actions = keys.add_subparsers(dest="action", required=True)
