@@ -5,20 +5,20 @@ half-made schema behind."""
 
 from __future__ import annotations
 
+import json
 import os
-import signal
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from sqlalchemy import event
 
 from tests.tracker_service.helpers import identity_block
+from tests.tracker_service.server_process import REPO
 from tracker_service.cli import main
 from tracker_service.recipe_identity import DistributedForwardEvidence, parse_identity
 from tracker_service.store.db import Database
-from tracker_service.store.integrity import check_database
 from tracker_service.store.ledger import PersistentLedger
 
 FIRST = parse_identity(identity_block(0, 16))
@@ -154,38 +154,63 @@ def test_evidence_of_a_deleted_recipe_fails_the_foreign_key_check(
     assert "points at a missing row of recipes" in err
 
 
-def _migrate_and_die_at(url: str, statement: int) -> None:
-    """In a child: migrate a fresh database and SIGKILL itself at the n-th statement."""
-    database = Database(url)
-    seen = [0]
+# Run in a fresh, single-threaded interpreter (forking pytest, which may hold threads
+# from other tests, could deadlock a child on a lock one of them held): for each
+# statement number, a forked child migrates a fresh database and SIGKILLs itself
+# at that statement; the parent then starts again and runs the integrity check.
+KILL_MID_MIGRATION = """
+import json, os, signal, sys
+from sqlalchemy import event
+from tracker_service.store.db import Database
+from tracker_service.store.integrity import check_database
 
-    def trace(_sql: str) -> None:
-        seen[0] += 1
-        if seen[0] == statement:
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    def on_connect(dbapi_connection: Any, _record: Any) -> None:
-        dbapi_connection.set_trace_callback(trace)
-
-    event.listen(database.engine, "connect", on_connect)
-    database.migrate()
-
-
-@pytest.mark.parametrize("statement", [3, 9, 17, 26, 40, 52, 60])
-def test_a_start_killed_mid_migration_leaves_a_schema_the_next_start_completes(
-    tmp_path: Path, statement: int
-) -> None:
-    url = f"sqlite:///{tmp_path / 'tracker.db'}"
+folder, points = sys.argv[1], [int(n) for n in sys.argv[2:]]
+for point in points:
+    url = f"sqlite:///{folder}/tracker-{point}.db"
     child = os.fork()
-    if child == 0:  # pragma: no cover - the child never returns to pytest
+    if child == 0:
         try:
-            _migrate_and_die_at(url, statement)
+            database = Database(url)
+            seen = [0]
+
+            def trace(_sql):
+                seen[0] += 1
+                if seen[0] == point:
+                    os.kill(os.getpid(), signal.SIGKILL)
+
+            event.listen(
+                database.engine, "connect", lambda c, _r: c.set_trace_callback(trace)
+            )
+            database.migrate()
         finally:
             os._exit(0)  # the migration had fewer statements than that
     _, status = os.waitpid(child, 0)
-    assert os.WIFSIGNALED(status) or os.WEXITSTATUS(status) == 0
-    database = Database(url)
-    database.migrate()  # before the fix: "table nodes already exists"
-    report = check_database(database)
-    database.dispose()
-    assert report.ok, report.problems
+    try:
+        database = Database(url)
+        database.migrate()
+        problems = check_database(database).problems
+        database.dispose()
+    except Exception as exc:
+        problems = [f"{type(exc).__name__}: {str(exc).splitlines()[0]}"]
+    killed = os.WIFSIGNALED(status)
+    print(json.dumps({"point": point, "killed": killed, "problems": problems}), flush=True)
+"""
+
+
+def test_a_start_killed_mid_migration_leaves_a_schema_the_next_start_completes(
+    tmp_path: Path,
+) -> None:
+    points = [3, 9, 17, 26, 40, 52, 60]
+    done = subprocess.run(
+        [sys.executable, "-c", KILL_MID_MIGRATION, str(tmp_path), *map(str, points)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        check=True,
+    )
+    results = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["point"] for r in results] == points
+    assert sum(r["killed"] for r in results) >= len(points) - 1  # the migration is long enough
+    # Before the fix: "table nodes already exists" on every start after the kill.
+    assert [r for r in results if r["problems"]] == []
