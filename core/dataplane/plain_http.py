@@ -13,8 +13,8 @@ ways an attacker (or a curious browser) meets at once:
 not a WebSocket upgrade is answered by ``process_request`` and whatever the
 client sent after it is ignored until the connection closes (one request per
 connection, as the ``Connection: close`` of every answer says); a request that
-cannot be parsed gets a ``400`` (or ``414``/``431``) with a JSON reason. An
-upgrade request goes on to frames exactly as before.
+cannot be parsed gets a ``400`` (or ``414``/``431``) with a JSON reason. After
+an upgrade request the frames are read once the ``101`` has been sent.
 """
 
 from __future__ import annotations
@@ -97,12 +97,12 @@ def parse_request(protocol: ServerProtocol) -> Generator[None]:
         yield
         return
     protocol.events.append(request)
-    if _is_upgrade(request):
-        yield from Protocol.parse(protocol)  # the WebSocket frames follow
-        return
-    # Plain HTTP: the answer ends the connection. Until process_request has run, what
-    # else the client pipelined is dropped rather than parsed as frames or buffered.
+    upgrade = _is_upgrade(request)
+    # Nothing is read as a frame before the handshake is answered: a client may not
+    # send frames before the 101, and bytes pipelined after a request that will not be
+    # upgraded are dropped (the answer closes the connection) rather than buffered.
     while protocol.state is State.CONNECTING:
-        reader.discard()
+        if not upgrade:
+            reader.discard()
         yield
-    yield from Protocol.parse(protocol)  # not reached: a plain request is never upgraded
+    yield from Protocol.parse(protocol)  # upgraded: the WebSocket frames follow

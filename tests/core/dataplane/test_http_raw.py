@@ -53,6 +53,19 @@ def test_pipelined_requests_get_the_first_answered_then_a_clean_close(
     no_tracebacks(caplog)
 
 
+def test_a_pipelined_request_after_one_asking_for_an_upgrade_is_not_read_as_a_frame(
+    nodes: tuple[Node, Node], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    asks = (
+        b"GET /v1/health HTTP/1.1\r\nHost: n\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
+    )
+    status, _, body = split_answer(send_raw(nodes[0], asks + HEALTH))
+    assert status == 200
+    assert json.loads(body)["node_id"] == nodes[0].key.node_id
+    no_tracebacks(caplog)
+
+
 def test_pipelined_head_then_get_answers_the_head_without_a_body(
     nodes: tuple[Node, Node], caplog: pytest.LogCaptureFixture
 ) -> None:
