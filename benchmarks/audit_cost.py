@@ -124,7 +124,7 @@ class Bench:
         return Auditor(
             self.app.state.tracker.database,
             self.app.state.tracker.key,
-            AuditSettings(rate=rate, probation_rate=rate),
+            AuditSettings(rate=rate, probation_rate=rate, allow_private_endpoints=True),
             rng=random.Random(seed),
         )
 

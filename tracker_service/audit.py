@@ -62,6 +62,8 @@ class AuditSettings:
     # A whole audit (every replay) gets this long; past it the step goes on unaudited,
     # so a slow or stuck auditor never stalls a user's answer for long.
     timeout_s: float = 10.0
+    # The endpoint policy for the replays it dials (endpoint_policy.py).
+    allow_private_endpoints: bool = False
 
 
 Bind = Callable[[], Awaitable[dict[str, Any] | None]]
@@ -325,7 +327,10 @@ class Auditor:
         reply = b""
         try:
             async with RouteSession(
-                one_hop, open_timeout_s=timeout, step_timeout_s=timeout
+                one_hop,
+                open_timeout_s=timeout,
+                step_timeout_s=timeout,
+                allow_private_endpoints=self.settings.allow_private_endpoints,
             ) as session:
                 await session.open(max_length, Sampling(temperature=0.0) if last else None)
                 for frame in frames:

@@ -11,9 +11,10 @@ detail (state API and status page) and is retried with exponential back-off;
 a change in the set of reachable nodes retries at once.
 
 The prompt: the tracker holds no weights. It fetches the recipe's
-``tokenizer.json`` from a hop (``GET /v1/tokenizer``) and uses it only if its
-SHA-256 equals the recipe's ``tokenizer_revision`` axis; otherwise it sends a
-fixed token-id prompt (real tokens still come out; they are just not words).
+``tokenizer.json`` from a hop (``GET /v1/tokenizer``, under the endpoint policy
+like every dial it makes) and uses it only if its SHA-256 equals the recipe's
+``tokenizer_revision`` axis; otherwise it sends a fixed token-id prompt (real
+tokens still come out; they are just not words).
 
 The chat template: after a successful certification the certifier asks every
 hop of the certifying route for its ``tokenizer_config.json``; when all of
@@ -35,8 +36,13 @@ import httpx
 from tokenizers import Tokenizer
 
 from tracker_service.background import BackgroundLoop
-from tracker_service.node_files import TOKENIZER_CONFIG_PATH, agreed_digest, fetch_metadata
-from tracker_service.reachability import ReachabilityMonitor, http_base
+from tracker_service.node_files import (
+    TOKENIZER_CONFIG_PATH,
+    TOKENIZER_PATH,
+    agreed_digest,
+    fetch_metadata,
+)
+from tracker_service.reachability import ReachabilityMonitor
 from tracker_service.recipe_identity import (
     DistributedForwardEvidence,
     PresentedIdentity,
@@ -71,7 +77,6 @@ log = logging.getLogger(__name__)
 PROMPT_TEXT = "The capital of France is"
 # Small ids exist in every vocabulary; used when no verified tokenizer is at hand.
 FIXED_PROMPT_IDS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8)
-TOKENIZER_PATH = "/v1/tokenizer"
 MAX_TOKENIZER_BYTES = 64 * 1024 * 1024
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -112,24 +117,30 @@ class _Backoff:
 
 
 async def fetch_tokenizer(
-    client: httpx.AsyncClient, endpoints: Sequence[str], revision: str, *, timeout_s: float = 10.0
+    client: httpx.AsyncClient,
+    endpoints: Sequence[str],
+    revision: str,
+    *,
+    allow_private: bool = False,
+    timeout_s: float = 10.0,
 ) -> Tokenizer | None:
-    """The recipe's tokenizer from the first node that serves the exact bytes."""
+    """The recipe's tokenizer from the first node that serves the exact bytes.
+
+    Each node is fetched under the endpoint policy (node_files.stream_from_node):
+    a private address is refused unless ``allow_private``, and the GET goes to the
+    address resolved once."""
     if not _HEX64.match(revision):
         return None
     for endpoint in endpoints:
-        try:
-            url = http_base(endpoint) + TOKENIZER_PATH
-            async with client.stream("GET", url, timeout=timeout_s) as response:
-                if response.status_code != 200:
-                    continue
-                body = bytearray()
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > MAX_TOKENIZER_BYTES:
-                        raise ValueError("tokenizer.json is implausibly large")
-        except Exception as exc:  # any node may be broken; try the next one
-            log.info("tokenizer fetch from %s failed: %s", endpoint, exc)
+        body = await fetch_metadata(
+            client,
+            endpoint,
+            TOKENIZER_PATH,
+            allow_private=allow_private,
+            timeout_s=timeout_s,
+            max_bytes=MAX_TOKENIZER_BYTES,
+        )
+        if body is None:
             continue
         if hashlib.sha256(body).hexdigest() != revision:
             log.warning("node at %s serves a tokenizer that is not revision %s", endpoint, revision)
@@ -198,6 +209,8 @@ class CertifierSettings:
     new_tokens: int = 4
     open_timeout_s: float = 15.0
     step_timeout_s: float = 60.0
+    # The endpoint policy for every dial the certifier makes (files and sessions).
+    allow_private_endpoints: bool = False
 
 
 class Certifier(BackgroundLoop):
@@ -309,6 +322,7 @@ class Certifier(BackgroundLoop):
                 plan,
                 open_timeout_s=self._settings.open_timeout_s,
                 step_timeout_s=self._settings.step_timeout_s,
+                allow_private_endpoints=self._settings.allow_private_endpoints,
             ) as session:
                 await session.open(len(prompt) + new_tokens, Sampling(temperature=0.0))
                 tokens = [t.token_id async for t in session.generate(prompt, new_tokens)]
@@ -375,15 +389,20 @@ class Certifier(BackgroundLoop):
     async def _pin_chat_template(self, plan: RoutePlan, info: RecipeInfo) -> None:
         """Pin the template every certifying hop serves identically (else pin nothing)."""
         try:
+            private = self._settings.allow_private_endpoints
             if self._client is not None:
                 bodies = [
-                    await fetch_metadata(self._client, h.endpoint, TOKENIZER_CONFIG_PATH)
+                    await fetch_metadata(
+                        self._client, h.endpoint, TOKENIZER_CONFIG_PATH, allow_private=private
+                    )
                     for h in plan.hops
                 ]
             else:
                 async with httpx.AsyncClient(trust_env=False) as client:
                     bodies = [
-                        await fetch_metadata(client, h.endpoint, TOKENIZER_CONFIG_PATH)
+                        await fetch_metadata(
+                            client, h.endpoint, TOKENIZER_CONFIG_PATH, allow_private=private
+                        )
                         for h in plan.hops
                     ]
             digest = agreed_digest(bodies)
@@ -427,11 +446,16 @@ class Certifier(BackgroundLoop):
         tokenizer = self._tokenizers.get(revision)
         if tokenizer is None:
             endpoints = [h.endpoint for h in plan.hops]
+            private = self._settings.allow_private_endpoints
             if self._client is not None:
-                tokenizer = await fetch_tokenizer(self._client, endpoints, revision)
+                tokenizer = await fetch_tokenizer(
+                    self._client, endpoints, revision, allow_private=private
+                )
             else:
                 async with httpx.AsyncClient(trust_env=False) as client:
-                    tokenizer = await fetch_tokenizer(client, endpoints, revision)
+                    tokenizer = await fetch_tokenizer(
+                        client, endpoints, revision, allow_private=private
+                    )
             if tokenizer is not None:
                 self._tokenizers[revision] = tokenizer
         if tokenizer is not None:

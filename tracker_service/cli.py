@@ -10,12 +10,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from tracker_service.backup_cli import add_backup_commands
+from tracker_service.check_db_cli import add_check_db_command
 from tracker_service.cli_errors import explain, require_existing_sqlite
 from tracker_service.cli_table import table, when
 from tracker_service.config import Settings
 from tracker_service.jobs_cli import SUBMITTERS, add_jobs_commands
-from tracker_service.secrets_cli import SecretKind, add_secret_command
 from tracker_service.relay.cli import add_relay_command
+from tracker_service.secrets_cli import SecretKind, add_secret_command
 from tracker_service.store.api_keys import add_api_key, list_api_keys, revoke_api_key
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import list_recipes
@@ -233,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_secret_command(commands, SUBMITTERS, _store_for)
     add_backup_commands(commands, _settings)
     add_relay_command(commands)
+    add_check_db_command(commands, _settings)
 
     add_secret_command(commands, API_KEYS, _store_for)
     return parser

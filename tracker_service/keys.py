@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -86,13 +87,21 @@ class TrackerKey:
             serialization.PrivateFormat.Raw,
             serialization.NoEncryption(),
         )
-        # O_EXCL: two replicas starting together must not overwrite each other's key.
+        # Written whole to a private temporary file, then linked into place: a start
+        # killed mid-write leaves no empty key file that every later start refuses, and
+        # link() fails like O_EXCL when a replica starting at once got there first.
+        fd, temporary = tempfile.mkstemp(prefix=".tracker-key-", dir=path.parent)
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            return cls.from_seed_b64(path.read_text(encoding="ascii"))
-        with os.fdopen(fd, "w", encoding="ascii") as handle:
-            handle.write(b64encode(seed) + "\n")
+            with os.fdopen(fd, "w", encoding="ascii") as handle:  # mkstemp makes it 0600
+                handle.write(b64encode(seed) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            try:
+                os.link(temporary, path)
+            except FileExistsError:
+                return cls.from_seed_b64(path.read_text(encoding="ascii"))
+        finally:
+            os.unlink(temporary)
         log.info("created tracker key %s", path)
         return key
 

@@ -71,6 +71,7 @@ class RouteServices:
                 backoff_s=settings.certifier_backoff_s,
                 backoff_max_s=settings.certifier_backoff_max_s,
                 new_tokens=settings.certify_new_tokens,
+                allow_private_endpoints=settings.allow_private_endpoints,
             ),
         )
         self.auditor = Auditor(
@@ -80,6 +81,7 @@ class RouteServices:
                 rate=settings.audit_rate,
                 probation_rate=settings.audit_probation_rate,
                 probation_audits=settings.audit_probation_audits,
+                allow_private_endpoints=settings.allow_private_endpoints,
             ),
         )
         # A node turning reachable may complete a dark recipe's coverage: try at once.

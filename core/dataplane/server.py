@@ -34,6 +34,7 @@ from core.dataplane.batcher import BatchStats
 from core.dataplane.challenge import answer_challenge
 from core.dataplane.hop import MAX_CONTROL_BYTES, HopContext, HopSession, refuse
 from core.dataplane.limits import ConnectionLimits
+from core.dataplane.plain_http import PlainHttpConnection
 from core.dataplane.tickets import TicketVerifier
 from core.errors import ConfigError, ProtocolError
 
@@ -153,6 +154,8 @@ class DataPlaneServer:
                 self._host,
                 self._port,
                 process_request=self._process_request,
+                # One plain request per connection, answered; garbage gets a 400.
+                create_connection=PlainHttpConnection,
                 max_size=self._max_message_bytes,
                 compression=None,  # tensors do not deflate; save the CPU
                 ping_interval=20,

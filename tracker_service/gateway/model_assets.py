@@ -93,9 +93,17 @@ def _eos_ids(tokenizer: Tokenizer, config: dict[str, Any], tokens: dict[str, Any
 class AssetStore:
     """Verified assets per fingerprint, fetched once (failures retried after a pause)."""
 
-    def __init__(self, database: Database, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(
+        self,
+        database: Database,
+        client: httpx.AsyncClient | None = None,
+        *,
+        allow_private_endpoints: bool = False,
+    ) -> None:
         self._db = database
         self._client = client
+        # The endpoint policy for every file fetched from a node (node_files.py).
+        self._private = allow_private_endpoints
         self._cache: dict[Key, ModelAssets] = {}
         self._failed: dict[Key, tuple[float, str]] = {}
         self._locks: dict[Key, asyncio.Lock] = {}
@@ -130,7 +138,7 @@ class AssetStore:
         nodes = list({c.node_id: c for c in candidates}.values())
         endpoints = [c.endpoint for c in nodes]
         revision = str(info.axes.get("tokenizer_revision", ""))
-        tokenizer = await fetch_tokenizer(client, endpoints, revision)
+        tokenizer = await fetch_tokenizer(client, endpoints, revision, allow_private=self._private)
         if tokenizer is None:
             raise AssetsUnavailable(
                 f"no live node serves the tokenizer.json of revision {revision[:12]} that "
@@ -165,7 +173,9 @@ class AssetStore:
                 pinned = parse_identity(blocks[node.node_id]).architecture_digest
             except (KeyError, RecipeIdentityError):
                 continue
-            body = await fetch_metadata(client, node.endpoint, CONFIG_PATH)
+            body = await fetch_metadata(
+                client, node.endpoint, CONFIG_PATH, allow_private=self._private
+            )
             parsed = config_matches(body, pinned) if body is not None else None
             if parsed is not None:
                 return parsed
@@ -182,7 +192,9 @@ class AssetStore:
         pinned = info.chat_template_sha256
         if pinned is not None:
             for endpoint in endpoints:
-                body = await fetch_metadata(client, endpoint, TOKENIZER_CONFIG_PATH)
+                body = await fetch_metadata(
+                    client, endpoint, TOKENIZER_CONFIG_PATH, allow_private=self._private
+                )
                 if body is not None and hashlib.sha256(body).hexdigest() == pinned:
                     return _load_template(body, pinned)
                 if body is not None:
@@ -192,7 +204,10 @@ class AssetStore:
             log.warning("no live node serves the pinned chat template %s", pinned[:12])
             return {}, None, None
         bodies = await asyncio.gather(
-            *(fetch_metadata(client, e, TOKENIZER_CONFIG_PATH) for e in endpoints[:8])
+            *(
+                fetch_metadata(client, e, TOKENIZER_CONFIG_PATH, allow_private=self._private)
+                for e in endpoints[:8]
+            )
         )
         votes = Counter(b for b in bodies if b is not None)
         if not votes:

@@ -129,7 +129,7 @@ class Gateway:
     ) -> None:
         self.settings = settings
         self.catalogue = ModelCatalogue(database, planner)
-        self.assets = AssetStore(database)
+        self.assets = AssetStore(database, allow_private_endpoints=settings.allow_private_endpoints)
         self.keys = KeyCheck(
             database,
             requests_per_minute=settings.gateway_requests_per_minute,

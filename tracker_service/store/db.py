@@ -63,6 +63,12 @@ def migrate(engine: Engine) -> None:
         postgres = connection.dialect.name == "postgresql"
         if postgres:
             connection.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_MIGRATION_LOCK})
+        else:
+            # sqlite3 opens a transaction only before DML, so each CREATE/ALTER would commit
+            # on its own: a start killed mid-migration left tables without the version row,
+            # and every later start failed on "table already exists". One explicit
+            # transaction makes the whole upgrade land or vanish.
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
     log.info("database schema at head (%s)", engine.url.render_as_string(hide_password=True))
