@@ -126,6 +126,24 @@ def test_the_tokenizer_is_fetched_from_a_loopback_node_when_private_endpoints_ar
     assert node.requests == [("/v1/tokenizer", f"127.0.0.1:{node.port}")]
 
 
+def test_a_relayed_nodes_file_is_fetched_under_its_path_on_the_relay(node: FileNode) -> None:
+    # The relay forwards /relay/<node_id>/v1/... to the node; a direct endpoint has no path.
+    node_id = "ab" * 16
+    relayed = f"ws://127.0.0.1:{node.port}/relay/{node_id}"
+    FILES[f"/relay/{node_id}{CONFIG_PATH}"] = FILES[CONFIG_PATH]
+    try:
+        body = run(_fetch(relayed, CONFIG_PATH))
+    finally:
+        del FILES[f"/relay/{node_id}{CONFIG_PATH}"]
+    assert body == FILES[CONFIG_PATH]
+    assert node.requests == [(f"/relay/{node_id}{CONFIG_PATH}", f"127.0.0.1:{node.port}")]
+
+
+async def _fetch(endpoint: str, path: str) -> bytes | None:
+    async with httpx.AsyncClient(trust_env=False) as client:
+        return await fetch_metadata(client, endpoint, path, allow_private=True)
+
+
 def test_the_name_is_resolved_once_and_the_fetch_goes_to_that_address(
     node: FileNode, monkeypatch: pytest.MonkeyPatch
 ) -> None:
