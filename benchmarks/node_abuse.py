@@ -11,6 +11,7 @@ while a prober GETs ``/v1/health`` every 20 ms from another connection:
   ticket-reuse     one ticket, 200 opens
   deep-json        control messages nested 100,000 deep
   bad-methods      DELETE/PUT/garbage HTTP requests
+  pipelined-http   100 connections, each 100 pipelined GETs and a garbage line in one write
 
 For each it prints the node's peak RSS over the idle baseline and the health
 check's p50/p99/max latency; the reference is the same node idle, in the same
@@ -184,6 +185,16 @@ async def bad_methods(url: str, key: Key, tracker: Key) -> None:
                 pass
 
 
+async def pipelined_http(url: str, key: Key, tracker: Key) -> None:
+    port = int(url.split(":")[2].split("/")[0])
+    burst = b"GET /v1/health HTTP/1.1\r\nHost: n\r\n\r\n" * 100 + b"\x00garbage\r\n\r\n"
+    for _ in range(100):
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(burst)
+            while sock.recv(65536):
+                pass
+
+
 ATTACKS: list[tuple[str, Callable[[str, Key, Key], Awaitable[None]]]] = [
     ("failed-opens", failed_opens),
     ("pipelined-flood", pipelined_flood),
@@ -192,6 +203,7 @@ ATTACKS: list[tuple[str, Callable[[str, Key, Key], Awaitable[None]]]] = [
     ("ticket-reuse", ticket_reuse),
     ("deep-json", deep_json),
     ("bad-methods", bad_methods),
+    ("pipelined-http", pipelined_http),
 ]
 
 
