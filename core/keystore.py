@@ -25,13 +25,13 @@ from keyring.backends import chainer, fail, null
 
 from core.errors import IdentityError
 from core.identity import NodeIdentity, b64decode, b64encode
+from core.private_file import write_private_file
 
 log = logging.getLogger(__name__)
 
 KEYRING_SERVICE = "meshnet"
 DEFAULT_PROFILE = "default"
 _PROFILE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_FILE_MODE = 0o600
 
 
 def check_profile(profile: str) -> str:
@@ -148,12 +148,8 @@ class FileStore:
             serialization.PrivateFormat.PKCS8,
             serialization.NoEncryption(),
         )
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # Create with 0600 from the start: a chmod after writing leaves a window.
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _FILE_MODE)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(pem)
-        os.chmod(self.path, _FILE_MODE)  # O_CREAT's mode is ignored for an existing file
+        # Atomic and 0600 from the start: a crash mid-rotation keeps the old key whole.
+        write_private_file(self.path, pem)
         log.warning(
             "node private key stored in a plain file; anyone who can read it can act as this node",
             extra={"path": str(self.path)},

@@ -19,6 +19,7 @@ import keyring.errors
 
 from core.keystore import keyring_problem
 from core.paths import data_home
+from core.private_file import write_private_file
 
 log = logging.getLogger(__name__)
 
@@ -93,10 +94,4 @@ class CredentialStore:
         return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
 
     def _write_all(self, tokens: dict[str, str]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(json.dumps(tokens, indent=2, sort_keys=True))
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, self.path)
+        write_private_file(self.path, json.dumps(tokens, indent=2, sort_keys=True).encode())
