@@ -370,7 +370,9 @@ class Node:
         block = self._outcome.identity_block
         assert block is not None
         try:
-            registration = self._client.register(block, self._report.to_dict(), self.endpoint)
+            registration = self._client.register(
+                block, self._report.to_dict(), self.endpoint, self.relay.reason
+            )
         except (TrackerRefused, TrackerUnreachable) as exc:
             self.gate(Gate.REGISTRATION, GateState.FAILED, str(exc), exc.reason)
             raise

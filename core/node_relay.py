@@ -47,6 +47,11 @@ class NodeRelay:
         self._said_no_relay = False
 
     @property
+    def reason(self) -> str | None:
+        """Why, for the registration of the relayed endpoint (the tracker shows it)."""
+        return None if self.link is None else self.why
+
+    @property
     def endpoint(self) -> str | None:
         """The relayed endpoint while a link is held (what the node registers)."""
         return None if self.link is None else self.link.endpoint

@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 
 JOIN_TOKEN_HEADER = "X-Meshnet-Join-Token"
 RE_REGISTER = "re-register"
+# The tracker's bound on registration's relay_reason (docs/wire.md#registration-and-heartbeat).
+RELAY_REASON_MAX = 300
 
 
 class TrackerUnreachable(TrackerError):
@@ -123,19 +125,23 @@ class TrackerClient:
         raise _refusal(response)
 
     def register(
-        self, identity_block: Mapping[str, Any], capability: Mapping[str, Any], endpoint: str
+        self,
+        identity_block: Mapping[str, Any],
+        capability: Mapping[str, Any],
+        endpoint: str,
+        relay_reason: str | None = None,
     ) -> Registration:
+        """``relay_reason``: with a relayed endpoint, why (shown on the tracker's status)."""
         extra = {JOIN_TOKEN_HEADER: self._join_token} if self._join_token else None
-        data = self._post(
-            "/api/v1/nodes/register",
-            {
-                "public_key": self._identity.public_key_b64,
-                "identity": dict(identity_block),
-                "capability": dict(capability),
-                "endpoint": endpoint,
-            },
-            extra,
-        )
+        body: dict[str, Any] = {
+            "public_key": self._identity.public_key_b64,
+            "identity": dict(identity_block),
+            "capability": dict(capability),
+            "endpoint": endpoint,
+        }
+        if relay_reason:
+            body["relay_reason"] = plain_reason(relay_reason)
+        data = self._post("/api/v1/nodes/register", body, extra)
         recipe = data.get("recipe") or {}
         session = (data.get("session") or {}).get("credential") or {}
         return Registration(
@@ -223,6 +229,15 @@ class TrackerClient:
             f"/api/v1/nodes/{self._identity.node_id}/deregister",
             {"load": 0, "open_sessions": 0, "tokens_served": 0},
         )
+
+
+def plain_reason(text: str) -> str:
+    """One line of printable text within the tracker's bound: the reason may quote the
+    tracker's dial error, which can run long."""
+    line = " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+    if len(line) <= RELAY_REASON_MAX:
+        return line
+    return line[: RELAY_REASON_MAX - 1].rstrip() + "…"
 
 
 def _range(value: Any) -> tuple[int, int] | None:

@@ -167,7 +167,11 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
     if settings.embedded_relay:  # a small deployment's relay, on the tracker's own port
         mount_relay(
             app,
-            RelaySettings(node_bytes_per_s=settings.relay_node_bytes_per_s),
+            RelaySettings(
+                node_bytes_per_s=settings.relay_node_bytes_per_s,
+                # The embedded relay holds the tracker's own cap on nodes per address.
+                max_links_per_address=settings.max_nodes_per_address,
+            ),
             context.metrics.registry,
             window_s=settings.timestamp_window_s,
         )

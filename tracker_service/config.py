@@ -41,7 +41,8 @@ class Settings(BaseSettings):
     registrations_per_minute_per_address: int = Field(default=30, ge=1)
     # An address past this many failed authentications a minute gets 429 (auth_throttle.py).
     failed_auth_per_minute_per_address: int = Field(default=60, ge=1)
-    # Live nodes that may name one host as their endpoint (store/node_caps.py).
+    # Live nodes that may name one host as their endpoint, or register from it through a
+    # relay (store/node_caps.py); the embedded relay's links per address too.
     max_nodes_per_address: int = Field(default=64, ge=1)
 
     heartbeat_interval_s: float = Field(default=10.0, gt=0)

@@ -30,10 +30,13 @@ HEALTHY = "healthy"
 BROKEN = "broken"
 
 
-def relay_public(endpoint: str) -> RelayPublic | None:
-    """Serving through a relay, and why; None for a node dialled directly."""
-    relay, reason = relay_of(endpoint), relayed_sentence(endpoint)
-    return None if relay is None or reason is None else RelayPublic(url=relay, reason=reason)
+def relay_public(endpoint: str, why: str = "") -> RelayPublic | None:
+    """Serving through a relay, and why (the node's own words when it sent them, else
+    the generic sentence); None for a node dialled directly."""
+    relay, reason = relay_of(endpoint), relayed_sentence(endpoint, why)
+    if relay is None or reason is None:
+        return None
+    return RelayPublic(url=relay, reason=reason, why=why)
 
 
 def node_public(node: Node, now: float) -> NodePublic:
@@ -58,7 +61,7 @@ def node_public(node: Node, now: float) -> NodePublic:
         reachability_reason=node.reachability_reason,
         state_reason=node.state_reason,
         audits_passed=node.audits_passed or 0,
-        relay=relay_public(node.endpoint),
+        relay=relay_public(node.endpoint, node.relay_reason or ""),
         quarantine_evidence=node.quarantine_evidence,
     )
 

@@ -144,6 +144,31 @@ def serving_events(now: float) -> list[dict[str, Any]]:
     ]
 
 
+RELAY = "wss://tracker.meshnet.example/relay"
+RELAY_WHY = (
+    "the tracker could not dial this node directly (no answer from 203.0.113.24:47211 "
+    "within 3 s: a home router or firewall drops inbound connections)"
+)
+
+
+def relayed_events(now: float) -> list[dict[str, Any]]:
+    """A node behind a home router: the tracker could not dial it, so it serves through
+    a relay (core/node_relay.py's reachability gate, as a real node says it)."""
+    events = serving_events(now)
+    for index, event in enumerate(events):
+        if event["gate"] == "reachability":
+            events[index] = _event(
+                "gate",
+                f"serving through a relay ({RELAY}) because {RELAY_WHY}. "
+                "The tracker: answered the signed challenge through its relay",
+                event["at"],
+                gate="reachability",
+                gate_state="passed",
+                data={"reachability": "reachable", "relay": RELAY, "relay_why": RELAY_WHY},
+            )
+    return events
+
+
 def refused_events(now: float) -> list[dict[str, Any]]:
     """A node the admission gate refused: its report went stale."""
     report = dict(sample_report(now), validated_at=now - 21 * 60)
@@ -313,6 +338,7 @@ def render_all(folder: Path, qapp: QApplication) -> int:
     status("status-off", [])
     status("status-serving", serving_events(now))
     status("status-refused", refused_events(now))
+    status("status-relay", relayed_events(now))
     status("status-log", serving_events(now))
     status("status-main-window", serving_events(now), main_window=True)
     jobs.append(("tray-icons", _tray_sheet))
@@ -363,4 +389,4 @@ def _c2_screens(store: SettingsStore) -> list[tuple[str, Callable[[Path], None]]
     return jobs
 
 
-__all__ = ["refused_events", "render_all", "serving_events"]
+__all__ = ["refused_events", "relayed_events", "render_all", "serving_events"]

@@ -260,6 +260,7 @@ def test_screenshot_mode_renders_every_screen(qtbot: Any, tmp_path: Path) -> Non
     assert {
         "status-serving",
         "status-refused",
+        "status-relay",
         "status-log",
         "status-main-window",
         "tray-menu",

@@ -114,9 +114,11 @@ def test_the_relay_flag_opens_the_link_right_after_registering(
     try:
         assert relayed.after_registration()
         assert relayed.why == WHY_FLAG and relayed.endpoint is not None
+        assert relayed.reason == WHY_FLAG  # what the relayed registration tells the tracker
         assert not relayed.after_registration()
     finally:
         relayed.stop()
+    assert relayed.reason is None  # no link: a direct registration says nothing of a relay
 
 
 def test_the_cli_flags_reach_the_node_settings(tmp_path: Path) -> None:

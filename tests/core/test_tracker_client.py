@@ -7,6 +7,7 @@ import json
 import httpx
 import pytest
 
+from core import tracker_client
 from core.identity import NodeIdentity
 from core.signing import HEADER_NODE, HEADER_SIGNATURE, verify_signed_request
 from core.tracker_client import (
@@ -67,6 +68,42 @@ def test_register_sends_join_token_when_configured() -> None:
     assert seen[0].headers[JOIN_TOKEN_HEADER] == "tok"
     assert registration.recipe_status == "dark"
     assert registration.session_expires_at == 123.0
+
+
+def _registration_bodies(relay_reason: str | None) -> dict[str, object]:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(
+            200,
+            json={
+                "node_id": IDENTITY.node_id,
+                "tracker_public_key": "AAAA",
+                "heartbeat_interval_s": 5,
+            },
+        )
+
+    _client(httpx.MockTransport(handler)).register({}, {}, "ws://r:1/relay/x", relay_reason)
+    return dict(json.loads(seen[0].content))
+
+
+def test_a_relayed_registration_says_why_in_one_line_the_tracker_accepts() -> None:
+    from tracker_service.schemas.nodes import RELAY_REASON_MAX, NodeRegisterCreate
+
+    assert "relay_reason" not in _registration_bodies(None)  # a direct node says nothing
+    assert _registration_bodies("the node was started with --relay")["relay_reason"] == (
+        "the node was started with --relay"
+    )
+    # The tracker's dial error, quoted, can span lines and run long: one bounded line.
+    said = str(
+        _registration_bodies("could not dial (\n" + "refused\r\n\t" * 80 + ")")["relay_reason"]
+    )
+    assert len(said) <= RELAY_REASON_MAX and said.endswith("…")
+    assert said.isprintable() and "  " not in said
+    body = {"public_key": "k", "identity": {}, "endpoint": "ws://r:1/relay/x", "relay_reason": said}
+    assert NodeRegisterCreate.model_validate(body).relay_reason == said
+    assert RELAY_REASON_MAX == tracker_client.RELAY_REASON_MAX  # the node's bound is the tracker's
 
 
 def test_refused_heartbeat_asks_for_re_registration() -> None:

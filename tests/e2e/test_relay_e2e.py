@@ -237,6 +237,9 @@ def test_the_firewalled_node_serves_through_the_relay_and_the_recipe_certifies(
     assert "through its relay" in home["reachability_reason"]
     assert home["relay"]["url"] == mesh.relay_url
     assert home["relay"]["reason"].startswith("serving through a relay")
+    # Why, in the node's own words: the tracker's failed dial, stored with its registration.
+    assert home["relay"]["why"].startswith("the tracker could not dial this node directly")
+    assert home["relay"]["why"] in home["relay"]["reason"]
     # The node first found itself unreachable (the firewall), and says so.
     gates = [
         line

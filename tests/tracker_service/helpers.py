@@ -105,6 +105,7 @@ class FakeNode:
 
     key: Ed25519PrivateKey = field(default_factory=Ed25519PrivateKey.generate)
     endpoint: str = "ws://127.0.0.1:9001"
+    relay_reason: str | None = None  # sent at registration when set (a relayed node's why)
 
     @property
     def public_raw(self) -> bytes:
@@ -152,6 +153,8 @@ class FakeNode:
         }
         if drop:
             del payload["capability"]
+        if self.relay_reason is not None:
+            payload["relay_reason"] = self.relay_reason
         return json.dumps(payload).encode()
 
 

@@ -155,6 +155,16 @@ class Scene:
         node.join(self.client)
         return node
 
+    def add_relayed_node(self, start: int, end: int, why: str) -> SimNode:
+        """A node registered through the tracker's own relay, saying why; it holds no link,
+        so the tracker finds it unreachable through the relay, as after a lost link."""
+        node = SimNode(start, end)
+        node.fake.endpoint = f"ws{self.tracker.url.removeprefix('http')}/relay/{node.node_id}"
+        node.fake.relay_reason = why
+        self.extra.append(node)
+        node.join(self.client)
+        return node
+
     def wait_reachable(self) -> None:
         def all_reachable() -> bool:
             return all(n["reachability"] == "reachable" for n in self.state()["nodes"] if n["live"])

@@ -225,8 +225,9 @@ def test_the_browser_enforces_the_csp_and_the_console_reports_the_refusal(
     assert "requires 'TrustedScript'" in said and "directive 'style-src 'self''" in said
 
 
-@pytest.mark.slow
-def test_script_redraws_the_same_page_the_server_rendered(scene: Scene, driver: Any) -> None:
+def _served_and_redrawn(driver: Any, scene: Scene) -> tuple[str, str]:
+    """The page's main text as the template rendered it and as status.js redrew it."""
+
     def main_text(javascript: bool) -> str:
         driver.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": not javascript})
         _open(driver, scene, DESKTOP)
@@ -243,9 +244,37 @@ def test_script_redraws_the_same_page_the_server_rendered(scene: Scene, driver: 
             served, redrawn = main_text(False), main_text(True)
             if redrawn == served:
                 break
-        assert redrawn == served
     finally:
         driver.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": False})
+    return served, redrawn
+
+
+@pytest.mark.slow
+def test_script_redraws_the_same_page_the_server_rendered(scene: Scene, driver: Any) -> None:
+    served, redrawn = _served_and_redrawn(driver, scene)
+    assert redrawn == served
+    assert console_problems(driver) == []
+
+
+@pytest.mark.slow
+def test_a_relayed_nodes_own_reason_is_served_and_redrawn_alike(scene: Scene, driver: Any) -> None:
+    why = "the tracker could not dial this node directly (no answer <within 3 s>)"
+    node = scene.add_relayed_node(15, 30, why)
+    relay = f"ws{scene.tracker.url.removeprefix('http')}/relay"
+    try:
+        wait_for(
+            lambda: any(
+                n["node_id"] == node.node_id and n["reachability"] == "unreachable"
+                for n in scene.state()["nodes"]
+            ),
+            "the tracker to dial the relayed node (no link: unreachable)",
+        )
+        served, redrawn = _served_and_redrawn(driver, scene)
+    finally:
+        node.leave(scene.client)
+    assert redrawn == served
+    shown = f"Serving through a relay: {why}; clients reach it through {relay}"
+    assert shown in served
     assert console_problems(driver) == []
 
 

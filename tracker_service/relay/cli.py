@@ -19,6 +19,7 @@ def cmd_relay(args: argparse.Namespace) -> int:
     settings = RelaySettings(
         node_bytes_per_s=args.node_mbit_per_s * MIB / 8,
         max_streams_per_node=args.max_streams_per_node,
+        max_links_per_address=args.max_links_per_address,
     )
     common: dict[str, Any] = {"host": args.host, "port": args.port, "log_level": args.log_level}
     uvicorn.run(create_relay_app(settings), ws_max_size=args.max_message_mib * MIB, **common)
@@ -38,6 +39,12 @@ def add_relay_command(commands: Any) -> None:
         help="cap each node's traffic through this relay (megabits/s, both ways; 0: no cap)",
     )
     relay.add_argument("--max-streams-per-node", type=int, default=1024)
+    relay.add_argument(
+        "--max-links-per-address",
+        type=int,
+        default=64,
+        help="links (relayed nodes) one source address may hold (0: no cap)",
+    )
     relay.add_argument(
         "--max-message-mib", type=int, default=64, help="largest message carried (MiB)"
     )

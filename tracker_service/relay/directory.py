@@ -21,6 +21,7 @@ RELAYED_SENTENCE = (
     "firewall drops inbound connections, or the node was started with --relay), so clients "
     "reach it through {relay}"
 )
+RELAYED_BECAUSE = "serving through a relay: {why}; clients reach it through {relay}"
 
 
 def relay_of(endpoint: str) -> str | None:
@@ -35,9 +36,15 @@ def relay_of(endpoint: str) -> str | None:
     return urlunsplit((parts.scheme, parts.netloc, head, "", ""))
 
 
-def relayed_sentence(endpoint: str) -> str | None:
+def relayed_sentence(endpoint: str, why: str = "") -> str | None:
+    """Why a node is relayed, in a sentence: the node's own reason when it gave one
+    (registration's ``relay_reason``), else the generic one."""
     relay = relay_of(endpoint)
-    return None if relay is None else RELAYED_SENTENCE.format(relay=relay)
+    if relay is None:
+        return None
+    if why:
+        return RELAYED_BECAUSE.format(why=why.rstrip(". "), relay=relay)
+    return RELAYED_SENTENCE.format(relay=relay)
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,9 @@ class RelaySettings:
     node_bytes_per_s: float = 0.0
     node_burst_bytes: float | None = None
     max_streams_per_node: int = 1024
+    # Links one source address may hold (0: no cap): one machine cannot pose as many
+    # relayed nodes. The tracker caps registrations per address too (store/node_caps.py).
+    max_links_per_address: int = 64
     # Frames queued for one client before it counts as not reading.
     stream_queue: int = 256
     http_timeout_s: float = 10.0
@@ -123,8 +126,10 @@ class NodeLink:
         settings: RelaySettings,
         metrics: RelayMetrics,
         max_message: int,
+        address: str = "unknown",
     ) -> None:
         self.node_id = node_id
+        self.address = address  # where the link came from (its peer address)
         self.max_message = max_message
         self.ws = ws
         self.streams: dict[int, ClientStream] = {}
@@ -257,6 +262,7 @@ class RelayHub:
         self.settings = settings or RelaySettings()
         self.metrics = metrics or RelayMetrics()
         self.links: dict[str, NodeLink] = {}
+        self._pending: dict[str, int] = {}  # links reserved per address, handshake under way
         self.metrics.watch(lambda: len(self.links), self._open_streams)
 
     def _open_streams(self) -> float:
@@ -266,10 +272,39 @@ class RelayHub:
         link = self.links.get(node_id)
         return None if link is None or link.closed else link
 
-    async def serve_link(self, node_id: str, ws: WebSocket, max_message: int) -> None:
+    def reserve_link(self, node_id: str, address: str) -> str | None:
+        """Hold a place for a new link from `address` (None), or say why it is refused
+        (over the per-address cap). The node's own link, which a new one replaces, does
+        not count; handshakes still under way do, so a burst cannot slip past the cap.
+        A reservation ends in serve_link, or with release_link when the handshake fails."""
+        cap = self.settings.max_links_per_address
+        held = self._pending.get(address, 0) + sum(
+            1
+            for link in self.links.values()
+            if link.address == address and link.node_id != node_id and not link.closed
+        )
+        if cap and held >= cap:
+            return (
+                f"{address} already holds {held} links to this relay, its limit per "
+                "address; stop one of those nodes or use another relay"
+            )
+        self._pending[address] = self._pending.get(address, 0) + 1
+        return None
+
+    def release_link(self, address: str) -> None:
+        left = self._pending.get(address, 0) - 1
+        if left > 0:
+            self._pending[address] = left
+        else:
+            self._pending.pop(address, None)
+
+    async def serve_link(
+        self, node_id: str, ws: WebSocket, max_message: int, address: str = "unknown"
+    ) -> None:
         """Hold an accepted, authenticated link until it closes. A newer link of the same
         node replaces the old one: after a network change the old one may be half dead."""
-        link = NodeLink(node_id, ws, self.settings, self.metrics, max_message)
+        link = NodeLink(node_id, ws, self.settings, self.metrics, max_message, address)
+        self.release_link(address)  # the reservation becomes the link itself
         old = self.links.get(node_id)
         self.links[node_id] = link
         if old is not None:

@@ -54,8 +54,20 @@ def relay_router(hub: RelayHub, auth: LinkAuthenticator) -> APIRouter:
             log.info("relay link refused from %s: %s", client_address(ws.scope), exc)
             await _deny(ws, 401, "link-refused", str(exc))
             return
-        await ws.accept()
-        await hub.serve_link(node_id, ws, _max_message(ws.headers.get(HEADER_MAX_MESSAGE)))
+        address = client_address(ws.scope)
+        refusal = hub.reserve_link(node_id, address)
+        if refusal is not None:
+            hub.metrics.links.labels("refused").inc()
+            log.info("relay link of %s refused: %s", node_id, refusal)
+            await _deny(ws, 429, "too-many-links", refusal)
+            return
+        try:
+            await ws.accept()
+        except BaseException:
+            hub.release_link(address)
+            raise
+        max_message = _max_message(ws.headers.get(HEADER_MAX_MESSAGE))
+        await hub.serve_link(node_id, ws, max_message, address)
 
     @router.websocket("/{node_id}/{path:path}")
     async def stream(ws: WebSocket, node_id: str, path: str) -> None:

@@ -66,9 +66,12 @@ def _admit(
     body: NodeRegisterCreate,
     identity: PresentedIdentity,
     join_token: str | None,
-    via_own_relay: bool = False,
+    relayed_from: str = "",
 ) -> tuple[Registration, RecipeStatusPublic]:
-    """Blocking: join token, ban check, ledger entry and node row in one transaction."""
+    """Blocking: join token, ban check, ledger entry and node row in one transaction.
+
+    ``relayed_from``: for an endpoint on a relay this tracker offers, the address the
+    registration came from ("" for a direct endpoint)."""
     report = body.capability
     assert report is not None  # check_capability refused a registration without one
     now = time.time()
@@ -87,8 +90,9 @@ def _admit(
                 errors.QUARANTINED,
                 f"node {signed.node_id} is quarantined: {existing.state_reason}",
             )
-        if not via_own_relay:  # every node of a relay names the relay's host
-            _check_nodes_per_host(context, session, body.endpoint, signed.node_id, now)
+        # Every node of a relay names the relay's host: count those by their own address.
+        host = relayed_from or urlsplit(body.endpoint).hostname or ""
+        _check_nodes_per_host(context, session, host, signed.node_id, now, relayed_from != "")
         status = register_recipe(session, identity, now=now)
         registration = register_node(
             session,
@@ -100,22 +104,35 @@ def _admit(
             throughput=report.tokens_per_second or 0.0,
             now=now,
             liveness=_liveness(context),
+            relay_reason=(body.relay_reason or "") if relayed_from else "",
+            relayed_from=relayed_from,
         )
     return registration, RecipeStatusPublic(**status.to_dict())
 
 
 def _check_nodes_per_host(
-    context: TrackerContext, session: Session, endpoint: str, node_id: str, now: float
+    context: TrackerContext,
+    session: Session,
+    host: str,
+    node_id: str,
+    now: float,
+    relayed: bool,
 ) -> None:
-    host = urlsplit(endpoint).hostname or ""
     cap = context.settings.max_nodes_per_address
     if live_nodes_at_host(session, host, now=now, other_than=node_id) >= cap:
+        where = "register from" if relayed else "name"
         raise refuse(
             409,
             errors.TOO_MANY_NODES,
-            f"{cap} live nodes already name {host} as their endpoint, this tracker's limit "
-            "per address; stop one of them or run this node elsewhere",
+            f"{cap} live nodes already {where} {host} (directly or through a relay), this "
+            "tracker's limit per address; stop one of them or run this node elsewhere",
         )
+
+
+def _relayed_from(request: Request) -> str:
+    """The address a relayed node registered from: its own, since registration comes
+    straight to the tracker, never through the relay."""
+    return (request.client.host if request.client else "") or "unknown"
 
 
 def _check_join_token(session: Session, token: str | None, now: float) -> None:
@@ -216,7 +233,7 @@ async def register(request: Request, context: Context) -> NodeRegisterPublic:
         body,
         identity,
         request.headers.get(HEADER_JOIN_TOKEN),
-        relays.known(body.endpoint, tracker_url),
+        _relayed_from(request) if relays.known(body.endpoint, tracker_url) else "",
     )
     relay_url = relays.offer(signed.node_id, tracker_url)
     context.public_keys.put(signed.node_id, signed.public_key)

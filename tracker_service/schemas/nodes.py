@@ -53,6 +53,10 @@ class CapabilityReportIn(_Open):
     wall_time_s: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
+# What a node may say about why it is relayed: one short line, shown as text.
+RELAY_REASON_MAX = 300
+
+
 class NodeRegisterCreate(BaseModel):
     public_key: str = Field(description="base64 of the raw 32-byte Ed25519 public key")
     identity: dict[str, Any] = Field(description="the schema-1 recipe identity block")
@@ -60,6 +64,21 @@ class NodeRegisterCreate(BaseModel):
         default=None, description="the doctor's report; without one the node is refused"
     )
     endpoint: str = Field(max_length=512, description="data-plane URL, ws://host:port")
+    relay_reason: str | None = Field(
+        default=None,
+        max_length=RELAY_REASON_MAX,
+        description="with a relayed endpoint: why the node serves through a relay, in a "
+        "short plain sentence (the tracker's failed dial, or --relay)",
+    )
+
+    @field_validator("relay_reason")
+    @classmethod
+    def _reason_is_plain_text(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if any(not ch.isprintable() for ch in value):
+            raise ValueError("relay_reason must be one line of plain text (no control characters)")
+        return value.strip() or None
 
     @field_validator("endpoint")
     @classmethod

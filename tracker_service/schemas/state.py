@@ -10,6 +10,11 @@ from pydantic import BaseModel, Field
 class RelayPublic(BaseModel):
     url: str = Field(description="the relay clients reach this node through")
     reason: str = Field(description="why: serving through a relay, in a sentence")
+    why: str = Field(
+        default="",
+        description="the node's own reason (registration's relay_reason); empty when it "
+        "gave none, and the reason is then the generic sentence",
+    )
 
 
 class NodePublic(BaseModel):

@@ -92,6 +92,8 @@ def register_node(
     throughput: float,
     now: float,
     liveness: Liveness,
+    relay_reason: str = "",
+    relayed_from: str = "",
 ) -> Registration:
     """Admit (or re-admit) a node. Every registration starts a fresh session.
 
@@ -129,6 +131,8 @@ def register_node(
         "reachability": REACH_UNCHECKED,
         "reachability_reason": "not dialled yet",
         "reachability_checked_at": None,
+        "relay_reason": relay_reason,
+        "relayed_from": relayed_from,
     }
     if row is None:
         row = Node(node_id=node_id, registrations=1, tokens_served=0, **fields)

@@ -100,6 +100,12 @@ class Node(Base):
     reachability_reason: Mapped[str] = mapped_column(Text, default="")
     reachability_checked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
 
+    # A relayed node: why it serves through a relay, in its own words (registration's
+    # relay_reason, "" when it did not say), and the address it registered from, which
+    # the per-address cap counts it by (its endpoint names the relay's host instead).
+    relay_reason: Mapped[str] = mapped_column(Text, default="", server_default="")
+    relayed_from: Mapped[str] = mapped_column(String(64), default="", server_default="")
+
     __table_args__ = (
         # Route formation: live nodes of one fingerprint in one range scan that
         # never touches the table. Key: the filter columns; then what candidate
