@@ -128,7 +128,7 @@ class NodeRelay:
         assert self.link is not None
         link = "" if self.link_state == CONNECTED else f"; link {self.link_sentence}"
         return (
-            f"serving through a relay ({self.link.relay_url}) because {self.why}{link}. "
+            f"Serving through a relay ({self.link.relay_url}) because {self.why}{link}. "
             f"The tracker: {tracker_says}"
         )
 
@@ -140,7 +140,7 @@ class NodeRelay:
         self._node.gate(
             Gate.REACHABILITY,
             GateState.INFO if state == CONNECTED else GateState.FAILED,
-            f"serving through a relay ({link.relay_url}) because {self.why}: {sentence}",
+            f"Serving through a relay ({link.relay_url}) because {self.why}: {sentence}",
             f"relay-{state}",
             relay=link.relay_url,
             relay_state=state,

@@ -159,7 +159,7 @@ def relayed_events(now: float) -> list[dict[str, Any]]:
         if event["gate"] == "reachability":
             events[index] = _event(
                 "gate",
-                f"serving through a relay ({RELAY}) because {RELAY_WHY}. "
+                f"Serving through a relay ({RELAY}) because {RELAY_WHY}. "
                 "The tracker: answered the signed challenge through its relay",
                 event["at"],
                 gate="reachability",

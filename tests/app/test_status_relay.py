@@ -14,7 +14,7 @@ def test_a_relayed_node_says_it_serves_through_a_relay_and_why() -> None:
     status.apply(
         event(
             "gate",
-            f"serving through a relay (ws://t:8765/relay) because {WHY}. The tracker: reachable",
+            f"Serving through a relay (ws://t:8765/relay) because {WHY}. The tracker: reachable",
             NOW,
             gate="reachability",
             gate_state="passed",
@@ -24,7 +24,7 @@ def test_a_relayed_node_says_it_serves_through_a_relay_and_why() -> None:
     assert relay_note(status) == f"Serving through a relay because {WHY}."
     assert relay_note(status) in headline(status)[1]
     assert "through a relay" in tooltip_text(status)
-    assert gate_sentence(status.gates["reachability"], status).startswith("serving through a relay")
+    assert gate_sentence(status.gates["reachability"], status).startswith("Serving through a relay")
 
 
 def test_a_direct_node_says_nothing_of_relays() -> None:

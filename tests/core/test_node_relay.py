@@ -100,7 +100,7 @@ def test_an_unreachable_verdict_opens_the_link_and_says_why(
         assert "no answer within 3 s" in relayed.why
         assert not relayed.consider(ack("unreachable"))  # one link; it reconnects by itself
         sentence = relayed.sentence("answered through its relay")
-        assert sentence.startswith("serving through a relay") and relayed.why in sentence
+        assert sentence.startswith("Serving through a relay") and relayed.why in sentence
         assert any(data.get("relay_state") == CONNECTED for _, _, data in node.gates)
     finally:
         relayed.stop()
