@@ -15,6 +15,10 @@ from sqlalchemy.orm import Session
 
 from tracker_service.recipe_identity import PresentedIdentity
 from tracker_service.store.db import PreparedStatement
+from tracker_service.store.routing_version import (
+    bump_routing_version,
+    bump_routing_version_of_node,
+)
 from tracker_service.store.tables import (
     ARCH_TEXT_LEN,
     ID_TEXT_LEN,
@@ -102,6 +106,9 @@ def register_node(
     row = session.get(Node, node_id, with_for_update=True)
     binding = identity.shard_binding_digest
     previous = None if row is None else row.shard_binding_digest
+    if row is not None and _routable(row, now):
+        # It leaves its (maybe other) fingerprint's candidates until dialled again.
+        bump_routing_version(session, (row.model_artifact_digest, row.runtime_recipe_digest))
     fields: dict[str, Any] = {
         "public_key": public_key,
         "endpoint": endpoint,
@@ -139,6 +146,12 @@ def register_node(
         row.registrations += 1
     session.flush()
     return Registration(row, rebound=previous not in (None, binding), previous_binding=previous)
+
+
+def _routable(row: Node, now: float) -> bool:
+    return (
+        row.state == NODE_ACTIVE and row.live_until >= now and row.reachability == REACH_REACHABLE
+    )
 
 
 _NODES = cast(Table, Node.__table__)
@@ -215,17 +228,29 @@ def end_registration(session: Session, node_id: str, state: str, reason: str) ->
         .values(state=state, state_reason=reason, live_until=0.0)
         .execution_options(synchronize_session=False)
     )
-    return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+    ended = bool(result.rowcount == 1)  # type: ignore[attr-defined]
+    if ended:
+        bump_routing_version_of_node(session, node_id)
+    return ended
 
 
 def set_reachability(
     session: Session, node_id: str, *, status: str, reason: str, now: float
 ) -> bool:
     """Record the dialer's verdict on a node's data plane."""
+    flipped = session.execute(
+        update(Node)
+        .where(Node.node_id == node_id, Node.reachability != status)
+        .values(reachability=status, reachability_reason=reason, reachability_checked_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    if flipped.rowcount == 1:  # type: ignore[attr-defined]
+        bump_routing_version_of_node(session, node_id)
+        return True
     result = session.execute(
         update(Node)
         .where(Node.node_id == node_id)
-        .values(reachability=status, reachability_reason=reason, reachability_checked_at=now)
+        .values(reachability_reason=reason, reachability_checked_at=now)
         .execution_options(synchronize_session=False)
     )
     return bool(result.rowcount == 1)  # type: ignore[attr-defined]
