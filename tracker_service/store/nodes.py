@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, cast
 
-from sqlalchemy import Connection, Dialect, Table, bindparam, func, select, update
+from sqlalchemy import Connection, Dialect, Row, Table, bindparam, func, select, update
 from sqlalchemy.orm import Session
 
 from tracker_service.recipe_identity import PresentedIdentity
@@ -318,10 +318,75 @@ def live_nodes(session: Session, *, now: float) -> Sequence[Node]:
     return session.execute(query.order_by(Node.artifact_id, Node.shard_start)).scalars().all()
 
 
-def recent_nodes(session: Session, *, limit: int) -> Sequence[Node]:
+# What the status views show of a node: not the identity and capability documents,
+# which are most of a row's bytes and would dominate a page of 1,000.
+_PUBLIC_COLUMNS = (
+    Node.node_id,
+    Node.endpoint,
+    Node.state,
+    Node.live_until,
+    Node.artifact_id,
+    Node.recipe_id,
+    Node.recipe_version,
+    Node.model_artifact_digest,
+    Node.runtime_recipe_digest,
+    Node.shard_start,
+    Node.shard_end,
+    Node.throughput,
+    Node.load,
+    Node.open_sessions,
+    Node.tokens_served,
+    Node.last_heartbeat_at,
+    Node.reachability,
+    Node.reachability_reason,
+    Node.state_reason,
+    Node.audits_passed,
+    Node.quarantine_evidence,
+)
+
+
+def recent_nodes(session: Session, *, limit: int) -> Sequence[Row[Any]]:
     """Nodes most recently heard from, live or not (for the status views)."""
-    query = select(Node).order_by(Node.last_heartbeat_at.desc()).limit(limit)
-    return session.execute(query).scalars().all()
+    query = select(*_PUBLIC_COLUMNS).order_by(Node.last_heartbeat_at.desc()).limit(limit)
+    return session.execute(query).all()
+
+
+def nodes_after(session: Session, *, after: str | None, limit: int) -> Sequence[Row[Any]]:
+    """Up to `limit` nodes by node id, those after `after`: a keyset page.
+
+    Node ids never change, so walking pages sees every node present throughout
+    exactly once, however heartbeats reorder the recent list meanwhile.
+    """
+    query = select(*_PUBLIC_COLUMNS).order_by(Node.node_id).limit(limit)
+    if after is not None:
+        query = query.where(Node.node_id > after)
+    return session.execute(query).all()
+
+
+def count_nodes(session: Session) -> int:
+    """Node rows of any state: what pages of :func:`nodes_after` walk."""
+    return int(session.execute(select(func.count()).select_from(Node)).scalar_one())
+
+
+def live_shapes(
+    session: Session, key: tuple[str, str], *, now: float
+) -> list[tuple[int, int, int]]:
+    """(shard start, end, live nodes) of one fingerprint, grouped in the database.
+
+    A model's health needs only the ranges and a count; grouping on the covering
+    route index returns a few rows instead of 10,000.
+    """
+    query = (
+        select(Node.shard_start, Node.shard_end, func.count())
+        .where(
+            Node.model_artifact_digest == key[0],
+            Node.runtime_recipe_digest == key[1],
+            Node.state == NODE_ACTIVE,
+            Node.live_until >= now,
+        )
+        .group_by(Node.shard_start, Node.shard_end)
+    )
+    return [(int(start), int(end), int(count)) for start, end, count in session.execute(query)]
 
 
 def count_live(session: Session, *, now: float) -> int:
