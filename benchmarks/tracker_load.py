@@ -238,6 +238,11 @@ def run_backend(name: str, url: str, home: Path, args: argparse.Namespace) -> Ba
         url,
         extra_args=("--workers", str(args.workers)),
         MESHNET_TRACKER_BACKGROUND_TASKS="false",
+        MESHNET_TRACKER_HEARTBEAT_INTERVAL_S=str(args.interval),
+        # Registering 10,000 nodes takes minutes; a real node heartbeats from its
+        # registration on, these only once all are in: a wide window keeps the early
+        # ones live meanwhile (the cadence offered stays one beat per interval).
+        MESHNET_TRACKER_MISSED_HEARTBEATS="1000",
     ).start(timeout_s=60.0)
     try:
         assert tracker.process is not None
