@@ -247,10 +247,13 @@ def run_backend(name: str, url: str, home: Path, args: argparse.Namespace) -> Ba
     try:
         assert tracker.process is not None
         nodes = [SimNode(i) for i in range(args.nodes)]
+        cpu_before = cpu_seconds(tracker.process.pid)
         reg_rate = asyncio.run(register_concurrently(nodes, tracker.port, args.connections))
+        reg_cpu_ms = 1000 * (cpu_seconds(tracker.process.pid) - cpu_before) / len(nodes)
         lines.append(
             f"registrations: {args.nodes} nodes, {reg_rate:.0f} registrations/s "
-            f"over {args.connections} connections"
+            f"over {args.connections} connections; server CPU {reg_cpu_ms:.1f} ms per "
+            f"registration; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
         )
 
         body = json.dumps({"load": 0.3, "open_sessions": 1, "tokens_served": 12}).encode()
