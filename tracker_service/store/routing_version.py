@@ -13,37 +13,54 @@ than its earliest cached ``live_until`` (liveness expiry needs no write).
 
 from __future__ import annotations
 
-from sqlalchemy import exists, select, update
+from typing import Any
+
+from sqlalchemy import event, select, update
 from sqlalchemy.orm import Session
 
 from tracker_service.store.tables import Node, Recipe
 
 Key = tuple[str, str]
 
+_PENDING = "meshnet_routing_bumps"
+
 
 def bump_routing_version(session: Session, key: Key) -> None:
-    """The routable node set of `key` changed (or may have): planners re-read it."""
-    session.execute(
-        update(Recipe)
-        .where(Recipe.model_artifact_digest == key[0], Recipe.runtime_recipe_digest == key[1])
-        .values(routing_version=Recipe.routing_version + 1)
-        .execution_options(synchronize_session=False)
-    )
+    """The routable node set of `key` changed (or may have): planners re-read it.
+
+    Written when the transaction commits, after everything else it did: a
+    transaction then locks its node rows before any recipe row, in every writer,
+    so a registration and a batch of dial verdicts cannot deadlock on PostgreSQL.
+    """
+    pending: set[Key] = session.info.setdefault(_PENDING, set())
+    pending.add(key)
 
 
 def bump_routing_version_of_node(session: Session, node_id: str) -> None:
     """As :func:`bump_routing_version`, for the fingerprint `node_id` is registered with."""
-    of_node = exists().where(
-        Node.node_id == node_id,
-        Node.model_artifact_digest == Recipe.model_artifact_digest,
-        Node.runtime_recipe_digest == Recipe.runtime_recipe_digest,
-    )
-    session.execute(
-        update(Recipe)
-        .where(of_node)
-        .values(routing_version=Recipe.routing_version + 1)
-        .execution_options(synchronize_session=False)
-    )
+    row = session.execute(
+        select(Node.model_artifact_digest, Node.runtime_recipe_digest).where(
+            Node.node_id == node_id
+        )
+    ).first()
+    if row is not None:
+        bump_routing_version(session, (row[0], row[1]))
+
+
+@event.listens_for(Session, "before_commit")
+def _write_bumps(session: Session) -> None:
+    for key in sorted(session.info.pop(_PENDING, ())):  # sorted: one lock order for all
+        session.execute(
+            update(Recipe)
+            .where(Recipe.model_artifact_digest == key[0], Recipe.runtime_recipe_digest == key[1])
+            .values(routing_version=Recipe.routing_version + 1)
+            .execution_options(synchronize_session=False)
+        )
+
+
+@event.listens_for(Session, "after_rollback")
+def _drop_bumps(session: Session, *_: Any) -> None:
+    session.info.pop(_PENDING, None)
 
 
 def routing_version(session: Session, key: Key) -> int | None:
