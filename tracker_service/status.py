@@ -26,7 +26,7 @@ from tracker_service.store.nodes import (
     nodes_after,
     recent_nodes,
 )
-from tracker_service.store.tables import NODE_ACTIVE, Node, Recipe
+from tracker_service.store.tables import NODE_ACTIVE, NODE_ID_LEN, Node, Recipe
 
 HEALTHY = "healthy"
 BROKEN = "broken"
@@ -178,4 +178,7 @@ def decode_cursor(cursor: str) -> str | None:
         node_id = raw.decode()
     except (ValueError, UnicodeDecodeError):
         return None
-    return node_id if node_id and encode_cursor(node_id) == cursor else None
+    # Printable ASCII only: a NUL or other control byte is no node id, and PostgreSQL
+    # text would refuse it with an error instead of an empty page.
+    plausible = node_id.isascii() and node_id.isprintable() and len(node_id) <= NODE_ID_LEN
+    return node_id if node_id and plausible and encode_cursor(node_id) == cursor else None

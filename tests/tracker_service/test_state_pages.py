@@ -146,6 +146,7 @@ def test_without_paging_the_answer_keeps_its_shape(app_client: TestClient) -> No
         ("limit=ten", "limit"),
         ("cursor=!!!", "cursor is not one this tracker issued"),
         ("cursor=", "cursor is not one this tracker issued"),
+        ("cursor=AA", "cursor is not one this tracker issued"),  # a NUL byte
         ("limit=5&cursor=" + "A" * 300, "cursor"),
     ],
 )
