@@ -1,14 +1,23 @@
-"""Tracker load: signed heartbeats per second against a real server, and route-query time.
+"""Tracker load at 10,000 nodes: registrations, heartbeats, route formation, state pages.
 
-Starts `meshnet-tracker serve` (SQLite, loopback) as a subprocess, registers N
-simulated nodes with real Ed25519 keys, then C keep-alive connections send
-pre-signed heartbeats (real signatures, fresh nonces) for at most D seconds or
-M requests. Prints heartbeats/s and latency percentiles. Then inserts 10,000
-live nodes of one fingerprint (beside 10,000 others) into a fresh store and
-times `live_nodes_for_fingerprint`. The LAST line is `ratio: X`, X = measured
-heartbeats/s / 1,000.
+For SQLite and/or PostgreSQL, starts `meshnet-tracker serve --workers 2`
+(loopback, background dialer off) as a subprocess and, with N simulated nodes
+holding real Ed25519 keys:
 
-    python benchmarks/tracker_load.py [--nodes 500] [--connections 16] [--seconds 10]
+- registers them all over C connections (registrations/s);
+- sends pre-signed heartbeats (real signatures, fresh nonces) as fast as the
+  server answers, for at most D seconds or M requests (heartbeats/s, p99);
+- sends one heartbeat from every node inside one heartbeat interval, each at
+  its own slot, as the nodes' real cadence does (10,000 nodes every 10 s is
+  the 1,000/s target), and reports what was answered and how late;
+- marks the nodes reachable and the recipe certified, and times route
+  formation (``RoutePlanner.plan``, in process and over ``POST /api/v1/routes``);
+- times ``/api/v1/state`` by default and walks all its pages.
+
+The LAST line is `ratio: X`, X = the lower store's saturating heartbeats/s / 1,000.
+PostgreSQL: `eval "$(bash .ci/start-postgres.sh)"` first; its public schema is dropped.
+
+    python benchmarks/tracker_load.py [--db sqlite|postgres|both] [--nodes 10000]
 """
 
 from __future__ import annotations
@@ -19,32 +28,31 @@ import base64
 import hashlib
 import json
 import os
-import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from sqlalchemy import insert
+from sqlalchemy import text
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.tracker_load_routes import (  # noqa: E402
+    make_routable,
+    percentile,
+    time_http_routes,
+    time_planner,
+    time_state,
+)
 from tests.tracker_service.helpers import capability, identity_block  # noqa: E402
 from tests.tracker_service.server_process import TrackerProcess  # noqa: E402
-from tracker_service.recipe_identity import parse_identity  # noqa: E402
 from tracker_service.store.db import Database  # noqa: E402
-from tracker_service.store.nodes import (  # noqa: E402
-    Liveness,
-    LiveNode,
-    live_nodes_for_fingerprint,
-)
-from tracker_service.store.tables import Node  # noqa: E402
 
 TARGET_PER_S = 1000.0
-ROUTE_NODES = 10_000
 
 
 class SimNode:
@@ -165,164 +173,206 @@ def cpu_seconds(pid: int) -> float:
     return sum(usage.get(member, 0.0) for member in tree)
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+@dataclass
+class BackendResult:
+    name: str
+    lines: list[str]
+    heartbeats_per_s: float
+    failures: int
 
 
-def route_query_benchmark(workdir: Path) -> tuple[float, float, float, int, str]:
-    """Wall median and p99, CPU median (ms) of live_nodes_for_fingerprint, 10,000 candidates.
+async def register_concurrently(nodes: list[SimNode], port: int, connections: int) -> float:
+    """Registrations/s over `connections` keep-alive connections."""
+    started = time.perf_counter()
+    await asyncio.gather(*(register_all(nodes[c::connections], port) for c in range(connections)))
+    return len(nodes) / (time.perf_counter() - started)
 
-    CPU time is shown beside wall time because on a shared machine the wall time
-    also counts waiting for a core.
+
+async def heartbeat_cadence(
+    requests: list[bytes], port: int, period_s: float, connections: int
+) -> tuple[int, int, list[float], float, float]:
+    """Each request sent at its slot of `period_s` (node i at i * period / N), as nodes do.
+
+    Returns (sent, refused, latencies, elapsed, worst lag behind schedule in seconds).
     """
-    database = Database(f"sqlite:///{workdir / 'route.db'}")
-    database.migrate()
-    now = time.time()
-    liveness = Liveness(live_window_s=30.0, session_ttl_s=900.0)
-    target = parse_identity(identity_block(0, 15))
-    other = parse_identity(identity_block(0, 15, compute_dtype="float16"))
-    rows = []
-    for i in range(2 * ROUTE_NODES):
-        identity = target if i % 2 == 0 else other
-        start = (i // 2) % 2 * 15
-        rows.append(
-            {
-                "node_id": f"{i:032x}",
-                "public_key": os.urandom(32),
-                "endpoint": f"ws://10.0.{i // 250}.{i % 250}:7070",
-                "state": "active",
-                "state_reason": "",
-                "model_artifact_digest": identity.model_artifact_digest,
-                "runtime_recipe_digest": identity.runtime_recipe_digest,
-                "shard_binding_digest": identity.shard_binding_digest,
-                "artifact_id": identity.artifact_id,
-                "recipe_id": identity.recipe_id,
-                "recipe_version": identity.recipe_version,
-                "layer_count": 30,
-                "shard_start": start,
-                "shard_end": start + 15,
-                "identity": identity.identity_block(),
-                "capability": {"passed": True},
-                "throughput": float(i % 97),
-                "load": 0.0,
-                "open_sessions": 0,
-                "tokens_served": 0,
-                "session_id": f"{i:032x}",
-                "session_expires_at": now + liveness.session_ttl_s,
-                "registered_at": now,
-                "registrations": 1,
-                "last_heartbeat_at": now,
-                "live_until": now + 3600,
-                "reachability": "reachable",
-                "reachability_reason": "",
-                "reachability_checked_at": now,
-            }
-        )
-    with database.sessions.begin() as session:
-        session.execute(insert(Node), rows)
-    timings = []
-    with database.session() as session:
-        columns = ", ".join(LiveNode._fields)
-        plan = (
-            session.connection()
-            .exec_driver_sql(
-                f"EXPLAIN QUERY PLAN SELECT {columns} FROM nodes WHERE model_artifact_digest=? "
-                "AND runtime_recipe_digest=? AND state='active' AND live_until>=?",
-                (*target.key, now),
-            )
-            .fetchall()
-        )
-        cpu_timings = []
-        for _ in range(40):
-            started, cpu_started = time.perf_counter(), time.thread_time()
-            found = live_nodes_for_fingerprint(session, *target.key, now=now)
-            timings.append((time.perf_counter() - started) * 1000)
-            cpu_timings.append((time.thread_time() - cpu_started) * 1000)
+    latencies: list[float] = []
+    failures = 0
+    worst_lag = 0.0
+    step = period_s / len(requests)
+    start = time.perf_counter() + 0.2
+
+    async def connection(offset: int) -> None:
+        nonlocal failures, worst_lag
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        for index in range(offset, len(requests), connections):
+            due = start + index * step
+            wait = due - time.perf_counter()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            sent = time.perf_counter()
+            worst_lag = max(worst_lag, sent - due)
+            status, _ = await _exchange(reader, writer, requests[index])
+            latencies.append(time.perf_counter() - sent)
+            failures += status != 200
+        writer.close()
+
+    await asyncio.gather(*(connection(c) for c in range(connections)))
+    elapsed = time.perf_counter() - start
+    return len(latencies), failures, latencies, elapsed, worst_lag
+
+
+def reset_postgres(url: str) -> None:
+    database = Database(url)
+    with database.engine.begin() as connection:
+        connection.execute(text("DROP SCHEMA public CASCADE"))
+        connection.execute(text("CREATE SCHEMA public"))
     database.dispose()
-    detail = " ".join(str(step[-1]) for step in plan)
-    return (
-        statistics.median(timings),
-        percentile(timings, 0.99),
-        statistics.median(cpu_timings),
-        len(found),
-        detail,
-    )
+
+
+def run_backend(name: str, url: str, home: Path, args: argparse.Namespace) -> BackendResult:
+    lines: list[str] = []
+    # The reachability dialer would dial the fake endpoints; off, so this measures the
+    # tracker's own paths (tracker_load_routes marks the nodes reachable instead).
+    tracker = TrackerProcess(
+        home,
+        url,
+        extra_args=("--workers", str(args.workers)),
+        MESHNET_TRACKER_BACKGROUND_TASKS="false",
+        MESHNET_TRACKER_HEARTBEAT_INTERVAL_S=str(args.interval),
+        # Registering 10,000 nodes takes minutes; a real node heartbeats from its
+        # registration on, these only once all are in: a wide window keeps the early
+        # ones live meanwhile (the cadence offered stays one beat per interval).
+        MESHNET_TRACKER_MISSED_HEARTBEATS="1000",
+    ).start(timeout_s=60.0)
+    try:
+        assert tracker.process is not None
+        nodes = [SimNode(i) for i in range(args.nodes)]
+        cpu_before = cpu_seconds(tracker.process.pid)
+        reg_rate = asyncio.run(register_concurrently(nodes, tracker.port, args.connections))
+        reg_cpu_ms = 1000 * (cpu_seconds(tracker.process.pid) - cpu_before) / len(nodes)
+        lines.append(
+            f"registrations: {args.nodes} nodes, {reg_rate:.0f} registrations/s "
+            f"over {args.connections} connections; server CPU {reg_cpu_ms:.1f} ms per "
+            f"registration; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+        )
+
+        body = json.dumps({"load": 0.3, "open_sessions": 1, "tokens_served": 12}).encode()
+        # Pre-signed (real signatures, unique nonces) so the load generator's signing
+        # does not compete with the server for the cores during the run.
+        per_connection = max(1, args.max_requests // args.connections)
+        batches = [
+            [
+                _heartbeat(nodes[(c * per_connection + k) % len(nodes)], body, tracker.port)
+                for k in range(per_connection)
+            ]
+            for c in range(args.connections)
+        ]
+        cpu_before = cpu_seconds(tracker.process.pid)
+        count, failures, latencies, elapsed = asyncio.run(
+            heartbeat_load(batches, tracker.port, args.seconds)
+        )
+        server_cpu = cpu_seconds(tracker.process.pid) - cpu_before
+        rate = count / elapsed
+        cpu_ms = 1000 * server_cpu / max(count, 1)
+        lines.append(
+            f"heartbeats/s: {rate:.0f} ({count} in {elapsed:.2f}s, {args.connections} "
+            f"connections as fast as answered, {failures} refused); latency ms p50 "
+            f"{1000 * percentile(latencies, 0.5):.1f} p99 {1000 * percentile(latencies, 0.99):.1f}"
+            f"; server CPU {cpu_ms:.2f} ms per heartbeat; load average "
+            f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+        )
+
+        cadence = [_heartbeat(node, body, tracker.port) for node in nodes]
+        sent, refused, latencies, elapsed, lag = asyncio.run(
+            heartbeat_cadence(cadence, tracker.port, args.interval, args.cadence_connections)
+        )
+        lines.append(
+            f"heartbeats at cadence: all {len(nodes)} nodes once in {args.interval:.0f}s "
+            f"({len(nodes) / args.interval:.0f}/s offered): {sent / elapsed:.0f}/s answered, "
+            f"{refused} refused; latency ms p50 {1000 * percentile(latencies, 0.5):.1f} "
+            f"p99 {1000 * percentile(latencies, 0.99):.1f}; worst send {1000 * lag:.0f} ms "
+            "behind schedule"
+        )
+        total_failures = failures + refused
+
+        [key] = make_routable(url)
+        planned = time_planner(url, key, args.routes)
+        lines.append(
+            f"route formation (RoutePlanner.plan, {planned.candidates} candidates, "
+            f"{planned.hops} hops): p50 {planned.p50_ms:.1f} ms p99 {planned.p99_ms:.1f} ms "
+            f"over {planned.count} (CPU p50 {planned.cpu_p50_ms:.1f} ms; {planned.rereads} "
+            f"list re-reads; the first, reading the list: {planned.first_ms:.0f} ms) "
+            "(target p99 <= 50 ms)"
+        )
+        p50, p99, route_failures = asyncio.run(time_http_routes(tracker.port, key, args.routes))
+        total_failures += route_failures
+        lines.append(
+            f"route formation over HTTP (POST /api/v1/routes, {args.workers} workers): "
+            f"p50 {p50:.1f} ms p99 {p99:.1f} ms over {args.routes}, {route_failures} failed"
+        )
+        state = asyncio.run(time_state(tracker.port, repeats=20, page=args.page))
+        lines.append(
+            f"/api/v1/state: default ({state['default_listed']} nodes) p50 "
+            f"{state['default_p50']:.0f} ms p99 {state['default_p99']:.0f} ms; pages of "
+            f"{args.page}: {state['pages']} pages, p50 {state['page_p50']:.0f} ms p99 "
+            f"{state['page_p99']:.0f} ms, all {state['total']} nodes in "
+            f"{state['walk_ms']:.0f} ms, {state['distinct']} distinct of {state['seen']} listed"
+        )
+    finally:
+        tracker.stop()
+    return BackendResult(name, lines, rate, total_failures)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nodes", type=int, default=500)
+    postgres_url = os.environ.get("MESHNET_TEST_POSTGRES_URL", "")
+    parser.add_argument(
+        "--db",
+        choices=("sqlite", "postgres", "both"),
+        default="both" if postgres_url else "sqlite",
+    )
+    parser.add_argument(
+        "--postgres-url",
+        default=postgres_url,
+        help="a throwaway database: its public schema is dropped first "
+        "(default: $MESHNET_TEST_POSTGRES_URL, see .ci/start-postgres.sh)",
+    )
+    parser.add_argument("--nodes", type=int, default=10_000)
+    parser.add_argument("--workers", type=int, default=2, help="tracker worker processes")
     parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--cadence-connections", type=int, default=64)
+    parser.add_argument("--interval", type=float, default=10.0, help="heartbeat interval, s")
+    parser.add_argument("--seconds", type=float, default=10.0, help="saturating run, at most")
     parser.add_argument("--max-requests", type=int, default=40_000)
-    parser.add_argument("--workers", type=int, default=1, help="tracker worker processes")
+    parser.add_argument("--routes", type=int, default=300, help="route formations timed")
+    parser.add_argument("--page", type=int, default=500, help="/api/v1/state page size")
     args = parser.parse_args()
+    if args.db != "sqlite" and not args.postgres_url:
+        parser.error("PostgreSQL needs --postgres-url or MESHNET_TEST_POSTGRES_URL")
 
-    with tempfile.TemporaryDirectory(prefix="meshnet-load-") as tmp:
-        home = Path(tmp)
-        # The reachability dialer (issue 5) would dial the 500 fake endpoints; off, so
-        # this measures the heartbeat path alone.
-        tracker = TrackerProcess(
-            home,
-            f"sqlite:///{home / 'tracker.db'}",
-            extra_args=("--workers", str(args.workers)),
-            MESHNET_TRACKER_BACKGROUND_TASKS="false",
-        ).start()
-        try:
-            nodes = [SimNode(i) for i in range(args.nodes)]
-            reg_rate = asyncio.run(register_all(nodes, tracker.port))
-            # Pre-sign every heartbeat (real signatures, unique nonces) so the load
-            # generator's signing does not compete with the server for the 2 cores.
-            per_connection = max(1, args.max_requests // args.connections)
-            body = json.dumps({"load": 0.3, "open_sessions": 1, "tokens_served": 12}).encode()
-            batches = [
-                [
-                    _heartbeat(nodes[(c * per_connection + k) % len(nodes)], body, tracker.port)
-                    for k in range(per_connection)
-                ]
-                for c in range(args.connections)
-            ]
-            assert tracker.process is not None
-            cpu_before = cpu_seconds(tracker.process.pid)
-            count, failures, latencies, elapsed = asyncio.run(
-                heartbeat_load(batches, tracker.port, args.seconds)
-            )
-            server_cpu = cpu_seconds(tracker.process.pid) - cpu_before
-            load_average = os.getloadavg()[0]
-        finally:
-            tracker.stop()
-        median_ms, p99_route_ms, cpu_ms_route, found, plan = route_query_benchmark(home)
+    results = []
+    for name in ("sqlite", "postgres"):
+        if args.db not in (name, "both"):
+            continue
+        with tempfile.TemporaryDirectory(prefix="meshnet-load-") as tmp:
+            if name == "sqlite":
+                url, label = f"sqlite:///{Path(tmp) / 'tracker.db'}", "SQLite (WAL)"
+            else:
+                reset_postgres(args.postgres_url)
+                url, label = args.postgres_url, "PostgreSQL"
+            result = run_backend(label, url, Path(tmp), args)
+        for line in result.lines:
+            print(f"[{result.name}] {line}", flush=True)
+        results.append(result)
 
-    rate = count / elapsed
     print(
-        f"cores: {os.cpu_count()}  store: SQLite (WAL)  server: `meshnet-tracker serve "
-        f"--workers {args.workers}` on loopback, background dialer off"
+        f"cores: {os.cpu_count()}; server: `meshnet-tracker serve --workers {args.workers}` "
+        "on loopback, background dialer off; load generator on the same cores"
     )
-    print(f"registered nodes: {args.nodes} ({reg_rate:.0f} registrations/s, one connection)")
-    print(
-        f"heartbeats: {count} in {elapsed:.2f}s over {args.connections} connections, "
-        f"{failures} refused"
-    )
-    print(f"heartbeats/s: {rate:.0f}")
-    cpu_ms = 1000 * server_cpu / max(count, 1)
-    print(
-        f"server CPU per heartbeat: {cpu_ms:.2f} ms ({1000 / cpu_ms:.0f}/s per fully used core); "
-        f"machine load average during the run: {load_average:.1f} on {os.cpu_count()} cores"
-    )
-    print(
-        "latency ms: p50 {:.1f}  p90 {:.1f}  p99 {:.1f}  max {:.1f}".format(
-            *(1000 * percentile(latencies, q) for q in (0.5, 0.9, 0.99, 1.0))
-        )
-    )
-    print(
-        f"route query live_nodes_for_fingerprint: {found} of {2 * ROUTE_NODES} nodes, "
-        f"median {median_ms:.1f} ms, p99 {p99_route_ms:.1f} ms, CPU median {cpu_ms_route:.1f} ms "
-        f"(target < 50 ms)"
-    )
-    print(f"route query plan: {plan}")
-    print(f"ratio: {rate / TARGET_PER_S:.2f}")
-    return 0 if failures == 0 else 1
+    slowest = min(results, key=lambda r: r.heartbeats_per_s)
+    print(f"heartbeats/s vs the 1,000/s target: the lower of the stores, {slowest.name}")
+    print(f"ratio: {slowest.heartbeats_per_s / TARGET_PER_S:.2f}")
+    return 0 if all(r.failures == 0 for r in results) else 1
 
 
 if __name__ == "__main__":

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import logging
 import random
-import time
 from collections.abc import Callable, Iterable
 
+from tracker_service.candidate_cache import DEFAULT_MAX_AGE_S, CandidateCache
 from tracker_service.keys import TrackerKey
 from tracker_service.recipe_identity import RecipeStatus
 from tracker_service.route_client import PlannedHop, RoutePlan
@@ -26,7 +26,7 @@ from tracker_service.routing import (
     form_route,
 )
 from tracker_service.store.db import Database
-from tracker_service.store.routing import Key, RecipeInfo, recipe_info, route_candidates
+from tracker_service.store.routing import Key, RecipeInfo
 from tracker_service.tickets import issue_ticket
 
 log = logging.getLogger(__name__)
@@ -74,8 +74,12 @@ class RoutePlanner:
         policy: RoutingPolicy | None = None,
         assignments: RecentAssignments | None = None,
         rng: random.Random | None = None,
+        candidate_max_age_s: float = DEFAULT_MAX_AGE_S,
     ) -> None:
         self._db = database
+        # Candidate lists per fingerprint, re-read when the recipe's routing version
+        # moves or a cached window ends (candidate_cache.py).
+        self.cache = CandidateCache(database, max_age_s=candidate_max_age_s)
         self._key = key
         self._ttl_s = ticket_ttl_s
         self._latency_ms = latency_ms
@@ -86,10 +90,7 @@ class RoutePlanner:
     def candidates(
         self, key: Key, *, now: float | None = None
     ) -> tuple[RecipeInfo | None, list[Candidate]]:
-        with self._db.session() as session:
-            info = recipe_info(session, key)
-            found = route_candidates(session, key, now=time.time() if now is None else now)
-        return info, found
+        return self.cache.get(key, now=now)
 
     def plan(
         self,

@@ -25,6 +25,7 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import NamedTuple
 
 from tracker_service.recipe_identity import coverage_gap
@@ -102,9 +103,8 @@ def node_cost_ms(
 ) -> tuple[float, float]:
     """(per-hop latency, ms to compute the node's whole shard for one token)."""
     throughput = candidate.throughput if candidate.throughput > 0 else policy.unknown_throughput
-    busy = (
-        1.0 + max(candidate.load, 0.0) + policy.session_weight * (candidate.open_sessions + recent)
-    )
+    load = candidate.load if candidate.load > 0.0 else 0.0  # not max(): called per candidate
+    busy = 1.0 + load + policy.session_weight * (candidate.open_sessions + recent)
     hop_ms = policy.default_latency_ms if latency_ms is None else latency_ms
     return hop_ms, 1000.0 / throughput * busy
 
@@ -126,7 +126,7 @@ def _pick_representatives(
         shapes[(c.start, c.end)].append((hop_ms + compute_ms, c, hop_ms, compute_ms))
     chosen: dict[tuple[int, int], tuple[Candidate, float, float]] = {}
     for shape, scored in shapes.items():
-        best = min(total for total, *_ in scored)
+        best = min(map(itemgetter(0), scored))
         band = [entry for entry in scored if entry[0] <= best * (1.0 + policy.slack)]
         _, node, hop_ms, compute_ms = rng.choice(band)
         chosen[shape] = (node, hop_ms, compute_ms)
@@ -154,7 +154,8 @@ def form_route(
     usable = [
         c for c in candidates if c.node_id not in excluded and 0 <= c.start < c.end <= layer_count
     ]
-    gap = coverage_gap([(c.start, c.end) for c in usable], layer_count)
+    # Distinct ranges decide coverage; 10,000 nodes share a handful of them.
+    gap = coverage_gap({(c.start, c.end) for c in usable}, layer_count)
     if gap is not None:
         raise NoRoute(f"no live reachable nodes cover the model: {gap.replace('Shard', 'node')}")
     shapes = _pick_representatives(

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import base64
+from dataclasses import dataclass
+from typing import Any
 
+from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
 from tracker_service.recipe_identity import coverage_gap
@@ -19,15 +22,18 @@ from tracker_service.schemas.state import (
 from tracker_service.store.jobs import list_jobs, task_counts
 from tracker_service.store.ledger import list_recipes
 from tracker_service.store.nodes import (
-    LiveNode,
     count_live,
-    live_nodes_for_fingerprint,
+    count_nodes,
+    live_shapes,
+    nodes_after,
     recent_nodes,
 )
-from tracker_service.store.tables import NODE_ACTIVE, Node, Recipe
+from tracker_service.store.tables import NODE_ACTIVE, NODE_ID_LEN, Node, Recipe
 
 HEALTHY = "healthy"
 BROKEN = "broken"
+# The most nodes one /api/v1/state answer lists (also its default without paging).
+MAX_NODE_PAGE = 1000
 
 
 def relay_public(endpoint: str, why: str = "") -> RelayPublic | None:
@@ -39,7 +45,15 @@ def relay_public(endpoint: str, why: str = "") -> RelayPublic | None:
     return RelayPublic(url=relay, reason=reason, why=why)
 
 
-def node_public(node: Node, now: float) -> NodePublic:
+@dataclass(frozen=True)
+class NodePage:
+    """A keyset page of the node list: nodes by id after `after` (None: the first)."""
+
+    limit: int
+    after: str | None = None
+
+
+def node_public(node: Node | Row[Any], now: float) -> NodePublic:
     return NodePublic(
         node_id=node.node_id,
         endpoint=node.endpoint,
@@ -85,13 +99,17 @@ def recipe_public(row: Recipe) -> RecipePublic:
     )
 
 
-def model_health(row: Recipe, nodes: Sequence[LiveNode]) -> ModelHealthPublic:
-    """Healthy when the live nodes of this fingerprint cover every layer."""
-    gap = coverage_gap([(n.shard_start, n.shard_end) for n in nodes], row.layer_count)
-    if not nodes:
+def model_health(row: Recipe, shapes: list[tuple[int, int, int]]) -> ModelHealthPublic:
+    """Healthy when the live nodes of this fingerprint cover every layer.
+
+    `shapes`: (start, end, live nodes serving exactly that range).
+    """
+    gap = coverage_gap([(start, end) for start, end, _ in shapes], row.layer_count)
+    live = sum(count for *_, count in shapes)
+    if not live:
         detail = "no live node serves this model"
     elif gap is None:
-        detail = f"{len(nodes)} live node(s) cover all {row.layer_count} layers"
+        detail = f"{live} live node(s) cover all {row.layer_count} layers"
     else:
         detail = gap
     return ModelHealthPublic(
@@ -101,9 +119,9 @@ def model_health(row: Recipe, nodes: Sequence[LiveNode]) -> ModelHealthPublic:
         model_artifact_digest=row.model_artifact_digest,
         runtime_recipe_digest=row.runtime_recipe_digest,
         layer_count=row.layer_count,
-        status=HEALTHY if nodes and gap is None else BROKEN,
+        status=HEALTHY if live and gap is None else BROKEN,
         detail=detail,
-        live_nodes=len(nodes),
+        live_nodes=live,
         recipe_status=row.status,
     )
 
@@ -125,24 +143,54 @@ def job_summaries(session: Session, limit: int = 50) -> list[JobSummaryPublic]:
     ]
 
 
-def collect_state(session: Session, *, now: float, node_limit: int = 1000) -> StatePublic:
+def collect_state(session: Session, *, now: float, page: NodePage | None = None) -> StatePublic:
+    """The whole state; its node list is the most recently heard from (up to
+    MAX_NODE_PAGE) unless `page` asks for a keyset page by node id."""
     recipes = list_recipes(session)
-    # One covering-index scan per recipe; never loads whole node rows.
+    # One grouped covering-index scan per recipe; never loads node rows.
     models = [
         model_health(
             row,
-            live_nodes_for_fingerprint(
-                session, row.model_artifact_digest, row.runtime_recipe_digest, now=now
-            ),
+            live_shapes(session, (row.model_artifact_digest, row.runtime_recipe_digest), now=now),
         )
         for row in recipes
     ]
-    shown = recent_nodes(session, limit=node_limit)
+    next_after = None
+    if page is None:
+        shown = recent_nodes(session, limit=MAX_NODE_PAGE)
+    else:
+        # One more than asked: whether another page exists, without a count.
+        shown = nodes_after(session, after=page.after, limit=page.limit + 1)
+        if len(shown) > page.limit:
+            shown = shown[: page.limit]
+            next_after = shown[-1].node_id
     return StatePublic(
         generated_at=now,
         models=models,
         recipes=[recipe_public(row) for row in recipes],
         nodes=[node_public(node, now) for node in shown],
         nodes_total_live=count_live(session, now=now),
+        nodes_total=count_nodes(session),
+        next_cursor=None if next_after is None else encode_cursor(next_after),
         jobs=job_summaries(session),
     )
+
+
+def encode_cursor(node_id: str) -> str:
+    """The opaque `cursor` of the page after `node_id` (URL-safe, any node id)."""
+    return base64.urlsafe_b64encode(node_id.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str | None:
+    """The node id a cursor from :func:`encode_cursor` stands for, or None if it is not one."""
+    if not cursor or len(cursor) > 256:
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        node_id = raw.decode()
+    except (ValueError, UnicodeDecodeError):
+        return None
+    # Printable ASCII only: a NUL or other control byte is no node id, and PostgreSQL
+    # text would refuse it with an error instead of an empty page.
+    plausible = node_id.isascii() and node_id.isprintable() and len(node_id) <= NODE_ID_LEN
+    return node_id if node_id and plausible and encode_cursor(node_id) == cursor else None

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Annotated
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.concurrency import run_in_threadpool
 
+from tracker_service import errors
 from tracker_service.deps import Context, TrackerContext
+from tracker_service.routes import error_responses, refuse
 from tracker_service.schemas.state import StatePublic
-from tracker_service.status import collect_state
+from tracker_service.status import MAX_NODE_PAGE, NodePage, collect_state, decode_cursor
 
 router = APIRouter(tags=["state"])
 templates = Jinja2Templates(directory=Path(__file__).resolve().parent.parent / "templates")
@@ -41,15 +44,47 @@ STATUS_PAGE_HEADERS = {
 }
 
 
-def _state(context: TrackerContext) -> StatePublic:
+def _state(context: TrackerContext, page: NodePage | None = None) -> StatePublic:
     with context.database.session() as session:
-        return collect_state(session, now=time.time())
+        return collect_state(session, now=time.time(), page=page)
 
 
-@router.get("/api/v1/state", response_model=StatePublic)
-async def state(context: Context) -> StatePublic:
-    """Models healthy or broken, recipes dark or certified, nodes with their ranges."""
-    return await run_in_threadpool(_state, context)
+@router.get("/api/v1/state", response_model=StatePublic, responses=error_responses(422))
+async def state(
+    context: Context,
+    limit: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            le=MAX_NODE_PAGE,
+            description=f"nodes per page (1 to {MAX_NODE_PAGE}); with it, nodes are listed "
+            "by node id and `next_cursor` leads to the next page",
+        ),
+    ] = None,
+    cursor: Annotated[
+        str | None,
+        Query(max_length=256, description="the `next_cursor` of the previous page"),
+    ] = None,
+) -> StatePublic:
+    """Models healthy or broken, recipes dark or certified, nodes with their ranges.
+
+    Without `limit` or `cursor` the node list is the 1,000 nodes most recently
+    heard from, as before paging existed; with either, it is one page by node id.
+    """
+    page = None
+    if limit is not None or cursor is not None:
+        after = None
+        if cursor is not None:
+            after = decode_cursor(cursor)
+            if after is None:
+                raise refuse(
+                    422,
+                    errors.INVALID_REQUEST,
+                    "cursor is not one this tracker issued; pass a page's next_cursor "
+                    "unchanged, or leave it out to start from the first page",
+                )
+        page = NodePage(limit=MAX_NODE_PAGE if limit is None else limit, after=after)
+    return await run_in_threadpool(_state, context, page)
 
 
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)

@@ -97,6 +97,15 @@ class StatePublic(BaseModel):
     generated_at: float
     models: list[ModelHealthPublic]
     recipes: list[RecipePublic]
-    nodes: list[NodePublic]
+    nodes: list[NodePublic] = Field(
+        description="without `limit`/`cursor`: the nodes most recently heard from (at most "
+        "1,000); with them: one page of nodes ordered by node id"
+    )
     nodes_total_live: int
+    nodes_total: int = Field(default=0, description="node rows of any state, live or not")
+    next_cursor: str | None = Field(
+        default=None,
+        description="pass as `cursor` for the next page of nodes; null on the last page "
+        "and without paging",
+    )
     jobs: list[JobSummaryPublic] = Field(default_factory=list, description="recent batch jobs")

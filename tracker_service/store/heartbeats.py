@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, func, update
+from sqlalchemy import Table, bindparam, exists, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from tracker_service.store.db import Database, PreparedStatement
@@ -55,6 +55,22 @@ class HeartbeatWriter:
         )
         self._spend = PreparedStatement(spend.compile(dialect=dialect))
         self._refresh = PreparedStatement(refresh.compile(dialect=dialect))
+        self._pipelined: PreparedStatement | None = None
+        if dialect.name == "postgresql":
+            # Both statements in one, the refresh gated on the spend, so a batch can be
+            # pipelined: one network round trip for all its heartbeats instead of two
+            # per heartbeat (each a wait for a PostgreSQL backend to be scheduled).
+            spent = spend.cte("spent")
+            refreshed = (
+                refresh.where(exists(select(spent.c.nonce)))
+                .returning(_NODES.c.node_id)
+                .cte("refreshed")
+            )
+            both = select(
+                select(func.count()).select_from(spent).scalar_subquery(),
+                select(func.count()).select_from(refreshed).scalar_subquery(),
+            )
+            self._pipelined = PreparedStatement(both.compile(dialect=dialect))
 
     def beat(self, values: dict[str, Any]) -> tuple[bool, bool]:
         """(nonce was fresh, node was refreshed), committed together.
@@ -72,6 +88,8 @@ class HeartbeatWriter:
         A nonce repeated inside the batch is a replay like any other: the
         transaction sees its own earlier insert. Any error rolls back the whole batch.
         """
+        if self._pipelined is not None:
+            return self._beat_pipelined(batch, self._pipelined)
         connection = self._engine.raw_connection()
         try:
             cursor = connection.cursor()
@@ -83,6 +101,36 @@ class HeartbeatWriter:
                     continue
                 cursor.execute(self._refresh.sql, self._refresh.params(values))
                 outcomes.append((True, cursor.rowcount == 1))
+            connection.commit()
+            return outcomes
+        except BaseException:
+            connection.rollback()
+            raise
+        finally:
+            connection.close()
+
+    def _beat_pipelined(
+        self, batch: Sequence[dict[str, Any]], statement: PreparedStatement
+    ) -> list[tuple[bool, bool]]:
+        """PostgreSQL: the batch in psycopg's pipeline mode, one statement per heartbeat.
+
+        Statements run in order inside one transaction, so a nonce repeated in the
+        batch conflicts with its own earlier insert, exactly as on SQLite.
+        """
+        connection = self._engine.raw_connection()
+        try:
+            driver = connection.driver_connection
+            assert driver is not None
+            cursors = []
+            with driver.pipeline():
+                for values in batch:
+                    cursor = driver.cursor()
+                    cursor.execute(statement.sql, statement.params(values))
+                    cursors.append(cursor)
+            outcomes = []
+            for cursor in cursors:
+                spent, refreshed = cursor.fetchone()
+                outcomes.append((spent == 1, refreshed == 1))
             connection.commit()
             return outcomes
         except BaseException:

@@ -114,6 +114,7 @@ def certify_recipe(
     row.certified_route_session = evidence.route_session_id
     row.certified_node_count = len(set(evidence.node_ids))
     row.last_failure = ""
+    row.routing_version = (row.routing_version or 0) + 1  # a ledger change: planners re-read
     session.flush()
     return recipe_status(row)
 
@@ -135,6 +136,7 @@ def _send_dark(session: Session, row: Recipe, why: str, *, now: float) -> None:
     row.certified_at = None
     row.certified_route_session = None
     row.certified_node_count = None
+    row.routing_version = (row.routing_version or 0) + 1  # a ledger change: planners re-read
     session.execute(
         update(CertificationEvidence)
         .where(

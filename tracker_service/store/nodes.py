@@ -10,11 +10,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, cast
 
-from sqlalchemy import Connection, Dialect, Table, bindparam, func, select, update
+from sqlalchemy import Connection, Dialect, Row, Table, bindparam, func, select, update
 from sqlalchemy.orm import Session
 
 from tracker_service.recipe_identity import PresentedIdentity
 from tracker_service.store.db import PreparedStatement
+from tracker_service.store.routing_version import (
+    bump_routing_version,
+    bump_routing_version_of_node,
+)
 from tracker_service.store.tables import (
     ARCH_TEXT_LEN,
     ID_TEXT_LEN,
@@ -104,6 +108,9 @@ def register_node(
     row = session.get(Node, node_id, with_for_update=True)
     binding = identity.shard_binding_digest
     previous = None if row is None else row.shard_binding_digest
+    if row is not None and _routable(row, now):
+        # It leaves its (maybe other) fingerprint's candidates until dialled again.
+        bump_routing_version(session, (row.model_artifact_digest, row.runtime_recipe_digest))
     fields: dict[str, Any] = {
         "public_key": public_key,
         "endpoint": endpoint,
@@ -143,6 +150,12 @@ def register_node(
         row.registrations += 1
     session.flush()
     return Registration(row, rebound=previous not in (None, binding), previous_binding=previous)
+
+
+def _routable(row: Node, now: float) -> bool:
+    return (
+        row.state == NODE_ACTIVE and row.live_until >= now and row.reachability == REACH_REACHABLE
+    )
 
 
 _NODES = cast(Table, Node.__table__)
@@ -219,17 +232,29 @@ def end_registration(session: Session, node_id: str, state: str, reason: str) ->
         .values(state=state, state_reason=reason, live_until=0.0)
         .execution_options(synchronize_session=False)
     )
-    return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+    ended = bool(result.rowcount == 1)  # type: ignore[attr-defined]
+    if ended:
+        bump_routing_version_of_node(session, node_id)
+    return ended
 
 
 def set_reachability(
     session: Session, node_id: str, *, status: str, reason: str, now: float
 ) -> bool:
     """Record the dialer's verdict on a node's data plane."""
+    flipped = session.execute(
+        update(Node)
+        .where(Node.node_id == node_id, Node.reachability != status)
+        .values(reachability=status, reachability_reason=reason, reachability_checked_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    if flipped.rowcount == 1:  # type: ignore[attr-defined]
+        bump_routing_version_of_node(session, node_id)
+        return True
     result = session.execute(
         update(Node)
         .where(Node.node_id == node_id)
-        .values(reachability=status, reachability_reason=reason, reachability_checked_at=now)
+        .values(reachability_reason=reason, reachability_checked_at=now)
         .execution_options(synchronize_session=False)
     )
     return bool(result.rowcount == 1)  # type: ignore[attr-defined]
@@ -297,10 +322,76 @@ def live_nodes(session: Session, *, now: float) -> Sequence[Node]:
     return session.execute(query.order_by(Node.artifact_id, Node.shard_start)).scalars().all()
 
 
-def recent_nodes(session: Session, *, limit: int) -> Sequence[Node]:
+# What the status views show of a node: not the identity and capability documents,
+# which are most of a row's bytes and would dominate a page of 1,000.
+_PUBLIC_COLUMNS = (
+    Node.node_id,
+    Node.endpoint,
+    Node.state,
+    Node.live_until,
+    Node.artifact_id,
+    Node.recipe_id,
+    Node.recipe_version,
+    Node.model_artifact_digest,
+    Node.runtime_recipe_digest,
+    Node.shard_start,
+    Node.shard_end,
+    Node.throughput,
+    Node.load,
+    Node.open_sessions,
+    Node.tokens_served,
+    Node.last_heartbeat_at,
+    Node.reachability,
+    Node.reachability_reason,
+    Node.state_reason,
+    Node.audits_passed,
+    Node.quarantine_evidence,
+    Node.relay_reason,
+)
+
+
+def recent_nodes(session: Session, *, limit: int) -> Sequence[Row[Any]]:
     """Nodes most recently heard from, live or not (for the status views)."""
-    query = select(Node).order_by(Node.last_heartbeat_at.desc()).limit(limit)
-    return session.execute(query).scalars().all()
+    query = select(*_PUBLIC_COLUMNS).order_by(Node.last_heartbeat_at.desc()).limit(limit)
+    return session.execute(query).all()
+
+
+def nodes_after(session: Session, *, after: str | None, limit: int) -> Sequence[Row[Any]]:
+    """Up to `limit` nodes by node id, those after `after`: a keyset page.
+
+    Node ids never change, so walking pages sees every node present throughout
+    exactly once, however heartbeats reorder the recent list meanwhile.
+    """
+    query = select(*_PUBLIC_COLUMNS).order_by(Node.node_id).limit(limit)
+    if after is not None:
+        query = query.where(Node.node_id > after)
+    return session.execute(query).all()
+
+
+def count_nodes(session: Session) -> int:
+    """Node rows of any state: what pages of :func:`nodes_after` walk."""
+    return int(session.execute(select(func.count()).select_from(Node)).scalar_one())
+
+
+def live_shapes(
+    session: Session, key: tuple[str, str], *, now: float
+) -> list[tuple[int, int, int]]:
+    """(shard start, end, live nodes) of one fingerprint, grouped in the database.
+
+    A model's health needs only the ranges and a count; grouping on the covering
+    route index returns a few rows instead of 10,000.
+    """
+    query = (
+        select(Node.shard_start, Node.shard_end, func.count())
+        .where(
+            Node.model_artifact_digest == key[0],
+            Node.runtime_recipe_digest == key[1],
+            Node.state == NODE_ACTIVE,
+            Node.live_until >= now,
+        )
+        .group_by(Node.shard_start, Node.shard_end)
+    )
+    return [(int(start), int(end), int(count)) for start, end, count in session.execute(query)]
 
 
 def count_live(session: Session, *, now: float) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from tracker_service.store.routing_version import bump_routing_version_of_node
 from tracker_service.store.tables import NODE_QUARANTINED, Node
 
 
@@ -32,7 +33,10 @@ def quarantine_node(
         )
         .execution_options(synchronize_session=False)
     )
-    return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+    quarantined = bool(result.rowcount == 1)  # type: ignore[attr-defined]
+    if quarantined:
+        bump_routing_version_of_node(session, node_id)
+    return quarantined
 
 
 def record_audit_passed(session: Session, node_ids: list[str]) -> None:

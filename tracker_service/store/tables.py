@@ -160,6 +160,9 @@ class Recipe(Base):
     # that no longer verifies, a revocation): its own field, so `detail` stays the
     # seed's sentence and nothing has to parse one out of the other.
     last_failure: Mapped[str] = mapped_column(Text, default="", server_default="")
+    # Bumped whenever this fingerprint's routable node set changes other than by time
+    # (store/routing_version.py); route planners re-read their cached candidates then.
+    routing_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     __table_args__ = (
         UniqueConstraint(

@@ -1,0 +1,140 @@
+"""A batch of heartbeats in one commit: the same outcomes on SQLite and PostgreSQL.
+
+PostgreSQL runs a batch pipelined, one statement per heartbeat (store/heartbeats.py);
+SQLite runs two statements per heartbeat. A repeated nonce, an unknown node and
+an expired one must come out the same, and a failing batch must leave nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select, text
+
+from tests.tracker_service.helpers import FakeNode, identity_block
+from tracker_service.recipe_identity import parse_identity
+from tracker_service.store.db import Database
+from tracker_service.store.heartbeats import HeartbeatWriter
+from tracker_service.store.nodes import Liveness, register_node
+from tracker_service.store.tables import Node, SpentNonce
+
+POSTGRES_URL = os.environ.get("MESHNET_TEST_POSTGRES_URL", "")
+
+
+def _postgres_param() -> Any:
+    return pytest.param(
+        "postgres",
+        marks=[
+            pytest.mark.postgres,
+            pytest.mark.skipif(
+                not POSTGRES_URL,
+                reason="PostgreSQL heartbeat tests skipped: MESHNET_TEST_POSTGRES_URL is not set "
+                '(run `eval "$(.ci/start-postgres.sh)"` first)',
+            ),
+        ],
+    )
+
+
+@pytest.fixture(params=["sqlite", _postgres_param()])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    if request.param == "sqlite":
+        db = Database(f"sqlite:///{tmp_path / 'tracker.db'}")
+    else:
+        db = Database(POSTGRES_URL)
+        with db.engine.begin() as connection:  # a clean schema for every test
+            connection.execute(text("DROP SCHEMA public CASCADE"))
+            connection.execute(text("CREATE SCHEMA public"))
+    db.migrate()
+    yield db
+    db.dispose()
+
+
+def _register(db: Database, node: FakeNode, now: float, window_s: float = 30.0) -> None:
+    with db.sessions.begin() as session:
+        register_node(
+            session,
+            node_id=node.node_id,
+            public_key=node.public_raw,
+            endpoint=node.endpoint,
+            identity=parse_identity(identity_block()),
+            capability={"passed": True},
+            throughput=10.0,
+            now=now,
+            liveness=Liveness(live_window_s=window_s, session_ttl_s=900.0),
+        )
+
+
+def _beat(node_id: str, nonce: str, now: float, **overrides: Any) -> dict[str, Any]:
+    values = {
+        "node_id": node_id,
+        "nonce": nonce,
+        "nonce_expires_at": now + 301,
+        "now": now,
+        "live_until": now + 30,
+        "session_expires_at": now + 900,
+        "load": 0.25,
+        "open_sessions": 3,
+        "tokens_served": 99,
+        "throughput": None,
+    }
+    values.update(overrides)
+    return values
+
+
+def test_a_batch_spends_each_nonce_once_and_refreshes_only_live_nodes(database: Database) -> None:
+    now = time.time()
+    alive, other, lapsed = FakeNode(), FakeNode(), FakeNode()
+    _register(database, alive, now)
+    _register(database, other, now)
+    _register(database, lapsed, now - 100)  # its 30 s window ended long ago
+    writer = HeartbeatWriter(database)
+    outcomes = writer.beat_many(
+        [
+            _beat(alive.node_id, "a1" * 16, now, throughput=55.0),
+            _beat(other.node_id, "b1" * 16, now),
+            _beat(alive.node_id, "a1" * 16, now),  # a replay inside the batch
+            _beat("f" * 32, "c1" * 16, now),  # no such node
+            _beat(lapsed.node_id, "d1" * 16, now),
+            _beat(alive.node_id, "a2" * 16, now + 1, tokens_served=120),
+        ]
+    )
+    assert outcomes == [
+        (True, True),
+        (True, True),
+        (False, False),
+        (True, False),
+        (True, False),
+        (True, True),
+    ]
+    with database.session() as session:
+        row = session.get(Node, alive.node_id)
+        assert row is not None
+        assert (row.throughput, row.tokens_served, row.last_heartbeat_at) == (55.0, 120, now + 1)
+        assert row.live_until == now + 1 + 30  # the last beat's window
+        assert session.execute(select(func.count()).select_from(SpentNonce)).scalar_one() == 5
+    # Committed: the same nonces in a later batch are replays.
+    assert writer.beat_many([_beat(other.node_id, "b1" * 16, now + 2)]) == [(False, False)]
+
+
+def test_a_batch_that_fails_leaves_nothing_behind(database: Database) -> None:
+    now = time.time()
+    node = FakeNode()
+    _register(database, node, now)
+    writer = HeartbeatWriter(database)
+    with pytest.raises(Exception):  # noqa: B017 - each store's driver names the error its own way
+        writer.beat_many(
+            [
+                _beat(node.node_id, "e1" * 16, now + 1),
+                _beat(node.node_id, "e2" * 16, now + 2, nonce_expires_at=None),  # NOT NULL
+            ]
+        )
+    with database.session() as session:
+        row = session.get(Node, node.node_id)
+        assert row is not None and row.last_heartbeat_at == now
+        assert session.execute(select(func.count()).select_from(SpentNonce)).scalar_one() == 0
+    assert writer.beat_many([_beat(node.node_id, "e1" * 16, now + 3)]) == [(True, True)]
