@@ -71,6 +71,7 @@ class Demo:
             self.stop()
 
     def _run(self) -> int:
+        recipe_id = demo_recipe_id(self.options.recipe)  # a typo fails before anything starts
         self.say("MeshNet demo — one tracker and several nodes on this machine\n")
         self.say("1. Importing the packaged default model (SmolLM2-135M-Instruct)…")
         model_dir = ensure_default_model()
@@ -82,7 +83,6 @@ class Demo:
         self.children.append(tracker)
         self.say(f"   {url} (status page: {url}/)\n")
 
-        recipe_id = demo_recipe_id(self.options.recipe)
         ranges = split_layers(manifest.layer_count, self.options.nodes)
         self.say(
             f"3. Starting {len(ranges)} nodes on recipe {recipe_id}: doctor, admission gate, "
@@ -181,7 +181,7 @@ class Demo:
         self.say(
             f"   {tokens} tokens, {rate:.1f} tokens/s decode, first token after {ttft_ms:.0f} ms"
         )
-        self.say(gateway_howto(url, model))
+        self.say(gateway_howto(url, model, serving=self.options.serve))
 
     def stop(self) -> None:
         for child in reversed(self.children):
@@ -201,14 +201,23 @@ def route_text(header: str) -> str:
     return " → ".join(hops) or "-"
 
 
-def gateway_howto(url: str, model: str) -> str:
-    """How to reach the same model from a shell or from Python, printed by the demo."""
+def gateway_howto(url: str, model: str, *, serving: bool) -> str:
+    """How to reach the same model from a shell or from Python, printed by the demo.
+
+    Without ``--serve`` the network stops right after, so the text says so rather
+    than offer a URL that no longer answers."""
     body = (
         f'{{"model": "{model}", "stream": true, '
         '"messages": [{"role": "user", "content": "Hello!"}]}'
     )
-    return (
-        "\n   Reach it yourself while the network runs (`meshnet demo --serve` keeps it up):\n"
+    if serving:
+        lead = "\n   Reach it yourself while the network runs:\n"
+    else:
+        lead = (
+            "\n   The network stops now. To reach it yourself, run `meshnet demo --serve`, "
+            "which keeps it up,\n   then (with the address it prints; it changes each run):\n"
+        )
+    return lead + (
         f"   curl -N {url}/v1/chat/completions -H 'Content-Type: application/json' "
         f"-d '{body}'\n\n"
         "   from openai import OpenAI\n"
