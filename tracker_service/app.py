@@ -191,9 +191,11 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.openapi = lambda: _openapi_with_signed_bodies(app)  # type: ignore[method-assign]
     log.info(
-        "tracker ready: db=%s private=%s key=%s",
+        # Spelled out: a bare "private=False" read as if --allow-private-endpoints were off.
+        "tracker ready: db=%s join-token-required=%s private-endpoints-allowed=%s key=%s",
         context.database.engine.url.render_as_string(hide_password=True),
         settings.private,
+        settings.allow_private_endpoints,
         context.key.public_key_b64,
     )
     _announce_gateway(app.state.gateway, settings)
