@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Coroutine
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Mapping
 from typing import Annotated, Any, TypeVar
 
 import anyio
@@ -80,7 +80,7 @@ def error_response(exc: GatewayError) -> JSONResponse:
 
 
 def unknown_url_response(
-    status_code: int, message: str, headers: dict[str, str] | None = None
+    status_code: int, message: str, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
     """A 404/405 under ``/v1`` in OpenAI's shape, so its clients show the sentence."""
     error = {"message": message, "type": "invalid_request_error", "param": None}
