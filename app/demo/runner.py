@@ -20,6 +20,8 @@ from core.models.manifest import ModelManifest
 from core.recipe_catalogue import load_catalogue
 
 CERTIFY_TIMEOUT_S = 240.0
+# Per-heartbeat counters, not steps a newcomer needs to follow.
+QUIET_GATES = frozenset({"sessions"})
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class Demo:
         self.children: list[Child] = []
         # Once the answer streams, node events would interleave with it; they stay in the logs.
         self.show_events = True
+        self._shown: dict[tuple[str, str], str] = {}  # (node, gate) -> its last line shown
         self.workdir = Path(tempfile.mkdtemp(prefix="meshnet-demo-"))
 
     def say(self, text: str) -> None:
@@ -59,8 +62,14 @@ class Demo:
         if isinstance(line, str) or not self.show_events:
             return  # logs go to the child's log file; the demo shows events only
         if line.get("kind") == "gate":
+            gate = str(line.get("gate"))
+            if gate in QUIET_GATES:
+                return
             mark = {"passed": "✓", "failed": "✗"}.get(str(line.get("gate_state")), "·")
-            self.say(f"  {name:7} {mark} {line.get('gate')}: {line.get('message')}")
+            text = f"  {name:7} {mark} {gate}: {line.get('message')}"
+            if self._shown.get((name, gate)) != text:  # a heartbeat repeats what is known
+                self._shown[(name, gate)] = text
+                self.say(text)
         elif line.get("kind") == "state" and line.get("state") in ("refused", "error"):
             self.say(f"  {name:7} ✗ {line.get('state')}: {line.get('message')}")
 

@@ -75,3 +75,29 @@ def test_the_howto_says_the_network_stops_unless_it_serves() -> None:
     for text in (stopping, serving):
         assert "curl -N http://127.0.0.1:5/v1/chat/completions" in text
         assert 'OpenAI(base_url="http://127.0.0.1:5/v1"' in text
+
+
+def test_node_events_show_each_step_once_without_heartbeat_counters() -> None:
+    from app.demo.runner import Demo, DemoOptions
+
+    out = io.StringIO()
+    demo = Demo(DemoOptions(), out=out)
+    try:
+        dark = {"kind": "gate", "gate": "recipe", "gate_state": "info", "message": "dark"}
+        for line in (
+            dark,
+            {"kind": "gate", "gate": "reachability", "gate_state": "passed", "message": "4 ms"},
+            dark,  # the heartbeat reply tells it again
+            {"kind": "gate", "gate": "sessions", "gate_state": "info", "message": "0 open"},
+            {"kind": "gate", "gate": "recipe", "gate_state": "passed", "message": "certified"},
+        ):
+            demo._on_line("node 1", line)
+        demo._on_line("node 2", dark)  # another node's same step is its own line
+    finally:
+        demo.stop()
+    assert out.getvalue().splitlines() == [
+        "  node 1  · recipe: dark",
+        "  node 1  ✓ reachability: 4 ms",
+        "  node 1  ✓ recipe: certified",
+        "  node 2  · recipe: dark",
+    ]
