@@ -81,3 +81,13 @@ def test_unknown_urls_elsewhere_answer_a_sentence_with_a_reason(loopback: TestCl
     assert len(body["detail"]) < 400  # a junk path is cut, not echoed whole
     reply = loopback.put("/api/v1/state")
     assert reply.status_code == 405 and "does not take PUT" in reply.json()["detail"]
+
+
+def test_an_image_part_is_one_sentence_naming_its_type(loopback: TestClient) -> None:
+    image = {"type": "image_url", "image_url": {"url": "http://example.invalid/a.png"}}
+    content = [{"type": "text", "text": "what is this?"}, image]
+    body = {"model": "m", "messages": [{"role": "user", "content": content}]}
+    error = openai_error(loopback.post("/v1/chat/completions", json=body), 400)
+    assert error["param"] == "messages"
+    assert "content parts of type image_url are not supported" in error["message"]
+    assert "valid string" not in error["message"]  # not the union's per-branch complaints

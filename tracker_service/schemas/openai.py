@@ -101,6 +101,19 @@ class ChatMessage(BaseModel):
     content: str | list[TextPart] | None = None
     name: str | None = None
 
+    @field_validator("content", mode="before")
+    @classmethod
+    def _text_parts_only(cls, value: Any) -> Any:
+        # Said in one sentence; the str | list union would list one complaint per branch.
+        if isinstance(value, list):
+            kinds = sorted({str(p.get("type")) for p in value if isinstance(p, dict)} - {"text"})
+            if kinds:
+                raise ValueError(
+                    f"content parts of type {', '.join(kinds)} are not supported: "
+                    "this gateway serves text models, so send text parts only"
+                )
+        return value
+
     @model_validator(mode="after")
     def _content_given(self) -> ChatMessage:
         # OpenAI lets only an assistant turn (one carrying tool calls) omit its content;
