@@ -104,7 +104,8 @@ def _parse(model: type[M], raw: bytes) -> M:
         problems = []
         for err in exc.errors()[:MAX_BODY_ERRORS]:
             where = ".".join(str(p) for p in err.get("loc", ())) or "body"
-            problems.append(f"{where}: {err.get('msg', '')}")
+            # Our validators' sentences, without pydantic's "Value error, " in front.
+            problems.append(f"{where}: {str(err.get('msg', '')).removeprefix('Value error, ')}")
         first = exc.errors()[0].get("loc", ()) if exc.errors() else ()
         raise BadRequest(
             "the request body is invalid: " + "; ".join(problems),
