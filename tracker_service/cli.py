@@ -1,4 +1,5 @@
-"""meshnet-tracker: serve | recipes | tokens | keys | jobs | submitters (each add|list|...)."""
+"""meshnet-tracker: run the tracker (serve) or a relay, read its ledger (recipes), manage tokens,
+keys, submitters and jobs, and back up, restore or check its database."""
 
 from __future__ import annotations
 

@@ -42,3 +42,14 @@ def test_a_free_port_goes_on_to_serve(tmp_path: Path, monkeypatch: pytest.Monkey
     assert served == [port]
     # The reachability dialer's every challenge is not an INFO line of the tracker's log.
     assert httpx_log.level == logging.WARNING
+
+
+def test_the_help_names_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    described = text.split("positional arguments")[0]
+    for command in ("serve", "relay", "recipes", "tokens", "keys", "submitters", "jobs"):
+        assert command in described, command
+    for action in ("back up", "restore", "check"):
+        assert action in described, action
