@@ -101,3 +101,21 @@ def test_node_events_show_each_step_once_without_heartbeat_counters() -> None:
         "  node 1  ✓ recipe: certified",
         "  node 2  · recipe: dark",
     ]
+
+
+def test_certification_is_said_once_as_the_steps_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.demo.runner import Demo, DemoOptions
+
+    dark = {"recipe_id": "llama-fp32", "status": "dark", "detail": "registered"}
+    done = {"recipe_id": "llama-fp32", "status": "certified", "detail": "by rs-1"}
+    answers = iter([{"recipes": [dark]}, {"recipes": [dark]}, {"recipes": [done]}])
+    out = io.StringIO()
+    demo = Demo(DemoOptions(), out=out)
+    monkeypatch.setattr(demo, "_state", lambda _url: next(answers))
+    monkeypatch.setattr("app.demo.runner.time.sleep", lambda _s: None)
+    try:
+        recipe = demo._wait_for_certification("http://tracker.test", {})
+    finally:
+        demo.stop()
+    assert recipe["status"] == "certified"
+    assert out.getvalue().splitlines() == ["   recipe llama-fp32 → dark: registered"]
