@@ -14,6 +14,8 @@ from urllib.parse import urlsplit
 from core.doctor import parse_layers
 from core.errors import ConfigError
 
+MAX_PORT = 65535
+
 
 def layers(text: str) -> tuple[int, int]:
     """``--layers A:B``."""
@@ -36,3 +38,29 @@ def tracker_url(text: str) -> str:
             "[bad-tracker-url]"
         )
     return text.rstrip("/")
+
+
+def port(text: str) -> int:
+    """``--port``: 0 (any free port) to 65535, refused here rather than at bind time."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_PORT:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a port; give 0 (any free port) to {MAX_PORT} [bad-config]"
+        )
+    return value
+
+
+def megabytes(text: str) -> int:
+    """A memory size in MB (``--kv-budget-mb``, ``--memory-cap-mb``): a whole number ≥ 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a size in MB; give a whole number of at least 1 [bad-config]"
+        )
+    return value

@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     doctor.add_argument(
         "--memory-cap-mb",
-        type=int,
+        type=arguments.megabytes,
         default=None,
         metavar="N",
         help="use at most N MB: free memory counts as min(free, N)",
