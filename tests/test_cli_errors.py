@@ -28,6 +28,9 @@ CASES = [
         "bad-config",
     ),
     ("app.cli.node", ["doctor", "--memory-cap-mb", "0"], "bad-config"),
+    # An unknown recipe, before the default model is imported (it was, 275 steps, first).
+    ("app.cli.node", ["run", "--tracker", "http://127.0.0.1:9", "--recipe", "x"], "unknown-recipe"),
+    ("app.cli.node", ["doctor", "--recipe", "llama-int4"], "unknown-recipe"),
     ("app.cli.node", ["hardware", "--memory-cap-mb", "lots"], "bad-config"),
     ("app.cli.node", ["login", "--tracker", "notaurl", "--token", "t"], "bad-tracker-url"),
     # No terminal and nothing on stdin (its own session: getpass cannot open /dev/tty).

@@ -12,7 +12,8 @@ import argparse
 from urllib.parse import urlsplit
 
 from core.doctor import parse_layers
-from core.errors import ConfigError
+from core.errors import ConfigError, MeshnetError
+from core.recipe_catalogue import load_catalogue
 
 MAX_PORT = 65535
 
@@ -64,3 +65,12 @@ def megabytes(text: str) -> int:
             f"{text!r} is not a size in MB; give a whole number of at least 1 [bad-config]"
         )
     return value
+
+
+def recipe(text: str) -> str:
+    """``--recipe``: a catalogue id, checked before a model is imported or loaded."""
+    try:
+        load_catalogue().get(text)
+    except MeshnetError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} [{exc.reason}]") from None
+    return text

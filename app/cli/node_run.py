@@ -51,7 +51,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="A:B",
         help="serve exactly these layers (default: ask the tracker which help the swarm most)",
     )
-    run.add_argument("--recipe", default=None, help="recipe id from the catalogue")
+    run.add_argument(
+        "--recipe", default=None, type=arguments.recipe, help="recipe id from the catalogue"
+    )
     run.add_argument("--device", default=None, help="cpu, cuda or mps (default: best found)")
     run.add_argument("--host", default="127.0.0.1", help="address the data plane listens on")
     run.add_argument(
