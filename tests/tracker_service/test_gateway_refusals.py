@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from tests.tracker_service.conftest import make_settings
 from tracker_service.app import create_app
-from tracker_service.schemas.openai import ChatCompletionCreate
+from tracker_service.schemas.openai import ChatCompletionCreate, CompletionCreate
 
 
 @pytest.fixture
@@ -92,3 +92,21 @@ def test_an_image_part_is_one_sentence_naming_its_type(loopback: TestClient) -> 
     assert "content parts of type image_url are not supported" in error["message"]
     assert "valid string" not in error["message"]  # not the union's per-branch complaints
     assert "Value error" not in error["message"]  # pydantic's prefix is not for people
+
+
+def test_an_explicit_null_means_the_default_as_openai_reads_it() -> None:
+    nulls = {"temperature": None, "top_p": None, "n": None, "stream": None, "seed": None}
+    body = ChatCompletionCreate.model_validate(
+        {"model": "m", "messages": [{"role": "user", "content": "hi"}], **nulls}
+    )
+    assert (body.temperature, body.top_p, body.n, body.stream, body.seed) == (
+        1.0,
+        1.0,
+        1,
+        False,
+        None,
+    )
+    completion = CompletionCreate.model_validate(
+        {"model": "m", "prompt": "hi", "temperature": None}
+    )
+    assert completion.temperature == 1.0 and completion.unsupported() == []

@@ -31,6 +31,11 @@ NEUTRAL: dict[str, Any] = {
 }
 
 
+# Fields with a default that some clients send as an explicit null, which OpenAI
+# reads as "not given" (the optional ones already take None).
+NULL_MEANS_DEFAULT = frozenset({"temperature", "top_p", "n", "stream"})
+
+
 class StreamOptions(BaseModel):
     include_usage: bool = False
 
@@ -48,6 +53,13 @@ class _Sampling(BaseModel):
     n: int = 1
     stream: bool = False
     stream_options: StreamOptions | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_default(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if v is not None or k not in NULL_MEANS_DEFAULT}
+        return data
 
     @field_validator("n")
     @classmethod
