@@ -112,7 +112,8 @@ class ServingLoop:
             self._set_state(NodeState.SERVING, "serving")
             return node.heartbeat_interval_s, 1.0
         except TrackerUnreachable as exc:
-            self._set_state(NodeState.RECONNECTING, str(exc), exc.reason)
+            # Only here, once serving, does the node keep retrying (a first registration exits).
+            self._set_state(NodeState.RECONNECTING, f"{exc} The node keeps retrying.", exc.reason)
             return backoff, min(backoff * 2, MAX_BACKOFF_S)
         except TrackerRefused as exc:
             if exc.reason in OUT_OF_ROUTING:
@@ -120,10 +121,19 @@ class ServingLoop:
                 # keep asking slowly: only the tracker's operator can lift it.
                 self._set_state(NodeState.REFUSED, exc.detail, exc.reason)
                 return MAX_BACKOFF_S, MAX_BACKOFF_S
-            log.warning("heartbeat refused", extra={"reason": exc.reason, "error": str(exc)})
+            log.warning(
+                "heartbeat refused: %s",
+                exc,
+                extra={"reason": exc.reason, "error": str(exc)},
+            )
             return backoff, min(backoff * 2, MAX_BACKOFF_S)
         except MeshnetError as exc:
-            log.warning("heartbeat failed", extra={"reason": exc.reason, "error": str(exc)})
+            log.warning(
+                "heartbeat failed: %s [%s]",
+                exc,
+                exc.reason,
+                extra={"reason": exc.reason, "error": str(exc)},
+            )
             return backoff, min(backoff * 2, MAX_BACKOFF_S)
         if node.state is not NodeState.SERVING:
             self._set_state(NodeState.SERVING, "serving")

@@ -115,7 +115,7 @@ class TrackerClient:
         except httpx.HTTPError as exc:
             raise TrackerUnreachable(
                 f"cannot reach the tracker at {self.base_url}: {exc}. "
-                "Check the tracker URL and your connection; the node keeps retrying."
+                "Check the tracker URL and your connection."
             ) from exc
         if response.is_success:
             try:

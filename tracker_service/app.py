@@ -55,6 +55,7 @@ from tracker_service.store.ledger import PersistentLedger
 log = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
+MAX_PATH_SHOWN = 200  # a junk path is echoed, but not all of it
 
 
 def load_key(settings: Settings) -> TrackerKey:
@@ -96,8 +97,8 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     # Starlette's own 404 (no route) and 405 (wrong method) answer in the same shape.
     @app.exception_handler(StarletteHTTPException)
-    async def on_starlette_http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return http_refusal_response(HTTPException(exc.status_code, exc.detail, exc.headers))
+    async def on_starlette_http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return _unmatched_response(request, exc)
 
     @app.exception_handler(RequestValidationError)
     async def on_invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -106,6 +107,22 @@ def _install_error_handlers(app: FastAPI) -> None:
             for err in list(exc.errors())[:5]
         )
         return refusal_response(422, errors.INVALID_REQUEST, f"the request is invalid: {problems}")
+
+
+def _unmatched_response(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    """Starlette's bare "Not Found" / "Method Not Allowed" as a sentence (OpenAI's shape
+    under ``/v1``, where OpenAI clients read it)."""
+    path = request.url.path
+    shown = path if len(path) <= MAX_PATH_SHOWN else path[:MAX_PATH_SHOWN] + "…"
+    if exc.status_code == 404:
+        message = f"there is no {shown} on this tracker; /openapi.json lists its routes"
+    elif exc.status_code == 405:
+        message = f"{shown} does not take {request.method}; /openapi.json lists what it takes"
+    else:
+        message = str(exc.detail)
+    if path == "/v1" or path.startswith("/v1/"):
+        return openai.unknown_url_response(exc.status_code, message, exc.headers)
+    return http_refusal_response(HTTPException(exc.status_code, message, exc.headers))
 
 
 def _openapi_with_signed_bodies(app: FastAPI) -> dict[str, Any]:
@@ -178,9 +195,11 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.openapi = lambda: _openapi_with_signed_bodies(app)  # type: ignore[method-assign]
     log.info(
-        "tracker ready: db=%s private=%s key=%s",
+        # Spelled out: a bare "private=False" read as if --allow-private-endpoints were off.
+        "tracker ready: db=%s join-token-required=%s private-endpoints-allowed=%s key=%s",
         context.database.engine.url.render_as_string(hide_password=True),
         settings.private,
+        settings.allow_private_endpoints,
         context.key.public_key_b64,
     )
     _announce_gateway(app.state.gateway, settings)

@@ -1,17 +1,19 @@
-"""meshnet-tracker: serve | recipes | tokens | keys | jobs | submitters (each add|list|...)."""
+"""meshnet-tracker: run the tracker (serve) or a relay, read its ledger (recipes), manage tokens,
+keys, submitters and jobs, and back up, restore or check its database."""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import os
+import socket
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from tracker_service.backup_cli import add_backup_commands
 from tracker_service.check_db_cli import add_check_db_command
-from tracker_service.cli_errors import explain, require_existing_sqlite
+from tracker_service.cli_errors import CliRefusal, explain, require_existing_sqlite
 from tracker_service.cli_table import table, when
 from tracker_service.config import Settings
 from tracker_service.jobs_cli import SUBMITTERS, add_jobs_commands
@@ -53,15 +55,39 @@ def _store_for(args: argparse.Namespace) -> Database:
     return _open_store(settings)
 
 
+def _require_free_port(host: str, port: int) -> None:
+    """Refuse a port another program listens on, in the command's own words (uvicorn
+    would log a bare errno after start-up and exit 3)."""
+    if port == 0:
+        return
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except OSError:
+        return  # an unresolvable --host: uvicorn says so itself
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise CliRefusal(
+                f"cannot listen on {host}:{port} ({exc.strerror or exc}); another program, "
+                "perhaps another tracker, uses it: stop that one or pass another --port",
+                "port-in-use",
+            ) from exc
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from tracker_service.app import create_app, load_key
 
     settings = _settings(args)
+    _require_free_port(settings.host, settings.port)
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(levelname)s %(name)s %(message)s"
     )
+    # One INFO line per outgoing request (each reachability challenge) drowns the log.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     common: dict[str, Any] = {
         "host": settings.host,
         "port": settings.port,

@@ -12,7 +12,10 @@ import argparse
 from urllib.parse import urlsplit
 
 from core.doctor import parse_layers
-from core.errors import ConfigError
+from core.errors import ConfigError, MeshnetError
+from core.recipe_catalogue import load_catalogue
+
+MAX_PORT = 65535
 
 
 def layers(text: str) -> tuple[int, int]:
@@ -36,3 +39,38 @@ def tracker_url(text: str) -> str:
             "[bad-tracker-url]"
         )
     return text.rstrip("/")
+
+
+def port(text: str) -> int:
+    """``--port``: 0 (any free port) to 65535, refused here rather than at bind time."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_PORT:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a port; give 0 (any free port) to {MAX_PORT} [bad-config]"
+        )
+    return value
+
+
+def megabytes(text: str) -> int:
+    """A memory size in MB (``--kv-budget-mb``, ``--memory-cap-mb``): a whole number ≥ 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a size in MB; give a whole number of at least 1 [bad-config]"
+        )
+    return value
+
+
+def recipe(text: str) -> str:
+    """``--recipe``: a catalogue id, checked before a model is imported or loaded."""
+    try:
+        load_catalogue().get(text)
+    except MeshnetError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} [{exc.reason}]") from None
+    return text

@@ -38,13 +38,14 @@ class EventPrinter:
         self._style = style
         self._out = out
         self._lock = threading.Lock()
+        self._progress: tuple[str, str] | None = None  # the step the last progress line was
 
     def __call__(self, event: NodeEvent) -> None:
-        line = self.render(event)
-        if line is None:
-            return
         out = self._out or sys.stdout
         with self._lock:
+            line = self.render(event)
+            if line is None:
+                return
             try:
                 out.write(line + "\n")
                 out.flush()
@@ -61,7 +62,12 @@ class EventPrinter:
             return f"  {event.gate}: {event.gate_state} — {event.message}"
         if event.kind == "progress":
             data = event.data
-            return f"  {event.message} {data.get('done')}/{data.get('total')}"
+            done, total = data.get("done"), data.get("total")
+            step = (str(data.get("stage")), event.message)
+            starts, self._progress = step != self._progress, step
+            if not starts and done != total:
+                return None  # a line when a step starts and when it ends, not one per layer
+            return f"  {event.message} {done}/{total}"
         return None
 
 

@@ -38,7 +38,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="serve layers A..B-1 (default: the largest range that fits)",
     )
     doctor.add_argument("--device", default=None, help="cpu, cuda or mps (default: the best found)")
-    doctor.add_argument("--recipe", default=None, help="recipe id (default: best for the device)")
+    doctor.add_argument(
+        "--recipe",
+        default=None,
+        type=arguments.recipe,
+        help="recipe id (default: best for the device)",
+    )
     doctor.add_argument(
         "--profile",
         default=DEFAULT_PROFILE,
@@ -53,7 +58,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     doctor.add_argument(
         "--memory-cap-mb",
-        type=int,
+        type=arguments.megabytes,
         default=None,
         metavar="N",
         help="use at most N MB: free memory counts as min(free, N)",

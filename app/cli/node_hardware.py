@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from app.cli import arguments
 from core.hardware_report import hardware_report
 
 
@@ -19,7 +20,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     hardware.add_argument("--model", default=None, help="model id or folder (default: SmolLM2)")
     hardware.add_argument("--device", default=None, help="cpu, cuda or mps (default: best found)")
     hardware.add_argument(
-        "--memory-cap-mb", type=int, default=None, metavar="N", help="use at most N MB"
+        "--memory-cap-mb",
+        type=arguments.megabytes,
+        default=None,
+        metavar="N",
+        help="use at most N MB",
     )
     hardware.add_argument("--json", action="store_true", help="print one JSON document")
     hardware.set_defaults(func=hardware_command)

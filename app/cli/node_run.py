@@ -51,10 +51,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="A:B",
         help="serve exactly these layers (default: ask the tracker which help the swarm most)",
     )
-    run.add_argument("--recipe", default=None, help="recipe id from the catalogue")
+    run.add_argument(
+        "--recipe", default=None, type=arguments.recipe, help="recipe id from the catalogue"
+    )
     run.add_argument("--device", default=None, help="cpu, cuda or mps (default: best found)")
     run.add_argument("--host", default="127.0.0.1", help="address the data plane listens on")
-    run.add_argument("--port", type=int, default=0, help="data-plane port (0: any free port)")
+    run.add_argument(
+        "--port", type=arguments.port, default=0, help="data-plane port (0: any free port)"
+    )
     run.add_argument("--advertise-host", default=None, help="address the tracker should dial")
     run.add_argument(
         "--relay",
@@ -67,10 +71,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=None,
         help="the relay to use (ws://host:port/relay; default: the one the tracker offers)",
     )
-    run.add_argument("--kv-budget-mb", type=int, default=None, help="memory for KV sessions")
+    run.add_argument(
+        "--kv-budget-mb", type=arguments.megabytes, default=None, help="memory for KV sessions"
+    )
     run.add_argument(
         "--memory-cap-mb",
-        type=int,
+        type=arguments.megabytes,
         default=None,
         metavar="N",
         help="use at most N MB: the doctor treats free memory as min(free, N)",
@@ -94,7 +100,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.set_defaults(func=run_node)
 
     login = subparsers.add_parser("login", help="store a private tracker's join token")
-    login.add_argument("--tracker", required=True)
+    login.add_argument("--tracker", required=True, type=arguments.tracker_url)
     login.add_argument("--token", default=None, help="the token (asked for when omitted)")
     login.set_defaults(func=login_tracker)
 
@@ -177,7 +183,15 @@ def _in_background(action: Callable[[], None], name: str) -> threading.Thread:
 
 
 def login_tracker(args: argparse.Namespace) -> int:
-    token = args.token or getpass.getpass("Join token: ")
+    try:
+        token = args.token or getpass.getpass("Join token: ")
+    except EOFError:  # no terminal and nothing on stdin: say so, not a traceback
+        print(
+            "meshnet-node: no join token was given; pass --token or type it when asked "
+            "[bad-config]",
+            file=sys.stderr,
+        )
+        return 2
     if not token.strip():
         print("meshnet-node: an empty join token was given; nothing saved", file=sys.stderr)
         return 2

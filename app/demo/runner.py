@@ -20,6 +20,8 @@ from core.models.manifest import ModelManifest
 from core.recipe_catalogue import load_catalogue
 
 CERTIFY_TIMEOUT_S = 240.0
+# Per-heartbeat counters, not steps a newcomer needs to follow.
+QUIET_GATES = frozenset({"sessions"})
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class Demo:
         self.children: list[Child] = []
         # Once the answer streams, node events would interleave with it; they stay in the logs.
         self.show_events = True
+        self._shown: dict[tuple[str, str], str] = {}  # (node, gate) -> its last line shown
         self.workdir = Path(tempfile.mkdtemp(prefix="meshnet-demo-"))
 
     def say(self, text: str) -> None:
@@ -59,8 +62,14 @@ class Demo:
         if isinstance(line, str) or not self.show_events:
             return  # logs go to the child's log file; the demo shows events only
         if line.get("kind") == "gate":
+            gate = str(line.get("gate"))
+            if gate in QUIET_GATES:
+                return
             mark = {"passed": "✓", "failed": "✗"}.get(str(line.get("gate_state")), "·")
-            self.say(f"  {name:7} {mark} {line.get('gate')}: {line.get('message')}")
+            text = f"  {name:7} {mark} {gate}: {line.get('message')}"
+            if self._shown.get((name, gate)) != text:  # a heartbeat repeats what is known
+                self._shown[(name, gate)] = text
+                self.say(text)
         elif line.get("kind") == "state" and line.get("state") in ("refused", "error"):
             self.say(f"  {name:7} ✗ {line.get('state')}: {line.get('message')}")
 
@@ -71,6 +80,7 @@ class Demo:
             self.stop()
 
     def _run(self) -> int:
+        recipe_id = demo_recipe_id(self.options.recipe)  # a typo fails before anything starts
         self.say("MeshNet demo — one tracker and several nodes on this machine\n")
         self.say("1. Importing the packaged default model (SmolLM2-135M-Instruct)…")
         model_dir = ensure_default_model()
@@ -82,7 +92,6 @@ class Demo:
         self.children.append(tracker)
         self.say(f"   {url} (status page: {url}/)\n")
 
-        recipe_id = demo_recipe_id(self.options.recipe)
         ranges = split_layers(manifest.layer_count, self.options.nodes)
         self.say(
             f"3. Starting {len(ranges)} nodes on recipe {recipe_id}: doctor, admission gate, "
@@ -139,12 +148,12 @@ class Demo:
         while time.monotonic() < deadline:
             self._check_children()
             for recipe in self._state(url).get("recipes", []):
+                if recipe["status"] == "certified":
+                    return dict(recipe)  # the caller says it once, as the step's result
                 line = f"{recipe['status']}: {recipe.get('detail', '')}"
                 if line != shown:
                     shown = line
                     self.say(f"   recipe {recipe['recipe_id']} → {line}")
-                if recipe["status"] == "certified":
-                    return dict(recipe)
             time.sleep(0.5)
         raise MeshnetError(
             f"the recipe was not certified within {CERTIFY_TIMEOUT_S:.0f}s (last: {shown}); "
@@ -181,7 +190,7 @@ class Demo:
         self.say(
             f"   {tokens} tokens, {rate:.1f} tokens/s decode, first token after {ttft_ms:.0f} ms"
         )
-        self.say(gateway_howto(url, model))
+        self.say(gateway_howto(url, model, serving=self.options.serve))
 
     def stop(self) -> None:
         for child in reversed(self.children):
@@ -201,14 +210,23 @@ def route_text(header: str) -> str:
     return " → ".join(hops) or "-"
 
 
-def gateway_howto(url: str, model: str) -> str:
-    """How to reach the same model from a shell or from Python, printed by the demo."""
+def gateway_howto(url: str, model: str, *, serving: bool) -> str:
+    """How to reach the same model from a shell or from Python, printed by the demo.
+
+    Without ``--serve`` the network stops right after, so the text says so rather
+    than offer a URL that no longer answers."""
     body = (
         f'{{"model": "{model}", "stream": true, '
         '"messages": [{"role": "user", "content": "Hello!"}]}'
     )
-    return (
-        "\n   Reach it yourself while the network runs (`meshnet demo --serve` keeps it up):\n"
+    if serving:
+        lead = "\n   Reach it yourself while the network runs:\n"
+    else:
+        lead = (
+            "\n   The network stops now. To reach it yourself, run `meshnet demo --serve`, "
+            "which keeps it up,\n   then (with the address it prints; it changes each run):\n"
+        )
+    return lead + (
         f"   curl -N {url}/v1/chat/completions -H 'Content-Type: application/json' "
         f"-d '{body}'\n\n"
         "   from openai import OpenAI\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import itertools
 import os
 import subprocess
@@ -45,3 +46,76 @@ def test_layers_split_into_contiguous_ranges_that_tile_the_model() -> None:
 def test_too_many_nodes_for_the_layers_is_a_clear_error() -> None:
     with pytest.raises(MeshnetError, match="cannot split 2 layers into 3 nodes"):
         split_layers(2, 3)
+
+
+def test_an_unknown_recipe_fails_before_the_model_import_or_any_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from app.demo import runner
+    from core.recipe_catalogue import RecipeError
+
+    def must_not_run(*_args: object, **_kw: object) -> None:
+        raise AssertionError("the demo started work before checking --recipe")
+
+    monkeypatch.setattr(runner, "ensure_default_model", must_not_run)
+    monkeypatch.setattr(runner, "start_tracker", must_not_run)
+    out = io.StringIO()
+    with pytest.raises(RecipeError, match="llama-int4"):
+        runner.Demo(runner.DemoOptions(recipe="int4"), out=out).run()
+    assert out.getvalue() == ""
+
+
+def test_the_howto_says_the_network_stops_unless_it_serves() -> None:
+    from app.demo.runner import gateway_howto
+
+    stopping = gateway_howto("http://127.0.0.1:5", "m", serving=False)
+    assert "The network stops now" in stopping and "meshnet demo --serve" in stopping
+    serving = gateway_howto("http://127.0.0.1:5", "m", serving=True)
+    assert "stops" not in serving and "while the network runs" in serving
+    for text in (stopping, serving):
+        assert "curl -N http://127.0.0.1:5/v1/chat/completions" in text
+        assert 'OpenAI(base_url="http://127.0.0.1:5/v1"' in text
+
+
+def test_node_events_show_each_step_once_without_heartbeat_counters() -> None:
+    from app.demo.runner import Demo, DemoOptions
+
+    out = io.StringIO()
+    demo = Demo(DemoOptions(), out=out)
+    try:
+        dark = {"kind": "gate", "gate": "recipe", "gate_state": "info", "message": "dark"}
+        for line in (
+            dark,
+            {"kind": "gate", "gate": "reachability", "gate_state": "passed", "message": "4 ms"},
+            dark,  # the heartbeat reply tells it again
+            {"kind": "gate", "gate": "sessions", "gate_state": "info", "message": "0 open"},
+            {"kind": "gate", "gate": "recipe", "gate_state": "passed", "message": "certified"},
+        ):
+            demo._on_line("node 1", line)
+        demo._on_line("node 2", dark)  # another node's same step is its own line
+    finally:
+        demo.stop()
+    assert out.getvalue().splitlines() == [
+        "  node 1  · recipe: dark",
+        "  node 1  ✓ reachability: 4 ms",
+        "  node 1  ✓ recipe: certified",
+        "  node 2  · recipe: dark",
+    ]
+
+
+def test_certification_is_said_once_as_the_steps_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.demo.runner import Demo, DemoOptions
+
+    dark = {"recipe_id": "llama-fp32", "status": "dark", "detail": "registered"}
+    done = {"recipe_id": "llama-fp32", "status": "certified", "detail": "by rs-1"}
+    answers = iter([{"recipes": [dark]}, {"recipes": [dark]}, {"recipes": [done]}])
+    out = io.StringIO()
+    demo = Demo(DemoOptions(), out=out)
+    monkeypatch.setattr(demo, "_state", lambda _url: next(answers))
+    monkeypatch.setattr("app.demo.runner.time.sleep", lambda _s: None)
+    try:
+        recipe = demo._wait_for_certification("http://tracker.test", {})
+    finally:
+        demo.stop()
+    assert recipe["status"] == "certified"
+    assert out.getvalue().splitlines() == ["   recipe llama-fp32 → dark: registered"]

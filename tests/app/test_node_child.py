@@ -474,3 +474,25 @@ def test_a_killed_imports_staging_folder_is_removed_by_the_next(tmp_path: Path) 
         (folder / "model.safetensors").write_bytes(b"half")
     _remove_abandoned_staging(destination)
     assert not dead.exists() and not mine.exists()
+
+
+def test_the_text_printer_shows_a_step_when_it_starts_and_ends_not_per_layer() -> None:
+    out = io.StringIO()
+    printer = EventPrinter("text", out)
+    for stage, message, total in (("load", "Loading layers 0–15…", 15), ("probe", "Checking…", 3)):
+        for done in range(total + 1):
+            data = {"stage": stage, "done": done, "total": total}
+            printer(NodeEvent("progress", message, data=data))
+    assert out.getvalue().splitlines() == [
+        "  Loading layers 0–15… 0/15",
+        "  Loading layers 0–15… 15/15",
+        "  Checking… 0/3",
+        "  Checking… 3/3",
+    ]
+    # A step that begins past 0 (a resumed probe) still gets its first line.
+    printer(
+        NodeEvent(
+            "progress", "Loading layers 0–15…", data={"stage": "load", "done": 4, "total": 15}
+        )
+    )
+    assert out.getvalue().splitlines()[-1] == "  Loading layers 0–15… 4/15"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -308,7 +309,25 @@ def test_an_unreachable_tracker_is_an_error_state_and_nothing_keeps_running(
     assert caught.value.reason == "tracker-unreachable"
     assert events[-1].state is NodeState.ERROR and events[-1].reason == "tracker-unreachable"
     assert "Check the tracker URL" in events[-1].message
+    assert "keeps retrying" not in events[-1].message  # it exits: a start-up is not retried
     assert node.endpoint == "" and node_threads() == []
+
+
+def test_a_refused_heartbeat_is_logged_with_the_trackers_reason(
+    tiny_model_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    tracker = FakeTracker()
+    node, _events = make_node(tiny_model_dir, tracker)
+    node.start()
+    try:
+        with caplog.at_level("WARNING", logger="core.node_serving"):
+            tracker.heartbeat_refusal = (429, "auth-throttled", "failed authentication 60 times")
+            wait_for(lambda: "heartbeat refused" in caplog.text)
+            tracker.heartbeat_refusal = None
+    finally:
+        node.stop()
+    # The operator reads why, not only that: the bare "heartbeat refused" hid it.
+    assert "auth-throttled" in caplog.text and "failed authentication 60 times" in caplog.text
 
 
 def _other_bytes(report: CapabilityReport) -> CapabilityReport:
@@ -385,3 +404,30 @@ def test_a_node_without_a_configured_kv_budget_still_has_one(tiny_model_dir: Pat
         assert sessions.kv_budget_bytes > 0
     finally:
         node.stop()
+
+
+def test_a_tracker_lost_while_serving_is_reconnecting_and_says_it_retries(
+    tiny_model_dir: Path,
+) -> None:
+    import httpx
+
+    tracker = FakeTracker()
+    lost = threading.Event()
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if lost.is_set() and request.url.path.endswith("/heartbeat"):
+            raise httpx.ConnectError("connection refused", request=request)
+        return tracker(request)
+
+    node, events = make_node(tiny_model_dir, answer)  # type: ignore[arg-type]
+    node.start()
+    try:
+        lost.set()
+        wait_for(lambda: node.state is NodeState.RECONNECTING)
+        lost.clear()
+        wait_for(lambda: node.state is NodeState.SERVING)
+    finally:
+        node.stop()
+    reconnecting = [e for e in events if e.state is NodeState.RECONNECTING]
+    assert reconnecting[0].reason == "tracker-unreachable"
+    assert reconnecting[0].message.endswith("The node keeps retrying.")

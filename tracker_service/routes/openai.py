@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Coroutine
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Mapping
 from typing import Annotated, Any, TypeVar
 
 import anyio
@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.types import Receive, Scope, Send
 
 from tracker_service.gateway.api_keys import Caller
-from tracker_service.gateway.errors import BadRequest, GatewayError, Unavailable
+from tracker_service.gateway.errors import BadRequest, GatewayError, ModelNotFound, Unavailable
 from tracker_service.gateway.generation import GenerationFailed
 from tracker_service.gateway.observability import RequestRecord
 from tracker_service.gateway.service import Answer, Gateway
@@ -79,6 +79,16 @@ def error_response(exc: GatewayError) -> JSONResponse:
     return JSONResponse(exc.body(), status_code=exc.status_code, headers=exc.headers())
 
 
+def unknown_url_response(
+    status_code: int, message: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    """A 404/405 under ``/v1`` in OpenAI's shape, so its clients show the sentence."""
+    error = {"message": message, "type": "invalid_request_error", "param": None}
+    return JSONResponse(
+        {"error": {**error, "code": "unknown_url"}}, status_code=status_code, headers=headers
+    )
+
+
 async def caller_of(request: Request, gateway: GatewayDep) -> Caller:
     host = request.client.host if request.client else None
     return await gateway.authenticate(request.headers.get("Authorization"), host)
@@ -94,7 +104,8 @@ def _parse(model: type[M], raw: bytes) -> M:
         problems = []
         for err in exc.errors()[:MAX_BODY_ERRORS]:
             where = ".".join(str(p) for p in err.get("loc", ())) or "body"
-            problems.append(f"{where}: {err.get('msg', '')}")
+            # Our validators' sentences, without pydantic's "Value error, " in front.
+            problems.append(f"{where}: {str(err.get('msg', '')).removeprefix('Value error, ')}")
         first = exc.errors()[0].get("loc", ()) if exc.errors() else ()
         raise BadRequest(
             "the request body is invalid: " + "; ".join(problems),
@@ -113,6 +124,21 @@ async def list_models(gateway: GatewayDep, _caller: CallerDep) -> dict[str, Any]
             for m in served
         ],
     }
+
+
+@router.get("/models/{model:path}")
+async def retrieve_model(model: str, gateway: GatewayDep, _caller: CallerDep) -> dict[str, Any]:
+    """One model of ``GET /v1/models`` (the ``openai`` client's ``models.retrieve``)."""
+    served = await gateway.models()
+    for m in served:
+        if m.id == model:
+            return {"id": m.id, "object": "model", "created": m.created, "owned_by": "meshnet"}
+    names = ", ".join(m.id for m in served) or "none right now"
+    raise ModelNotFound(
+        f"the model '{model}' does not serve on this tracker now; GET /v1/models lists the "
+        f"models that do ({names})",
+        param="model",
+    )
 
 
 @router.post("/chat/completions", response_model=None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 MAX_STOP = 4
 # Sent by common clients with neutral values; accepted and ignored.
@@ -31,6 +31,11 @@ NEUTRAL: dict[str, Any] = {
 }
 
 
+# Fields with a default that some clients send as an explicit null, which OpenAI
+# reads as "not given" (the optional ones already take None).
+NULL_MEANS_DEFAULT = frozenset({"temperature", "top_p", "n", "stream"})
+
+
 class StreamOptions(BaseModel):
     include_usage: bool = False
 
@@ -48,6 +53,13 @@ class _Sampling(BaseModel):
     n: int = 1
     stream: bool = False
     stream_options: StreamOptions | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_default(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if v is not None or k not in NULL_MEANS_DEFAULT}
+        return data
 
     @field_validator("n")
     @classmethod
@@ -100,6 +112,27 @@ class ChatMessage(BaseModel):
     role: Literal["system", "developer", "user", "assistant"]
     content: str | list[TextPart] | None = None
     name: str | None = None
+
+    @field_validator("content", mode="before")
+    @classmethod
+    def _text_parts_only(cls, value: Any) -> Any:
+        # Said in one sentence; the str | list union would list one complaint per branch.
+        if isinstance(value, list):
+            kinds = sorted({str(p.get("type")) for p in value if isinstance(p, dict)} - {"text"})
+            if kinds:
+                raise ValueError(
+                    f"content parts of type {', '.join(kinds)} are not supported: "
+                    "this gateway serves text models, so send text parts only"
+                )
+        return value
+
+    @model_validator(mode="after")
+    def _content_given(self) -> ChatMessage:
+        # OpenAI lets only an assistant turn (one carrying tool calls) omit its content;
+        # a user or system turn without it would be answered as if it were empty.
+        if self.content is None and self.role != "assistant":
+            raise ValueError(f"a {self.role} message needs its content")
+        return self
 
     def text(self) -> str:
         if self.content is None:
