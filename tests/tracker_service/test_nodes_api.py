@@ -15,6 +15,7 @@ from tests.tracker_service.helpers import OTHER_CONTENT, FakeNode, identity_bloc
 from tests.tracker_service.identity_cases import REJECTIONS, Mutation
 from tracker_service.app import create_app
 from tracker_service.keys import NODE_SESSION_DOMAIN, verify_domain_signature
+from tracker_service.store.routing import mark_unreachable
 from tracker_service.store.tables import Node
 from tracker_service.store.tokens import add_join_token, revoke_join_token
 from tracker_service.wire import b64decode_exact
@@ -170,6 +171,23 @@ def test_silent_nodes_leave_routing_and_the_model_turns_broken(client: TestClien
         first.node_id: True,
         second.node_id: False,
     }
+
+
+def test_a_node_found_unreachable_no_longer_makes_its_model_healthy(client: TestClient) -> None:
+    # Killed with kill -9, a node stays live until its heartbeats lapse; the dialler's
+    # failure takes it out of routing at once, and the model's health must agree.
+    first, second = FakeNode(), FakeNode()
+    register(client, first, identity_block(0, 15))
+    register(client, second, identity_block(15, 30))
+    database = client.app.state.tracker.database  # type: ignore[attr-defined]
+    with database.sessions.begin() as session:
+        mark_unreachable(session, second.node_id, "connection refused", now=time.time())
+    state = client.get("/api/v1/state").json()
+    [model] = state["models"]
+    assert model["status"] == "broken"
+    assert model["detail"] == "layers 15–30 are owned by no Shard on the route"
+    shown = {n["node_id"]: (n["live"], n["reachability"]) for n in state["nodes"]}
+    assert shown[second.node_id] == (True, "unreachable")
 
 
 def test_deregistered_node_leaves_routing_and_must_register_again(client: TestClient) -> None:

@@ -30,6 +30,7 @@ from tracker_service.store.tables import (
     NODE_REMOVED,
     REACH_REACHABLE,
     REACH_UNCHECKED,
+    REACH_UNREACHABLE,
     VERSION_TEXT_LEN,
     Node,
 )
@@ -379,7 +380,9 @@ def live_shapes(
     """(shard start, end, live nodes) of one fingerprint, grouped in the database.
 
     A model's health needs only the ranges and a count; grouping on the covering
-    route index returns a few rows instead of 10,000.
+    route index returns a few rows instead of 10,000. A node the dialler found
+    unreachable is left out, as routing leaves it out: killed, it still looks live
+    until its heartbeats lapse, but it serves nobody.
     """
     query = (
         select(Node.shard_start, Node.shard_end, func.count())
@@ -388,6 +391,7 @@ def live_shapes(
             Node.runtime_recipe_digest == key[1],
             Node.state == NODE_ACTIVE,
             Node.live_until >= now,
+            Node.reachability != REACH_UNREACHABLE,
         )
         .group_by(Node.shard_start, Node.shard_end)
     )
