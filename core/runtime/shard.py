@@ -29,6 +29,7 @@ from core.runtime.quant import (
     Int8Linear,
     quantize_linears,
 )
+from core.runtime.packed import PackedLinear
 from core.runtime.rope import RopeTable
 from core.runtime.weights import WeightSource
 
@@ -100,7 +101,7 @@ class Shard(nn.Module):
         self.layers = nn.ModuleList(blocks)
         self._blocks = blocks  # slicing a ModuleList builds a new one per step
         self.norm = RMSNorm(H, config.rms_norm_eps) if self.is_last else None
-        self.lm_head: nn.Linear | Int8Linear | None = (
+        self.lm_head: nn.Linear | Int8Linear | PackedLinear | None = (
             nn.Linear(H, V, bias=False) if self.is_last else None
         )
         self.rope = RopeTable(config, compute_dtype, device)
@@ -150,6 +151,8 @@ class Shard(nn.Module):
         if weight_quantization == INT8_PER_CHANNEL:
             shard._quantize_int8()
         shard.to(dev)
+        if dev.type == "cpu":
+            shard._weights_in_by_out()
         shard.requires_grad_(False)
         shard.eval()
         shard.tensor_names = tuple(names)
@@ -216,6 +219,26 @@ class Shard(nn.Module):
         quantize_linears(self, names)
         self.weight_quantization = INT8_PER_CHANNEL
 
+    def _weights_in_by_out(self) -> None:
+        """Store each float projection's (out, in) weight as the transpose of an
+        (in, out)-contiguous matrix: same values and shape, but ``x @ W.T`` reaches BLAS
+        as a plain (non-transposed) operand, which MKL multiplies far faster for a few
+        rows (measured on the default model's shard [0, 15) at one thread, 8 rows:
+        9.9 ms vs 21.2 ms; 1 row 6.7 ms vs 7.1 ms). A head tied to the embedding keeps
+        its layout: the embedding reads rows of it. An untied head goes to oneDNN's packed
+        layout instead (packed.py), which multiplies several rows faster still."""
+        linears = [m for block in self._blocks for m in block.modules() if type(m) is nn.Linear]
+        head = self.lm_head
+        if type(head) is nn.Linear and (self.embed is None or head.weight is not self.embed.weight):
+            packed = PackedLinear.try_from(head)
+            if packed is not None:
+                self.lm_head = packed
+            else:
+                linears.append(head)
+        for linear in linears:
+            w = linear.weight.detach()
+            linear.weight = nn.Parameter(w.t().contiguous().t(), requires_grad=False)
+
     def _check_shapes(self, state: dict[str, torch.Tensor]) -> None:
         for name, param in self.state_dict(keep_vars=True).items():
             got = state.get(name)
@@ -235,6 +258,8 @@ class Shard(nn.Module):
             if p.data_ptr() not in seen:
                 seen.add(p.data_ptr())
                 total += p.numel() * p.element_size()
+        if isinstance(self.lm_head, PackedLinear):  # an opaque tensor, not a parameter
+            total += self.lm_head.weight_bytes
         return total
 
     def kv_bytes_per_token(self, start_layer: int | None = None) -> int:
@@ -302,7 +327,7 @@ class Shard(nn.Module):
         B, T, H = x.shape
         h = self.norm(x.reshape(B * T, H))  # (N, H)
         head = self.lm_head
-        if B * T > 1 and isinstance(head, nn.Linear):
+        if B * T > 1 and isinstance(head, nn.Linear) and head.weight.is_contiguous():
             # (V, H) @ (H, N): for several rows BLAS reads the tall head far faster this way
             # round (measured 36 ms vs 86 ms for 8 rows of the default model's head)
             logits = torch.mm(head.weight, h.t()).t()  # (N, V)
