@@ -22,6 +22,7 @@ from core.errors import ConfigError, ModelError, RangeError
 from core.runtime.config import ModelConfig
 from core.runtime.dtypes import check_dtype_on_device, parse_device, parse_dtype
 from core.runtime.layers import Block, LayerCache, RMSNorm, causal_group_mask, mm, rope_tables
+from core.runtime.packed import PackedLinear
 from core.runtime.quant import (
     INT8_PER_CHANNEL,
     NO_QUANTIZATION,
@@ -29,7 +30,6 @@ from core.runtime.quant import (
     Int8Linear,
     quantize_linears,
 )
-from core.runtime.packed import PackedLinear
 from core.runtime.rope import RopeTable
 from core.runtime.weights import WeightSource
 
