@@ -14,16 +14,11 @@ task runs the schedule, on the node's own clock:
 * each step gets its own result or its own error; a step whose client went
   away (its future cancelled) is dropped before it is computed.
 
-Company is awaited only when it is known to be coming soon: sessions whose
-last decode step was answered in the previous batch and are still open are
+Company is awaited only when it is known to be coming: sessions whose last
+decode step was answered in the previous batch and are still open are
 *expected*; when fewer steps are queued than expected, the batch waits for the
-missing ones at most half the last batch's compute time, never longer, and only
-for those due by then. A session is due at its last answer plus its usual gap
-(the smoothed time from an answer here to its next step arriving: the other
-hops and its client). Through a route of several nodes the sessions often
-travel in groups (one group at this node while another is at the next), and a
-member of a group that has just left is not due for a whole round: waiting for
-it would only idle this node. A lone session expects nobody and never waits.
+missing ones at most half the last batch's compute time (their clients are
+still sending), never longer. A lone session expects nobody and never waits.
 
 A decode batch runs on the event loop itself, as a lone decode step did
 before batching: a thread hand-off costs more than a small forward on a busy
@@ -75,15 +70,6 @@ class _Prefill:
 
 
 @dataclass
-class _Pace:
-    """When a session's last decode step was answered here, and its usual gap."""
-
-    session: InferenceSession
-    answered: float
-    gap: float | None = None  # smoothed seconds from an answer to its next step arriving
-
-
-@dataclass
 class BatchStats:
     """What the schedule did: the benchmark and tests read it."""
 
@@ -105,7 +91,6 @@ class StepBatcher:
         self._worker: asyncio.Task[None] | None = None
         self._expected: list[InferenceSession] = []  # the members of the last batch
         self._last_batch_s = 0.0
-        self._pace: dict[int, _Pace] = {}  # by id() of the session; closed ones pruned
 
     async def submit(self, session: InferenceSession, inputs: torch.Tensor) -> StepResult:
         """Compute one step of one session; raises the session's MeshnetError."""
@@ -118,10 +103,6 @@ class StepBatcher:
             session.check(inputs)  # the whole prompt, before any chunk moves the session
             self._prefills.append(_Prefill(session, inputs, future, start=session.position))
         else:
-            pace = self._pace.get(id(session))
-            if pace is not None and pace.session is session:
-                gap = time.perf_counter() - pace.answered
-                pace.gap = gap if pace.gap is None else (pace.gap + gap) / 2
             self._decodes.append(_Decode(session, inputs, future))
         assert self._wake is not None
         self._wake.set()
@@ -139,7 +120,6 @@ class StepBatcher:
             prefill.future.cancel()
         self._decodes.clear()
         self._prefills.clear()
-        self._pace.clear()
 
     async def _run(self) -> None:
         assert self._wake is not None
@@ -157,32 +137,19 @@ class StepBatcher:
                     logger.exception("the step schedule failed a round")
 
     async def _gather_company(self) -> None:
-        """Wait, briefly and only for sessions known to be mid-decode and due, for their steps."""
-        if not self._decodes or self._prefills:
-            return
+        """Wait, briefly and only for sessions known to be mid-decode, for their steps."""
         queued = {id(d.session) for d in self._decodes}
-        deadline = time.perf_counter() + self._last_batch_s / 2
-        missing = [
-            s
-            for s in self._expected
-            if id(s) not in queued and not s.closed and self._due(s) <= deadline
-        ]
-        if not missing:
+        missing = [s for s in self._expected if id(s) not in queued and not s.closed]
+        if not self._decodes or not missing or self._prefills:
             return
         assert self._wake is not None
+        deadline = time.perf_counter() + self._last_batch_s / 2
         while missing and (left := deadline - time.perf_counter()) > 0:
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), left)
             queued = {id(d.session) for d in self._decodes}
             missing = [s for s in missing if id(s) not in queued and not s.closed]
-
-    def _due(self, session: InferenceSession) -> float:
-        """When the session's next decode step should arrive (now when unknown)."""
-        pace = self._pace.get(id(session))
-        if pace is None or pace.session is not session or pace.gap is None:
-            return 0.0
-        return pace.answered + pace.gap
 
     def _decode_all(self) -> None:
         pending = [d for d in self._decodes if not d.future.done()]
@@ -205,12 +172,6 @@ class StepBatcher:
                         outcomes += step_batch([d.session], [d.inputs])
                 self._last_batch_s = time.perf_counter() - began
                 self._expected = [d.session for d in batch]
-                answered = time.perf_counter()
-                self._pace = {k: p for k, p in self._pace.items() if not p.session.closed}
-                for d in batch:
-                    old = self._pace.get(id(d.session))
-                    gap = old.gap if old is not None and old.session is d.session else None
-                    self._pace[id(d.session)] = _Pace(d.session, answered, gap)
                 self.stats.forwards += 1
                 self.stats.rows += len(batch)
                 self.stats.largest = max(self.stats.largest, len(batch))
