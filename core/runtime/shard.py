@@ -312,8 +312,7 @@ class Shard(nn.Module):
             sin.index_select(0, index),
             cfg.num_heads + cfg.num_kv_heads,
             cfg.num_kv_heads,
-        )  # (B, nt, hd)
-        cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)  # (B, 1, nt, hd)
+        )  # (B, nt, hd): row i at its own position
         h = x.reshape(B, H)
         blocks = self._blocks[start_layer - self.start :]
         pos = list(positions)
