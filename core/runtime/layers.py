@@ -29,7 +29,6 @@ import torch.nn.functional as F
 from torch import nn
 
 from core.runtime.config import ModelConfig
-from core.runtime.packed import PackedLinear
 from core.runtime.quant import Int8Linear
 
 
@@ -46,9 +45,9 @@ class LayerCache(NamedTuple):
         return cls(kv, kv.narrow(1, 0, n_kv), kv.narrow(1, n_kv, n_kv))
 
 
-def mm(x: torch.Tensor, lin: nn.Linear | Int8Linear | PackedLinear) -> torch.Tensor:
+def mm(x: torch.Tensor, lin: nn.Linear | Int8Linear) -> torch.Tensor:
     """x (N, in) @ W.T (+ b): what F.linear computes, minus its reshapes."""
-    if isinstance(lin, Int8Linear | PackedLinear):
+    if isinstance(lin, Int8Linear):
         return lin.matmul(x)
     if lin.bias is None:
         return torch.mm(x, lin.weight.t())

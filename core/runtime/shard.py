@@ -22,7 +22,6 @@ from core.errors import ConfigError, ModelError, RangeError
 from core.runtime.config import ModelConfig
 from core.runtime.dtypes import check_dtype_on_device, parse_device, parse_dtype
 from core.runtime.layers import Block, LayerCache, RMSNorm, causal_group_mask, mm, rope_tables
-from core.runtime.packed import PackedLinear
 from core.runtime.quant import (
     INT8_PER_CHANNEL,
     NO_QUANTIZATION,
@@ -101,7 +100,7 @@ class Shard(nn.Module):
         self.layers = nn.ModuleList(blocks)
         self._blocks = blocks  # slicing a ModuleList builds a new one per step
         self.norm = RMSNorm(H, config.rms_norm_eps) if self.is_last else None
-        self.lm_head: nn.Linear | Int8Linear | PackedLinear | None = (
+        self.lm_head: nn.Linear | Int8Linear | None = (
             nn.Linear(H, V, bias=False) if self.is_last else None
         )
         self.rope = RopeTable(config, compute_dtype, device)
@@ -222,19 +221,15 @@ class Shard(nn.Module):
     def _weights_in_by_out(self) -> None:
         """Store each float projection's (out, in) weight as the transpose of an
         (in, out)-contiguous matrix: same values and shape, but ``x @ W.T`` reaches BLAS
-        as a plain (non-transposed) operand, which MKL multiplies far faster for a few
-        rows (measured on the default model's shard [0, 15) at one thread, 8 rows:
-        9.9 ms vs 21.2 ms; 1 row 6.7 ms vs 7.1 ms). A head tied to the embedding keeps
-        its layout: the embedding reads rows of it. An untied head goes to oneDNN's packed
-        layout instead (packed.py), which multiplies several rows faster still."""
+        as a plain (non-transposed) operand, which MKL multiplies faster for a few rows
+        (default model, shard [0, 15), one thread, 8 rows: 9.9 ms vs 21.2 ms; one row
+        6.7 vs 7.1 ms; LM head, two threads: one row 2.45 vs 2.84 ms, 8 rows 8.8 vs
+        9.2 ms for the (V, H) @ (H, N) form). A head tied to the embedding keeps its
+        layout: the embedding reads rows of it."""
         linears = [m for block in self._blocks for m in block.modules() if type(m) is nn.Linear]
         head = self.lm_head
         if type(head) is nn.Linear and (self.embed is None or head.weight is not self.embed.weight):
-            packed = PackedLinear.try_from(head)
-            if packed is not None:
-                self.lm_head = packed
-            else:
-                linears.append(head)
+            linears.append(head)
         for linear in linears:
             w = linear.weight.detach()
             linear.weight = nn.Parameter(w.t().contiguous().t(), requires_grad=False)
@@ -258,8 +253,6 @@ class Shard(nn.Module):
             if p.data_ptr() not in seen:
                 seen.add(p.data_ptr())
                 total += p.numel() * p.element_size()
-        if isinstance(self.lm_head, PackedLinear):  # an opaque tensor, not a parameter
-            total += self.lm_head.weight_bytes
         return total
 
     def kv_bytes_per_token(self, start_layer: int | None = None) -> int:
