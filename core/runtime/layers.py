@@ -132,8 +132,8 @@ class Attention(nn.Module):
     def forward_rows(
         self,
         x: torch.Tensor,  # (B, H): one new position for each of B sessions
-        cos: torch.Tensor,  # (B, 1, nt, hd): each row at its own position
-        sin: torch.Tensor,  # (B, 1, nt, hd)
+        cos: torch.Tensor,  # (B, nt, hd): each row at its own position
+        sin: torch.Tensor,  # (B, nt, hd)
         caches: list[LayerCache],  # each session's own cache (batch 1)
         positions: list[int],
     ) -> torch.Tensor:
@@ -142,18 +142,21 @@ class Attention(nn.Module):
         own prefix exactly as its solo step would (one SDPA per row)."""
         nh, nkv, hd, g = self.n_head, self.n_kv, self.hd, self.group
         B = x.shape[0]
-        qkv = apply_rope(mm(x, self.qkv).view(B, 1, nh + 2 * nkv, hd), cos, sin)
+        qkv = apply_rope(mm(x, self.qkv).view(B, nh + 2 * nkv, hd), cos, sin)
+        # split once for all rows; the loop below is per-row Python, so it stays short
+        kv_dtype = caches[0].kv.dtype
+        q_all = qkv.narrow(1, 0, nh).reshape(B, 1, nkv, g, hd)
+        if q_all.dtype != kv_dtype:
+            q_all = q_all.to(kv_dtype)
+        new_kv = qkv.narrow(1, nh, 2 * nkv).unsqueeze(2)  # (B, 2 nkv, 1, hd)
         rows = []
-        for i, (cache, pos) in enumerate(zip(caches, positions, strict=True)):
-            row = qkv.narrow(0, i, 1)  # (1, 1, nt, hd)
-            cache.kv.narrow(2, pos, 1).copy_(row.narrow(2, nh, 2 * nkv).transpose(1, 2))
-            q = row.narrow(2, 0, nh).reshape(1, nkv, g, hd)
-            if q.dtype != cache.kv.dtype:
-                q = q.to(cache.kv.dtype)
+        for q, kv, cache, pos in zip(
+            q_all.unbind(0), new_kv.unbind(0), caches, positions, strict=True
+        ):
+            full = cache.kv[:, :, : pos + 1]  # (1, 2 nkv, pos+1, hd)
+            full[0, :, pos:].copy_(kv)
             rows.append(
-                F.scaled_dot_product_attention(
-                    q, cache.k.narrow(2, 0, pos + 1), cache.v.narrow(2, 0, pos + 1)
-                ).view(1, nh * hd)
+                F.scaled_dot_product_attention(q, full[:, :nkv], full[:, nkv:]).view(1, nh * hd)
             )
         y = torch.cat(rows)  # (B, nh*hd)
         if y.dtype != x.dtype:

@@ -150,6 +150,8 @@ class Shard(nn.Module):
         if weight_quantization == INT8_PER_CHANNEL:
             shard._quantize_int8()
         shard.to(dev)
+        if dev.type == "cpu":
+            shard._weights_in_by_out()
         shard.requires_grad_(False)
         shard.eval()
         shard.tensor_names = tuple(names)
@@ -215,6 +217,22 @@ class Shard(nn.Module):
             names.append("lm_head")
         quantize_linears(self, names)
         self.weight_quantization = INT8_PER_CHANNEL
+
+    def _weights_in_by_out(self) -> None:
+        """Store each float projection's (out, in) weight as the transpose of an
+        (in, out)-contiguous matrix: same values and shape, but ``x @ W.T`` reaches BLAS
+        as a plain (non-transposed) operand, which MKL multiplies faster for a few rows
+        (default model, shard [0, 15), one thread, 8 rows: 9.9 ms vs 21.2 ms; one row
+        6.7 vs 7.1 ms; LM head, two threads: one row 2.45 vs 2.84 ms, 8 rows 8.8 vs
+        9.2 ms for the (V, H) @ (H, N) form). A head tied to the embedding keeps its
+        layout: the embedding reads rows of it."""
+        linears = [m for block in self._blocks for m in block.modules() if type(m) is nn.Linear]
+        head = self.lm_head
+        if type(head) is nn.Linear and (self.embed is None or head.weight is not self.embed.weight):
+            linears.append(head)
+        for linear in linears:
+            w = linear.weight.detach()
+            linear.weight = nn.Parameter(w.t().contiguous().t(), requires_grad=False)
 
     def _check_shapes(self, state: dict[str, torch.Tensor]) -> None:
         for name, param in self.state_dict(keep_vars=True).items():
@@ -287,8 +305,7 @@ class Shard(nn.Module):
             sin.index_select(0, index),
             cfg.num_heads + cfg.num_kv_heads,
             cfg.num_kv_heads,
-        )  # (B, nt, hd)
-        cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)  # (B, 1, nt, hd)
+        )  # (B, nt, hd): row i at its own position
         h = x.reshape(B, H)
         blocks = self._blocks[start_layer - self.start :]
         pos = list(positions)
@@ -302,7 +319,7 @@ class Shard(nn.Module):
         B, T, H = x.shape
         h = self.norm(x.reshape(B * T, H))  # (N, H)
         head = self.lm_head
-        if B * T > 1 and isinstance(head, nn.Linear):
+        if B * T > 1 and isinstance(head, nn.Linear) and head.weight.is_contiguous():
             # (V, H) @ (H, N): for several rows BLAS reads the tall head far faster this way
             # round (measured 36 ms vs 86 ms for 8 rows of the default model's head)
             logits = torch.mm(head.weight, h.t()).t()  # (N, V)
