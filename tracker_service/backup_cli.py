@@ -4,7 +4,8 @@ The backup uses SQLite's online backup API, so it is consistent even while the
 tracker serves (WAL mode): recipes, certifications, nodes, keys and jobs are
 copied page by page in one snapshot. ``restore`` checks the file is a tracker
 database that passes ``PRAGMA integrity_check`` and then copies it into place
-with the same API; run it with the tracker stopped. For PostgreSQL the
+with the same API; it refuses (``tracker-running``) while a tracker serves on
+that database, which ``serve`` marks with a lock file beside it. For PostgreSQL the
 README gives the ``pg_dump``/``pg_restore`` recipe instead.
 """
 
@@ -19,6 +20,7 @@ from sqlalchemy.engine import make_url
 
 from tracker_service.cli_errors import CliRefusal
 from tracker_service.config import Settings
+from tracker_service.serve_lock import lock_for_restore, lock_path
 
 REQUIRED_TABLES = ("nodes", "recipes")
 
@@ -77,7 +79,15 @@ def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
     _check(source)
     database = _sqlite_path(settings)
     database.parent.mkdir(parents=True, exist_ok=True)
-    _copy(source, database)
+    lock = lock_for_restore(database)
+    if lock is None:
+        raise CliRefusal(
+            f"a tracker is serving on {database} (it holds {lock_path(database)}); "
+            "stop it before restoring",
+            "tracker-running",
+        )
+    with lock:  # held while copying, so no tracker starts on a half-restored file
+        _copy(source, database)
     _check(database)
     print(f"restored {source} into {database}; start the tracker")
     return 0

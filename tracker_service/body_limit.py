@@ -2,7 +2,9 @@
 
 A declared Content-Length over the limit is refused without reading a byte. A
 body without one (chunked) is read up to the limit and refused as soon as it
-passes it; at most `limit` bytes are ever buffered.
+passes it; at most `limit` bytes are ever buffered. Under ``/v1`` (the
+OpenAI-compatible gateway) the refusal is in OpenAI's error shape, so its
+clients show the sentence; elsewhere it is the tracker's ``reason``/``detail``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from collections.abc import Sequence
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tracker_service.errors import BODY_TOO_LARGE
+from tracker_service.gateway.errors import BodyTooLarge
+
+OPENAI_PREFIX = "/v1/"
 
 
 class BodyLimitMiddleware:
@@ -38,11 +43,12 @@ class BodyLimitMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.limit_for(scope.get("path", ""))
+        path = scope.get("path", "")
+        limit = self.limit_for(path)
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None:
             if not declared.isdigit() or int(declared) > limit:
-                await self._refuse(send, declared.decode("latin-1"), limit)
+                await self._refuse(send, path, declared.decode("latin-1"), limit)
                 return
             await self.app(scope, receive, send)
             return
@@ -59,7 +65,7 @@ class BodyLimitMiddleware:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                await self._refuse(send, f"more than {size}", limit)
+                await self._refuse(send, path, f"more than {size}", limit)
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):
@@ -71,14 +77,13 @@ class BodyLimitMiddleware:
 
         await self.app(scope, replayed, send)
 
-    async def _refuse(self, send: Send, size: str, limit: int) -> None:
-        body = json.dumps(
-            {
-                "reason": BODY_TOO_LARGE,
-                "detail": f"the request body is {size} bytes; this tracker accepts at most "
-                f"{limit} bytes",
-            }
-        ).encode()
+    async def _refuse(self, send: Send, path: str, size: str, limit: int) -> None:
+        sentence = f"the request body is {size} bytes; this tracker accepts at most {limit} bytes"
+        if path.startswith(OPENAI_PREFIX):
+            refusal = BodyTooLarge(sentence).body()
+        else:
+            refusal = {"reason": BODY_TOO_LARGE, "detail": sentence}
+        body = json.dumps(refusal).encode()
         await send(
             {
                 "type": "http.response.start",

@@ -19,6 +19,7 @@ from tracker_service.config import Settings
 from tracker_service.jobs_cli import SUBMITTERS, add_jobs_commands
 from tracker_service.relay.cli import add_relay_command
 from tracker_service.secrets_cli import SecretKind, add_secret_command
+from tracker_service.serve_lock import hold_while_serving
 from tracker_service.store.api_keys import add_api_key, list_api_keys, revoke_api_key
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import list_recipes
@@ -83,6 +84,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     _require_free_port(settings.host, settings.port)
+    hold_while_serving(settings.database_url())  # `restore` refuses while it is held
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(levelname)s %(name)s %(message)s"
     )

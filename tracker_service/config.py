@@ -93,7 +93,8 @@ class Settings(BaseSettings):
     gateway_step_timeout_s: float = Field(default=30.0, gt=0)
     gateway_open_timeout_s: float = Field(default=15.0, gt=0)
     gateway_max_failovers: int = Field(default=4, ge=0)
-    # max_tokens when a request names none (capped by the model's context).
+    # max_tokens when a chat request names none (capped by the model's context);
+    # /v1/completions defaults to 16, as OpenAI's legacy completions API.
     gateway_default_max_tokens: int = Field(default=512, ge=1)
 
     # Relays (tracker_service/relay/): a node the tracker cannot dial serves through one.

@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 
 from tests.tracker_service.conftest import make_settings, register
 from tests.tracker_service.helpers import FakeNode
+from tests.tracker_service.server_process import TrackerProcess
 from tracker_service.app import create_app
 from tracker_service.cli import main
 
@@ -56,3 +57,22 @@ def test_restore_refuses_a_file_that_is_not_a_tracker_backup(
 def test_backup_of_postgres_points_to_pg_dump(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["backup", "/tmp/x.db", "--db", "postgresql+psycopg://u@127.0.0.1:9/x"]) == 2
     assert "pg_dump" in capsys.readouterr().err
+
+
+def test_restore_refuses_while_a_tracker_serves_on_that_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    live = tmp_path / "live.db"
+    backup = tmp_path / "backup.db"
+    tracker = TrackerProcess(tmp_path, f"sqlite:///{live}").start()
+    try:
+        assert main(["backup", str(backup), "--db", f"sqlite:///{live}"]) == 0
+        capsys.readouterr()
+        refused = main(["restore", str(backup), "--db", f"sqlite:///{live}"])
+        err = capsys.readouterr().err
+    finally:
+        tracker.stop()
+    assert refused == 2
+    assert "[tracker-running]" in err and "stop it" in err
+    # The tracker stopped, its lock went with it: the restore now runs.
+    assert main(["restore", str(backup), "--db", f"sqlite:///{live}"]) == 0

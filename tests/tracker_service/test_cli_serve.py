@@ -53,3 +53,20 @@ def test_the_help_names_every_command(capsys: pytest.CaptureFixture[str]) -> Non
         assert command in described, command
     for action in ("back up", "restore", "check"):
         assert action in described, action
+
+
+def test_relay_help_describes_the_command_and_every_option(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["relay", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Run a relay as its own process" in text
+    for option, default in (
+        ("--port", "8766"),
+        ("--max-streams-per-node", "1024"),
+        ("--log-level", "info"),
+        ("--host", "127.0.0.1"),
+    ):
+        after = text.split(option, 2)[-1]  # the option's own line, past the usage summary
+        assert f"(default: {default})" in after.split(" --")[0], option

@@ -7,6 +7,7 @@ must be OpenAI's error shape with a sentence, as the official client reads it.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -110,3 +111,44 @@ def test_an_explicit_null_means_the_default_as_openai_reads_it() -> None:
         {"model": "m", "prompt": "hi", "temperature": None}
     )
     assert completion.temperature == 1.0 and completion.unsupported() == []
+
+
+def test_stream_options_without_stream_is_a_400_naming_it(loopback: TestClient) -> None:
+    for path, extra in (
+        ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}]}),
+        ("/v1/completions", {"prompt": "hi"}),
+    ):
+        body = {"model": "m", "stream_options": {"include_usage": True}, **extra}
+        error = openai_error(loopback.post(path, json=body), 400)
+        assert error["param"] == "stream_options" and "stream" in error["message"]
+
+
+def test_a_body_over_the_limit_under_v1_is_a_413_in_openais_shape(tmp_path: Any) -> None:
+    app = create_app(make_settings(tmp_path, background_tasks=False, max_body_bytes=2048))
+    with TestClient(app, client=("127.0.0.1", 50000)) as client:
+        big = {"model": "m", "prompt": "x" * 4000}
+        gateway = client.post("/v1/completions", json=big)
+        tracker = client.post("/api/v1/routes", json=big)
+    app.state.tracker.database.dispose()
+    error = openai_error(gateway, 413)
+    assert error["code"] == "body_too_large" and "2048" in error["message"]
+    assert tracker.status_code == 413 and tracker.json()["reason"] == "body-too-large"
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (CompletionCreate(model="m", prompt="hi"), 16),
+        (CompletionCreate(model="m", prompt="hi", max_tokens=40), 40),
+        (ChatCompletionCreate(model="m", messages=[{"role": "user", "content": "hi"}]), 512),
+    ],
+)
+def test_completions_default_to_16_tokens_and_chat_keeps_its_default(
+    tmp_path: Any, body: CompletionCreate | ChatCompletionCreate, expected: int
+) -> None:
+    app = create_app(make_settings(tmp_path, background_tasks=False))
+    gateway = app.state.gateway
+    assets = SimpleNamespace(context_length=2048)
+    assert gateway.settings.gateway_default_max_tokens == 512
+    assert gateway._max_tokens(body, 3, assets) == expected
+    app.state.tracker.database.dispose()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from tests.tracker_service.conftest import make_settings, register
+from tests.tracker_service.conftest import beat, make_settings, register
 from tests.tracker_service.helpers import FakeNode
 from tracker_service.address_limits import AddressLimited, AddressRateLimiter
 from tracker_service.app import create_app
@@ -86,7 +86,55 @@ def test_an_address_failing_authentication_too_often_is_throttled(tmp_path: Path
     assert [f.status_code for f in failures] == [401, 401, 401]
     assert after.status_code == 429 and after.json()["reason"] == "auth-throttled"
     assert int(after.headers["retry-after"]) >= 1
-    assert state.status_code == 429  # every door, until the window frees
+    assert state.status_code == 200  # a public read takes no credential: never throttled
+
+
+def test_failed_logins_do_not_throttle_signed_node_requests_from_that_address(
+    tmp_path: Path,
+) -> None:
+    """One client guessing credentials behind a shared NAT must not take its nodes down."""
+    settings = make_settings(tmp_path, background_tasks=False, failed_auth_per_minute_per_address=3)
+    app = create_app(settings)
+    node = FakeNode()
+    with TestClient(app) as client:
+        failures = [client.get("/api/v1/jobs") for _ in range(4)]
+        registered = register(client, node)
+        heartbeat = beat(client, node)
+        state = client.get("/api/v1/state")
+        page = client.get("/")
+        path = f"/api/v1/nodes/{node.node_id}/deregister"
+        deregistered = client.post(path, content=b"", headers=node.headers("POST", path, b""))
+        guessing = client.get("/api/v1/jobs")
+    app.state.tracker.database.dispose()
+    assert [f.status_code for f in failures] == [401, 401, 401, 429]
+    assert registered.status_code == 200
+    assert heartbeat.status_code == 200
+    assert state.status_code == 200 and page.status_code == 200
+    assert deregistered.status_code == 200
+    assert guessing.status_code == 429 and guessing.json()["reason"] == "auth-throttled"
+
+
+def test_bad_node_signatures_never_block_heartbeats_but_do_block_registration(
+    tmp_path: Path,
+) -> None:
+    settings = make_settings(tmp_path, background_tasks=False, failed_auth_per_minute_per_address=3)
+    app = create_app(settings)
+    node = FakeNode()
+    with TestClient(app) as client:
+        assert register(client, node).status_code == 200
+        path = f"/api/v1/nodes/{node.node_id}/heartbeat"
+        forged = [
+            client.post(path, content=b"{}", headers={**node.headers("POST", path, b"x")})
+            for _ in range(3)
+        ]
+        heartbeat = beat(client, node)
+        again = register(client, FakeNode())
+        credentials = client.get("/api/v1/jobs")
+    app.state.tracker.database.dispose()
+    assert [f.status_code for f in forged] == [401, 401, 401]
+    assert heartbeat.status_code == 200  # a valid signature cannot be guessed: never refused
+    assert again.status_code == 429 and again.json()["reason"] == "auth-throttled"
+    assert credentials.status_code == 401  # the node window is not the credentials one
 
 
 def test_live_nodes_per_endpoint_host_are_capped(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@
     ├── BadRequest          400 invalid_request_error (bad parameters, context overflow)
     ├── Unauthorized        401 invalid_api_key
     ├── ModelNotFound       404 model_not_found
+    ├── BodyTooLarge        413 body_too_large (answered by the body limit, before any route)
     ├── RateLimited         429 rate_limit_exceeded (Retry-After)
     └── Unavailable         503 (Retry-After): no live route, recipe dark, route broke
 
@@ -68,6 +69,12 @@ class ModelNotFound(GatewayError):
     status_code = 404
     error_type = "invalid_request_error"
     code = "model_not_found"
+
+
+class BodyTooLarge(GatewayError):
+    status_code = 413
+    error_type = "invalid_request_error"
+    code = "body_too_large"
 
 
 class RateLimited(GatewayError):

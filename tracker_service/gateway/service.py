@@ -269,7 +269,7 @@ class Gateway:
             )
         if asked is None:
             room = (context - prompt) if context is not None else None
-            default = self.settings.gateway_default_max_tokens
+            default = body.default_max_tokens(self.settings.gateway_default_max_tokens)
             return min(default, room) if room is not None else default
         if context is not None and prompt + asked > context:
             raise BadRequest(

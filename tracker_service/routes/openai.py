@@ -160,6 +160,13 @@ async def _answer(
     caller: Caller,
     endpoint: str,
 ) -> Response:
+    if body.stream_options is not None and not body.stream:
+        # As OpenAI: options for a stream that will not be streamed are a mistake.
+        raise BadRequest(
+            "stream_options is only allowed when stream is true: send stream: true, "
+            "or drop stream_options",
+            param="stream_options",
+        )
     record = RequestRecord(endpoint, body.model, caller.name, body.stream)
     try:
         answer = await gateway.prepare(body, caller, record)

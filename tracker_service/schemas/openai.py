@@ -12,8 +12,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 MAX_STOP = 4
+# OpenAI's legacy completions API stops at 16 tokens when max_tokens is not given.
+COMPLETIONS_DEFAULT_MAX_TOKENS = 16
 # Sent by common clients with neutral values; accepted and ignored.
-IGNORED = frozenset({"user", "stream_options", "metadata", "store", "service_tier"})
+IGNORED = frozenset({"user", "metadata", "store", "service_tier"})
 # Accepted only at the value that means "off".
 NEUTRAL: dict[str, Any] = {
     "presence_penalty": 0,
@@ -60,6 +62,10 @@ class _Sampling(BaseModel):
         if isinstance(data, dict):
             return {k: v for k, v in data.items() if v is not None or k not in NULL_MEANS_DEFAULT}
         return data
+
+    def default_max_tokens(self, configured: int) -> int:
+        """The token limit when the request names none: the tracker's setting."""
+        return configured
 
     @field_validator("n")
     @classmethod
@@ -148,6 +154,10 @@ class ChatCompletionCreate(_Sampling):
 
 class CompletionCreate(_Sampling):
     prompt: str | list[str] | list[int]
+
+    def default_max_tokens(self, configured: int) -> int:
+        """16, as OpenAI's legacy completions API, whatever the chat default is."""
+        return COMPLETIONS_DEFAULT_MAX_TOKENS
 
     @field_validator("prompt")
     @classmethod

@@ -10,6 +10,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import Compiled, make_url
 from sqlalchemy.orm import Session, sessionmaker
@@ -55,6 +56,22 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+@contextmanager
+def _alembic_quiet_unless_debugging() -> Iterator[None]:
+    """Alembic logs ~15 INFO lines (plugins, each revision) on every fresh start; keep
+    them for --log-level debug. Its warnings still show, and a failed migration raises."""
+    alembic_log = logging.getLogger("alembic")
+    if log.isEnabledFor(logging.DEBUG) or alembic_log.level > logging.INFO:
+        yield
+        return
+    before = alembic_log.level
+    alembic_log.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        alembic_log.setLevel(before)
+
+
 def migrate(engine: Engine) -> None:
     """Apply every Alembic migration (idempotent); replicas on PostgreSQL take a lock."""
     config = Config()
@@ -70,8 +87,15 @@ def migrate(engine: Engine) -> None:
             # transaction makes the whole upgrade land or vanish.
             connection.exec_driver_sql("BEGIN IMMEDIATE")
         config.attributes["connection"] = connection
-        command.upgrade(config, "head")
-    log.info("database schema at head (%s)", engine.url.render_as_string(hide_password=True))
+        with _alembic_quiet_unless_debugging():
+            before = MigrationContext.configure(connection).get_current_revision()
+            command.upgrade(config, "head")
+            after = MigrationContext.configure(connection).get_current_revision()
+    # One line in place of alembic's: which revisions this start applied, if any.
+    applied = "" if before == after else f"; migrated {before or 'empty'} -> {after}"
+    log.info(
+        "database schema at head (%s)%s", engine.url.render_as_string(hide_password=True), applied
+    )
 
 
 class PreparedStatement:
