@@ -102,8 +102,9 @@ class Settings(BaseSettings):
     # processes) are offered to nodes; with none listed the tracker's own is.
     relay_urls: str = ""
     embedded_relay: bool = True
-    # The embedded relay's cap on each node's traffic, bytes/s both ways (0: none).
-    relay_node_bytes_per_s: float = Field(default=0.0, ge=0)
+    # The embedded relay's cap on each node's traffic, bytes/s both ways (0: none);
+    # 100 Mbit/s, as a `meshnet-tracker relay` process defaults to.
+    relay_node_bytes_per_s: float = Field(default=100 * 1024 * 1024 / 8, ge=0)
     # What the route planner adds to a relayed hop's measured latency: the relay's two
     # extra socket hops on every step, which a one-off dial round trip undercounts.
     relay_hop_penalty_ms: float = Field(default=2.0, ge=0)

@@ -45,7 +45,7 @@ def add_relay_command(commands: Any) -> None:
     relay.add_argument(
         "--node-mbit-per-s",
         type=float,
-        default=0.0,
+        default=100.0,
         help="cap each node's traffic through this relay (megabits/s, both ways; 0: no cap)",
     )
     relay.add_argument(

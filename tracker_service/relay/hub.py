@@ -39,10 +39,16 @@ class LinkGone(Exception):
     """The node's link closed while a stream was using it."""
 
 
+DEFAULT_NODE_MBIT_PER_S = 100.0
+DEFAULT_NODE_BYTES_PER_S = DEFAULT_NODE_MBIT_PER_S * 1024 * 1024 / 8
+
+
 @dataclass(frozen=True)
 class RelaySettings:
     # Bytes per second each node's link may carry (both directions together); 0: no cap.
-    node_bytes_per_s: float = 0.0
+    # The default, 100 Mbit/s, is above a home uplink, so it binds only a node that
+    # would take a shared relay's whole bandwidth.
+    node_bytes_per_s: float = DEFAULT_NODE_BYTES_PER_S
     node_burst_bytes: float | None = None
     max_streams_per_node: int = 1024
     # Links one source address may hold (0: no cap): one machine cannot pose as many
