@@ -70,13 +70,13 @@ def test_heartbeats_arriving_together_share_one_commit_and_a_repeated_nonce_coun
     _register(database, second, now)
     commits = HeartbeatCommits(database)
     batches: list[int] = []
-    write_batch = commits.writer.beat_many
+    write_batch = commits.writer.beat_many_viewed
 
-    def recording(batch: Any) -> list[tuple[bool, bool]]:
+    def recording(batch: Any) -> list[Any]:
         batches.append(len(batch))
         return write_batch(batch)
 
-    commits.writer.beat_many = recording  # type: ignore[method-assign]
+    commits.writer.beat_many_viewed = recording  # type: ignore[method-assign]
 
     async def together() -> list[tuple[bool, bool]]:
         return list(
