@@ -172,7 +172,9 @@ class HeartbeatWriter:
                     outcomes.append((True, False, None))
                     continue
                 cursor.execute(self._view.sql, self._view.params(values))
-                outcomes.append((True, True, _node_view(cursor.fetchone())))
+                row = cursor.fetchone()  # the row just refreshed, in this transaction
+                assert row is not None
+                outcomes.append((True, True, _node_view(row)))
             connection.commit()
             return outcomes
         except BaseException:
