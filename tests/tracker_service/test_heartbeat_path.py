@@ -1,8 +1,9 @@
-"""The heartbeat hot path: grouped commits on SQLite, and the shortcut ahead of the router."""
+"""The heartbeat hot path: grouped commits, the shortcut ahead of the router, the reply's view."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -11,8 +12,9 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import text, update
 
-from tests.tracker_service.conftest import beat, register
+from tests.tracker_service.conftest import beat, make_settings, register
 from tests.tracker_service.helpers import FakeNode, heartbeat_body, identity_block
 from tracker_service.app import create_app
 from tracker_service.config import Settings
@@ -20,7 +22,24 @@ from tracker_service.recipe_identity import parse_identity
 from tracker_service.routes.heartbeat import heartbeat_node_id
 from tracker_service.store.db import Database
 from tracker_service.store.group_commit import HeartbeatCommits
-from tracker_service.store.nodes import Liveness, register_node
+from tracker_service.store.nodes import Liveness, register_node, set_reachability
+from tracker_service.store.tables import Recipe
+
+POSTGRES_URL = os.environ.get("MESHNET_TEST_POSTGRES_URL", "")
+
+
+def _postgres_param() -> Any:
+    return pytest.param(
+        "postgres",
+        marks=[
+            pytest.mark.postgres,
+            pytest.mark.skipif(
+                not POSTGRES_URL,
+                reason="PostgreSQL heartbeat tests skipped: MESHNET_TEST_POSTGRES_URL is not set "
+                '(run `eval "$(.ci/start-postgres.sh)"` first)',
+            ),
+        ],
+    )
 
 
 @pytest.fixture
@@ -70,13 +89,13 @@ def test_heartbeats_arriving_together_share_one_commit_and_a_repeated_nonce_coun
     _register(database, second, now)
     commits = HeartbeatCommits(database)
     batches: list[int] = []
-    write_batch = commits.writer.beat_many
+    write_batch = commits.writer.beat_many_viewed
 
-    def recording(batch: Any) -> list[tuple[bool, bool]]:
+    def recording(batch: Any) -> list[Any]:
         batches.append(len(batch))
         return write_batch(batch)
 
-    commits.writer.beat_many = recording  # type: ignore[method-assign]
+    commits.writer.beat_many_viewed = recording  # type: ignore[method-assign]
 
     async def together() -> list[tuple[bool, bool]]:
         return list(
@@ -212,3 +231,48 @@ def test_heartbeats_purge_nonces_past_the_window_and_keep_fresh_ones(client: Tes
     with database.engine.connect() as connection:
         left = connection.exec_driver_sql("SELECT nonce FROM spent_nonces").scalars().all()
     assert len(left) == 2 and "ab" * 16 not in left  # the registration's and the heartbeat's
+
+
+@pytest.fixture(params=["sqlite", _postgres_param()])
+def store_url(request: pytest.FixtureRequest) -> str:
+    """ "" (the tracker's own SQLite file) or the PostgreSQL test server, its schema fresh."""
+    if request.param == "sqlite":
+        return ""
+    db = Database(POSTGRES_URL)
+    with db.engine.begin() as connection:
+        connection.execute(text("DROP SCHEMA public CASCADE"))
+        connection.execute(text("CREATE SCHEMA public"))
+    db.dispose()
+    return POSTGRES_URL
+
+
+def test_the_reply_carries_the_nodes_view_from_the_heartbeats_own_commit(
+    store_url: str, tmp_path: Path
+) -> None:
+    app = create_app(make_settings(tmp_path, background_tasks=False, db=store_url))
+    node = FakeNode()
+    with TestClient(app) as client:
+        database: Database = app.state.tracker.database
+        register(client, node)
+        reads: list[str] = []
+        run_quick = database.run_quick
+
+        async def recording(fn: Any, *args: Any, **kwargs: Any) -> Any:
+            reads.append(getattr(fn, "__name__", repr(fn)))
+            return await run_quick(fn, *args, **kwargs)
+
+        database.run_quick = recording  # type: ignore[method-assign]
+        first = beat(client, node).json()
+        with database.sessions.begin() as session:
+            set_reachability(
+                session, node.node_id, status="reachable", reason="dialled back", now=time.time()
+            )
+            session.execute(update(Recipe).values(status="certified", detail="certified by r1"))
+        later = beat(client, node).json()
+    database.dispose()
+    seen = ("reachability", "reachability_reason", "recipe_status")
+    assert [first[key] for key in seen] == ["unchecked", "not dialled yet", "dark"]
+    assert first["recipe_detail"]
+    assert [later[key] for key in seen] == ["reachable", "dialled back", "certified"]
+    assert later["recipe_detail"] == "certified by r1"
+    assert reads == []  # a successful heartbeat reads nothing after its commit

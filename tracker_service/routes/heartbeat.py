@@ -10,8 +10,9 @@ in OpenAPI and answers with the same function where the shortcut steps aside
 wire are the same either way.
 
 A successful reply also tells the node how the tracker sees it — its
-reachability and its recipe's status — from one read by primary key joined
-to the recipe ledger's unique fingerprint index (:class:`NodeViewReader`),
+reachability and its recipe's status — read in the heartbeat's own batched
+commit (store.heartbeats: on PostgreSQL from the refresh's RETURNING, one
+round trip per batch, no read or worker-thread hop per heartbeat after it),
 so nodes never fetch the whole ``/api/v1/state`` to learn them, and a move
 the rebalancer suggests (a dict lookup on ``context.rebalance``; the planning
 runs in the background, tracker_service/rebalancing.py).
@@ -20,13 +21,11 @@ runs in the background, tracker_service/rebalancing.py).
 from __future__ import annotations
 
 import time
-import weakref
 from collections.abc import Iterable
-from typing import Any, cast
+from typing import Any
 
 from fastapi import HTTPException
 from fastapi.responses import Response
-from sqlalchemy import Table, and_, bindparam, select
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -35,80 +34,14 @@ from tracker_service.auth import nonce_reused, verify_signed
 from tracker_service.deps import TrackerContext
 from tracker_service.routes import http_refusal_response, parse_body, refusal_response
 from tracker_service.schemas.nodes import HeartbeatCreate, HeartbeatPublic
-from tracker_service.store.db import Database, PreparedStatement
 from tracker_service.store.nodes import heartbeat_refusal
 from tracker_service.store.tables import (
     NODE_BANNED,
     NODE_QUARANTINED,
-    REACH_UNCHECKED,
-    Node,
-    Recipe,
 )
 
 PATH_PREFIX = "/api/v1/nodes/"
 PATH_SUFFIX = "/heartbeat"
-
-_NODES = cast(Table, Node.__table__)
-_RECIPES = cast(Table, Recipe.__table__)
-NodeView = tuple[str, str, str, str]  # reachability, its reason, recipe status, recipe detail
-_UNKNOWN_VIEW: NodeView = (REACH_UNCHECKED, "", "unknown", "")
-
-
-class NodeViewReader:
-    """One indexed read: a node's reachability and its recipe's status.
-
-    Compiled once and run on the driver's cursor like the heartbeat's own
-    statements (store.heartbeats); the node row is found by primary key and
-    its recipe by the ledger's unique (artifact, recipe) digest pair.
-    """
-
-    def __init__(self, database: Database) -> None:
-        self._engine = database.engine
-        recipe = and_(
-            _RECIPES.c.model_artifact_digest == _NODES.c.model_artifact_digest,
-            _RECIPES.c.runtime_recipe_digest == _NODES.c.runtime_recipe_digest,
-        )
-        query = (
-            select(
-                _NODES.c.reachability,
-                _NODES.c.reachability_reason,
-                _RECIPES.c.status,
-                _RECIPES.c.detail,
-            )
-            .select_from(_NODES.outerjoin(_RECIPES, recipe))
-            .where(_NODES.c.node_id == bindparam("node_id"))
-        )
-        self._query = PreparedStatement(query.compile(dialect=self._engine.dialect))
-
-    def read(self, node_id: str) -> NodeView:
-        connection = self._engine.raw_connection()
-        try:
-            cursor = connection.cursor()
-            cursor.execute(self._query.sql, self._query.params({"node_id": node_id}))
-            row = cursor.fetchone()
-            connection.rollback()  # end the read transaction; the pool gets a clean connection
-        finally:
-            connection.close()
-        if row is None:
-            return _UNKNOWN_VIEW
-        reach, reach_reason, status, detail = row
-        return (
-            str(reach or REACH_UNCHECKED),
-            str(reach_reason or ""),
-            str(status or "unknown"),
-            str(detail or ""),
-        )
-
-
-_READERS: weakref.WeakKeyDictionary[Database, NodeViewReader] = weakref.WeakKeyDictionary()
-
-
-def node_view_reader(database: Database) -> NodeViewReader:
-    """The reader of `database`, compiled on first use."""
-    reader = _READERS.get(database)
-    if reader is None:
-        reader = _READERS[database] = NodeViewReader(database)
-    return reader
 
 
 async def answer_heartbeat(
@@ -160,7 +93,7 @@ async def answer_heartbeat(
         "tokens_served": beat.tokens_served,
         "throughput": beat.throughput,
     }
-    fresh, refreshed = await context.heartbeats.beat(values)
+    fresh, refreshed, view = await context.heartbeats.beat_viewed(values)
     if nonces.purge_due():
         await run_in_threadpool(nonces.purge)
     if not fresh:
@@ -174,9 +107,8 @@ async def answer_heartbeat(
             return refusal_response(403, errors.QUARANTINED, sentence)
         return refusal_response(410 if state == "expired" else 409, errors.RE_REGISTER, sentence)
     metrics.heartbeats_ok.inc()
-    reach, reach_reason, recipe_status, recipe_detail = await database.run_quick(
-        node_view_reader(database).read, node_id
-    )
+    assert view is not None  # a refreshed node always comes back with its view
+    reach, reach_reason, recipe_status, recipe_detail = view
     move = context.rebalance.suggestion_for(node_id)
     answer = HeartbeatPublic(
         live_until=values["live_until"],
