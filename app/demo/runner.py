@@ -149,6 +149,8 @@ class Demo:
             self._check_children()
             for recipe in self._state(url).get("recipes", []):
                 if recipe["status"] == "certified":
+                    if shown is None:  # certified before the first look: say it was dark
+                        self.say(f"   recipe {recipe['recipe_id']} → {_dark_until(recipe)}")
                     return dict(recipe)  # the caller says it once, as the step's result
                 line = f"{recipe['status']}: {recipe.get('detail', '')}"
                 if line != shown:
@@ -237,3 +239,14 @@ def gateway_howto(url: str, model: str, *, serving: bool) -> str:
         "   for chunk in stream:\n"
         '       print(chunk.choices[0].delta.content or "", end="")\n'
     )
+
+
+def _dark_until(recipe: dict[str, Any]) -> str:
+    """Every recipe starts dark; the ledger's times say for how long this one was."""
+    first, certified = recipe.get("first_seen_at"), recipe.get("certified_at")
+    if isinstance(first, int | float) and isinstance(certified, int | float):
+        return (
+            f"dark: for {max(0.0, certified - first):.1f} s after its first node "
+            "registered, until a real distributed forward certified it"
+        )
+    return "dark: until a real distributed forward certified it"

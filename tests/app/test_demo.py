@@ -119,3 +119,29 @@ def test_certification_is_said_once_as_the_steps_result(monkeypatch: pytest.Monk
         demo.stop()
     assert recipe["status"] == "certified"
     assert out.getvalue().splitlines() == ["   recipe llama-fp32 → dark: registered"]
+
+
+def test_a_recipe_certified_before_the_first_look_is_still_said_to_have_been_dark(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from app.demo.runner import Demo, DemoOptions
+
+    done = {
+        "recipe_id": "llama-fp32",
+        "status": "certified",
+        "detail": "by rs-1",
+        "first_seen_at": 100.0,
+        "certified_at": 101.25,
+    }
+    out = io.StringIO()
+    demo = Demo(DemoOptions(), out=out)
+    monkeypatch.setattr(demo, "_state", lambda _url: {"recipes": [done]})
+    try:
+        recipe = demo._wait_for_certification("http://tracker.test", {})
+    finally:
+        demo.stop()
+    assert recipe["status"] == "certified"
+    assert out.getvalue().splitlines() == [
+        "   recipe llama-fp32 → dark: for 1.2 s after its first node registered, "
+        "until a real distributed forward certified it"
+    ]
