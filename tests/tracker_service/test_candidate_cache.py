@@ -21,6 +21,10 @@ from sqlalchemy import text
 
 from tests.tracker_service.helpers import capability, identity_block
 from tests.tracker_service.routing_fixtures import add_nodes, node_row, register_recipe_of
+from tests.tracker_service.store_backends import (
+    BACKENDS,
+    fresh_database,
+)
 from tracker_service.keys import TrackerKey
 from tracker_service.recipe_identity import parse_identity
 from tracker_service.route_planner import RoutePlanner, RouteRefused
@@ -40,35 +44,13 @@ from tracker_service.store.tables import (
     Recipe,
 )
 
-POSTGRES_URL = os.environ.get("MESHNET_TEST_POSTGRES_URL", "")
 LIVENESS = Liveness(live_window_s=30.0, session_ttl_s=900.0)
 LONG = 3600.0
 
 
-def _postgres_param() -> Any:
-    return pytest.param(
-        "postgres",
-        marks=[
-            pytest.mark.postgres,
-            pytest.mark.skipif(
-                not POSTGRES_URL,
-                reason="PostgreSQL cache tests skipped: MESHNET_TEST_POSTGRES_URL is not set "
-                '(run `eval "$(.ci/start-postgres.sh)"` first)',
-            ),
-        ],
-    )
-
-
-@pytest.fixture(params=["sqlite", _postgres_param()])
+@pytest.fixture(params=BACKENDS)
 def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    if request.param == "sqlite":
-        db = Database(f"sqlite:///{tmp_path / 'tracker.db'}")
-    else:
-        db = Database(POSTGRES_URL)
-        with db.engine.begin() as connection:  # a clean schema for every test
-            connection.execute(text("DROP SCHEMA public CASCADE"))
-            connection.execute(text("CREATE SCHEMA public"))
-    db.migrate()
+    db = fresh_database(request.param, tmp_path, "tracker.db")
     yield db
     db.dispose()
 

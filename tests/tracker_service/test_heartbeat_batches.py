@@ -8,16 +8,19 @@ an expired one must come out the same, and a failing batch must leave nothing.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select, text, update
+from sqlalchemy import func, select, update
 
 from tests.tracker_service.helpers import FakeNode, identity_block
+from tests.tracker_service.store_backends import (
+    BACKENDS,
+    fresh_database,
+)
 from tracker_service.recipe_identity import parse_identity
 from tracker_service.store.db import Database
 from tracker_service.store.heartbeats import HeartbeatWriter
@@ -31,33 +34,10 @@ from tracker_service.store.tables import (
     SpentNonce,
 )
 
-POSTGRES_URL = os.environ.get("MESHNET_TEST_POSTGRES_URL", "")
 
-
-def _postgres_param() -> Any:
-    return pytest.param(
-        "postgres",
-        marks=[
-            pytest.mark.postgres,
-            pytest.mark.skipif(
-                not POSTGRES_URL,
-                reason="PostgreSQL heartbeat tests skipped: MESHNET_TEST_POSTGRES_URL is not set "
-                '(run `eval "$(.ci/start-postgres.sh)"` first)',
-            ),
-        ],
-    )
-
-
-@pytest.fixture(params=["sqlite", _postgres_param()])
+@pytest.fixture(params=BACKENDS)
 def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    if request.param == "sqlite":
-        db = Database(f"sqlite:///{tmp_path / 'tracker.db'}")
-    else:
-        db = Database(POSTGRES_URL)
-        with db.engine.begin() as connection:  # a clean schema for every test
-            connection.execute(text("DROP SCHEMA public CASCADE"))
-            connection.execute(text("CREATE SCHEMA public"))
-    db.migrate()
+    db = fresh_database(request.param, tmp_path, "tracker.db")
     yield db
     db.dispose()
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -12,10 +11,14 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import text, update
+from sqlalchemy import update
 
 from tests.tracker_service.conftest import beat, make_settings, register
 from tests.tracker_service.helpers import FakeNode, heartbeat_body, identity_block
+from tests.tracker_service.store_backends import (
+    BACKENDS,
+    reset_postgres,
+)
 from tracker_service.app import create_app
 from tracker_service.config import Settings
 from tracker_service.recipe_identity import parse_identity
@@ -24,22 +27,6 @@ from tracker_service.store.db import Database
 from tracker_service.store.group_commit import HeartbeatCommits
 from tracker_service.store.nodes import Liveness, register_node, set_reachability
 from tracker_service.store.tables import Recipe
-
-POSTGRES_URL = os.environ.get("MESHNET_TEST_POSTGRES_URL", "")
-
-
-def _postgres_param() -> Any:
-    return pytest.param(
-        "postgres",
-        marks=[
-            pytest.mark.postgres,
-            pytest.mark.skipif(
-                not POSTGRES_URL,
-                reason="PostgreSQL heartbeat tests skipped: MESHNET_TEST_POSTGRES_URL is not set "
-                '(run `eval "$(.ci/start-postgres.sh)"` first)',
-            ),
-        ],
-    )
 
 
 @pytest.fixture
@@ -233,17 +220,10 @@ def test_heartbeats_purge_nonces_past_the_window_and_keep_fresh_ones(client: Tes
     assert len(left) == 2 and "ab" * 16 not in left  # the registration's and the heartbeat's
 
 
-@pytest.fixture(params=["sqlite", _postgres_param()])
+@pytest.fixture(params=BACKENDS)
 def store_url(request: pytest.FixtureRequest) -> str:
     """ "" (the tracker's own SQLite file) or the PostgreSQL test server, its schema fresh."""
-    if request.param == "sqlite":
-        return ""
-    db = Database(POSTGRES_URL)
-    with db.engine.begin() as connection:
-        connection.execute(text("DROP SCHEMA public CASCADE"))
-        connection.execute(text("CREATE SCHEMA public"))
-    db.dispose()
-    return POSTGRES_URL
+    return "" if request.param == "sqlite" else reset_postgres()
 
 
 def test_the_reply_carries_the_nodes_view_from_the_heartbeats_own_commit(

@@ -13,12 +13,12 @@ from sqlalchemy import create_engine, text
 
 from tests.tracker_service.conftest import make_settings
 from tests.tracker_service.jobs_helpers import FakeExecutor, Submitter, issue_submitter_token
-from tests.tracker_service.test_store import POSTGRES_URL, _postgres_param
+from tests.tracker_service.store_backends import BACKENDS, POSTGRES_URL
 from tracker_service.app import create_app
 from tracker_service.store.job_tables import JobTask
 
 
-@pytest.fixture(params=["sqlite", _postgres_param()])
+@pytest.fixture(params=BACKENDS)
 def app_client(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[TestClient]:

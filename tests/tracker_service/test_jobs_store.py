@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from tests.tracker_service.test_store import POSTGRES_URL, _postgres_param
+from tests.tracker_service.store_backends import BACKENDS, POSTGRES_URL
 from tracker_service.store import jobs as queue
 from tracker_service.store.artifacts import record_artifact
 from tracker_service.store.db import Database
 from tracker_service.store.job_tables import JobTask
 
 
-@pytest.fixture(params=["sqlite", _postgres_param()])
+@pytest.fixture(params=BACKENDS)
 def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
     if request.param == "sqlite":
         db = Database(f"sqlite:///{tmp_path / 'store.db'}")

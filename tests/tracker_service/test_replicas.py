@@ -12,11 +12,11 @@ from sqlalchemy import create_engine, text
 
 from tests.tracker_service.conftest import beat, make_settings, register
 from tests.tracker_service.helpers import FakeNode, heartbeat_body, identity_block
-from tests.tracker_service.test_store import POSTGRES_URL, _postgres_param
+from tests.tracker_service.store_backends import BACKENDS, POSTGRES_URL
 from tracker_service.app import create_app
 
 
-@pytest.fixture(params=["sqlite", _postgres_param()])
+@pytest.fixture(params=BACKENDS)
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'shared.db'}"

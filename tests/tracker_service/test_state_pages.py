@@ -7,7 +7,6 @@ from, at most 1,000 (the status page and the desktop app read it so).
 
 from __future__ import annotations
 
-import os
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,37 +18,20 @@ from sqlalchemy import text
 
 from tests.tracker_service.conftest import make_settings
 from tests.tracker_service.routing_fixtures import add_nodes, node_row, register_recipe_of
+from tests.tracker_service.store_backends import (
+    BACKENDS,
+    reset_postgres,
+)
 from tracker_service.app import create_app
 from tracker_service.store.db import Database
 from tracker_service.store.tables import NODE_DEREGISTERED
 
-POSTGRES_URL = os.environ.get("MESHNET_TEST_POSTGRES_URL", "")
 
-
-def _postgres_param() -> Any:
-    return pytest.param(
-        "postgres",
-        marks=[
-            pytest.mark.postgres,
-            pytest.mark.skipif(
-                not POSTGRES_URL,
-                reason="PostgreSQL state tests skipped: MESHNET_TEST_POSTGRES_URL is not set "
-                '(run `eval "$(.ci/start-postgres.sh)"` first)',
-            ),
-        ],
-    )
-
-
-@pytest.fixture(params=["sqlite", _postgres_param()])
+@pytest.fixture(params=BACKENDS)
 def app_client(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TestClient]:
     overrides: dict[str, Any] = {"background_tasks": False}
     if request.param == "postgres":
-        reset = Database(POSTGRES_URL)
-        with reset.engine.begin() as connection:  # a clean schema for every test
-            connection.execute(text("DROP SCHEMA public CASCADE"))
-            connection.execute(text("CREATE SCHEMA public"))
-        reset.dispose()
-        overrides["db"] = POSTGRES_URL
+        overrides["db"] = reset_postgres()  # a clean schema for every test
     app = create_app(make_settings(tmp_path, **overrides))
     with TestClient(app) as client:
         yield client

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +15,10 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, select, text
 
 from tests.tracker_service.helpers import FakeNode, identity_block
+from tests.tracker_service.store_backends import (
+    BACKENDS,
+    fresh_database,
+)
 from tracker_service.recipe_identity import (
     DARK_DETAIL,
     DistributedForwardEvidence,
@@ -38,7 +41,6 @@ from tracker_service.store.nonces import purge_spent_nonces, spend_nonce
 from tracker_service.store.tables import Base, CertificationEvidence, JoinToken, Node
 from tracker_service.store.tokens import add_join_token, hash_token, use_join_token
 
-POSTGRES_URL = os.environ.get("MESHNET_TEST_POSTGRES_URL", "")
 LIVENESS = Liveness(live_window_s=30.0, session_ttl_s=900.0)
 
 
@@ -48,30 +50,9 @@ def _alembic_config() -> Config:
     return config
 
 
-def _postgres_param() -> Any:
-    return pytest.param(
-        "postgres",
-        marks=[
-            pytest.mark.postgres,
-            pytest.mark.skipif(
-                not POSTGRES_URL,
-                reason="PostgreSQL store tests skipped: MESHNET_TEST_POSTGRES_URL is not set "
-                '(run `eval "$(.ci/start-postgres.sh)"` first)',
-            ),
-        ],
-    )
-
-
-@pytest.fixture(params=["sqlite", _postgres_param()])
+@pytest.fixture(params=BACKENDS)
 def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    if request.param == "sqlite":
-        db = Database(f"sqlite:///{tmp_path / 'store.db'}")
-    else:
-        db = Database(POSTGRES_URL)
-        with db.engine.begin() as connection:  # a clean schema for every test
-            connection.execute(text("DROP SCHEMA public CASCADE"))
-            connection.execute(text("CREATE SCHEMA public"))
-    db.migrate()
+    db = fresh_database(request.param, tmp_path, "store.db")
     yield db
     db.dispose()
 
