@@ -14,6 +14,12 @@ resolve to ``127.0.0.1`` a second later. :func:`resolve_endpoint` therefore
 resolves once, checks every address, and returns the address to dial; callers
 connect to that literal address (sending the original host name in ``Host``
 and, for TLS, as SNI) rather than letting the HTTP client resolve again.
+
+Paths: a dial keeps the endpoint's path only for a relayed endpoint
+(``/relay/<node_id>``, under which the relay forwards the node's own paths);
+a direct node serves its files and challenge at its root whatever path it
+registered. :func:`dial_path` is that rule, :meth:`ResolvedEndpoint.http_url`
+applies it.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ import ipaddress
 import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from tracker_service.relay.directory import relay_of
 
 ENDPOINT_REFUSED = "endpoint-refused"
 SCHEMES = {"ws": "http", "wss": "https"}
@@ -61,6 +69,11 @@ class ResolvedEndpoint:
         literal = f"[{self.address}]" if ":" in self.address else self.address
         return f"{SCHEMES[self.scheme]}://{literal}:{self.port}"
 
+    def http_url(self, path: str) -> str:
+        """The URL of ``path`` on the node at the pinned address (under its relay path
+        when it is relayed); ``path`` starts with ``/``."""
+        return f"{self.http_base}{dial_path(self.endpoint)}{path}"
+
     @property
     def ws_base(self) -> str:
         literal = f"[{self.address}]" if ":" in self.address else self.address
@@ -96,6 +109,13 @@ def why_not_public(address: Address) -> str | None:
     if address.is_reserved or not address.is_global:
         return "a reserved or non-global address"
     return None
+
+
+def dial_path(endpoint: str) -> str:
+    """The endpoint path a dial keeps: a relayed endpoint's ``/relay/<node_id>``, else ``""``."""
+    if relay_of(endpoint) is None:
+        return ""
+    return urlsplit(endpoint).path.rstrip("/")
 
 
 def split_endpoint(endpoint: str) -> tuple[str, str, int]:

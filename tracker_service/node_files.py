@@ -22,12 +22,10 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 
 from tracker_service.endpoint_policy import resolve_endpoint
-from tracker_service.relay.directory import relay_of
 
 log = logging.getLogger(__name__)
 
@@ -49,11 +47,9 @@ async def stream_from_node(
     """``GET path`` from the node at its pinned address; raises EndpointRefused first."""
     pinned = await asyncio.to_thread(resolve_endpoint, endpoint, allow_private=allow_private)
     extensions: dict[str, Any] = {"sni_hostname": pinned.host} if pinned.scheme == "wss" else {}
-    # A relayed node's files live under its path on the relay (/relay/<node_id>/v1/...).
-    prefix = urlsplit(endpoint).path.rstrip("/") if relay_of(endpoint) is not None else ""
     async with client.stream(
         "GET",
-        pinned.http_base + prefix + path,
+        pinned.http_url(path),  # a relayed node's files live under /relay/<node_id>
         headers={"Host": pinned.host_header},
         extensions=extensions,
         timeout=timeout_s,

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from tracker_service.background import BackgroundLoop
-from tracker_service.endpoint_policy import EndpointRefused, resolve_endpoint
+from tracker_service.endpoint_policy import EndpointRefused, dial_path, resolve_endpoint
 from tracker_service.keys import verify_ed25519
 from tracker_service.relay.directory import relay_of
 from tracker_service.store.db import Database
@@ -69,8 +69,7 @@ def http_base(endpoint: str) -> str:
     scheme = {"ws": "http", "wss": "https"}.get(parts.scheme)
     if scheme is None or not parts.netloc:
         raise ChallengeFailed(f"the registered endpoint {endpoint!r} is not ws://host:port")
-    path = parts.path.rstrip("/") if relay_of(endpoint) is not None else ""
-    return urlunsplit((scheme, parts.netloc, path, "", ""))
+    return urlunsplit((scheme, parts.netloc, dial_path(endpoint), "", ""))
 
 
 def challenge_url(endpoint: str, nonce: str) -> str:
@@ -123,8 +122,7 @@ async def dial(
     except EndpointRefused as exc:
         return Verdict(REACH_UNREACHABLE, str(exc))
     relay = relay_of(endpoint)
-    path = urlsplit(endpoint).path.rstrip("/") if relay is not None else ""  # /relay/<id>
-    dial_url = f"{pinned.http_base}{path}{CHALLENGE_PATH}?nonce={nonce}"
+    dial_url = pinned.http_url(f"{CHALLENGE_PATH}?nonce={nonce}")
     headers = {"Host": pinned.host_header}
     extensions = {"sni_hostname": pinned.host} if pinned.scheme == "wss" else {}
     began = time.perf_counter()

@@ -15,8 +15,14 @@ from fastapi.testclient import TestClient
 from tests.tracker_service.conftest import make_settings, register
 from tests.tracker_service.helpers import FakeNode
 from tracker_service.app import create_app
-from tracker_service.endpoint_policy import EndpointRefused, resolve_endpoint
-from tracker_service.reachability import dial
+from tracker_service.endpoint_policy import (
+    EndpointRefused,
+    ResolvedEndpoint,
+    dial_path,
+    resolve_endpoint,
+)
+from tracker_service.node_files import CONFIG_PATH, TOKENIZER_PATH, fetch_metadata
+from tracker_service.reachability import CHALLENGE_PATH, dial
 
 REFUSED = [
     ("ws://127.0.0.1:7000", "loopback"),
@@ -127,3 +133,50 @@ def test_a_dial_to_a_refused_endpoint_never_connects() -> None:
     verdict = asyncio.run(go())
     assert verdict.status == "unreachable" and "loopback" in verdict.reason
     assert seen == []
+
+
+RELAYED = "ws://relay.example:8765/relay/" + "ab" * 16
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "kept"),
+    [
+        (RELAYED, "/relay/" + "ab" * 16),
+        (RELAYED + "/", "/relay/" + "ab" * 16),
+        ("wss://r.example:443/base/relay/" + "cd" * 16, "/base/relay/" + "cd" * 16),
+        ("ws://8.8.8.8:7000/some/path", ""),  # a direct node serves at its root
+        ("ws://8.8.8.8:7000/relay/not-a-node-id", ""),
+        ("ws://8.8.8.8:7000", ""),
+    ],
+)
+def test_only_a_relayed_endpoint_keeps_its_path_in_the_dial(endpoint: str, kept: str) -> None:
+    assert dial_path(endpoint) == kept
+    pinned = ResolvedEndpoint(endpoint, "ws", "n.example", 7000, "203.0.113.5")
+    assert pinned.http_url("/v1/tokenizer") == f"http://203.0.113.5:7000{kept}/v1/tokenizer"
+
+
+def test_the_challenge_and_the_file_fetch_of_a_relayed_node_go_under_its_relay_path() -> None:
+    seen: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request.url.path)
+        return httpx.Response(404)
+
+    endpoint = "ws://localhost:7001/relay/" + "ab" * 16
+
+    async def go() -> None:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:
+            await dial(
+                client,
+                node_id="ab" * 16,
+                endpoint=endpoint,
+                public_key=b"k" * 32,
+                timeout_s=2.0,
+                allow_private=True,
+            )
+            await fetch_metadata(client, endpoint, TOKENIZER_PATH, allow_private=True)
+            await fetch_metadata(client, "ws://localhost:7001/x", CONFIG_PATH, allow_private=True)
+
+    asyncio.run(go())
+    prefix = "/relay/" + "ab" * 16
+    assert seen == [prefix + CHALLENGE_PATH, prefix + TOKENIZER_PATH, CONFIG_PATH]
