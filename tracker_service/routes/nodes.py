@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import time
-from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Request, Response
 from sqlalchemy.orm import Session
@@ -38,7 +37,7 @@ from tracker_service.schemas.nodes import (
 from tracker_service.schemas.state import NodePublic
 from tracker_service.status import node_public
 from tracker_service.store.ledger import register_recipe
-from tracker_service.store.node_caps import live_nodes_at_host
+from tracker_service.store.node_caps import cap_host, live_nodes_at_host
 from tracker_service.store.nodes import (
     Liveness,
     Registration,
@@ -91,7 +90,7 @@ def _admit(
                 f"node {signed.node_id} is quarantined: {existing.state_reason}",
             )
         # Every node of a relay names the relay's host: count those by their own address.
-        host = relayed_from or urlsplit(body.endpoint).hostname or ""
+        host = cap_host(body.endpoint, relayed_from)
         _check_nodes_per_host(context, session, host, signed.node_id, now, relayed_from != "")
         status = register_recipe(session, identity, now=now)
         registration = register_node(

@@ -11,37 +11,40 @@ relay, so it is counted by the address it registered from instead
 (``relayed_from``): registration goes straight to the tracker, so that is the
 node's own address as the tracker saw it, which no relay has to vouch for.
 One machine's direct and relayed nodes share one count.
+
+Registration stores that host in the node's indexed ``cap_host`` column, so
+the count is an index range scan (host, state, live window), not a pattern
+match over every live node's endpoint.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import and_, func, or_, select
+from urllib.parse import urlsplit
+
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from tracker_service.store.tables import NODE_ACTIVE, Node
 
 
-def _like_literal(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+def cap_host(endpoint: str, relayed_from: str = "") -> str:
+    """The host the cap counts a node by: the address a relayed node registered from,
+    else its endpoint's host (lower case, IPv6 without brackets); "" when there is none."""
+    if relayed_from:
+        return relayed_from.lower()
+    try:
+        return urlsplit(endpoint).hostname or ""
+    except ValueError:  # an unbalanced IPv6 bracket: policy refuses it anyway
+        return ""
 
 
 def live_nodes_at_host(session: Session, host: str, *, now: float, other_than: str) -> int:
     """Live, active nodes other than `other_than` at `host`: direct nodes whose endpoint's
     host it is, relayed nodes that registered from it."""
-    literal = _like_literal(host.lower())
     query = select(func.count()).where(
+        Node.cap_host == host.lower(),
         Node.state == NODE_ACTIVE,
         Node.live_until >= now,
         Node.node_id != other_than,
-        or_(
-            and_(
-                Node.relayed_from == "",
-                or_(
-                    func.lower(Node.endpoint).like(f"%://{literal}:%", escape="\\"),
-                    func.lower(Node.endpoint).like(f"%://[{literal}]:%", escape="\\"),
-                ),
-            ),
-            func.lower(Node.relayed_from) == host.lower(),
-        ),
     )
     return int(session.execute(query).scalar_one())

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from tracker_service.recipe_identity import PresentedIdentity
 from tracker_service.store.db import PreparedStatement
+from tracker_service.store.node_caps import cap_host
 from tracker_service.store.routing_version import (
     bump_routing_version,
     bump_routing_version_of_node,
@@ -141,6 +142,7 @@ def register_node(
         "reachability_checked_at": None,
         "relay_reason": relay_reason,
         "relayed_from": relayed_from,
+        "cap_host": cap_host(endpoint, relayed_from),
     }
     if row is None:
         row = Node(node_id=node_id, registrations=1, tokens_served=0, **fields)

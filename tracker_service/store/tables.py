@@ -105,6 +105,10 @@ class Node(Base):
     # the per-address cap counts it by (its endpoint names the relay's host instead).
     relay_reason: Mapped[str] = mapped_column(Text, default="", server_default="")
     relayed_from: Mapped[str] = mapped_column(String(64), default="", server_default="")
+    # The host the per-address cap counts this node by (store.node_caps.cap_host):
+    # relayed_from for a relayed node, else its endpoint's host. Indexed so the cap
+    # is an equality count, not a scan of every live endpoint.
+    cap_host: Mapped[str] = mapped_column(String(512), default="", server_default="")
 
     __table_args__ = (
         # Route formation: live nodes of one fingerprint in one range scan that
@@ -128,6 +132,7 @@ class Node(Base):
             "public_key",
         ),
         Index("ix_nodes_state_live", "state", "live_until"),
+        Index("ix_nodes_cap_host", "cap_host", "state", "live_until"),
     )
 
 
