@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import create_engine, text
 
 from tests.tracker_service.conftest import make_settings
 from tests.tracker_service.jobs_helpers import FakeExecutor, Submitter, issue_submitter_token
-from tests.tracker_service.store_backends import BACKENDS, POSTGRES_URL
+from tests.tracker_service.store_backends import BACKENDS, reset_postgres
 from tracker_service.app import create_app
 from tracker_service.store.job_tables import JobTask
 
@@ -23,14 +22,7 @@ def app_client(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[TestClient]:
     monkeypatch.setenv("MESHNET_TRACKER_JOBS_ARTIFACT_MAX_BYTES", str(64 * 1024))
-    db = ""
-    if request.param == "postgres":
-        db = POSTGRES_URL
-        engine = create_engine(POSTGRES_URL)
-        with engine.begin() as connection:  # a clean schema for every test
-            connection.execute(text("DROP SCHEMA public CASCADE"))
-            connection.execute(text("CREATE SCHEMA public"))
-        engine.dispose()
+    db = "" if request.param == "sqlite" else reset_postgres()  # a clean schema per test
     app = create_app(make_settings(tmp_path, background_tasks=False, db=db))
     with TestClient(app) as client:
         yield client

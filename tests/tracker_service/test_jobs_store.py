@@ -8,9 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
 
-from tests.tracker_service.store_backends import BACKENDS, POSTGRES_URL
+from tests.tracker_service.store_backends import BACKENDS, fresh_database
 from tracker_service.store import jobs as queue
 from tracker_service.store.artifacts import record_artifact
 from tracker_service.store.db import Database
@@ -19,14 +18,7 @@ from tracker_service.store.job_tables import JobTask
 
 @pytest.fixture(params=BACKENDS)
 def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    if request.param == "sqlite":
-        db = Database(f"sqlite:///{tmp_path / 'store.db'}")
-    else:
-        db = Database(POSTGRES_URL)
-        with db.engine.begin() as connection:
-            connection.execute(text("DROP SCHEMA public CASCADE"))
-            connection.execute(text("CREATE SCHEMA public"))
-    db.migrate()
+    db = fresh_database(request.param, tmp_path)
     yield db
     db.dispose()
 

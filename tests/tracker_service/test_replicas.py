@@ -2,31 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import create_engine, text
 
 from tests.tracker_service.conftest import beat, make_settings, register
 from tests.tracker_service.helpers import FakeNode, heartbeat_body, identity_block
-from tests.tracker_service.store_backends import BACKENDS, POSTGRES_URL
+from tests.tracker_service.store_backends import BACKENDS, database_url
 from tracker_service.app import create_app
 
 
 @pytest.fixture(params=BACKENDS)
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'shared.db'}"
-        return
-    engine = create_engine(POSTGRES_URL)
-    with engine.begin() as connection:
-        connection.execute(text("DROP SCHEMA public CASCADE"))
-        connection.execute(text("CREATE SCHEMA public"))
-    engine.dispose()
-    yield POSTGRES_URL
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return database_url(request.param, tmp_path, "shared.db")
 
 
 def _replica(tmp_path: Path, db_url: str, name: str, **overrides: Any) -> TestClient:

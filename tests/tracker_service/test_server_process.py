@@ -10,12 +10,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import create_engine, text
 
 from tests.tracker_service.conftest import beat, register
 from tests.tracker_service.helpers import FakeNode, identity_block
 from tests.tracker_service.server_process import REPO, TrackerProcess
-from tests.tracker_service.store_backends import POSTGRES_URL
+from tests.tracker_service.store_backends import needs_postgres, reset_postgres
 from tracker_service.recipe_identity import DistributedForwardEvidence, parse_identity
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import PersistentLedger, evidence_for, get_recipe
@@ -111,21 +110,11 @@ def test_dark_and_certified_recipes_and_evidence_survive_kill_9(tmp_path: Path) 
     assert "certified" in table and "rs-kill9" in table and "smollm2-fp16" in table
 
 
-@pytest.mark.postgres
-@pytest.mark.skipif(
-    not POSTGRES_URL,
-    reason="PostgreSQL replica test skipped: MESHNET_TEST_POSTGRES_URL is not set "
-    '(run `eval "$(.ci/start-postgres.sh)"` first)',
-)
+@needs_postgres
 def test_two_tracker_processes_start_together_on_one_postgres_and_serve_as_one(
     tmp_path: Path,
 ) -> None:
-    engine = create_engine(POSTGRES_URL)
-    with engine.begin() as connection:
-        connection.execute(text("DROP SCHEMA public CASCADE"))
-        connection.execute(text("CREATE SCHEMA public"))
-    engine.dispose()
-    replicas = [TrackerProcess(tmp_path, POSTGRES_URL) for _ in range(2)]
+    replicas = [TrackerProcess(tmp_path, reset_postgres()) for _ in range(2)]
     # Started at once: both migrate the empty database (the advisory lock serialises them).
     starters = [threading.Thread(target=replica.start) for replica in replicas]
     for starter in starters:
