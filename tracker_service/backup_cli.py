@@ -79,14 +79,14 @@ def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
     _check(source)
     database = _sqlite_path(settings)
     database.parent.mkdir(parents=True, exist_ok=True)
-    lock = lock_for_restore(database)
-    if lock is None:
-        raise CliRefusal(
-            f"a tracker is serving on {database} (it holds {lock_path(database)}); "
-            "stop it before restoring",
-            "tracker-running",
-        )
-    with lock:  # held while copying, so no tracker starts on a half-restored file
+    # Held while copying, so no tracker starts on a half-restored file.
+    with lock_for_restore(database) as locked:
+        if not locked:
+            raise CliRefusal(
+                f"a tracker is serving on {database} (it holds {lock_path(database)}); "
+                "stop it before restoring",
+                "tracker-running",
+            )
         _copy(source, database)
     _check(database)
     print(f"restored {source} into {database}; start the tracker")

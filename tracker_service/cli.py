@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import socket
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +21,7 @@ from tracker_service.config import Settings
 from tracker_service.jobs_cli import SUBMITTERS, add_jobs_commands
 from tracker_service.relay.cli import add_relay_command
 from tracker_service.secrets_cli import SecretKind, add_secret_command
-from tracker_service.serve_lock import hold_while_serving
+from tracker_service.serve_lock import hold_while_serving, release_serve_lock
 from tracker_service.store.api_keys import add_api_key, list_api_keys, revoke_api_key
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import list_recipes
@@ -78,13 +80,38 @@ def _require_free_port(host: str, port: int) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    _require_free_port(settings.host, settings.port)
+    hold_while_serving(settings.database_url())  # `restore` refuses while it is held
+    before = _release_before_dying_of(signal.SIGTERM)
+    try:
+        return _serve(args, settings)
+    finally:
+        release_serve_lock()  # a clean stop leaves no lock file (kill -9 does, unlocked)
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
+
+
+def _release_before_dying_of(sig: signal.Signals) -> Any:
+    """After a graceful shutdown uvicorn raises the signal that stopped it again, so the
+    process dies of it and skips every ``finally``: drop the serve lock, then die of it.
+    Returns the handler it replaced (None off the main thread, where none can be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def release_then_die(number: int, _frame: object) -> None:
+        release_serve_lock()
+        signal.signal(number, signal.SIG_DFL)
+        signal.raise_signal(number)
+
+    return signal.signal(sig, release_then_die)
+
+
+def _serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
     from tracker_service.app import create_app, load_key
 
-    settings = _settings(args)
-    _require_free_port(settings.host, settings.port)
-    hold_while_serving(settings.database_url())  # `restore` refuses while it is held
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(levelname)s %(name)s %(message)s"
     )
