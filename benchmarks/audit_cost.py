@@ -41,8 +41,10 @@ from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_r
 from tests.tracker_service.test_certifier import fast_settings, wait_for
 from tracker_service.app import create_app
 from tracker_service.audit import Auditor, AuditSettings
-from tracker_service.route_client import RouteFailure, RouteSession, Sampling
+from tracker_service.hop_link import RouteFailure
+from tracker_service.route_client import RouteSession
 from tracker_service.routing import PURPOSE_CERTIFY
+from tracker_service.session_plan import Sampling
 
 PROMPT = [1, 2, 3, 4, 5]
 BEAT_EVERY_S = 2.0

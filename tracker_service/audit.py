@@ -31,17 +31,11 @@ from sqlalchemy import select
 
 from tracker_service import wire_frames
 from tracker_service.audit_compare import Comparison, compare_replies, tolerance_for
+from tracker_service.hop_link import RouteFailure
 from tracker_service.keys import TrackerKey
-from tracker_service.route_client import (
-    DEFAULT_MAX_REPLY_BYTES,
-    PlannedHop,
-    RouteFailure,
-    RoutePlan,
-    RouteSession,
-    Sampling,
-    reply_output_digest,
-)
+from tracker_service.route_client import DEFAULT_MAX_REPLY_BYTES, RouteSession, reply_output_digest
 from tracker_service.routing import Candidate
+from tracker_service.session_plan import PlannedHop, RoutePlan, Sampling
 from tracker_service.store.db import Database
 from tracker_service.store.quarantine import audits_passed, quarantine_node, record_audit_passed
 from tracker_service.store.routing import route_candidates

@@ -36,6 +36,7 @@ import httpx
 from tokenizers import Tokenizer
 
 from tracker_service.background import BackgroundLoop
+from tracker_service.hop_link import CONNECTION_CLOSED, TIMEOUT, UNREACHABLE, RouteFailure
 from tracker_service.node_files import (
     TOKENIZER_CONFIG_PATH,
     TOKENIZER_PATH,
@@ -49,17 +50,10 @@ from tracker_service.recipe_identity import (
     RecipeIdentityError,
     parse_identity,
 )
-from tracker_service.route_client import (
-    CONNECTION_CLOSED,
-    TIMEOUT,
-    UNREACHABLE,
-    RouteFailure,
-    RoutePlan,
-    RouteSession,
-    Sampling,
-)
+from tracker_service.route_client import RouteSession
 from tracker_service.route_planner import RoutePlanner, RouteRefused
 from tracker_service.routing import PURPOSE_CERTIFY, NoRoute
+from tracker_service.session_plan import RoutePlan, Sampling
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import PersistentLedger
 from tracker_service.store.routing import (

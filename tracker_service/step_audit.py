@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from tracker_service.route_client import RoutePlan
+    from tracker_service.session_plan import RoutePlan
 
 
 class StepAuditor(Protocol):

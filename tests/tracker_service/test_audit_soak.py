@@ -26,8 +26,9 @@ from tests.tracker_service.real_nodes import build_tiny_model
 from tests.tracker_service.test_certifier import fast_settings, wait_for
 from tracker_service.app import create_app
 from tracker_service.audit import Auditor, AuditSettings
-from tracker_service.route_client import RouteSession, Sampling
+from tracker_service.route_client import RouteSession
 from tracker_service.routing import PURPOSE_CERTIFY
+from tracker_service.session_plan import Sampling
 
 pytestmark = pytest.mark.slow
 

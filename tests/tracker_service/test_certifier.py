@@ -185,7 +185,7 @@ def test_a_failed_recipe_backs_off_until_its_reachable_nodes_change(
 
 def test_receipts_that_do_not_tile_the_model_are_refused() -> None:
     from tracker_service.certifier import CertificationFailed
-    from tracker_service.route_client import PlannedHop, RoutePlan
+    from tracker_service.session_plan import PlannedHop, RoutePlan
     from tracker_service.tickets import HopReceipt
 
     hops = (

@@ -26,7 +26,7 @@ from tracker_service.recipe_identity import (
     RecipeIdentityError,
     parse_identity,
 )
-from tracker_service.route_client import PlannedHop, RoutePlan
+from tracker_service.session_plan import PlannedHop, RoutePlan
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import PersistentLedger, get_recipe
 from tracker_service.store.tables import CertificationEvidence

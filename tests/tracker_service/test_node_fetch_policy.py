@@ -24,8 +24,8 @@ from tracker_service import endpoint_policy
 from tracker_service.certifier import Certifier, CertifierSettings, fetch_tokenizer
 from tracker_service.gateway.model_assets import AssetStore, AssetsUnavailable
 from tracker_service.node_files import CONFIG_PATH, fetch_metadata
-from tracker_service.route_client import PlannedHop, RoutePlan
 from tracker_service.routing import Candidate
+from tracker_service.session_plan import PlannedHop, RoutePlan
 from tracker_service.store.db import Database
 from tracker_service.store.routing import RecipeInfo
 

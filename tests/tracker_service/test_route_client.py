@@ -17,16 +17,12 @@ from core.runtime.sampling import SamplingParams
 from core.runtime.shard import Shard
 from tests.tracker_service.real_nodes import NUM_LAYERS, RealNode, build_tiny_model, start_real_node
 from tracker_service.endpoint_policy import resolve_endpoint
+from tracker_service.hop_link import RouteFailure
 from tracker_service.keys import TrackerKey
-from tracker_service.route_client import (
-    GeneratedToken,
-    RouteFailure,
-    RoutePlan,
-    RouteSession,
-    Sampling,
-)
+from tracker_service.route_client import RouteSession
 from tracker_service.route_planner import plan_for
 from tracker_service.routing import Candidate, form_route
+from tracker_service.session_plan import GeneratedToken, RoutePlan, Sampling
 from tracker_service.tickets import HopReceipt
 
 PROMPT = [5, 17, 99, 3, 250, 41]

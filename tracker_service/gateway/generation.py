@@ -30,9 +30,11 @@ import time
 from collections.abc import AsyncGenerator, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
-from tracker_service.route_client import RouteFailure, RoutePlan, RouteSession, Sampling
+from tracker_service.hop_link import RouteFailure
+from tracker_service.route_client import RouteSession
 from tracker_service.route_planner import RouteRefused
 from tracker_service.routing import NoRoute
+from tracker_service.session_plan import RoutePlan, Sampling
 from tracker_service.step_audit import StepAuditor
 from tracker_service.store.routing import Key
 

@@ -31,10 +31,10 @@ from tracker_service.gateway.model_catalogue import ModelCatalogue, ServedModel
 from tracker_service.gateway.observability import GatewayMetrics, RequestRecord
 from tracker_service.gateway.text_stream import TextStream
 from tracker_service.reachability import ReachabilityMonitor
-from tracker_service.route_client import RoutePlan, Sampling
 from tracker_service.route_planner import RoutePlanner
 from tracker_service.routing import PURPOSE_SERVE
 from tracker_service.schemas.openai import ChatCompletionCreate, CompletionCreate
+from tracker_service.session_plan import RoutePlan, Sampling
 from tracker_service.step_audit import StepAuditor
 from tracker_service.store.db import Database
 from tracker_service.store.routing import Key

@@ -13,7 +13,6 @@ from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 
 from tracker_service.deps import Context, require_admin
-from tracker_service.route_client import RoutePlan
 from tracker_service.route_guard import guard_route_request
 from tracker_service.route_planner import RoutePlanner, RouteRefused
 from tracker_service.route_services import RouteServices, get_route_services
@@ -26,6 +25,7 @@ from tracker_service.schemas.routes import (
     RoutePublic,
     SignedTicketPublic,
 )
+from tracker_service.session_plan import RoutePlan
 from tracker_service.store.routing import Key, recipes_matching
 
 router = APIRouter(prefix="/api/v1/routes", tags=["routes"])
