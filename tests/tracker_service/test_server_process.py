@@ -114,7 +114,12 @@ def test_dark_and_certified_recipes_and_evidence_survive_kill_9(tmp_path: Path) 
 def test_two_tracker_processes_start_together_on_one_postgres_and_serve_as_one(
     tmp_path: Path,
 ) -> None:
-    replicas = [TrackerProcess(tmp_path, reset_postgres()) for _ in range(2)]
+    # No reachability dials: the fake node listens nowhere, and a dial landing before the
+    # state read would mark it unreachable and the model broken (seen under load).
+    replicas = [
+        TrackerProcess(tmp_path, reset_postgres(), MESHNET_TRACKER_BACKGROUND_TASKS="false")
+        for _ in range(2)
+    ]
     # Started at once: both migrate the empty database (the advisory lock serialises them).
     starters = [threading.Thread(target=replica.start) for replica in replicas]
     for starter in starters:
