@@ -154,6 +154,11 @@ def _heartbeat(node: SimNode, body: bytes, port: int) -> bytes:
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process and its live descendants (Linux /proc)."""
+    return sum(cpu_by_process(pid).values())
+
+
+def cpu_by_process(pid: int) -> dict[int, float]:
+    """User + system CPU seconds of a process and each of its live descendants."""
     usage: dict[int, float] = {}
     parents: dict[int, int] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -171,7 +176,7 @@ def cpu_seconds(pid: int) -> float:
             if ppid == parent and child not in tree:
                 tree.add(child)
                 frontier.append(child)
-    return sum(usage.get(member, 0.0) for member in tree)
+    return {member: usage.get(member, 0.0) for member in tree}
 
 
 @dataclass
@@ -208,7 +213,7 @@ def cadence_run(
     assert tracker.process is not None
     # Signed before the measured interval (inside the tracker's 300 s timestamp window).
     cadence = [_heartbeat(node, body, tracker.port) for node in nodes]
-    cpu_before = cpu_seconds(tracker.process.pid)
+    before = cpu_by_process(tracker.process.pid)
     result = asyncio.run(
         heartbeat_cadence(
             cadence,
@@ -218,7 +223,17 @@ def cadence_run(
             connections=args.cadence_connections,
         )
     )
-    cpu_ms = 1000 * (cpu_seconds(tracker.process.pid) - cpu_before) / max(result.answered, 1)
+    used = {
+        pid: seconds - before.get(pid, 0.0)
+        for pid, seconds in cpu_by_process(tracker.process.pid).items()
+    }
+    cpu_ms = 1000 * sum(used.values()) / max(result.answered, 1)
+    # How the connections fell on the workers: one worker with most of them would
+    # leave the other's core idle (the workers share one listening socket).
+    shares = "/".join(
+        f"{100 * s / max(sum(used.values()), 1e-9):.0f}"
+        for s in sorted(used.values(), reverse=True)
+    )
     ms = [1000 * s for s in result.latencies]
     lags = [1000 * s for s in result.lags]
     lines.append(
@@ -229,7 +244,8 @@ def cadence_run(
         f"{percentile(ms, 0.5):.1f} p99 {percentile(ms, 0.99):.1f}; sent behind slot ms p50 "
         f"{percentile(lags, 0.5):.1f} p99 {percentile(lags, 0.99):.1f} worst {max(lags):.0f}; "
         f"{result.connections} keep-alive connections; server CPU {cpu_ms:.2f} ms per "
-        f"heartbeat; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+        f"heartbeat (% by process: {shares}); load average {os.getloadavg()[0]:.1f} on "
+        f"{os.cpu_count()} cores"
     )
     return result.refused + result.offered - result.answered
 

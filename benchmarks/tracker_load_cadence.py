@@ -50,6 +50,9 @@ async def heartbeat_cadence(
     for _ in range(connections):
         idle.append(await asyncio.open_connection("127.0.0.1", port))
         opened += 1
+        # Apart, as nodes connect: a burst is accepted whole by whichever worker wakes
+        # first (the workers share one listening socket), leaving the other idle.
+        await asyncio.sleep(0.02)
     freed = asyncio.Event()
     in_flight: set[asyncio.Task[None]] = set()
 
