@@ -9,15 +9,19 @@ holding real Ed25519 keys:
   server answers, for at most D seconds or M requests (heartbeats/s, p99);
 - sends one heartbeat from every node inside one heartbeat interval, each at
   its own slot, as the nodes' real cadence does (10,000 nodes every 10 s is
-  the 1,000/s target), and reports what was answered and how late;
+  the 1,000/s target), open loop on as many keep-alive connections as the
+  answers need (tracker_load_cadence.py), and reports the rate answered, the
+  latency, how far sends fell behind their slots and each worker's CPU share;
 - marks the nodes reachable and the recipe certified, and times route
-  formation (``RoutePlanner.plan``, in process and over ``POST /api/v1/routes``);
+  formation (``RoutePlanner.plan``, in process and over ``POST /api/v1/routes``;
+  in process also its CPU time and the garbage collector's);
 - times ``/api/v1/state`` by default and walks all its pages.
 
 The LAST line is `ratio: X`, X = the lower store's saturating heartbeats/s / 1,000.
 PostgreSQL: `eval "$(bash .ci/start-postgres.sh)"` first; its public schema is dropped.
 
     python benchmarks/tracker_load.py [--db sqlite|postgres|both] [--nodes 10000]
+        [--skip saturating|cadence|routes]...
 """
 
 from __future__ import annotations

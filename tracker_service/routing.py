@@ -116,7 +116,7 @@ class _Shape(NamedTuple):
     candidates: tuple[Candidate, ...]
     node_ids: tuple[str, ...]
     compute_ms: list[float]  # node_cost_ms with no recent assignment
-    index: dict[str, int]  # node_id -> position
+    position: dict[str, int]  # node_id -> index in the tuples above
 
 
 class CandidatePool:
@@ -171,7 +171,7 @@ class CandidatePool:
         for (start, end), shape in self.shapes.items():
             if not 0 <= start < end <= layer_count:
                 continue
-            gone = sum(1 for node_id in exclude if node_id in shape.index) if exclude else 0
+            gone = sum(1 for node_id in exclude if node_id in shape.position) if exclude else 0
             if gone < len(shape.node_ids):
                 usable.add((start, end))
         return usable
@@ -198,7 +198,7 @@ class CandidatePool:
             costs = _costs(shape, default, latency, recent, policy)
             if exclude:
                 for node_id in exclude:
-                    i = shape.index.get(node_id)
+                    i = shape.position.get(node_id)
                     if i is not None:
                         costs[i] = math.inf
             best = min(costs)
@@ -225,11 +225,11 @@ def _costs(
     policy: RoutingPolicy,
 ) -> list[float]:
     """Each node's hop + full-shard ms, as node_cost_ms adds them."""
-    index = shape.index
-    if len(latency) < len(index):
+    position = shape.position
+    if len(latency) < len(position):
         costs = [default + compute for compute in shape.compute_ms]
         for node_id, hop_ms in latency.items():
-            i = index.get(node_id)
+            i = position.get(node_id)
             if i is not None:
                 costs[i] = hop_ms + shape.compute_ms[i]
     else:
@@ -239,7 +239,7 @@ def _costs(
             for node_id, compute in zip(shape.node_ids, shape.compute_ms, strict=True)
         ]
     for node_id, count in recent.items():
-        i = index.get(node_id)
+        i = position.get(node_id)
         if i is not None and count:
             hop_ms, compute_ms = node_cost_ms(
                 shape.candidates[i], latency_ms=latency.get(node_id), recent=count, policy=policy
