@@ -14,9 +14,15 @@ does not compete with the tracker for the cores during the measured interval.
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+
+# Under the tracker's keep-alive timeout (uvicorn's default is 5 s): a connection idle
+# longer may be closed by the server as it is reused, so it is dropped first, as
+# HTTP clients do (httpx's keepalive_expiry is 5 s).
+KEEPALIVE_EXPIRY_S = 4.0
 
 Exchange = Callable[
     [asyncio.StreamReader, asyncio.StreamWriter, bytes], Awaitable[tuple[int, bytes]]
@@ -31,7 +37,8 @@ class CadenceResult:
     latencies: list[float] = field(default_factory=list)  # send -> answer, s
     lags: list[float] = field(default_factory=list)  # slot -> send, s
     elapsed: float = 0.0  # first slot -> last answer, s
-    connections: int = 0  # keep-alive connections used at the peak
+    connections: int = 0  # keep-alive connections opened in all
+    errors: int = 0  # requests that got no answer (connection closed or reset)
 
 
 async def heartbeat_cadence(
@@ -45,27 +52,38 @@ async def heartbeat_cadence(
 ) -> CadenceResult:
     """Send request i at start + i * period / N; `connections` are opened beforehand."""
     result = CadenceResult(offered=len(requests))
-    idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+    # (reader, writer, when it was last answered on); the most recently used on top.
+    idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter, float]] = []
     opened = 0
     for _ in range(connections):
-        idle.append(await asyncio.open_connection("127.0.0.1", port))
+        idle.append((*await asyncio.open_connection("127.0.0.1", port), time.perf_counter()))
         opened += 1
         # Apart, as nodes connect: a burst is accepted whole by whichever worker wakes
         # first (the workers share one listening socket), leaving the other idle.
         await asyncio.sleep(0.02)
+    opened_now = [opened]  # connections open at this moment
     freed = asyncio.Event()
     in_flight: set[asyncio.Task[None]] = set()
 
     async def send(
-        pair: tuple[asyncio.StreamReader, asyncio.StreamWriter], request: bytes, due: float
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: bytes, due: float
     ) -> None:
         sent = time.perf_counter()
         result.lags.append(sent - due)
-        status, _ = await exchange(pair[0], pair[1], request)
-        result.latencies.append(time.perf_counter() - sent)
+        try:
+            status, _ = await exchange(reader, writer, request)
+        except (ConnectionError, asyncio.IncompleteReadError) as exc:
+            result.errors += 1
+            opened_now[0] -= 1
+            print(f"cadence: a heartbeat got no answer: {exc!r}", file=sys.stderr)
+            writer.close()
+            freed.set()
+            return
+        answered = time.perf_counter()
+        result.latencies.append(answered - sent)
         result.answered += 1
         result.refused += status != 200
-        idle.append(pair)
+        idle.append((reader, writer, answered))
         freed.set()
 
     step = period_s / len(requests)
@@ -75,19 +93,27 @@ async def heartbeat_cadence(
         wait = due - time.perf_counter()
         if wait > 0.001:  # requests already due go out together, as the loop allows
             await asyncio.sleep(wait)
-        while not idle:
-            if opened < max_connections:
-                idle.append(await asyncio.open_connection("127.0.0.1", port))
+        connection = None
+        while connection is None:
+            while idle and time.perf_counter() - idle[0][2] > KEEPALIVE_EXPIRY_S:
+                idle.pop(0)[1].close()  # the oldest, at the bottom, expire first
+                opened_now[0] -= 1
+            if idle:
+                reader, writer, _ = idle.pop()
+                connection = (reader, writer)
+            elif opened_now[0] < max_connections:
+                connection = await asyncio.open_connection("127.0.0.1", port)
                 opened += 1
+                opened_now[0] += 1
             else:
                 freed.clear()
                 await freed.wait()
-        task = asyncio.create_task(send(idle.pop(), request, due))
+        task = asyncio.create_task(send(*connection, request, due))
         in_flight.add(task)
         task.add_done_callback(in_flight.discard)
     await asyncio.gather(*in_flight)
     result.elapsed = time.perf_counter() - start
     result.connections = opened
-    for _, writer in idle:
+    for _, writer, _ in idle:
         writer.close()
     return result
