@@ -110,6 +110,9 @@ class RoutePlanner:
     ) -> RoutePlan:
         """Form a route and sign its ticket. Raises RouteRefused or NoRoute."""
         info, candidates = self.cache.shared(key)
+        if info is None:
+            with self._pools_guard:  # the recipe is gone: so is its pool
+                self._pools.pop(key, None)
         info = check_purpose(info, purpose)
         route = self.pool(key, candidates).form(
             info.layer_count,
