@@ -9,15 +9,19 @@ holding real Ed25519 keys:
   server answers, for at most D seconds or M requests (heartbeats/s, p99);
 - sends one heartbeat from every node inside one heartbeat interval, each at
   its own slot, as the nodes' real cadence does (10,000 nodes every 10 s is
-  the 1,000/s target), and reports what was answered and how late;
+  the 1,000/s target), open loop on as many keep-alive connections as the
+  answers need (tracker_load_cadence.py), and reports the rate answered, the
+  latency, how far sends fell behind their slots and each worker's CPU share;
 - marks the nodes reachable and the recipe certified, and times route
-  formation (``RoutePlanner.plan``, in process and over ``POST /api/v1/routes``);
+  formation (``RoutePlanner.plan``, in process and over ``POST /api/v1/routes``;
+  in process also its CPU time and the garbage collector's);
 - times ``/api/v1/state`` by default and walks all its pages.
 
 The LAST line is `ratio: X`, X = the lower store's saturating heartbeats/s / 1,000.
 PostgreSQL: `eval "$(bash .ci/start-postgres.sh)"` first; its public schema is dropped.
 
     python benchmarks/tracker_load.py [--db sqlite|postgres|both] [--nodes 10000]
+        [--skip saturating|cadence|routes]...
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from sqlalchemy import text
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.tracker_load_cadence import heartbeat_cadence  # noqa: E402
 from benchmarks.tracker_load_routes import (  # noqa: E402
     make_routable,
     percentile,
@@ -153,6 +158,11 @@ def _heartbeat(node: SimNode, body: bytes, port: int) -> bytes:
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process and its live descendants (Linux /proc)."""
+    return sum(cpu_by_process(pid).values())
+
+
+def cpu_by_process(pid: int) -> dict[int, float]:
+    """User + system CPU seconds of a process and each of its live descendants."""
     usage: dict[int, float] = {}
     parents: dict[int, int] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -170,7 +180,7 @@ def cpu_seconds(pid: int) -> float:
             if ppid == parent and child not in tree:
                 tree.add(child)
                 frontier.append(child)
-    return sum(usage.get(member, 0.0) for member in tree)
+    return {member: usage.get(member, 0.0) for member in tree}
 
 
 @dataclass
@@ -188,45 +198,61 @@ async def register_concurrently(nodes: list[SimNode], port: int, connections: in
     return len(nodes) / (time.perf_counter() - started)
 
 
-async def heartbeat_cadence(
-    requests: list[bytes], port: int, period_s: float, connections: int
-) -> tuple[int, int, list[float], float, float]:
-    """Each request sent at its slot of `period_s` (node i at i * period / N), as nodes do.
-
-    Returns (sent, refused, latencies, elapsed, worst lag behind schedule in seconds).
-    """
-    latencies: list[float] = []
-    failures = 0
-    worst_lag = 0.0
-    step = period_s / len(requests)
-    start = time.perf_counter() + 0.2
-
-    async def connection(offset: int) -> None:
-        nonlocal failures, worst_lag
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        for index in range(offset, len(requests), connections):
-            due = start + index * step
-            wait = due - time.perf_counter()
-            if wait > 0:
-                await asyncio.sleep(wait)
-            sent = time.perf_counter()
-            worst_lag = max(worst_lag, sent - due)
-            status, _ = await _exchange(reader, writer, requests[index])
-            latencies.append(time.perf_counter() - sent)
-            failures += status != 200
-        writer.close()
-
-    await asyncio.gather(*(connection(c) for c in range(connections)))
-    elapsed = time.perf_counter() - start
-    return len(latencies), failures, latencies, elapsed, worst_lag
-
-
 def reset_postgres(url: str) -> None:
     database = Database(url)
     with database.engine.begin() as connection:
         connection.execute(text("DROP SCHEMA public CASCADE"))
         connection.execute(text("CREATE SCHEMA public"))
     database.dispose()
+
+
+def cadence_run(
+    nodes: list[SimNode],
+    body: bytes,
+    tracker: TrackerProcess,
+    args: argparse.Namespace,
+    lines: list[str],
+) -> int:
+    """One heartbeat from every node inside one interval; returns the refusals."""
+    assert tracker.process is not None
+    # Signed before the measured interval (inside the tracker's 300 s timestamp window).
+    cadence = [_heartbeat(node, body, tracker.port) for node in nodes]
+    before = cpu_by_process(tracker.process.pid)
+    result = asyncio.run(
+        heartbeat_cadence(
+            cadence,
+            tracker.port,
+            args.interval,
+            exchange=_exchange,
+            connections=args.cadence_connections,
+        )
+    )
+    used = {
+        pid: seconds - before.get(pid, 0.0)
+        for pid, seconds in cpu_by_process(tracker.process.pid).items()
+    }
+    cpu_ms = 1000 * sum(used.values()) / max(result.answered, 1)
+    # How the connections fell on the workers: one worker with most of them would
+    # leave the other's core idle (the workers share one listening socket).
+    shares = "/".join(
+        f"{100 * s / max(sum(used.values()), 1e-9):.0f}"
+        for s in sorted(used.values(), reverse=True)
+    )
+    ms = [1000 * s for s in result.latencies]
+    lags = [1000 * s for s in result.lags]
+    lines.append(
+        f"heartbeats at cadence: all {len(nodes)} nodes once in {args.interval:.0f}s "
+        f"({result.offered / args.interval:.0f}/s offered, open loop): "
+        f"{result.answered / result.elapsed:.0f}/s answered ({result.answered} in "
+        f"{result.elapsed:.2f}s), {result.refused} refused, {result.errors} unanswered; "
+        "latency ms p50 "
+        f"{percentile(ms, 0.5):.1f} p99 {percentile(ms, 0.99):.1f}; sent behind slot ms p50 "
+        f"{percentile(lags, 0.5):.1f} p99 {percentile(lags, 0.99):.1f} worst {max(lags):.0f}; "
+        f"{result.connections} keep-alive connections; server CPU {cpu_ms:.2f} ms per "
+        f"heartbeat (% by process: {shares}); load average {os.getloadavg()[0]:.1f} on "
+        f"{os.cpu_count()} cores"
+    )
+    return result.refused + result.offered - result.answered
 
 
 def run_backend(name: str, url: str, home: Path, args: argparse.Namespace) -> BackendResult:
@@ -257,50 +283,49 @@ def run_backend(name: str, url: str, home: Path, args: argparse.Namespace) -> Ba
         )
 
         body = json.dumps({"load": 0.3, "open_sessions": 1, "tokens_served": 12}).encode()
-        # Pre-signed (real signatures, unique nonces) so the load generator's signing
-        # does not compete with the server for the cores during the run.
-        per_connection = max(1, args.max_requests // args.connections)
-        batches = [
-            [
-                _heartbeat(nodes[(c * per_connection + k) % len(nodes)], body, tracker.port)
-                for k in range(per_connection)
+        rate, failures = float("nan"), 0
+        if "saturating" not in args.skip:
+            # Pre-signed (real signatures, unique nonces) so the load generator's signing
+            # does not compete with the server for the cores during the run.
+            per_connection = max(1, args.max_requests // args.connections)
+            batches = [
+                [
+                    _heartbeat(nodes[(c * per_connection + k) % len(nodes)], body, tracker.port)
+                    for k in range(per_connection)
+                ]
+                for c in range(args.connections)
             ]
-            for c in range(args.connections)
-        ]
-        cpu_before = cpu_seconds(tracker.process.pid)
-        count, failures, latencies, elapsed = asyncio.run(
-            heartbeat_load(batches, tracker.port, args.seconds)
-        )
-        server_cpu = cpu_seconds(tracker.process.pid) - cpu_before
-        rate = count / elapsed
-        cpu_ms = 1000 * server_cpu / max(count, 1)
-        lines.append(
-            f"heartbeats/s: {rate:.0f} ({count} in {elapsed:.2f}s, {args.connections} "
-            f"connections as fast as answered, {failures} refused); latency ms p50 "
-            f"{1000 * percentile(latencies, 0.5):.1f} p99 {1000 * percentile(latencies, 0.99):.1f}"
-            f"; server CPU {cpu_ms:.2f} ms per heartbeat; load average "
-            f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
-        )
+            cpu_before = cpu_seconds(tracker.process.pid)
+            count, failures, latencies, elapsed = asyncio.run(
+                heartbeat_load(batches, tracker.port, args.seconds)
+            )
+            server_cpu = cpu_seconds(tracker.process.pid) - cpu_before
+            rate = count / elapsed
+            cpu_ms = 1000 * server_cpu / max(count, 1)
+            lines.append(
+                f"heartbeats/s: {rate:.0f} ({count} in {elapsed:.2f}s, {args.connections} "
+                f"connections as fast as answered, {failures} refused); latency ms p50 "
+                f"{1000 * percentile(latencies, 0.5):.1f} p99 "
+                f"{1000 * percentile(latencies, 0.99):.1f}; server CPU {cpu_ms:.2f} ms per "
+                "heartbeat; load average "
+                f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+            )
 
-        cadence = [_heartbeat(node, body, tracker.port) for node in nodes]
-        sent, refused, latencies, elapsed, lag = asyncio.run(
-            heartbeat_cadence(cadence, tracker.port, args.interval, args.cadence_connections)
-        )
-        lines.append(
-            f"heartbeats at cadence: all {len(nodes)} nodes once in {args.interval:.0f}s "
-            f"({len(nodes) / args.interval:.0f}/s offered): {sent / elapsed:.0f}/s answered, "
-            f"{refused} refused; latency ms p50 {1000 * percentile(latencies, 0.5):.1f} "
-            f"p99 {1000 * percentile(latencies, 0.99):.1f}; worst send {1000 * lag:.0f} ms "
-            "behind schedule"
-        )
+        refused = 0
+        if "cadence" not in args.skip:
+            refused = cadence_run(nodes, body, tracker, args, lines)
         total_failures = failures + refused
 
+        if "routes" in args.skip:
+            return BackendResult(name, lines, rate, total_failures)
         [key] = make_routable(url)
         planned = time_planner(url, key, args.routes)
         lines.append(
             f"route formation (RoutePlanner.plan, {planned.candidates} candidates, "
             f"{planned.hops} hops): p50 {planned.p50_ms:.1f} ms p99 {planned.p99_ms:.1f} ms "
-            f"over {planned.count} (CPU p50 {planned.cpu_p50_ms:.1f} ms; {planned.rereads} "
+            f"over {planned.count} (CPU p50 {planned.cpu_p50_ms:.1f} ms p99 "
+            f"{planned.cpu_p99_ms:.1f} ms; garbage collection {planned.gc_ms:.0f} ms in all, "
+            f"{planned.gc_full} full; {planned.rereads} "
             f"list re-reads; the first, reading the list: {planned.first_ms:.0f} ms) "
             "(target p99 <= 50 ms)"
         )
@@ -340,12 +365,24 @@ def main() -> int:
     parser.add_argument("--nodes", type=int, default=10_000)
     parser.add_argument("--workers", type=int, default=2, help="tracker worker processes")
     parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--cadence-connections", type=int, default=64)
+    parser.add_argument(
+        "--cadence-connections",
+        type=int,
+        default=16,
+        help="keep-alive connections opened before the cadence run (more open if all are busy)",
+    )
     parser.add_argument("--interval", type=float, default=10.0, help="heartbeat interval, s")
     parser.add_argument("--seconds", type=float, default=10.0, help="saturating run, at most")
     parser.add_argument("--max-requests", type=int, default=40_000)
     parser.add_argument("--routes", type=int, default=300, help="route formations timed")
     parser.add_argument("--page", type=int, default=500, help="/api/v1/state page size")
+    parser.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        choices=("saturating", "cadence", "routes"),
+        help="leave a part out (repeatable), to time another alone",
+    )
     args = parser.parse_args()
     if args.db != "sqlite" and not args.postgres_url:
         parser.error("PostgreSQL needs --postgres-url or MESHNET_TEST_POSTGRES_URL")

@@ -10,6 +10,7 @@ both bump the recipe's routing version as the real writers do.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import statistics
 import time
@@ -56,12 +57,38 @@ def make_routable(db_url: str) -> list[Key]:
         database.dispose()
 
 
+class CollectorClock:
+    """Time spent in the garbage collector while the block runs (gc.callbacks)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.full = 0
+        self._began = 0.0
+
+    def __enter__(self) -> CollectorClock:
+        gc.callbacks.append(self._tick)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        gc.callbacks.remove(self._tick)
+
+    def _tick(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._began = time.perf_counter()
+            return
+        self.seconds += time.perf_counter() - self._began
+        self.full += info["generation"] == 2
+
+
 @dataclass
 class PlannerTimes:
     first_ms: float
     p50_ms: float
     p99_ms: float
     cpu_p50_ms: float
+    cpu_p99_ms: float
+    gc_ms: float  # the collector's time during the timed plans, all of them together
+    gc_full: int  # of which full (generation 2) collections
     count: int
     rereads: int
     hops: int
@@ -78,17 +105,21 @@ def time_planner(db_url: str, key: Key, count: int) -> PlannerTimes:
         first_ms = (time.perf_counter() - started) * 1000
         fills_before = planner.cache.stats.fills
         walls, cpus = [], []
-        for _ in range(count):
-            started, cpu_started = time.perf_counter(), time.thread_time()
-            plan = planner.plan(key)
-            walls.append((time.perf_counter() - started) * 1000)
-            cpus.append((time.thread_time() - cpu_started) * 1000)
+        with CollectorClock() as collector:
+            for _ in range(count):
+                started, cpu_started = time.perf_counter(), time.thread_time()
+                plan = planner.plan(key)
+                walls.append((time.perf_counter() - started) * 1000)
+                cpus.append((time.thread_time() - cpu_started) * 1000)
         _, candidates = planner.candidates(key)
         return PlannerTimes(
             first_ms=first_ms,
             p50_ms=statistics.median(walls),
             p99_ms=percentile(walls, 0.99),
             cpu_p50_ms=statistics.median(cpus),
+            cpu_p99_ms=percentile(cpus, 0.99),
+            gc_ms=collector.seconds * 1000,
+            gc_full=collector.full,
             count=count,
             rereads=planner.cache.stats.fills - fills_before,
             hops=len(plan.hops),

@@ -17,13 +17,12 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 from tracker_service import errors
+from tracker_service.key_lookups import KeyLookups
 from tracker_service.keys import ed25519_public_key, verify_ed25519
 from tracker_service.store.db import Database
-from tracker_service.store.nodes import public_key_of
 from tracker_service.store.nonces import purge_spent_nonces, spend_nonce
 from tracker_service.wire import (
     HEADER_NODE,
@@ -62,6 +61,13 @@ class PublicKeyCache:
         self._keys: OrderedDict[str, CachedKey] = OrderedDict()
         self._capacity = capacity
         self._lock = threading.Lock()
+        self._lookups: KeyLookups | None = None
+
+    def lookups(self, database: Database) -> KeyLookups:
+        """Grouped store reads for keys not cached yet (key_lookups.py)."""
+        if self._lookups is None or self._lookups.database is not database:
+            self._lookups = KeyLookups(database)
+        return self._lookups
 
     def get(self, node_id: str) -> CachedKey | None:
         with self._lock:
@@ -242,7 +248,7 @@ async def verify_signed(
     else:
         cached = keys.get(node_id)
         if cached is None:
-            raw = await run_in_threadpool(_lookup_key, database, node_id)
+            raw = await keys.lookups(database).public_key(node_id)
             if raw is None:
                 raise errors.AuthRefused(
                     errors.UNKNOWN_NODE, f"node {node_id} is not registered with this tracker"
@@ -266,8 +272,3 @@ def nonce_reused(node_id: str) -> errors.AuthRefused:
     return errors.AuthRefused(
         errors.NONCE_REUSED, f"node {node_id} already used this nonce; a replay is refused"
     )
-
-
-def _lookup_key(database: Database, node_id: str) -> bytes | None:
-    with database.session() as session:
-        return public_key_of(session, node_id)

@@ -71,12 +71,20 @@ class CandidateCache:
     def get(
         self, key: Key, *, now: float | None = None
     ) -> tuple[RecipeInfo | None, list[Candidate]]:
+        info, candidates = self.shared(key, now=now)
+        return info, list(candidates)
+
+    def shared(
+        self, key: Key, *, now: float | None = None
+    ) -> tuple[RecipeInfo | None, tuple[Candidate, ...]]:
+        """As :meth:`get`, without a copy: the cached tuple itself, the same object
+        until the list is re-read (the planner keys its per-list structures on it)."""
         now = self._clock() if now is None else now
         with self._db.session() as session:
             info = recipe_info(session, key)
             if info is None:
                 self.forget(key)
-                return None, []
+                return None, ()
             entry = self._fresh(key, info.routing_version, now)
             if entry is None:
                 # One reader per fingerprint refills; the others wait for its list
@@ -87,7 +95,7 @@ class CandidateCache:
                         entry = self._fill(session, key, info.routing_version, now)
             else:
                 self.stats.hits += 1
-        return info, list(entry.candidates)
+        return info, entry.candidates
 
     def forget(self, key: Key | None = None) -> None:
         """Drop one fingerprint's list (or all): the next request reads it again."""

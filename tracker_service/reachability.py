@@ -228,6 +228,11 @@ class ReachabilityMonitor(BackgroundLoop):
         """The last measured dial round trip (this replica's view), for route choice."""
         return self._latency.get(node_id)
 
+    def latencies(self) -> dict[str, float]:
+        """Every measured dial round trip, a copy (one C-level copy: safe while the
+        event loop records new ones)."""
+        return dict(self._latency)
+
     def suspect(self, node_id: str) -> None:
         """A route client saw this node fail: dial it again now (blocking, store write)."""
         with self._db.sessions.begin() as session:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Mapping
 
 from tracker_service.candidate_cache import DEFAULT_MAX_AGE_S, CandidateCache
 from tracker_service.keys import TrackerKey
@@ -20,10 +21,10 @@ from tracker_service.routing import (
     PURPOSE_CERTIFY,
     PURPOSE_SERVE,
     Candidate,
+    CandidatePool,
     RecentAssignments,
     Route,
     RoutingPolicy,
-    form_route,
 )
 from tracker_service.store.db import Database
 from tracker_service.store.routing import Key, RecipeInfo
@@ -70,7 +71,8 @@ class RoutePlanner:
         key: TrackerKey,
         *,
         ticket_ttl_s: float,
-        latency_ms: Callable[[str], float | None] = lambda _node_id: None,
+        latency_ms: Callable[[str], float | None] | None = None,
+        latencies: Callable[[], Mapping[str, float]] | None = None,
         policy: RoutingPolicy | None = None,
         assignments: RecentAssignments | None = None,
         rng: random.Random | None = None,
@@ -83,6 +85,12 @@ class RoutePlanner:
         self._key = key
         self._ttl_s = ticket_ttl_s
         self._latency_ms = latency_ms
+        # The measured hop latencies in one mapping per request (nodes absent weigh the
+        # default): one call instead of one per candidate.
+        self._latencies = latencies
+        # One CandidatePool per cached candidate list, rebuilt when the list is re-read.
+        self._pools: dict[Key, CandidatePool] = {}
+        self._pools_guard = threading.Lock()
         self._policy = policy or RoutingPolicy()
         self.assignments = assignments or RecentAssignments()
         self._rng = rng or random.Random()
@@ -101,16 +109,17 @@ class RoutePlanner:
         exclude: Iterable[str] = (),
     ) -> RoutePlan:
         """Form a route and sign its ticket. Raises RouteRefused or NoRoute."""
-        info, candidates = self.candidates(key)
+        info, candidates = self.cache.shared(key)
+        if info is None:
+            with self._pools_guard:  # the recipe is gone: so is its pool
+                self._pools.pop(key, None)
         info = check_purpose(info, purpose)
-        route = form_route(
-            candidates,
+        route = self.pool(key, candidates).form(
             info.layer_count,
             min_nodes=min_nodes,
             exclude=exclude,
-            latency_ms=self._latency_ms,
+            latency=self._latency_map(candidates),
             recent=self.assignments.snapshot(),
-            policy=self._policy,
             rng=self._rng,
         )
         plan = self.sign(route, key)
@@ -123,6 +132,23 @@ class RoutePlanner:
             " -> ".join(f"{h.node_id[:8]}[{h.effective_start},{h.end})" for h in plan.hops),
         )
         return plan
+
+    def pool(self, key: Key, candidates: tuple[Candidate, ...]) -> CandidatePool:
+        """The pool of this candidate list: built once per list the cache reads."""
+        pool = self._pools.get(key)
+        if pool is None or pool.source is not candidates:
+            pool = CandidatePool(candidates, self._policy)
+            with self._pools_guard:
+                self._pools[key] = pool
+        return pool
+
+    def _latency_map(self, candidates: tuple[Candidate, ...]) -> Mapping[str, float]:
+        if self._latencies is not None:
+            return self._latencies()
+        measure = self._latency_ms
+        if measure is None:
+            return {}
+        return {c.node_id: ms for c in candidates if (ms := measure(c.node_id)) is not None}
 
     def sign(self, route: Route, key: Key) -> RoutePlan:
         return plan_for(route, key, self._key, ttl_s=self._ttl_s)

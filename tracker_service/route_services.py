@@ -59,7 +59,7 @@ class RouteServices:
             database,
             key,
             ticket_ttl_s=settings.route_ticket_ttl_s,
-            latency_ms=self.hop_latency_ms,
+            latencies=self.hop_latencies,
         )
         self.certifier = Certifier(
             database,
@@ -113,6 +113,15 @@ class RouteServices:
             return measured
         base = DEFAULT_HOP_LATENCY_MS if measured is None else measured
         return base + self.settings.relay_hop_penalty_ms
+
+    def hop_latencies(self) -> dict[str, float]:
+        """:meth:`hop_latency_ms` of every node that has one, in one mapping (a copy):
+        what the planner weighs per route request."""
+        latencies = self.monitor.latencies()
+        penalty = self.settings.relay_hop_penalty_ms
+        for node_id in tuple(self.monitor.relayed):  # the event loop may add meanwhile
+            latencies[node_id] = latencies.get(node_id, DEFAULT_HOP_LATENCY_MS) + penalty
+        return latencies
 
 
 def get_route_services(request: Request) -> RouteServices:

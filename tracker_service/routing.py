@@ -19,13 +19,14 @@ least two distinct nodes; the search tracks the hop count for that.
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import NamedTuple
 
 from tracker_service.recipe_identity import coverage_gap
@@ -109,28 +110,142 @@ def node_cost_ms(
     return hop_ms, 1000.0 / throughput * busy
 
 
-def _pick_representatives(
-    candidates: Iterable[Candidate],
-    *,
-    latency_ms: Callable[[str], float | None],
+class _Shape(NamedTuple):
+    """The nodes of one range, with what their cost needs that no request changes."""
+
+    candidates: tuple[Candidate, ...]
+    node_ids: tuple[str, ...]
+    compute_ms: list[float]  # node_cost_ms with no recent assignment
+    position: dict[str, int]  # node_id -> index in the tuples above
+
+
+class CandidatePool:
+    """A fingerprint's candidates grouped by range, with their static costs.
+
+    Built once per candidate list (the planner keeps one per cached list), so a
+    route request touches per node only floats in flat lists: one addition per
+    node, the comparisons of the slack band, and a lookup for each node with a
+    measured latency, a recent assignment or an exclusion. At 10,000 nodes that
+    keeps formation to a few milliseconds and allocates no per-node objects, whose
+    garbage collection made the slow tail of route requests.
+    """
+
+    def __init__(self, candidates: Sequence[Candidate], policy: RoutingPolicy) -> None:
+        self.source = candidates  # the list this pool was built from
+        self.policy = policy
+        grouped: dict[tuple[int, int], list[Candidate]] = defaultdict(list)
+        for c in candidates:
+            grouped[(c.start, c.end)].append(c)
+        # Insertion order of first appearance: the order shapes draw from the rng.
+        self.shapes: dict[tuple[int, int], _Shape] = {}
+        for shape, members in grouped.items():
+            ids = tuple(c.node_id for c in members)
+            compute = [node_cost_ms(c, latency_ms=0.0, recent=0, policy=policy)[1] for c in members]
+            index = {node_id: i for i, node_id in enumerate(ids)}
+            self.shapes[shape] = _Shape(tuple(members), ids, compute, index)
+
+    def form(
+        self,
+        layer_count: int,
+        *,
+        min_nodes: int = 1,
+        exclude: Iterable[str] = (),
+        latency: Mapping[str, float],
+        recent: Mapping[str, int],
+        rng: random.Random,
+    ) -> Route:
+        """:func:`form_route` over this pool (`latency`: the measured hop latencies)."""
+        excluded = set(exclude)
+        # Distinct ranges decide coverage; 10,000 nodes share a handful of them.
+        gap = coverage_gap(self.usable_shapes(layer_count, excluded), layer_count)
+        if gap is not None:
+            raise NoRoute(
+                f"no live reachable nodes cover the model: {gap.replace('Shard', 'node')}"
+            )
+        shapes = self.pick(layer_count, exclude=excluded, latency=latency, recent=recent, rng=rng)
+        return _chain(shapes, layer_count, min_nodes)
+
+    def usable_shapes(self, layer_count: int, exclude: AbstractSet[str]) -> set[tuple[int, int]]:
+        """The ranges inside the model with at least one node not excluded."""
+        usable = set()
+        for (start, end), shape in self.shapes.items():
+            if not 0 <= start < end <= layer_count:
+                continue
+            gone = sum(1 for node_id in exclude if node_id in shape.position) if exclude else 0
+            if gone < len(shape.node_ids):
+                usable.add((start, end))
+        return usable
+
+    def pick(
+        self,
+        layer_count: int,
+        *,
+        exclude: AbstractSet[str] = frozenset(),
+        latency: Mapping[str, float],
+        recent: Mapping[str, int],
+        rng: random.Random,
+    ) -> dict[tuple[int, int], tuple[Candidate, float, float]]:
+        """One node per usable shape, drawn among the near-best: (node, hop ms, full-shard ms).
+
+        `latency` holds the measured hop latencies (others weigh the policy's default).
+        """
+        policy = self.policy
+        default = policy.default_latency_ms
+        chosen: dict[tuple[int, int], tuple[Candidate, float, float]] = {}
+        for (start, end), shape in self.shapes.items():
+            if not 0 <= start < end <= layer_count:
+                continue
+            costs = _costs(shape, default, latency, recent, policy)
+            if exclude:
+                for node_id in exclude:
+                    i = shape.position.get(node_id)
+                    if i is not None:
+                        costs[i] = math.inf
+            best = min(costs)
+            if best == math.inf:
+                continue  # every node of this range is excluded
+            limit = best * (1.0 + policy.slack)
+            band = [i for i, cost in enumerate(costs) if cost <= limit]
+            node = shape.candidates[rng.choice(band)]
+            hop_ms, compute_ms = node_cost_ms(
+                node,
+                latency_ms=latency.get(node.node_id),
+                recent=recent.get(node.node_id, 0),
+                policy=policy,
+            )
+            chosen[(start, end)] = (node, hop_ms, compute_ms)
+        return chosen
+
+
+def _costs(
+    shape: _Shape,
+    default: float,
+    latency: Mapping[str, float],
     recent: Mapping[str, int],
     policy: RoutingPolicy,
-    rng: random.Random,
-) -> dict[tuple[int, int], tuple[Candidate, float, float]]:
-    """One node per shape, drawn among the near-best: (node, hop ms, full-shard ms)."""
-    shapes: dict[tuple[int, int], list[tuple[float, Candidate, float, float]]] = defaultdict(list)
-    for c in candidates:
-        hop_ms, compute_ms = node_cost_ms(
-            c, latency_ms=latency_ms(c.node_id), recent=recent.get(c.node_id, 0), policy=policy
-        )
-        shapes[(c.start, c.end)].append((hop_ms + compute_ms, c, hop_ms, compute_ms))
-    chosen: dict[tuple[int, int], tuple[Candidate, float, float]] = {}
-    for shape, scored in shapes.items():
-        best = min(map(itemgetter(0), scored))
-        band = [entry for entry in scored if entry[0] <= best * (1.0 + policy.slack)]
-        _, node, hop_ms, compute_ms = rng.choice(band)
-        chosen[shape] = (node, hop_ms, compute_ms)
-    return chosen
+) -> list[float]:
+    """Each node's hop + full-shard ms, as node_cost_ms adds them."""
+    position = shape.position
+    if len(latency) < len(position):
+        costs = [default + compute for compute in shape.compute_ms]
+        for node_id, hop_ms in latency.items():
+            i = position.get(node_id)
+            if i is not None:
+                costs[i] = hop_ms + shape.compute_ms[i]
+    else:
+        get = latency.get
+        costs = [
+            get(node_id, default) + compute
+            for node_id, compute in zip(shape.node_ids, shape.compute_ms, strict=True)
+        ]
+    for node_id, count in recent.items():
+        i = position.get(node_id)
+        if i is not None and count:
+            hop_ms, compute_ms = node_cost_ms(
+                shape.candidates[i], latency_ms=latency.get(node_id), recent=count, policy=policy
+            )
+            costs[i] = hop_ms + compute_ms
+    return costs
 
 
 def form_route(
@@ -150,21 +265,23 @@ def form_route(
     enough distinct nodes exists).
     """
     policy = policy or RoutingPolicy()
-    excluded = set(exclude)
-    usable = [
-        c for c in candidates if c.node_id not in excluded and 0 <= c.start < c.end <= layer_count
-    ]
-    # Distinct ranges decide coverage; 10,000 nodes share a handful of them.
-    gap = coverage_gap({(c.start, c.end) for c in usable}, layer_count)
-    if gap is not None:
-        raise NoRoute(f"no live reachable nodes cover the model: {gap.replace('Shard', 'node')}")
-    shapes = _pick_representatives(
-        usable,
-        latency_ms=latency_ms,
+    latency = {c.node_id: ms for c in candidates if (ms := latency_ms(c.node_id)) is not None}
+    return CandidatePool(candidates, policy).form(
+        layer_count,
+        min_nodes=min_nodes,
+        exclude=exclude,
+        latency=latency,
         recent=recent or {},
-        policy=policy,
         rng=rng or random.Random(),
     )
+
+
+def _chain(
+    shapes: Mapping[tuple[int, int], tuple[Candidate, float, float]],
+    layer_count: int,
+    min_nodes: int,
+) -> Route:
+    """The cheapest chain of the chosen shapes; a shortest path over layer boundaries."""
     cap = max(1, min_nodes)
     # best[(position, hops so far capped at `cap`)] = (cost, previous state, shape)
     best: dict[tuple[int, int], tuple[float, tuple[int, int] | None, tuple[int, int] | None]] = {

@@ -122,3 +122,5 @@ def test_the_planner_counts_a_relayed_hops_extra_latency(tmp_path: Path) -> None
     assert routing.hop_latency_ms("b" * 32) == 8.0
     monitor.relayed.add("c" * 32)  # relayed but not timed yet: the default plus the relay
     assert routing.hop_latency_ms("c" * 32) == 25.0
+    # The planner's one-mapping view of the same figures; untimed direct nodes are absent.
+    assert routing.hop_latencies() == {"a" * 32: 3.0, "b" * 32: 8.0, "c" * 32: 25.0}

@@ -234,6 +234,39 @@ def test_a_dark_recipe_is_routed_only_to_certify_it(database: Database) -> None:
     assert len(planner(database).plan(key, purpose="serve").hops) == 2
 
 
+def test_a_planner_keeps_one_pool_per_candidate_list(database: Database) -> None:
+    key = register_recipe_of(database)
+    add_nodes(database, [node_row(0, 15), node_row(15, 30)])
+    routes = planner(database)
+    routes.plan(key, purpose="certify")
+    _, listed = routes.cache.shared(key)
+    pool = routes.pool(key, listed)
+    routes.plan(key, purpose="certify")
+    assert routes.pool(key, routes.cache.shared(key)[1]) is pool  # the list was not re-read
+    routes.cache.forget(key)
+    _, reread = routes.cache.shared(key)
+    assert reread is not listed and reread == listed
+    assert routes.pool(key, reread) is not pool  # a re-read list gets a pool of its own
+
+
+def test_the_planners_latency_mapping_steers_its_routes(database: Database) -> None:
+    key = register_recipe_of(database)
+    near, far = add_nodes(database, [node_row(0, 15), node_row(0, 15)])
+    add_nodes(database, [node_row(15, 30)])
+    measured = {far: 400.0, near: 2.0}
+    routes = RoutePlanner(
+        database,
+        TrackerKey.from_seed(b"\x01" * 32),
+        ticket_ttl_s=60.0,
+        latencies=lambda: measured,
+    )
+    heads = Counter(routes.plan(key, purpose="certify").hops[0].node_id for _ in range(20))
+    assert heads == {near: 20}
+    measured = {far: 2.0, near: 400.0}  # the next request weighs the new figures
+    heads = Counter(routes.plan(key, purpose="certify").hops[0].node_id for _ in range(20))
+    assert heads == {far: 20}
+
+
 def test_an_unknown_recipe_is_refused(database: Database) -> None:
     with pytest.raises(RouteRefused) as refused:
         planner(database).plan(("c" * 64, "d" * 64), purpose="certify")

@@ -87,6 +87,14 @@ def public_key_of(session: Session, node_id: str) -> bytes | None:
     ).scalar_one_or_none()
 
 
+def public_keys_of(connection: Connection, node_ids: Sequence[str]) -> dict[str, bytes]:
+    """node_id -> registered public key, for those of `node_ids` the store knows."""
+    rows = connection.execute(
+        select(Node.node_id, Node.public_key).where(Node.node_id.in_(node_ids))
+    )
+    return {node_id: bytes(key) for node_id, key in rows}
+
+
 def register_node(
     session: Session,
     *,
