@@ -14,11 +14,30 @@ task runs the schedule, on the node's own clock:
 * each step gets its own result or its own error; a step whose client went
   away (its future cancelled) is dropped before it is computed.
 
-Company is awaited only when it is known to be coming: sessions whose last
-decode step was answered in the previous batch and are still open are
-*expected*; when fewer steps are queued than expected, the batch waits for the
-missing ones at most half the last batch's compute time (their clients are
-still sending), never longer. A lone session expects nobody and never waits.
+Company is awaited only when it is known to be coming, and never by a lone
+session (nobody else mid-decode: nothing to wait for) nor while a prefill waits:
+
+* a session is *mid-decode* here while it is open and was answered in one of
+  the last ``RECENT_BATCHES`` decode batches; its *group* is the batch it was
+  last answered in;
+* at the route's head (the session's steps are token ids) a decode batch waits
+  for every mid-decode session of its shard that has no step queued, at most
+  ``merge_wait`` times the longest of the last few batches' compute times. The
+  head is where groups merge: when the sessions of a route drift into two
+  groups (say 6 + 2, one at each node, each of the two nodes running two
+  forwards per token), the group at the head waits for the other one to come
+  back and they run as one batch from then on;
+* any other node waits only for the missing members of the queued sessions'
+  own groups (stragglers of one batch), at most ``straggler_wait`` times the
+  last batch's compute time, and never for another group: that group may be
+  waiting at the head for this very one, and two nodes each holding a group
+  for the other would idle both and merge nothing (a rule that expected the
+  members of the node's last one or two batches did exactly that: with the
+  groups alternating, each node's last batch is the *other* group);
+* a session that closes, aborts or leaves stops being waited for at once (the
+  hop wakes the schedule when it releases a session); one that goes quiet
+  while open costs each of the next ``RECENT_BATCHES`` batches at most the
+  bound, then is no longer expected.
 
 A decode batch runs on the event loop itself, as a lone decode step did
 before batching: a thread hand-off costs more than a small forward on a busy
@@ -50,6 +69,11 @@ logger = logging.getLogger(__name__)
 
 PREFILL_CHUNK = 64  # positions per prefill chunk: the longest stall a decode sees
 MAX_BATCH = 32  # decode rows per forward
+RECENT_BATCHES = 4  # a session answered in one of these last batches is mid-decode
+STRAGGLER_WAIT = 0.5  # x the last batch's compute time: a group's late members
+# x the longest recent compute time: at the head, another group's trip through the
+# rest of the route (its forward at the next node, about one batch, plus transfers)
+MERGE_WAIT = 2.0
 
 
 @dataclass
@@ -70,6 +94,15 @@ class _Prefill:
 
 
 @dataclass
+class _Member:
+    """A session answered in a decode batch here: which batch, and who shared it."""
+
+    session: InferenceSession
+    batch: int
+    group: list[InferenceSession]
+
+
+@dataclass
 class BatchStats:
     """What the schedule did: the benchmark and tests read it."""
 
@@ -81,16 +114,25 @@ class BatchStats:
 
 
 class StepBatcher:
-    def __init__(self, prefill_chunk: int = PREFILL_CHUNK, max_batch: int = MAX_BATCH) -> None:
+    def __init__(
+        self,
+        prefill_chunk: int = PREFILL_CHUNK,
+        max_batch: int = MAX_BATCH,
+        straggler_wait: float = STRAGGLER_WAIT,
+        merge_wait: float = MERGE_WAIT,
+    ) -> None:
         self.prefill_chunk = prefill_chunk
         self.max_batch = max_batch
+        self.straggler_wait = straggler_wait
+        self.merge_wait = merge_wait
         self.stats = BatchStats()
         self._decodes: list[_Decode] = []
         self._prefills: deque[_Prefill] = deque()
         self._wake: asyncio.Event | None = None
         self._worker: asyncio.Task[None] | None = None
-        self._expected: list[InferenceSession] = []  # the members of the last batch
-        self._last_batch_s = 0.0
+        self._members: dict[int, _Member] = {}  # by id() of the session: mid-decode ones
+        self._batches = 0  # decode batches run so far
+        self._computes: deque[float] = deque(maxlen=RECENT_BATCHES)  # their seconds
 
     async def submit(self, session: InferenceSession, inputs: torch.Tensor) -> StepResult:
         """Compute one step of one session; raises the session's MeshnetError."""
@@ -107,6 +149,11 @@ class StepBatcher:
         assert self._wake is not None
         self._wake.set()
         return await future
+
+    def wake(self) -> None:
+        """A session was released: a batch waiting for it stops waiting."""
+        if self._wake is not None:
+            self._wake.set()
 
     async def stop(self) -> None:
         if self._worker is not None:
@@ -137,19 +184,60 @@ class StepBatcher:
                     logger.exception("the step schedule failed a round")
 
     async def _gather_company(self) -> None:
-        """Wait, briefly and only for sessions known to be mid-decode, for their steps."""
-        queued = {id(d.session) for d in self._decodes}
-        missing = [s for s in self._expected if id(s) not in queued and not s.closed]
-        if not self._decodes or not missing or self._prefills:
+        """Wait, bounded and only for sessions known to be mid-decode, for their steps."""
+        if not self._decodes or self._prefills or len(self._decodes) >= self.max_batch:
+            return
+        missing, bound = self._expected()
+        if not missing:
             return
         assert self._wake is not None
-        deadline = time.perf_counter() + self._last_batch_s / 2
+        deadline = time.perf_counter() + bound
         while missing and (left := deadline - time.perf_counter()) > 0:
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), left)
+            if self._prefills:  # a new prompt: its first chunk goes now
+                return
             queued = {id(d.session) for d in self._decodes}
             missing = [s for s in missing if id(s) not in queued and not s.closed]
+
+    def _expected(self) -> tuple[list[InferenceSession], float]:
+        """The open sessions expected to send a decode step soon, and how long to wait."""
+        queued = {id(d.session): d.session for d in self._decodes}
+        expected: dict[int, InferenceSession] = {}
+        merge = False
+        for session in queued.values():
+            if session.takes_tokens:  # the route's head: every mid-decode session of its shard
+                merge = True
+                key = (id(session.shard), session.start_layer)
+                for m in self._members.values():
+                    if (id(m.session.shard), m.session.start_layer) == key:
+                        expected[id(m.session)] = m.session
+                continue
+            own = self._members.get(id(session))
+            if own is None or own.session is not session:
+                continue  # its first decode step here: no group yet
+            for other in own.group:  # the rest of its group, if still in it
+                member = self._members.get(id(other))
+                if member is not None and member.session is other and member.batch == own.batch:
+                    expected[id(other)] = other
+        missing = [s for k, s in expected.items() if k not in queued and not s.closed]
+        if merge:
+            return missing, self.merge_wait * max(self._computes, default=0.0)
+        last = self._computes[-1] if self._computes else 0.0
+        return missing, self.straggler_wait * last
+
+    def _answered(self, batch: list[_Decode], seconds: float) -> None:
+        """Record a decode batch: its members' group, and forget sessions no longer mid-decode."""
+        self._batches += 1
+        self._computes.append(seconds)
+        group = [d.session for d in batch]
+        for session in group:
+            self._members[id(session)] = _Member(session, self._batches, group)
+        oldest = self._batches - RECENT_BATCHES
+        self._members = {
+            k: m for k, m in self._members.items() if m.batch > oldest and not m.session.closed
+        }
 
     def _decode_all(self) -> None:
         pending = [d for d in self._decodes if not d.future.done()]
@@ -170,8 +258,7 @@ class StepBatcher:
                     outcomes = []
                     for d in batch:
                         outcomes += step_batch([d.session], [d.inputs])
-                self._last_batch_s = time.perf_counter() - began
-                self._expected = [d.session for d in batch]
+                self._answered(batch, time.perf_counter() - began)
                 self.stats.forwards += 1
                 self.stats.rows += len(batch)
                 self.stats.largest = max(self.stats.largest, len(batch))
