@@ -14,30 +14,33 @@ task runs the schedule, on the node's own clock:
 * each step gets its own result or its own error; a step whose client went
   away (its future cancelled) is dropped before it is computed.
 
-Company is awaited only when it is known to be coming, and never by a lone
-session (nobody else mid-decode: nothing to wait for) nor while a prefill waits:
+Company is awaited only when it is known to be coming, never by a lone session
+(nobody else is mid-decode) nor while a prefill waits. A session is
+*mid-decode* here while it is open and was answered in one of the last
+``RECENT_BATCHES`` decode batches; a decode batch waits for the mid-decode
+sessions of its shard that have no step queued yet, at most:
 
-* a session is *mid-decode* here while it is open and was answered in one of
-  the last ``RECENT_BATCHES`` decode batches; its *group* is the batch it was
-  last answered in;
-* at the route's head (the session's steps are token ids) a decode batch waits
-  for every mid-decode session of its shard that has no step queued, at most
-  ``merge_wait`` times the longest of the last few batches' compute times. The
-  head is where groups merge: when the sessions of a route drift into two
-  groups (say 6 + 2, one at each node, each of the two nodes running two
-  forwards per token), the group at the head waits for the other one to come
-  back and they run as one batch from then on;
-* any other node waits only for the missing members of the queued sessions'
-  own groups (stragglers of one batch), at most ``straggler_wait`` times the
-  last batch's compute time, and never for another group: that group may be
-  waiting at the head for this very one, and two nodes each holding a group
-  for the other would idle both and merge nothing (a rule that expected the
-  members of the node's last one or two batches did exactly that: with the
-  groups alternating, each node's last batch is the *other* group);
-* a session that closes, aborts or leaves stops being waited for at once (the
-  hop wakes the schedule when it releases a session); one that goes quiet
-  while open costs each of the next ``RECENT_BATCHES`` batches at most the
-  bound, then is no longer expected.
+* ``merge_wait`` times the longest of the last few batches' compute times at
+  the route's head (the session's steps are token ids). This is where groups
+  merge: when a route's sessions drift into two groups (say 6 + 2, one at each
+  node, so each node runs two forwards per token), the group at the head waits
+  for the other one's whole trip through the rest of the route, and from then
+  on they run as one batch;
+* ``straggler_wait`` times the last batch's compute time at any other node:
+  enough for the late members of a batch that left the previous node together,
+  and short, since the missing ones may be held at the head waiting for the
+  very group queued here. The long wait is at the head only: when every node
+  waits briefly for every group (as a rule that expected the members of the
+  node's last one or two batches did), each group waits at each node for the
+  other one, which is at the other node, so both idle every round and nothing
+  merges; one node waiting long breaks that symmetry.
+
+A session that closes, aborts or leaves stops being waited for at once (the hop
+wakes the schedule when it releases a session); one that goes quiet while open
+costs each of the next ``RECENT_BATCHES`` batches at most the bound, then is no
+longer expected. Sessions behind different heads (other routes) that meet at a
+later node are not merged there: they may cost that node a short straggler wait
+per batch.
 
 A decode batch runs on the event loop itself, as a lone decode step did
 before batching: a thread hand-off costs more than a small forward on a busy
@@ -70,10 +73,10 @@ logger = logging.getLogger(__name__)
 PREFILL_CHUNK = 64  # positions per prefill chunk: the longest stall a decode sees
 MAX_BATCH = 32  # decode rows per forward
 RECENT_BATCHES = 4  # a session answered in one of these last batches is mid-decode
-STRAGGLER_WAIT = 0.5  # x the last batch's compute time: a group's late members
-# x the longest recent compute time: at the head, another group's trip through the
-# rest of the route (its forward at the next node, about one batch, plus transfers)
-MERGE_WAIT = 2.0
+STRAGGLER_WAIT = 0.5  # x the last batch's compute time, off the route's head
+# x the longest recent compute time, at the head: another group's trip through the
+# rest of the route (the next node's straggler wait, its forward, the transfers)
+MERGE_WAIT = 3.0
 
 
 @dataclass
@@ -95,11 +98,10 @@ class _Prefill:
 
 @dataclass
 class _Member:
-    """A session answered in a decode batch here: which batch, and who shared it."""
+    """A session answered in a decode batch here, and the number of that batch."""
 
     session: InferenceSession
     batch: int
-    group: list[InferenceSession]
 
 
 @dataclass
@@ -202,38 +204,27 @@ class StepBatcher:
             missing = [s for s in missing if id(s) not in queued and not s.closed]
 
     def _expected(self) -> tuple[list[InferenceSession], float]:
-        """The open sessions expected to send a decode step soon, and how long to wait."""
-        queued = {id(d.session): d.session for d in self._decodes}
-        expected: dict[int, InferenceSession] = {}
-        merge = False
-        for session in queued.values():
-            if session.takes_tokens:  # the route's head: every mid-decode session of its shard
-                merge = True
-                key = (id(session.shard), session.start_layer)
-                for m in self._members.values():
-                    if (id(m.session.shard), m.session.start_layer) == key:
-                        expected[id(m.session)] = m.session
-                continue
-            own = self._members.get(id(session))
-            if own is None or own.session is not session:
-                continue  # its first decode step here: no group yet
-            for other in own.group:  # the rest of its group, if still in it
-                member = self._members.get(id(other))
-                if member is not None and member.session is other and member.batch == own.batch:
-                    expected[id(other)] = other
-        missing = [s for k, s in expected.items() if k not in queued and not s.closed]
-        if merge:
+        """The mid-decode sessions that could join the queued steps, and how long to wait."""
+        queued = {id(d.session) for d in self._decodes}
+        keys = {(id(d.session.shard), d.session.start_layer) for d in self._decodes}
+        head = any(d.session.takes_tokens for d in self._decodes)
+        missing = [
+            m.session
+            for k, m in self._members.items()
+            if k not in queued
+            and not m.session.closed
+            and (id(m.session.shard), m.session.start_layer) in keys
+        ]
+        if head:
             return missing, self.merge_wait * max(self._computes, default=0.0)
-        last = self._computes[-1] if self._computes else 0.0
-        return missing, self.straggler_wait * last
+        return missing, self.straggler_wait * (self._computes[-1] if self._computes else 0.0)
 
     def _answered(self, batch: list[_Decode], seconds: float) -> None:
-        """Record a decode batch: its members' group, and forget sessions no longer mid-decode."""
+        """Record a decode batch; forget the sessions no longer mid-decode."""
         self._batches += 1
         self._computes.append(seconds)
-        group = [d.session for d in batch]
-        for session in group:
-            self._members[id(session)] = _Member(session, self._batches, group)
+        for d in batch:
+            self._members[id(d.session)] = _Member(d.session, self._batches)
         oldest = self._batches - RECENT_BATCHES
         self._members = {
             k: m for k, m in self._members.items() if m.batch > oldest and not m.session.closed
