@@ -15,8 +15,11 @@ slows a round):
       token latency.
 
 Each node batches the decode steps that reach it together into one forward
-(core/dataplane/batcher.py). Every session's greedy tokens are checked against
-its own solo run. Last line ``ratio: X`` = (b) aggregate / (a) tokens/s.
+(core/dataplane/batcher.py); each node's mean decode batch over the (b) rounds
+(decode steps / forwards, from its /v1/health) shows whether the sessions stayed
+in one batch (8 for 8 sessions) or drifted into groups, whatever the machine's
+load. Every session's greedy tokens are checked against its own solo run. Last
+line ``ratio: X`` = (b) aggregate / (a) tokens/s.
 """
 
 from __future__ import annotations
@@ -90,6 +93,12 @@ def aggregate_rate(runs: list[Run]) -> float:
     return sum(len(r.steps) for r in runs) / (last - first)
 
 
+def decode_counts(health_urls: list[str]) -> list[tuple[int, int]]:
+    """Each node's (decode forwards, decode rows) so far."""
+    bodies = [httpx.get(u, timeout=10).json() for u in health_urls]
+    return [(int(b["decode_forwards"]), int(b["decode_rows"])) for b in bodies]
+
+
 def wait_for_certified(url: str, timeout_s: float = 240.0) -> dict[str, Any]:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -122,12 +131,19 @@ def main() -> None:
         for index, layers in enumerate([(0, 15), (15, 30)], start=1):
             children.append(start_node(index, workdir, url, model_dir, layers, lambda _n, _l: None))
         recipe = wait_for_certified(url)
+        hops = hops_from_route(asyncio.run(request_route(url, recipe)))
+        health = [h.endpoint.replace("ws", "http", 1) + "/v1/health" for h in hops]
         solo = [asyncio.run(one_session(url, recipe, ids, n)).tokens for ids in prompts]
         singles: list[Run] = []
         groups: list[list[Run]] = []
+        batched = [[0, 0] for _ in hops]  # forwards, rows over the (b) rounds, per node
         for _ in range(args.rounds):
             singles.append(asyncio.run(one_session(url, recipe, prompts[0], n)))
+            before = decode_counts(health)
             groups.append(asyncio.run(together(url, recipe, prompts, n)))
+            for total, was, now in zip(batched, before, decode_counts(health), strict=True):
+                total[0] += now[0] - was[0]
+                total[1] += now[1] - was[1]
     finally:
         for child in reversed(children):
             child.stop()
@@ -150,6 +166,13 @@ def main() -> None:
         "  p50 token latency per session: "
         + ", ".join(f"{r.p50_ms:.1f}" for r in best_group)
         + " ms"
+    )
+    print(
+        f"mean decode batch over the {count}-session rounds (steps / forwards): "
+        + ", ".join(
+            f"node {i} {rows / max(forwards, 1):.2f} ({rows}/{forwards})"
+            for i, (forwards, rows) in enumerate(batched, start=1)
+        )
     )
     print(f"every session's tokens equal its solo run: {identical}")
     print(f"ratio: {max(group_rates) / max(single_rates):.2f}")

@@ -14,11 +14,33 @@ task runs the schedule, on the node's own clock:
 * each step gets its own result or its own error; a step whose client went
   away (its future cancelled) is dropped before it is computed.
 
-Company is awaited only when it is known to be coming: sessions whose last
-decode step was answered in the previous batch and are still open are
-*expected*; when fewer steps are queued than expected, the batch waits for the
-missing ones at most half the last batch's compute time (their clients are
-still sending), never longer. A lone session expects nobody and never waits.
+Company is awaited only when it is known to be coming, never by a lone session
+(nobody else is mid-decode) nor while a prefill waits. A session is
+*mid-decode* here while it is open and was answered in one of the last
+``RECENT_BATCHES`` decode batches; a decode batch waits for the mid-decode
+sessions of its shard that have no step queued yet, at most:
+
+* ``merge_wait`` times the longest of the last few batches' compute times at
+  the route's head (the session's steps are token ids). This is where groups
+  merge: when a route's sessions drift into two groups (say 6 + 2, one at each
+  node, so each node runs two forwards per token), the group at the head waits
+  for the other one's whole trip through the rest of the route, and from then
+  on they run as one batch;
+* ``straggler_wait`` times the last batch's compute time at any other node:
+  enough for the late members of a batch that left the previous node together,
+  and short, since the missing ones may be held at the head waiting for the
+  very group queued here. The long wait is at the head only: when every node
+  waits briefly for every group (as a rule that expected the members of the
+  node's last one or two batches did), each group waits at each node for the
+  other one, which is at the other node, so both idle every round and nothing
+  merges; one node waiting long breaks that symmetry.
+
+A session that closes, aborts or leaves stops being waited for at once (the hop
+wakes the schedule when it releases a session); one that goes quiet while open
+costs each of the next ``RECENT_BATCHES`` batches at most the bound, then is no
+longer expected. Sessions behind different heads (other routes) that meet at a
+later node are not merged there: they may cost that node a short straggler wait
+per batch.
 
 A decode batch runs on the event loop itself, as a lone decode step did
 before batching: a thread hand-off costs more than a small forward on a busy
@@ -50,6 +72,11 @@ logger = logging.getLogger(__name__)
 
 PREFILL_CHUNK = 64  # positions per prefill chunk: the longest stall a decode sees
 MAX_BATCH = 32  # decode rows per forward
+RECENT_BATCHES = 4  # a session answered in one of these last batches is mid-decode
+STRAGGLER_WAIT = 0.5  # x the last batch's compute time, off the route's head
+# x the longest recent compute time, at the head: another group's trip through the
+# rest of the route (the next node's straggler wait, its forward, the transfers)
+MERGE_WAIT = 3.0
 
 
 @dataclass
@@ -70,6 +97,14 @@ class _Prefill:
 
 
 @dataclass
+class _Member:
+    """A session answered in a decode batch here, and the number of that batch."""
+
+    session: InferenceSession
+    batch: int
+
+
+@dataclass
 class BatchStats:
     """What the schedule did: the benchmark and tests read it."""
 
@@ -81,16 +116,25 @@ class BatchStats:
 
 
 class StepBatcher:
-    def __init__(self, prefill_chunk: int = PREFILL_CHUNK, max_batch: int = MAX_BATCH) -> None:
+    def __init__(
+        self,
+        prefill_chunk: int = PREFILL_CHUNK,
+        max_batch: int = MAX_BATCH,
+        straggler_wait: float = STRAGGLER_WAIT,
+        merge_wait: float = MERGE_WAIT,
+    ) -> None:
         self.prefill_chunk = prefill_chunk
         self.max_batch = max_batch
+        self.straggler_wait = straggler_wait
+        self.merge_wait = merge_wait
         self.stats = BatchStats()
         self._decodes: list[_Decode] = []
         self._prefills: deque[_Prefill] = deque()
         self._wake: asyncio.Event | None = None
         self._worker: asyncio.Task[None] | None = None
-        self._expected: list[InferenceSession] = []  # the members of the last batch
-        self._last_batch_s = 0.0
+        self._members: dict[int, _Member] = {}  # by id() of the session: mid-decode ones
+        self._batches = 0  # decode batches run so far
+        self._computes: deque[float] = deque(maxlen=RECENT_BATCHES)  # their seconds
 
     async def submit(self, session: InferenceSession, inputs: torch.Tensor) -> StepResult:
         """Compute one step of one session; raises the session's MeshnetError."""
@@ -107,6 +151,11 @@ class StepBatcher:
         assert self._wake is not None
         self._wake.set()
         return await future
+
+    def wake(self) -> None:
+        """A session was released: a batch waiting for it stops waiting."""
+        if self._wake is not None:
+            self._wake.set()
 
     async def stop(self) -> None:
         if self._worker is not None:
@@ -137,19 +186,49 @@ class StepBatcher:
                     logger.exception("the step schedule failed a round")
 
     async def _gather_company(self) -> None:
-        """Wait, briefly and only for sessions known to be mid-decode, for their steps."""
-        queued = {id(d.session) for d in self._decodes}
-        missing = [s for s in self._expected if id(s) not in queued and not s.closed]
-        if not self._decodes or not missing or self._prefills:
+        """Wait, bounded and only for sessions known to be mid-decode, for their steps."""
+        if not self._decodes or self._prefills or len(self._decodes) >= self.max_batch:
+            return
+        missing, bound = self._expected()
+        if not missing:
             return
         assert self._wake is not None
-        deadline = time.perf_counter() + self._last_batch_s / 2
+        deadline = time.perf_counter() + bound
         while missing and (left := deadline - time.perf_counter()) > 0:
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), left)
+            if self._prefills:  # a new prompt: its first chunk goes now
+                return
             queued = {id(d.session) for d in self._decodes}
             missing = [s for s in missing if id(s) not in queued and not s.closed]
+
+    def _expected(self) -> tuple[list[InferenceSession], float]:
+        """The mid-decode sessions that could join the queued steps, and how long to wait."""
+        queued = {id(d.session) for d in self._decodes}
+        keys = {(id(d.session.shard), d.session.start_layer) for d in self._decodes}
+        head = any(d.session.takes_tokens for d in self._decodes)
+        missing = [
+            m.session
+            for k, m in self._members.items()
+            if k not in queued
+            and not m.session.closed
+            and (id(m.session.shard), m.session.start_layer) in keys
+        ]
+        if head:
+            return missing, self.merge_wait * max(self._computes, default=0.0)
+        return missing, self.straggler_wait * (self._computes[-1] if self._computes else 0.0)
+
+    def _answered(self, batch: list[_Decode], seconds: float) -> None:
+        """Record a decode batch; forget the sessions no longer mid-decode."""
+        self._batches += 1
+        self._computes.append(seconds)
+        for d in batch:
+            self._members[id(d.session)] = _Member(d.session, self._batches)
+        oldest = self._batches - RECENT_BATCHES
+        self._members = {
+            k: m for k, m in self._members.items() if m.batch > oldest and not m.session.closed
+        }
 
     def _decode_all(self) -> None:
         pending = [d for d in self._decodes if not d.future.done()]
@@ -170,8 +249,7 @@ class StepBatcher:
                     outcomes = []
                     for d in batch:
                         outcomes += step_batch([d.session], [d.inputs])
-                self._last_batch_s = time.perf_counter() - began
-                self._expected = [d.session for d in batch]
+                self._answered(batch, time.perf_counter() - began)
                 self.stats.forwards += 1
                 self.stats.rows += len(batch)
                 self.stats.largest = max(self.stats.largest, len(batch))

@@ -386,3 +386,4 @@ class HopSession:
         self._ctx.live.pop(session_id, None)
         with contextlib.suppress(SessionError):  # already expired or closed: nothing to free
             self._ctx.sessions.close(session_id)
+        self._ctx.batcher.wake()  # a batch waiting for this session's next step goes now

@@ -344,6 +344,10 @@ class DataPlaneServer:
                     "kv_bytes_per_token": self._sessions.kv_bytes_per_token,
                     "kv_budget_bytes": self._sessions.kv_budget_bytes,
                     "kv_reserved_bytes": self._sessions.reserved_bytes,
+                    # Decode forwards run and the steps they computed: rows / forwards is
+                    # the mean batch, how well sessions shared their weight reads.
+                    "decode_forwards": self._ctx.batcher.stats.forwards,
+                    "decode_rows": self._ctx.batcher.stats.rows,
                 },
             )
         if url.path == wire.TOKENIZER_PATH and self._tokenizer is not None:

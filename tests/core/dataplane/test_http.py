@@ -46,6 +46,8 @@ def test_health_reports_node_range_open_sessions_and_kv_per_token(
         "kv_bytes_per_token": b.shard.kv_bytes_per_token(),
         "kv_budget_bytes": None,
         "kv_reserved_bytes": 0,
+        "decode_forwards": b.server.batch_stats.forwards,
+        "decode_rows": b.server.batch_stats.rows,
     }
 
 
