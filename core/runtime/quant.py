@@ -1,4 +1,9 @@
-"""Weight-only int8 with per-output-channel scales (the ``int8-per-channel`` recipe).
+"""Weight-only int8 with per-output-channel scales (the ``int8-per-channel`` scheme).
+
+Not the catalogued int8 recipe any more: ``llama-int8`` also rounds activations
+per token (``quant_a8.py``), because streamed from memory as a decode step reads
+them, every weight-only kernel here was slower than float32 ``mm``
+(``benchmarks/int8_kernels.py``). This scheme stays loadable for comparison.
 
 Why weight-only: a decode step reads every weight of the shard once, so
 storing each weight in one byte instead of four cuts the bytes a step must

@@ -40,6 +40,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["INT8_PER_CHANNEL_A8", "Int8A8Linear", "fbgemm_is_exact", "quantize_rows"]
 _ZERO_POINT = 128  # fbgemm's activations are uint8: xq + 128
+_Q_MAX = torch.tensor(127.0)  # a float32 tensor: dividing by a Python float casts per call
 
 
 def quantize_rows(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -47,7 +48,7 @@ def quantize_rows(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
     An all-zero row gets a tiny scale and rounds to zeros."""
     scale = torch.linalg.vector_norm(x, float("inf"), dim=1, keepdim=True)
-    scale = scale.clamp_min_(1e-30).div_(127.0)
+    scale = scale.clamp_min_(1e-30).div_(_Q_MAX)
     return x.div(scale).round_(), scale
 
 
