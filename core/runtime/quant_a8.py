@@ -89,6 +89,19 @@ class Int8A8Linear(Int8Linear):
     ) -> None:
         super().__init__(qweight, scale, bias)
         self.packed = _prepack(qweight, scale) if fbgemm_is_exact() else None
+        self.packed_bytes = 0
+        if self.packed is not None:
+            # the packed copy is the only one read from now on: keeping the plain int8
+            # tensor too would hold the weights twice (Shard.weight_bytes counts this)
+            self.packed_bytes = qweight.numel() * qweight.element_size()
+            self.qweight = torch.empty(0, dtype=torch.int8)
+
+    def int8_weight(self) -> torch.Tensor:
+        """The (O, I) int8 weight, unpacked from fbgemm's copy when that is the only one."""
+        if self.packed is None:
+            return self.qweight
+        weight, _ = torch.ops.quantized.linear_unpack(self.packed)
+        return weight.int_repr()
 
     def matmul(self, x: torch.Tensor) -> torch.Tensor:  # (N, I) -> (N, O)
         xq, x_scale = quantize_rows(x.contiguous())

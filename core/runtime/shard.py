@@ -260,7 +260,8 @@ class Shard(nn.Module):
             if p.data_ptr() not in seen:
                 seen.add(p.data_ptr())
                 total += p.numel() * p.element_size()
-        return total
+        # fbgemm's packed int8 weights live outside parameters and buffers
+        return total + sum(getattr(m, "packed_bytes", 0) for m in self.modules())
 
     def kv_bytes_per_token(self, start_layer: int | None = None) -> int:
         """KV bytes one position of one sequence costs in layers [start_layer, end)."""

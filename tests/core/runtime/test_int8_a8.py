@@ -57,7 +57,8 @@ def test_the_integer_product_is_exact_and_each_row_is_independent_of_its_batch()
         for begin in range(0, 33 - rows, 5):
             assert torch.equal(linear.matmul(x[begin : begin + rows]), full[begin : begin + rows])
     xq, x_scale = quantize_rows(x)
-    exact = (xq.double() @ linear.qweight.double().t()) * linear.scale.double() * x_scale.double()
+    q = linear.int8_weight().double()
+    exact = (xq.double() @ q.t()) * linear.scale.double() * x_scale.double()
     torch.testing.assert_close(full.double(), exact, atol=1e-5, rtol=1e-6)
     assert bool((full[5] == 0).all())
 
@@ -68,6 +69,7 @@ def test_the_float_fallback_computes_the_same_numbers(monkeypatch: pytest.Monkey
     linear = Int8A8Linear.from_linear(torch.randn(96, 64), torch.randn(96))
     x = torch.randn(4, 64)
     fast = linear.matmul(x)
+    monkeypatch.setattr(linear, "qweight", linear.int8_weight())  # what the fallback keeps
     monkeypatch.setattr(linear, "packed", None)
     torch.testing.assert_close(linear.matmul(x), fast, atol=0, rtol=0)
 
@@ -115,3 +117,14 @@ def test_a8_refuses_a_device_other_than_the_cpu(
     with pytest.raises(ConfigError) as info:
         Shard.load(tiny_llama, 0, 2, weight_quantization=INT8_PER_CHANNEL_A8, device="cuda")
     assert info.value.reason == "bad-quantization" and "CPU only" in str(info.value)
+
+
+def test_the_packed_weight_is_the_only_copy_and_is_counted() -> None:
+    """With fbgemm the plain int8 tensor is dropped, and the packed copy still counts."""
+    linear = Int8A8Linear.from_linear(torch.randn(64, 32), None)
+    if linear.packed is None:
+        pytest.skip("this machine's fbgemm is not exact; the plain int8 copy is the one used")
+    assert linear.qweight.numel() == 0
+    assert linear.packed_bytes == 64 * 32
+    q, _ = quantize_per_channel(torch.randn(64, 32))
+    assert linear.int8_weight().shape == q.shape
