@@ -1,19 +1,25 @@
-"""Which CPU kernel computes the int8 weight-only matmul fastest, on the default model's shapes.
+"""Which CPU kernel computes the int8 projections fastest, weights streamed as decode reads them.
 
-    python benchmarks/int8_kernels.py [--repeats 9]
+    python benchmarks/int8_kernels.py [--layers 30] [--repeats 5]
 
-For every projection shape of SmolLM2-135M (fused q|k|v, o, fused gate|up, down,
-LM head) and batch 1 and 8 rows, each candidate in ``core.runtime.quant.KERNELS``
-and the float32 ``mm`` it replaces run interleaved in rounds; a figure is the
-lower quartile of the rounds (other processes on the machine only ever add
-time). The figures decide ``quant.DEFAULT_KERNEL``. Last line: ``ratio`` = the
-default kernel's summed time over float32's summed time at batch 1.
+A decode step reads every projection of every layer once, and a model's weights
+do not stay in cache between steps; so each figure here runs the projections of
+``--layers`` layers of SmolLM2-135M (fused q|k|v, o, fused gate|up, down), each
+layer with its own weights, and the tied 49152-row LM head, once per round: the
+weights a step reads, from memory, not one matrix kept in cache. Candidates:
+float32 ``mm`` (the fp32 recipe, (in, out)-contiguous weights as the runtime
+stores them), every weight-only kernel in ``core.runtime.quant.KERNELS``
+(float32 activations) and the catalogued recipe's product, int8 weights times
+per-token int8 activations (``core.runtime.quant_a8``). Rounds interleave the
+candidates; a figure is the lower quartile of the rounds in ms per step, wall
+and CPU time (other processes on the machine only ever add time). Last line: ``ratio`` = float32's
+time over the catalogued recipe's, one row (how many times faster it is).
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -23,68 +29,93 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.runtime.quant import (
-    DEFAULT_KERNEL,
-    DEFAULT_ROWS_KERNEL,
-    KERNELS,
-    quantize_per_channel,
-)
+from core.runtime.quant import KERNELS, Int8Linear, quantize_per_channel
+from core.runtime.quant_a8 import Int8A8Linear, fbgemm_is_exact
 
-# (out, in) of SmolLM2-135M: qkv, o_proj, gate|up, down, lm_head
-SHAPES = [(960, 576), (576, 576), (3072, 576), (576, 1536), (49152, 576)]
+# (out, in) of SmolLM2-135M's projections per layer, and its LM head
+LAYER_SHAPES = [(960, 576), (576, 576), (3072, 576), (576, 1536)]
+HEAD_SHAPE = (49152, 576)
+A8 = "int8 weights x int8 activations (recipe)"
 
 
-def quartile_us(fn: Callable[[], object], calls: int, rounds: list[float]) -> None:
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    rounds.append((time.perf_counter() - start) / calls * 1e6)
+def build(layers: int) -> tuple[list[torch.Tensor], list[Int8Linear], list[Int8A8Linear]]:
+    """Distinct weights for every projection: float32 (in, out)-contiguous, int8, int8+a8."""
+    dense, int8, a8 = [], [], []
+    for out_f, in_f in [s for _ in range(layers) for s in LAYER_SHAPES] + [HEAD_SHAPE]:
+        weight = torch.randn(out_f, in_f) * 0.05
+        dense.append(weight.t().contiguous().t())
+        q, scale = quantize_per_channel(weight)
+        int8.append(Int8Linear(q, scale, None))
+        a8.append(Int8A8Linear(q, scale, None))
+    return dense, int8, a8
 
 
 def candidates(
-    x: torch.Tensor, weight: torch.Tensor, q: torch.Tensor, scale: torch.Tensor
-) -> dict[str, Callable[[], object]]:
-    fns: dict[str, Callable[[], object]] = {"fp32 mm": lambda: torch.mm(x, weight.t())}
-    for name, kernel in KERNELS.items():
-        fns[name] = functools.partial(kernel, x, q, scale)
+    rows: int, dense: list[torch.Tensor], int8: list[Int8Linear], a8: list[Int8A8Linear]
+) -> dict[str, Callable[[], None]]:
+    xs = {i: torch.randn(rows, i) for i in {s[1] for s in LAYER_SHAPES}}
+
+    def fp32() -> None:
+        for w in dense:
+            torch.mm(xs[w.shape[1]], w.t())
+
+    def weight_only(kernel: str) -> Callable[[], None]:
+        fn = KERNELS[kernel]
+
+        def run() -> None:
+            for lin in int8:
+                fn(xs[lin.in_features], lin.qweight, lin.scale)
+
+        return run
+
+    def recipe() -> None:
+        for lin in a8:
+            lin.matmul(xs[lin.in_features])
+
+    fns: dict[str, Callable[[], None]] = {"fp32 mm": fp32}
+    fns.update({f"weight-only {k}": weight_only(k) for k in KERNELS})
+    fns[A8] = recipe
     return fns
+
+
+def quartile(values: list[float]) -> float:
+    return sorted(values)[len(values) // 4]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--layers", type=int, default=30)
+    parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     torch.manual_seed(0)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; microseconds per call")
-    totals: dict[int, dict[str, float]] = {1: {}, 8: {}}
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, {args.layers} layers "
+        f"with distinct weights + LM head, fbgemm exact here: {fbgemm_is_exact()}, "
+        f"load average {os.getloadavg()[0]:.2f}; ms per step (lower quartile)"
+    )
+    dense, int8, a8 = build(args.layers)
+    one_row: dict[str, tuple[float, float]] = {}
     with torch.inference_mode():
-        for out_f, in_f in SHAPES:
-            weight = torch.randn(out_f, in_f) * 0.05
-            q, scale = quantize_per_channel(weight)
-            for rows in (1, 8):
-                fns = candidates(torch.randn(rows, in_f), weight, q, scale)
-                calls = 3 if out_f > 10_000 else 20
-                times: dict[str, list[float]] = {name: [] for name in fns}
-                for fn in fns.values():
+        for rows in (1, 8):
+            fns = candidates(rows, dense, int8, a8)
+            wall: dict[str, list[float]] = {name: [] for name in fns}
+            cpu: dict[str, list[float]] = {name: [] for name in fns}
+            for fn in fns.values():
+                fn()  # warm-up
+            for _ in range(args.repeats):
+                for name, fn in fns.items():
+                    start, start_cpu = time.perf_counter(), time.process_time()
                     fn()
-                for _ in range(args.repeats):
-                    for name, fn in fns.items():
-                        quartile_us(fn, calls, times[name])
-                line = []
-                for name, t in times.items():
-                    figure = sorted(t)[len(t) // 4]
-                    totals[rows][name] = totals[rows].get(name, 0.0) + figure
-                    line.append(f"{name} {figure:.0f}")
-                print(f"({out_f}, {in_f}) x {rows} rows: " + ", ".join(line), flush=True)
-    for rows, total in totals.items():
-        ranked = sorted((v, k) for k, v in total.items() if k != "fp32 mm")
-        print(
-            f"sum over shapes, {rows} rows: fp32 mm {total['fp32 mm']:.0f}; "
-            + ", ".join(f"{k} {v:.0f}" for v, k in ranked)
-            + f"; fastest int8: {ranked[0][1]}"
-        )
-    print(f"default kernels: {DEFAULT_KERNEL} (one row), {DEFAULT_ROWS_KERNEL} (several rows)")
-    print(f"ratio: {totals[1][DEFAULT_KERNEL] / totals[1]['fp32 mm']:.2f}")
+                    wall[name].append((time.perf_counter() - start) * 1e3)
+                    cpu[name].append((time.process_time() - start_cpu) * 1e3)
+            for name in fns:
+                ms, cpu_ms = quartile(wall[name]), quartile(cpu[name])
+                print(f"{rows} row(s): {name}: {ms:.1f} ms (CPU {cpu_ms:.1f} ms)", flush=True)
+            if rows == 1:
+                one_row = {name: (quartile(wall[name]), quartile(cpu[name])) for name in fns}
+    (fp32, fp32_cpu), (recipe, recipe_cpu) = one_row["fp32 mm"], one_row[A8]
+    print(f"load average {os.getloadavg()[0]:.2f}; CPU-time ratio {fp32_cpu / recipe_cpu:.2f}")
+    print(f"ratio: {fp32 / recipe:.2f}")
 
 
 if __name__ == "__main__":

@@ -15,8 +15,10 @@ all three alike instead of whichever happened to run during it.
 Then the runtime's decode ms/token at context 16 and at context 1,024, and last
 ``ratio: X`` with X = (c) / (a) in tokens/s.
 
-``--recipe int8`` loads (b) and (c) with int8 weights (the llama-int8 recipe,
-core/runtime/quant.py); transformers stays float32, the reference. Then the
+``--recipe int8`` loads (b) and (c) as the llama-int8 recipe (int8 weights and
+per-token int8 activations in the projections, core/runtime/quant_a8.py);
+``--recipe int8-weights`` with weight-only int8 (core/runtime/quant.py), for
+comparison; transformers stays float32, the reference. Then the
 "same greedy tokens" line compares int8 against float32 and may say False.
 """
 
@@ -35,8 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.models.default_model import ensure_default_model
 from core.runtime import SessionManager, Shard, generate_local
-from core.runtime.quant import INT8_PER_CHANNEL, NO_QUANTIZATION
+from core.runtime.quant import INT8_PER_CHANNEL, INT8_PER_CHANNEL_A8, NO_QUANTIZATION
 
+# int8 is the catalogued llama-int8 recipe; int8-weights its weight-only variant
+SCHEMES = {"fp32": NO_QUANTIZATION, "int8": INT8_PER_CHANNEL_A8, "int8-weights": INT8_PER_CHANNEL}
 PROMPT = "Write a short story about a lighthouse keeper who finds a message in a bottle."
 
 
@@ -111,10 +115,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--new-tokens", type=int, default=48)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--recipe", choices=("fp32", "int8"), default="fp32")
+    parser.add_argument("--recipe", choices=sorted(SCHEMES), default="fp32")
     args = parser.parse_args()
     n, repeats = args.new_tokens, args.repeats
-    quant = INT8_PER_CHANNEL if args.recipe == "int8" else NO_QUANTIZATION
+    quant = SCHEMES[args.recipe]
 
     folder = ensure_default_model()
     ids = prompt_ids(folder)

@@ -1,4 +1,9 @@
-"""Weight-only int8 with per-output-channel scales (the ``int8-per-channel`` recipe).
+"""Weight-only int8 with per-output-channel scales (the ``int8-per-channel`` scheme).
+
+Not the catalogued int8 recipe any more: ``llama-int8`` also rounds activations
+per token (``quant_a8.py``), because streamed from memory as a decode step reads
+them, every weight-only kernel here was slower than float32 ``mm``
+(``benchmarks/int8_kernels.py``). This scheme stays loadable for comparison.
 
 Why weight-only: a decode step reads every weight of the shard once, so
 storing each weight in one byte instead of four cuts the bytes a step must
@@ -44,8 +49,10 @@ import torch
 from torch import nn
 
 INT8_PER_CHANNEL = "int8-per-channel"
+# int8 weights and per-token int8 activations, the catalogued int8 recipe (quant_a8.py)
+INT8_PER_CHANNEL_A8 = "int8-per-channel-a8-per-token"
 NO_QUANTIZATION = "none"
-WEIGHT_QUANTIZATIONS = (NO_QUANTIZATION, INT8_PER_CHANNEL)
+WEIGHT_QUANTIZATIONS = (NO_QUANTIZATION, INT8_PER_CHANNEL, INT8_PER_CHANNEL_A8)
 BLOCK_BYTES = 1 << 20  # float32 bytes of one converted weight block (fits L2)
 
 Kernel = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
@@ -145,11 +152,13 @@ class Int8Linear(nn.Module):
         return self.matmul(x.reshape(-1, shape[-1])).view(*shape[:-1], self.out_features)
 
 
-def quantize_linears(module: nn.Module, names: list[str]) -> None:
-    """Replace the nn.Linear children named by dotted ``names`` with Int8Linear (in place)."""
+def quantize_linears(
+    module: nn.Module, names: list[str], cls: type[Int8Linear] = Int8Linear
+) -> None:
+    """Replace the nn.Linear children named by dotted ``names`` with ``cls`` (in place)."""
     for dotted in names:
         parent_name, _, child = dotted.rpartition(".")
         parent = module.get_submodule(parent_name) if parent_name else module
         linear = getattr(parent, child)
         assert isinstance(linear, nn.Linear), f"{dotted} is {type(linear).__name__}"
-        setattr(parent, child, Int8Linear.from_linear(linear.weight.data, linear.bias))
+        setattr(parent, child, cls.from_linear(linear.weight.data, linear.bias))

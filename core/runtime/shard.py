@@ -23,12 +23,13 @@ from core.runtime.config import ModelConfig
 from core.runtime.dtypes import check_dtype_on_device, parse_device, parse_dtype
 from core.runtime.layers import Block, LayerCache, RMSNorm, causal_group_mask, mm, rope_tables
 from core.runtime.quant import (
-    INT8_PER_CHANNEL,
+    INT8_PER_CHANNEL_A8,
     NO_QUANTIZATION,
     WEIGHT_QUANTIZATIONS,
     Int8Linear,
     quantize_linears,
 )
+from core.runtime.quant_a8 import Int8A8Linear
 from core.runtime.rope import RopeTable
 from core.runtime.weights import WeightSource
 
@@ -120,8 +121,9 @@ class Shard(nn.Module):
     ) -> Shard:
         """Load layers [start, end); ``on_layer(done, total)`` after each layer is read
         (the doctor's progress and cancel point). ``weight_quantization`` "int8-per-channel"
-        stores every projection and the LM head as int8 (see ``quant.py``); it needs
-        compute_dtype float32."""
+        stores every projection and the LM head as int8 (see ``quant.py``);
+        "int8-per-channel-a8-per-token" also rounds each activation row to int8 in those
+        products (``quant_a8.py``, CPU only). Both need compute_dtype float32."""
         cfg = ModelConfig.from_folder(Path(model_dir))
         dtype = parse_dtype(compute_dtype)
         if weight_quantization not in WEIGHT_QUANTIZATIONS:
@@ -138,6 +140,11 @@ class Shard(nn.Module):
             )
         kv = parse_dtype(kv_dtype) if kv_dtype is not None else dtype
         dev = parse_device(device)
+        if weight_quantization == INT8_PER_CHANNEL_A8 and dev.type != "cpu":
+            raise ConfigError(
+                f"{weight_quantization} runs on the CPU only, not {dev.type}",
+                reason="bad-quantization",
+            )
         check_dtype_on_device(dtype, dev)
         check_dtype_on_device(kv, dev)
         with torch.device("meta"):
@@ -147,8 +154,8 @@ class Shard(nn.Module):
         shard.load_state_dict(state, assign=True, strict=True)
         if shard.lm_head is not None and shard.embed is not None and "lm_head.weight" not in names:
             shard.lm_head.weight = shard.embed.weight  # tied: one tensor, not two
-        if weight_quantization == INT8_PER_CHANNEL:
-            shard._quantize_int8()
+        if weight_quantization != NO_QUANTIZATION:
+            shard._quantize_int8(weight_quantization)
         shard.to(dev)
         if dev.type == "cpu":
             shard._weights_in_by_out()
@@ -203,7 +210,7 @@ class Shard(nn.Module):
         self._check_shapes(state)
         return state, names
 
-    def _quantize_int8(self) -> None:
+    def _quantize_int8(self, scheme: str) -> None:
         """Every projection of every block, and the LM head, to int8 per output channel.
 
         The embedding stays float32: a step reads one row of it per token, not all of it.
@@ -215,8 +222,8 @@ class Shard(nn.Module):
         ]
         if self.lm_head is not None:
             names.append("lm_head")
-        quantize_linears(self, names)
-        self.weight_quantization = INT8_PER_CHANNEL
+        quantize_linears(self, names, Int8A8Linear if scheme == INT8_PER_CHANNEL_A8 else Int8Linear)
+        self.weight_quantization = scheme
 
     def _weights_in_by_out(self) -> None:
         """Store each float projection's (out, in) weight as the transpose of an
@@ -253,7 +260,8 @@ class Shard(nn.Module):
             if p.data_ptr() not in seen:
                 seen.add(p.data_ptr())
                 total += p.numel() * p.element_size()
-        return total
+        # fbgemm's packed int8 weights live outside parameters and buffers
+        return total + sum(getattr(m, "packed_bytes", 0) for m in self.modules())
 
     def kv_bytes_per_token(self, start_layer: int | None = None) -> int:
         """KV bytes one position of one sequence costs in layers [start_layer, end)."""

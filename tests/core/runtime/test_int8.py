@@ -1,5 +1,7 @@
-"""The int8-per-channel recipe: its own reference (transformers with the same rounded
-weights), its kernels, its footprint, and its quality against fp32 on the real model."""
+"""Weight-only int8-per-channel: its own reference (transformers with the same rounded
+weights), its kernels, its footprint; and the quality of both int8 schemes (this one and
+the catalogued int8-per-channel-a8-per-token, test_int8_a8.py) against fp32 on the real
+model."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from core.runtime import Shard, generate_local
 from core.runtime.quality import perplexity, top1_agreement
 from core.runtime.quant import (
     INT8_PER_CHANNEL,
+    INT8_PER_CHANNEL_A8,
     KERNELS,
     Int8Linear,
     dequantize,
@@ -130,8 +133,9 @@ PROMPTS = [
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("scheme", [INT8_PER_CHANNEL, INT8_PER_CHANNEL_A8])
 def test_int8_perplexity_is_within_two_percent_of_fp32_and_top1_mostly_agrees(
-    default_model_dir: Path,
+    default_model_dir: Path, scheme: str
 ) -> None:
     from core.models.tokenizer import ChatTokenizer
 
@@ -140,15 +144,15 @@ def test_int8_perplexity_is_within_two_percent_of_fp32_and_top1_mostly_agrees(
     ids = tok.encode(text)
     fp32 = [Shard.load(default_model_dir, 0, 15), Shard.load(default_model_dir, 15, 30)]
     int8 = [
-        Shard.load(default_model_dir, 0, 15, weight_quantization=INT8_PER_CHANNEL),
-        Shard.load(default_model_dir, 15, 30, weight_quantization=INT8_PER_CHANNEL),
+        Shard.load(default_model_dir, 0, 15, weight_quantization=scheme),
+        Shard.load(default_model_dir, 15, 30, weight_quantization=scheme),
     ]
     with torch.inference_mode():
         ppl32, ppl8 = perplexity(fp32, ids), perplexity(int8, ids)
         agreement = top1_agreement(fp32, int8, [tok.encode(p) for p in PROMPTS])
         story = tok.encode(PROMPTS[3])
         greedy = list(generate_local(int8, story, 8))
-    print(f"perplexity fp32 {ppl32:.3f} int8 {ppl8:.3f}; top-1 agreement {agreement:.3f}")
+    print(f"{scheme}: perplexity fp32 {ppl32:.3f} int8 {ppl8:.3f}; top-1 agreement {agreement:.3f}")
     assert abs(ppl8 - ppl32) / ppl32 < 0.02
     assert agreement >= 0.9
     assert len(greedy) == 8

@@ -1,0 +1,113 @@
+"""int8 weights and per-token int8 activations (the ``int8-per-channel-a8-per-token`` scheme).
+
+Why activations too: on the 2-core Xeon this was built on (AVX-512 VNNI, AMX),
+no weight-only int8 kernel torch offers beat float32 ``mm`` once the weights
+are streamed from memory as a decode step reads them (``benchmarks/int8_kernels.py``,
+cold figures): each converts int8 to float before multiplying, and that costs
+more than the bytes it saves. An int8 x int8 product with int32 sums (fbgemm,
+VNNI) reads the int8 weights directly and took about a third of float32's
+time for a whole model's projections. So this scheme rounds each activation
+row to int8 with its own scale before the product.
+
+Per row, never per batch: ``scale[n] = max|x[n, :]| / 127``,
+``xq = round(x / scale)``. The integer sums are exact, and every step after
+them is elementwise, so a row's result depends on that row alone: a session's
+tokens are the same whatever shares its batch (fbgemm's own dynamic linear
+takes one scale for the whole batch and would break that).
+
+``y[n, o] = float(sum_i xq[n, i] * q[o, i]) * w_scale[o] * x_scale[n]``: the
+packed fbgemm weight carries ``w_scale`` (with an activation scale of exactly
+1.0, so its epilogue is one rounding of ``sum * w_scale``) and the activation
+scale applies to the (N, O) output. fbgemm takes unsigned activations, so the
+rows travel shifted by 128 (``xq + 128`` in [1, 255]); a machine whose fbgemm
+would saturate on that range (no VNNI: pairs of u8 x s8 products summed in
+int16) or that has no fbgemm fails a one-off exactness probe and computes the
+same integer product in float32 ``mm`` instead, exact while partial sums stay
+under 2**24.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import warnings
+
+import torch
+
+from core.runtime.quant import INT8_PER_CHANNEL_A8, Int8Linear
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["INT8_PER_CHANNEL_A8", "Int8A8Linear", "fbgemm_is_exact", "quantize_rows"]
+_ZERO_POINT = 128  # fbgemm's activations are uint8: xq + 128
+_Q_MAX = torch.tensor(127.0)  # a float32 tensor: dividing by a Python float casts per call
+
+
+def quantize_rows(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(N, I) float32 -> (integer-valued float32 (N, I) in [-127, 127], scale (N, 1)).
+
+    An all-zero row gets a tiny scale and rounds to zeros."""
+    scale = torch.linalg.vector_norm(x, float("inf"), dim=1, keepdim=True)
+    scale = scale.clamp_min_(1e-30).div_(_Q_MAX)
+    return x.div(scale).round_(), scale
+
+
+def _prepack(q: torch.Tensor, scale: torch.Tensor) -> torch.ScriptObject:
+    zero = torch.zeros(q.shape[0], dtype=torch.long)
+    with warnings.catch_warnings():  # torch says quantized tensors are deprecated
+        warnings.simplefilter("ignore", UserWarning)
+        qt = torch._make_per_channel_quantized_tensor(q, scale.double(), zero, 0)
+    return torch.ops.quantized.linear_prepack(qt, None)
+
+
+def _fbgemm_product(xq: torch.Tensor, packed: torch.ScriptObject) -> torch.Tensor:
+    op = torch.ops.quantized.linear_with_input_q_dq_qweight_dq_output_fp32
+    return op(xq, 1.0, _ZERO_POINT, packed)
+
+
+@functools.cache
+def fbgemm_is_exact() -> bool:
+    """Whether this machine's fbgemm computes the full-range product exactly (once)."""
+    try:
+        q = torch.tensor([[127] * 64, [-127] * 64, [127, -127] * 32], dtype=torch.int8)
+        xq = torch.tensor([[127.0] * 64, [-127.0] * 64, [1.0] * 64])
+        got = _fbgemm_product(xq, _prepack(q, torch.ones(3)))
+        exact = torch.equal(got, xq @ q.float().t())
+    except (RuntimeError, AttributeError) as exc:  # no fbgemm engine in this torch build
+        logger.info("int8 activations: fbgemm unavailable (%s); using float32 mm", exc)
+        return False
+    if not exact:
+        logger.info("int8 activations: fbgemm saturates here (no VNNI); using float32 mm")
+    return exact
+
+
+class Int8A8Linear(Int8Linear):
+    """Int8Linear whose product also rounds each activation row to int8 (see module doc)."""
+
+    def __init__(
+        self, qweight: torch.Tensor, scale: torch.Tensor, bias: torch.Tensor | None
+    ) -> None:
+        super().__init__(qweight, scale, bias)
+        self.packed = _prepack(qweight, scale) if fbgemm_is_exact() else None
+        self.packed_bytes = 0
+        if self.packed is not None:
+            # the packed copy is the only one read from now on: keeping the plain int8
+            # tensor too would hold the weights twice (Shard.weight_bytes counts this)
+            self.packed_bytes = qweight.numel() * qweight.element_size()
+            self.qweight = torch.empty(0, dtype=torch.int8)
+
+    def int8_weight(self) -> torch.Tensor:
+        """The (O, I) int8 weight, unpacked from fbgemm's copy when that is the only one."""
+        if self.packed is None:
+            return self.qweight
+        weight, _ = torch.ops.quantized.linear_unpack(self.packed)
+        return weight.int_repr()
+
+    def matmul(self, x: torch.Tensor) -> torch.Tensor:  # (N, I) -> (N, O)
+        xq, x_scale = quantize_rows(x.contiguous())
+        if self.packed is not None:
+            y = _fbgemm_product(xq, self.packed)
+        else:
+            y = torch.mm(xq, self.qweight.t().float()).mul_(self.scale)
+        y.mul_(x_scale)
+        return y if self.bias is None else y.add_(self.bias)
