@@ -195,7 +195,7 @@ def resolve_runtime_recipe(
         "kv_dtype": dtype_name(shard.kv_dtype),
         # Hidden states cross the wire in the compute dtype (runtime_api.md StepResult).
         "activation_dtype": dtype_name(shard.compute_dtype),
-        # What the loaded modules compute: "none" or an int8 scheme (runtime/quant*.py).
+        # What the loaded modules store: "none" or "int8-per-channel" (runtime/quant.py).
         "weight_quantization": shard.weight_quantization,
     }
     for axis, value in loaded.items():

@@ -23,8 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--recipe",
         default="fp32",
-        help="recipe the nodes run: fp32 (default), int8 (int8 weights and activations), "
-        "or a catalogue id",
+        help="recipe the nodes run: fp32 (default), int8 (int8 weights), or a catalogue id",
     )
     demo.add_argument("--keep", action="store_true", help="keep the demo's folder and logs")
     demo.add_argument(

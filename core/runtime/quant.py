@@ -1,9 +1,8 @@
 """Weight-only int8 with per-output-channel scales (the ``int8-per-channel`` scheme).
 
-Not the catalogued int8 recipe any more: ``llama-int8`` also rounds activations
-per token (``quant_a8.py``), because streamed from memory as a decode step reads
-them, every weight-only kernel here was slower than float32 ``mm``
-(``benchmarks/int8_kernels.py``). This scheme stays loadable for comparison.
+This is the catalogued ``llama-int8`` recipe. ``quant_a8.py`` also rounds the
+activations per token and is about twice as fast on the CPU it was measured on,
+but its cached decode disagrees with its own full forward, so it is not served.
 
 Why weight-only: a decode step reads every weight of the shard once, so
 storing each weight in one byte instead of four cuts the bytes a step must
@@ -17,28 +16,16 @@ Quantization is symmetric per output row: ``scale[o] = max|W[o, :]| / 127``,
 never to the (O, I) weight.
 
 Several CPU kernels compute that product; ``benchmarks/int8_kernels.py``
-measures them on the default model's shapes, float32 ``mm`` beside them. On
-the 2-core Xeon (AVX-512, AMX) this was built on, under heavy load from other
-processes, torch 2.13: summed over the five shapes at one row,
-``_weight_int8pack_mm`` was the fastest int8 candidate (0.14 s vs 0.33 s for
-convert-then-scale, 0.71 s dequantize-then-mm, 1.06 s blocked), the blocked
-conversion won on the small projections but lost badly on the 49152-row LM
-head. At 8 rows ``_weight_int8pack_mm`` cost ~5x its one-row time (it loops
-over rows) and convert-then-scale was the fastest (0.50 s vs 0.68 s). Every
-int8 kernel was slower than float32 ``mm`` there (0.06 s at one row), whose
-weights fit that machine's 480 MB L3. So one row (a lone decode step) uses
-``DEFAULT_KERNEL`` and several rows (a batch of sessions, a prefill)
-``DEFAULT_ROWS_KERNEL``: the measured fastest of each; rerun the benchmark on
-another machine before changing them.
-
-Those figures reuse one matrix per shape, so its weights stay in cache. Streaming
-fifteen distinct layers' weights instead, as a real step does (one thread, CPU
-time, same machine, loaded): one row float32 ``mm`` with (in, out)-contiguous
-weights 16.5 ms, ``_weight_int8pack_mm`` 38.6 ms, convert-then-scale 23.7 ms; eight
-rows 36.4, 244 and 34.0 ms. fbgemm's dynamic int8 linear (int8 activations too)
-took 7.0 / 8.1 ms, but it quantizes the activations with one scale for the whole
-batch (a row's result depends on its batch-mates) and is no longer this recipe's
-float32-activation arithmetic: it would be a recipe of its own.
+measures them streaming a whole model's projections (30 layers, each with its
+own weights, and the LM head), as a decode step reads them, float32 ``mm``
+beside them. On the 2-core Xeon (AVX-512, AMX) this was built on, torch 2.13,
+one row: float32 26.6 ms, blocked conversion 33.6 ms, convert-then-scale
+69.8 ms, ``_weight_int8pack_mm`` 48.8 ms; eight rows: 57.4, 42.2, 92.2 and
+304.9 ms. Every one converts int8 to float before multiplying, and that costs
+more than the bytes it saves. The blocked conversion is the fastest at both
+sizes, so one row and several rows use the same kernel: a row's arithmetic
+then depends less on how many rows share its batch. Rerun the benchmark on
+another machine before changing ``DEFAULT_KERNEL`` / ``DEFAULT_ROWS_KERNEL``.
 """
 
 from __future__ import annotations
@@ -49,7 +36,7 @@ import torch
 from torch import nn
 
 INT8_PER_CHANNEL = "int8-per-channel"
-# int8 weights and per-token int8 activations, the catalogued int8 recipe (quant_a8.py)
+# int8 weights and per-token int8 activations: an uncatalogued experiment (quant_a8.py)
 INT8_PER_CHANNEL_A8 = "int8-per-channel-a8-per-token"
 NO_QUANTIZATION = "none"
 WEIGHT_QUANTIZATIONS = (NO_QUANTIZATION, INT8_PER_CHANNEL, INT8_PER_CHANNEL_A8)
@@ -110,8 +97,8 @@ KERNELS: dict[str, Kernel] = {
     "convert_mm_scale": kernel_convert_then_scale,
     "blocked_convert_mm": kernel_blocked,
 }
-DEFAULT_KERNEL = "int8pack_mm"  # one row
-DEFAULT_ROWS_KERNEL = "convert_mm_scale"  # two rows or more
+DEFAULT_KERNEL = "blocked_convert_mm"  # one row (a lone decode step)
+DEFAULT_ROWS_KERNEL = "blocked_convert_mm"  # several (a batch of sessions, a prefill)
 
 
 class Int8Linear(nn.Module):

@@ -156,7 +156,7 @@ _AXES_BF16 = {
 }
 _AXES_INT8 = {
     **_AXES_FP32,
-    "weight_quantization": "int8-per-channel-a8-per-token",
+    "weight_quantization": "int8-per-channel",
     "recipe_id": "llama-int8",
 }
 _ARTIFACT: dict[str, Any] = {

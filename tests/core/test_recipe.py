@@ -207,16 +207,14 @@ def test_identity_block_refuses_a_range_past_the_model(tiny_model_dir: Path) -> 
 def test_int8_recipe_has_its_own_fingerprint_and_is_never_a_default(tiny_model_dir: Path) -> None:
     catalogue = load_catalogue()
     int8, fp32 = catalogue.get("llama-int8"), catalogue.get("llama-fp32")
-    assert int8.weight_quantization == "int8-per-channel-a8-per-token"
+    assert int8.weight_quantization == "int8-per-channel"
     assert {**int8.axes, "weight_quantization": "none"} == fp32.axes
     assert catalogue.default_for("llama", "cpu") == fp32
     dense = Shard.load(tiny_model_dir, 0, 2)
-    quantized = Shard.load(
-        tiny_model_dir, 0, 2, weight_quantization="int8-per-channel-a8-per-token"
-    )
+    quantized = Shard.load(tiny_model_dir, 0, 2, weight_quantization="int8-per-channel")
     runtime8 = resolve_runtime_recipe(int8, quantized, tiny_model_dir, "1")
     runtime32 = resolve_runtime_recipe(fp32, dense, tiny_model_dir, "1")
-    assert runtime8.axes["weight_quantization"] == "int8-per-channel-a8-per-token"
+    assert runtime8.axes["weight_quantization"] == "int8-per-channel"
     assert recipe_digest(runtime8.axes) != recipe_digest(runtime32.axes)
     for recipe, shard in ((int8, dense), (fp32, quantized)):  # neither may claim the other
         with pytest.raises(RecipeError) as info:

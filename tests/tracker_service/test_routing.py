@@ -41,7 +41,7 @@ from tracker_service.store.tables import (
 )
 
 BF16 = {"compute_dtype": "bfloat16"}
-INT8 = {"weight_quantization": "int8-per-channel-a8-per-token", "recipe_id": "llama-int8"}
+INT8 = {"weight_quantization": "int8-per-channel", "recipe_id": "llama-int8"}
 
 
 def node(

@@ -156,3 +156,29 @@ def test_int8_perplexity_is_within_two_percent_of_fp32_and_top1_mostly_agrees(
     assert abs(ppl8 - ppl32) / ppl32 < 0.02
     assert agreement >= 0.9
     assert len(greedy) == 8
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("start", "end"), [(0, 15), (15, 30)])
+def test_the_catalogued_int8_recipe_passes_the_doctors_probe(
+    default_model_dir: Path, start: int, end: int
+) -> None:
+    """What admission runs before a node registers: every check passes for llama-int8."""
+    from core.doctor_probe import Deadline, ProbePlan, run_probe
+
+    shard = Shard.load(default_model_dir, start, end, weight_quantization=INT8_PER_CHANNEL)
+    outcome = run_probe(shard, ProbePlan(), Deadline(600))
+    assert outcome.completed
+    assert [c for c in outcome.checks if not c.passed] == []
+
+
+@pytest.mark.slow
+def test_the_a8_experiment_fails_the_doctors_incremental_check(default_model_dir: Path) -> None:
+    """Why int8 activations are not catalogued (docs/wire.md): on real layers, rounding
+    turns a cached decode's last-bit differences into a different output."""
+    from core.doctor_probe import Deadline, ProbePlan, run_probe
+
+    shard = Shard.load(default_model_dir, 15, 30, weight_quantization=INT8_PER_CHANNEL_A8)
+    outcome = run_probe(shard, ProbePlan(), Deadline(600))
+    failed = {c.name for c in outcome.checks if not c.passed}
+    assert "incremental" in failed
