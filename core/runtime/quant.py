@@ -1,8 +1,10 @@
 """Weight-only int8 with per-output-channel scales (the ``int8-per-channel`` scheme).
 
-This is the catalogued ``llama-int8`` recipe. ``quant_a8.py`` also rounds the
-activations per token and is about twice as fast on the CPU it was measured on,
-but its cached decode disagrees with its own full forward, so it is not served.
+This is the catalogued ``llama-int8`` recipe; on a CPU whose fbgemm is exact
+its layers are ``quant_digits.Int8DigitsLinear`` (faster, same arithmetic).
+``quant_a8.py`` also rounds the activations per token and is about twice as
+fast on the CPU it was measured on, but its cached decode disagrees with its
+own full forward, so it is not served.
 
 Why weight-only: a decode step reads every weight of the shard once, so
 storing each weight in one byte instead of four cuts the bytes a step must

@@ -36,18 +36,12 @@ under 2**24.
 
 from __future__ import annotations
 
-import functools
-import logging
-import warnings
-
 import torch
 
-from core.runtime.quant import INT8_PER_CHANNEL_A8, Int8Linear
-
-logger = logging.getLogger(__name__)
+from core.runtime.fbgemm_int8 import PackedInt8Linear, fbgemm_is_exact, product
+from core.runtime.quant import INT8_PER_CHANNEL_A8
 
 __all__ = ["INT8_PER_CHANNEL_A8", "Int8A8Linear", "fbgemm_is_exact", "quantize_rows"]
-_ZERO_POINT = 128  # fbgemm's activations are uint8: xq + 128
 _Q_MAX = torch.tensor(127.0)  # a float32 tensor: dividing by a Python float casts per call
 
 
@@ -60,61 +54,13 @@ def quantize_rows(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return x.div(scale).round_(), scale
 
 
-def _prepack(q: torch.Tensor, scale: torch.Tensor) -> torch.ScriptObject:
-    zero = torch.zeros(q.shape[0], dtype=torch.long)
-    with warnings.catch_warnings():  # torch says quantized tensors are deprecated
-        warnings.simplefilter("ignore", UserWarning)
-        qt = torch._make_per_channel_quantized_tensor(q, scale.double(), zero, 0)
-    return torch.ops.quantized.linear_prepack(qt, None)
-
-
-def _fbgemm_product(xq: torch.Tensor, packed: torch.ScriptObject) -> torch.Tensor:
-    op = torch.ops.quantized.linear_with_input_q_dq_qweight_dq_output_fp32
-    return op(xq, 1.0, _ZERO_POINT, packed)
-
-
-@functools.cache
-def fbgemm_is_exact() -> bool:
-    """Whether this machine's fbgemm computes the full-range product exactly (once)."""
-    try:
-        q = torch.tensor([[127] * 64, [-127] * 64, [127, -127] * 32], dtype=torch.int8)
-        xq = torch.tensor([[127.0] * 64, [-127.0] * 64, [1.0] * 64])
-        got = _fbgemm_product(xq, _prepack(q, torch.ones(3)))
-        exact = torch.equal(got, xq @ q.float().t())
-    except (RuntimeError, AttributeError) as exc:  # no fbgemm engine in this torch build
-        logger.info("int8 activations: fbgemm unavailable (%s); using float32 mm", exc)
-        return False
-    if not exact:
-        logger.info("int8 activations: fbgemm saturates here (no VNNI); using float32 mm")
-    return exact
-
-
-class Int8A8Linear(Int8Linear):
+class Int8A8Linear(PackedInt8Linear):
     """Int8Linear whose product also rounds each activation row to int8 (see module doc)."""
-
-    def __init__(
-        self, qweight: torch.Tensor, scale: torch.Tensor, bias: torch.Tensor | None
-    ) -> None:
-        super().__init__(qweight, scale, bias)
-        self.packed = _prepack(qweight, scale) if fbgemm_is_exact() else None
-        self.packed_bytes = 0
-        if self.packed is not None:
-            # the packed copy is the only one read from now on: keeping the plain int8
-            # tensor too would hold the weights twice (Shard.weight_bytes counts this)
-            self.packed_bytes = qweight.numel() * qweight.element_size()
-            self.qweight = torch.empty(0, dtype=torch.int8)
-
-    def int8_weight(self) -> torch.Tensor:
-        """The (O, I) int8 weight, unpacked from fbgemm's copy when that is the only one."""
-        if self.packed is None:
-            return self.qweight
-        weight, _ = torch.ops.quantized.linear_unpack(self.packed)
-        return weight.int_repr()
 
     def matmul(self, x: torch.Tensor) -> torch.Tensor:  # (N, I) -> (N, O)
         xq, x_scale = quantize_rows(x.contiguous())
         if self.packed is not None:
-            y = _fbgemm_product(xq, self.packed)
+            y = product(xq, self.packed)
         else:
             y = torch.mm(xq, self.qweight.t().float()).mul_(self.scale)
         y.mul_(x_scale)

@@ -30,6 +30,7 @@ from core.runtime.quant import (
     quantize_linears,
 )
 from core.runtime.quant_a8 import Int8A8Linear
+from core.runtime.quant_digits import Int8DigitsLinear
 from core.runtime.rope import RopeTable
 from core.runtime.weights import WeightSource
 
@@ -155,7 +156,7 @@ class Shard(nn.Module):
         if shard.lm_head is not None and shard.embed is not None and "lm_head.weight" not in names:
             shard.lm_head.weight = shard.embed.weight  # tied: one tensor, not two
         if weight_quantization != NO_QUANTIZATION:
-            shard._quantize_int8(weight_quantization)
+            shard._quantize_int8(weight_quantization, dev)
         shard.to(dev)
         if dev.type == "cpu":
             shard._weights_in_by_out()
@@ -210,7 +211,7 @@ class Shard(nn.Module):
         self._check_shapes(state)
         return state, names
 
-    def _quantize_int8(self, scheme: str) -> None:
+    def _quantize_int8(self, scheme: str, device: torch.device) -> None:
         """Every projection of every block, and the LM head, to int8 per output channel.
 
         The embedding stays float32: a step reads one row of it per token, not all of it.
@@ -222,7 +223,12 @@ class Shard(nn.Module):
         ]
         if self.lm_head is not None:
             names.append("lm_head")
-        quantize_linears(self, names, Int8A8Linear if scheme == INT8_PER_CHANNEL_A8 else Int8Linear)
+        cls: type[Int8Linear] = Int8Linear  # off the CPU: torch's int8 kernels (quant.py)
+        if scheme == INT8_PER_CHANNEL_A8:
+            cls = Int8A8Linear
+        elif device.type == "cpu":
+            cls = Int8DigitsLinear  # fbgemm's int8 product, where it is exact
+        quantize_linears(self, names, cls)
         self.weight_quantization = scheme
 
     def _weights_in_by_out(self) -> None:
