@@ -47,6 +47,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.tracker_load_cadence import heartbeat_cadence  # noqa: E402
 from benchmarks.tracker_load_routes import (  # noqa: E402
+    exchange,
     make_routable,
     percentile,
     time_http_routes,
@@ -88,20 +89,6 @@ class SimNode:
         return ("\r\n".join(headers) + "\r\n\r\n").encode() + body
 
 
-async def _exchange(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: bytes
-) -> tuple[int, bytes]:
-    writer.write(request)
-    head = await reader.readuntil(b"\r\n\r\n")
-    status = int(head.split(b" ", 2)[1])
-    length = 0
-    for line in head.split(b"\r\n"):
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":", 1)[1])
-    body = await reader.readexactly(length)
-    return status, body
-
-
 async def register_all(nodes: list[SimNode], port: int) -> float:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     started = time.perf_counter()
@@ -116,7 +103,7 @@ async def register_all(nodes: list[SimNode], port: int) -> float:
                 "endpoint": f"ws://127.0.0.1:{20000 + node.index}",
             }
         ).encode()
-        status, answer = await _exchange(
+        status, answer = await exchange(
             reader, writer, node.request("/api/v1/nodes/register", body, port)
         )
         if status != 200:
@@ -140,7 +127,7 @@ async def heartbeat_load(
             if time.perf_counter() > deadline:
                 break
             sent = time.perf_counter()
-            status, _ = await _exchange(reader, writer, request)
+            status, _ = await exchange(reader, writer, request)
             latencies.append(time.perf_counter() - sent)
             if status != 200:
                 failures += 1
@@ -223,7 +210,7 @@ def cadence_run(
             cadence,
             tracker.port,
             args.interval,
-            exchange=_exchange,
+            exchange=exchange,
             connections=args.cadence_connections,
         )
     )

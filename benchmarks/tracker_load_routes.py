@@ -129,9 +129,10 @@ def time_planner(db_url: str, key: Key, count: int) -> PlannerTimes:
         database.dispose()
 
 
-async def _get(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, port: int, request: bytes
+async def exchange(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: bytes
 ) -> tuple[int, bytes]:
+    """One HTTP/1.1 request on a kept-alive connection: (status, body)."""
     writer.write(request)
     head = await reader.readuntil(b"\r\n\r\n")
     status = int(head.split(b" ", 2)[1])
@@ -157,7 +158,7 @@ async def time_http_routes(port: int, key: Key, count: int) -> tuple[float, floa
     timings, failures = [], 0
     for _ in range(count):
         started = time.perf_counter()
-        status, _ = await _get(reader, writer, port, request)
+        status, _ = await exchange(reader, writer, request)
         timings.append((time.perf_counter() - started) * 1000)
         failures += status != 200
     writer.close()
@@ -170,7 +171,7 @@ async def time_state(port: int, *, repeats: int, page: int) -> dict[str, Any]:
     default = []
     for _ in range(repeats):
         started = time.perf_counter()
-        status, answer = await _get(reader, writer, port, _request("GET", "/api/v1/state", port))
+        status, answer = await exchange(reader, writer, _request("GET", "/api/v1/state", port))
         default.append((time.perf_counter() - started) * 1000)
         if status != 200:
             raise SystemExit(f"/api/v1/state answered {status}: {answer[:300]!r}")
@@ -180,7 +181,7 @@ async def time_state(port: int, *, repeats: int, page: int) -> dict[str, Any]:
     while True:
         path = f"/api/v1/state?limit={page}" + (f"&cursor={cursor}" if cursor else "")
         started = time.perf_counter()
-        status, answer = await _get(reader, writer, port, _request("GET", path, port))
+        status, answer = await exchange(reader, writer, _request("GET", path, port))
         pages.append((time.perf_counter() - started) * 1000)
         if status != 200:
             raise SystemExit(f"{path} answered {status}: {answer[:300]!r}")
