@@ -38,13 +38,13 @@ from tests.tracker_service.conftest import beat, register
 from tests.tracker_service.helpers import FakeNode
 from tests.tracker_service.node_process import layer_count_of, start_node_process
 from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
-from tests.tracker_service.test_certifier import fast_settings, wait_for
+from tests.tracker_service.services.test_certifier import fast_settings, wait_for
 from tracker_service.app import create_app
-from tracker_service.audit import Auditor, AuditSettings
-from tracker_service.hop_link import RouteFailure
-from tracker_service.route_client import RouteSession
-from tracker_service.routing import PURPOSE_CERTIFY
-from tracker_service.session_plan import Sampling
+from tracker_service.domain.route_formation import PURPOSE_CERTIFY
+from tracker_service.services.hop_audit import Auditor, AuditSettings
+from tracker_service.services.hop_link import RouteFailure
+from tracker_service.services.route_session import RouteSession
+from tracker_service.services.session_plan import Sampling
 
 PROMPT = [1, 2, 3, 4, 5]
 BEAT_EVERY_S = 2.0

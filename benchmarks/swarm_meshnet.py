@@ -4,9 +4,9 @@ What the tracker knows is its registry: each registered node's range, the
 tokens/s through its shard the node measured (compute only: the tracker does
 not know the node's uplink), its memory when it asks, and its open sessions
 in each heartbeat. A newcomer asks ``choose_range`` over the registry plus
-:class:`~tracker_service.rebalancing.PendingPlacements`, loads its layers,
+:class:`~tracker_service.services.rebalancing.PendingPlacements`, loads its layers,
 runs the doctor and the gate, and registers. Every ``rebalance_poll_s`` the
-:class:`~tracker_service.rebalancing.RebalanceBoard` plans; a node told to move
+:class:`~tracker_service.services.rebalancing.RebalanceBoard` plans; a node told to move
 acts on one of its next heartbeats if ``core.placement.should_move`` agrees.
 A node that vanishes stays registered until it misses three heartbeats.
 """
@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from benchmarks.swarm_model import LAYERS, Spec, load_s
 from benchmarks.swarm_worlds import World
 from core.placement import should_move
-from tracker_service.allocation import Placement, Slot, choose_range
 from tracker_service.config import Settings
-from tracker_service.rebalancing import PendingPlacements, RebalanceBoard
+from tracker_service.domain.allocation import Placement, Slot, choose_range
+from tracker_service.services.rebalancing import PendingPlacements, RebalanceBoard
 from tracker_service.store.allocation import ServingGroup
 
 KEY = ("model-digest", "recipe-digest")

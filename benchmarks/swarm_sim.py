@@ -1,10 +1,10 @@
 """Swarm simulator: MeshNet's allocation vs Petals' rule vs random, on the same churn.
 
 Drives the product's code in-process (no network, no model): MeshNet's world
-places nodes with ``tracker_service.allocation.choose_range`` and
+places nodes with ``tracker_service.domain.allocation.choose_range`` and
 ``rebalancing.PendingPlacements``, moves them with ``RebalanceBoard`` and
 ``core.placement.should_move``; every world's requests are routed by
-``tracker_service.routing.form_route``. Petals' world runs a transcription of
+``tracker_service.domain.route_formation.form_route``. Petals' world runs a transcription of
 ``petals/server/block_selection.py`` on what a Petals server knows.
 
 Model and assumptions (every number is in benchmarks/swarm_model.py):
@@ -66,7 +66,7 @@ from benchmarks.swarm_meshnet import MeshnetWorld
 from benchmarks.swarm_model import LATENCY, LAYERS, Spec, events
 from benchmarks.swarm_petals import PetalsWorld
 from benchmarks.swarm_worlds import RandomWorld, World
-from tracker_service.routing import NoRoute, RoutingPolicy, form_route
+from tracker_service.domain.route_formation import NoRoute, RoutingPolicy, form_route
 
 
 def request(world: World, region: int, rng: random.Random) -> None:

@@ -14,7 +14,7 @@ real rate; the bottleneck is measured on it) apart from the policy's own
   when told to, open sessions or not.
 - :class:`MeshnetWorld`: the tracker's registry (measured tokens/s through the
   shard, memory, open sessions), its pending placements, and
-  :class:`~tracker_service.rebalancing.RebalanceBoard` every
+  :class:`~tracker_service.services.rebalancing.RebalanceBoard` every
   ``rebalance_poll_s``; the node's side of a move is ``core.placement.should_move``.
 - :class:`RandomWorld`: a random window of all its memory, never moved.
 """
@@ -27,7 +27,7 @@ import random
 from dataclasses import dataclass, field
 
 from benchmarks.swarm_model import BUSY_SHARE, LAYERS, Spec, load_s, true_rate
-from tracker_service.routing import Candidate
+from tracker_service.domain.route_formation import Candidate
 
 EMPTY = 1e-6  # a layer rate at or below this is a hole (float residue of adds and removals)
 

@@ -19,10 +19,10 @@ from typing import Any
 
 from sqlalchemy import text
 
-from tracker_service.keys import TrackerKey
-from tracker_service.route_planner import RoutePlanner
+from tracker_service.domain.keys import TrackerKey
+from tracker_service.services.route_planner import RoutePlanner
 from tracker_service.store.db import Database
-from tracker_service.store.routing import Key
+from tracker_service.store.route_candidates import Key
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -20,22 +20,13 @@ from pydantic.json_schema import models_json_schema
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tracker_service import errors
-from tracker_service.auth import NonceBook, PublicKeyCache
-from tracker_service.auth_throttle import FailedAuthThrottle
-from tracker_service.body_limit import BodyLimitMiddleware
-from tracker_service.config import Settings
-from tracker_service.deps import TrackerContext
-from tracker_service.gateway.errors import GatewayError
-from tracker_service.gateway.observability import GatewayMetrics
-from tracker_service.gateway.service import Gateway
-from tracker_service.job_settings import ARTIFACTS_PATH_PREFIX, build_jobs_state
-from tracker_service.keys import TrackerKey
-from tracker_service.metrics import TrackerMetrics
-from tracker_service.openapi_responses import document_refusals
-from tracker_service.relay.app import mount_relay
-from tracker_service.relay.hub import RelaySettings
-from tracker_service.route_services import RouteServices, lifespan
-from tracker_service.routes import (
+from tracker_service.api.auth_throttle import FailedAuthThrottle
+from tracker_service.api.body_limit import BodyLimitMiddleware
+from tracker_service.api.deps import TrackerContext
+from tracker_service.api.job_settings import ARTIFACTS_PATH_PREFIX, build_jobs_state
+from tracker_service.api.metrics import TrackerMetrics
+from tracker_service.api.openapi_responses import document_refusals
+from tracker_service.api.routes import (
     SIGNED_BODY_MODELS,
     admin,
     allocation,
@@ -45,10 +36,19 @@ from tracker_service.routes import (
     nodes,
     openai,
     refusal_response,
-    routes,
+    route_requests,
     state,
 )
-from tracker_service.routes.heartbeat import HeartbeatShortcut
+from tracker_service.api.routes.heartbeat import HeartbeatShortcut
+from tracker_service.config import Settings
+from tracker_service.domain.keys import TrackerKey
+from tracker_service.gateway.errors import GatewayError
+from tracker_service.gateway.observability import GatewayMetrics
+from tracker_service.gateway.service import Gateway
+from tracker_service.relay.app import mount_relay
+from tracker_service.relay.hub import RelaySettings
+from tracker_service.security.auth import NonceBook, PublicKeyCache
+from tracker_service.services.data_plane import RouteServices, lifespan
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import PersistentLedger
 
@@ -176,7 +176,7 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
     app.include_router(nodes.router)
     app.include_router(admin.router)
     app.include_router(state.router)
-    app.include_router(routes.router)
+    app.include_router(route_requests.router)
     app.include_router(job_artifacts.router)
     app.include_router(jobs.router)
     app.include_router(openai.router)

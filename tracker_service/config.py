@@ -59,7 +59,7 @@ class Settings(BaseSettings):
     # The status page (GET /) fetches /api/v1/state this often to redraw itself.
     status_refresh_s: float = Field(default=5.0, ge=1, le=3600)
 
-    # Data plane: dial nodes, form routes, certify recipes (tracker_service/route_services.py).
+    # Data plane: dial nodes, form routes, certify recipes (tracker_service/services/data_plane.py).
     # Off only for tests that want the registry without background dialling.
     background_tasks: bool = True
     # Never-dialled nodes are dialled within this poll; reachable ones re-checked every
@@ -74,12 +74,12 @@ class Settings(BaseSettings):
     certifier_backoff_s: float = Field(default=5.0, gt=0)
     certifier_backoff_max_s: float = Field(default=300.0, gt=0)
     certify_new_tokens: int = Field(default=4, ge=1, le=64)
-    # Rebalancing (tracker_service/rebalancing.py): how often moves are planned, the
+    # Rebalancing (tracker_service/services/rebalancing.py): how often moves are planned, the
     # bottleneck gain a move must bring, and how long a moving node counts at its target.
     rebalance_poll_s: float = Field(default=30.0, gt=0)
     rebalance_margin: float = Field(default=0.2, ge=0)
     rebalance_grace_s: float = Field(default=300.0, gt=0)
-    # Hop audits (tracker_service/audit.py): the fraction of route steps re-asked of
+    # Hop audits (tracker_service/services/hop_audit.py): the fraction of route steps re-asked of
     # another node; higher for an identity that has passed fewer than
     # audit_probation_audits audits. 0 turns audits off.
     audit_rate: float = Field(default=0.02, ge=0, le=1)

@@ -5,7 +5,7 @@
 
 Lower layers raise these (or RecipeIdentityError); the app's exception handlers
 turn them into ``{"reason": ..., "detail": ...}`` JSON. Routes raise
-HTTPException through :func:`tracker_service.routes.refuse`, same shape.
+HTTPException through :func:`tracker_service.api.routes.refuse`, same shape.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ BANNED = "banned"
 QUARANTINED = "quarantined"
 JOIN_TOKEN_REQUIRED = "join-token-required"
 JOIN_TOKEN_INVALID = "join-token-invalid"
-# The capability gate's reasons, one per seed reason (tracker_service/capability.py).
+# The capability gate's reasons, one per seed reason (tracker_service/api/capability_gate.py).
 CAPABILITY_NO_REPORT = "capability-no-report"
 CAPABILITY_MODEL_MISMATCH = "capability-model-mismatch"
 CAPABILITY_SHARD_MISMATCH = "capability-shard-mismatch"

@@ -31,7 +31,7 @@ def tracker(tmp_path: Path) -> Iterator[TrackerProcess]:
 
 def certify_through_the_ledger(db_url: str) -> None:
     """Promote the fp32 recipe the way the tracker's certifier does, through its ledger."""
-    from tracker_service.recipe_identity import DistributedForwardEvidence, parse_identity
+    from tracker_service.domain.recipe_identity import DistributedForwardEvidence, parse_identity
     from tracker_service.store.db import Database
     from tracker_service.store.ledger import PersistentLedger
 

@@ -18,7 +18,7 @@ from app.tracker_api import (
     fetch_recipes,
 )
 from tests.tracker_service.server_process import TrackerProcess, free_port
-from tracker_service.schemas.state import RecipePublic, StatePublic
+from tracker_service.api.schemas.state import RecipePublic, StatePublic
 
 URL = "http://tracker.test:8765"
 

@@ -123,7 +123,7 @@ def test_the_relay_flag_opens_the_link_right_after_registering(
 
 def test_the_cli_flags_reach_the_node_settings(tmp_path: Path) -> None:
     from app.cli.node import build_parser as node_parser
-    from tracker_service.cli import build_parser as tracker_parser
+    from tracker_service.cli.commands import build_parser as tracker_parser
 
     run = node_parser().parse_args(
         ["run", "--tracker", "http://t:1", "--relay", "--relay-url", "ws://r:2/relay"]

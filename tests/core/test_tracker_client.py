@@ -89,7 +89,7 @@ def _registration_bodies(relay_reason: str | None) -> dict[str, object]:
 
 
 def test_a_relayed_registration_says_why_in_one_line_the_tracker_accepts() -> None:
-    from tracker_service.schemas.nodes import RELAY_REASON_MAX, NodeRegisterCreate
+    from tracker_service.api.schemas.nodes import RELAY_REASON_MAX, NodeRegisterCreate
 
     assert "relay_reason" not in _registration_bodies(None)  # a direct node says nothing
     assert _registration_bodies("the node was started with --relay")["relay_reason"] == (

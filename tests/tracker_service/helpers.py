@@ -15,7 +15,7 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from tracker_service.recipe_digests import RECIPE_AXES, recipe_digest
+from tracker_service.domain.recipe_digests import RECIPE_AXES, recipe_digest
 
 LAYERS = 30
 CONTENT = hashlib.sha256(b"smollm2-135m weights").hexdigest()

@@ -9,7 +9,7 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
-from tracker_service.recipe_identity import FingerprintMismatch, RecipeIdentityError
+from tracker_service.domain.recipe_identity import FingerprintMismatch, RecipeIdentityError
 
 Mutation = Callable[[dict[str, Any]], None]
 OTHER_HEX = hashlib.sha256(b"other").hexdigest()

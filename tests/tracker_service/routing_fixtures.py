@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import insert
 
 from tests.tracker_service.helpers import identity_block
-from tracker_service.recipe_identity import parse_identity
+from tracker_service.domain.recipe_identity import parse_identity
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import register_recipe
 from tracker_service.store.tables import NODE_ACTIVE, REACH_REACHABLE, Node

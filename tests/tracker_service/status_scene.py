@@ -27,8 +27,8 @@ import httpx
 from tests.tracker_service.conftest import beat, register
 from tests.tracker_service.helpers import FakeNode, identity_block
 from tests.tracker_service.server_process import TrackerProcess
-from tracker_service.reachability import CHALLENGE_PATH, challenge_message
-from tracker_service.recipe_identity import DistributedForwardEvidence, parse_identity
+from tracker_service.domain.recipe_identity import DistributedForwardEvidence, parse_identity
+from tracker_service.services.reachability import CHALLENGE_PATH, challenge_message
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import PersistentLedger
 

@@ -15,7 +15,7 @@ from tests.tracker_service.conftest import beat, register
 from tests.tracker_service.helpers import FakeNode, identity_block
 from tests.tracker_service.server_process import REPO, TrackerProcess
 from tests.tracker_service.store_backends import needs_postgres, reset_postgres
-from tracker_service.recipe_identity import DistributedForwardEvidence, parse_identity
+from tracker_service.domain.recipe_identity import DistributedForwardEvidence, parse_identity
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import PersistentLedger, evidence_for, get_recipe
 

@@ -10,5 +10,5 @@
     errors            OpenAI's error shape (every refusal of the gateway)
     service           the entry point the routes call: request in, answer out
 
-``tracker_service.routes.openai`` wires these into ``/v1/*``.
+``tracker_service.api.routes.openai`` wires these into ``/v1/*``.
 """

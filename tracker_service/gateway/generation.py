@@ -30,13 +30,13 @@ import time
 from collections.abc import AsyncGenerator, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
-from tracker_service.hop_link import RouteFailure
-from tracker_service.route_client import RouteSession
-from tracker_service.route_planner import RouteRefused
-from tracker_service.routing import NoRoute
-from tracker_service.session_plan import RoutePlan, Sampling
-from tracker_service.step_audit import StepAuditor
-from tracker_service.store.routing import Key
+from tracker_service.domain.route_formation import NoRoute
+from tracker_service.services.hop_link import RouteFailure
+from tracker_service.services.route_planner import RouteRefused
+from tracker_service.services.route_session import RouteSession
+from tracker_service.services.session_plan import RoutePlan, Sampling
+from tracker_service.services.step_audit import StepAuditor
+from tracker_service.store.route_candidates import Key
 
 log = logging.getLogger(__name__)
 

@@ -28,14 +28,19 @@ from typing import Any
 import httpx
 from tokenizers import Tokenizer
 
-from tracker_service.certifier import fetch_tokenizer
+from tracker_service.domain.recipe_digests import canonical_sha256
+from tracker_service.domain.recipe_identity import RecipeIdentityError, parse_identity
+from tracker_service.domain.route_formation import Candidate
 from tracker_service.gateway.chat_template import ChatTemplate, TemplateError
-from tracker_service.node_files import CONFIG_PATH, TOKENIZER_CONFIG_PATH, fetch_metadata
-from tracker_service.recipe_digests import canonical_sha256
-from tracker_service.recipe_identity import RecipeIdentityError, parse_identity
-from tracker_service.routing import Candidate
+from tracker_service.services.certifier import fetch_tokenizer
+from tracker_service.services.node_files import CONFIG_PATH, TOKENIZER_CONFIG_PATH, fetch_metadata
 from tracker_service.store.db import Database
-from tracker_service.store.routing import Key, RecipeInfo, identity_blocks, pin_chat_template
+from tracker_service.store.route_candidates import (
+    Key,
+    RecipeInfo,
+    identity_blocks,
+    pin_chat_template,
+)
 
 log = logging.getLogger(__name__)
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from tracker_service.domain.recipe_identity import STATUS_CERTIFIED, coverage_gap
+from tracker_service.domain.route_formation import Candidate
 from tracker_service.gateway.errors import ModelNotFound, Unavailable
-from tracker_service.recipe_identity import STATUS_CERTIFIED, coverage_gap
-from tracker_service.route_planner import RoutePlanner
-from tracker_service.routing import Candidate
+from tracker_service.services.route_planner import RoutePlanner
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import list_recipes
-from tracker_service.store.routing import RecipeInfo, recipes_matching
+from tracker_service.store.route_candidates import RecipeInfo, recipes_matching
 
 NO_ROUTE_RETRY_S = 10
 DARK_RETRY_S = 30

@@ -18,6 +18,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Collection
 from dataclasses import dataclass, field
 
 from tracker_service.config import Settings
+from tracker_service.domain.route_formation import PURPOSE_SERVE
 from tracker_service.gateway.api_keys import Caller, KeyCheck, RateLimiter
 from tracker_service.gateway.chat_template import TemplateError
 from tracker_service.gateway.errors import BadRequest, Unavailable
@@ -29,15 +30,14 @@ from tracker_service.gateway.generation import (
 from tracker_service.gateway.model_assets import AssetStore, AssetsUnavailable, ModelAssets
 from tracker_service.gateway.model_catalogue import ModelCatalogue, ServedModel
 from tracker_service.gateway.observability import GatewayMetrics, RequestRecord
+from tracker_service.gateway.openai_schemas import ChatCompletionCreate, CompletionCreate
 from tracker_service.gateway.text_stream import TextStream
-from tracker_service.reachability import ReachabilityMonitor
-from tracker_service.route_planner import RoutePlanner
-from tracker_service.routing import PURPOSE_SERVE
-from tracker_service.schemas.openai import ChatCompletionCreate, CompletionCreate
-from tracker_service.session_plan import RoutePlan, Sampling
-from tracker_service.step_audit import StepAuditor
+from tracker_service.services.reachability import ReachabilityMonitor
+from tracker_service.services.route_planner import RoutePlanner
+from tracker_service.services.session_plan import RoutePlan, Sampling
+from tracker_service.services.step_audit import StepAuditor
 from tracker_service.store.db import Database
-from tracker_service.store.routing import Key
+from tracker_service.store.route_candidates import Key
 
 RETRY_BROKEN_ROUTE_S = 5
 

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
+from tracker_service.domain.wire import is_node_id
 from tracker_service.relay.routes import RELAY_PREFIX
-from tracker_service.wire import is_node_id
 
 RELAYED_SENTENCE = (
     "serving through a relay: the tracker cannot dial this node directly (a home router or "

@@ -14,8 +14,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 
-from tracker_service.keys import verify_ed25519
-from tracker_service.wire import (
+from tracker_service.domain.keys import verify_ed25519
+from tracker_service.domain.wire import (
     HEADER_NODE,
     HEADER_NONCE,
     HEADER_SIGNATURE,

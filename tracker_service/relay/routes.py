@@ -14,10 +14,10 @@ from typing import Any
 from fastapi import APIRouter, Request, WebSocket
 from fastapi.responses import JSONResponse, Response
 
+from tracker_service.domain.wire import is_node_id
 from tracker_service.relay.hub import LinkGone, RelayHub, client_address
 from tracker_service.relay.link_auth import HEADER_MAX_MESSAGE, LinkAuthenticator, LinkRefused
 from tracker_service.relay.mux import MuxError
-from tracker_service.wire import is_node_id
 
 log = logging.getLogger(__name__)
 

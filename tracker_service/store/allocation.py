@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from tracker_service.allocation import Slot
+from tracker_service.domain.allocation import Slot
 from tracker_service.store.tables import NODE_ACTIVE, REACH_UNREACHABLE, Node
 
 Key = tuple[str, str]

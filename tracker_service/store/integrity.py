@@ -29,7 +29,7 @@ from typing import Any
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, inspect, select, text
 
-from tracker_service.recipe_identity import STATUS_CERTIFIED, STATUS_DARK
+from tracker_service.domain.recipe_identity import STATUS_CERTIFIED, STATUS_DARK
 from tracker_service.store.db import MIGRATIONS_DIR, Database
 from tracker_service.store.ledger import evidence_problem
 from tracker_service.store.tables import (

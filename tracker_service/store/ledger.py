@@ -1,6 +1,6 @@
 """The certification ledger in the database: dark and certified recipes survive restarts.
 
-Same contract as :class:`tracker_service.recipe_identity.CertificationLedger`
+Same contract as :class:`tracker_service.domain.recipe_identity.CertificationLedger`
 (register / status / certify / to_dict), with the same refusals, plus revocation.
 A promotion writes the evidence and flips the status in one transaction.
 """
@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from tracker_service.recipe_identity import (
+from tracker_service.domain.recipe_identity import (
     DARK_DETAIL,
     STATUS_CERTIFIED,
     STATUS_DARK,

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple, cast
 from sqlalchemy import Connection, Dialect, Row, Table, bindparam, func, select, update
 from sqlalchemy.orm import Session
 
-from tracker_service.recipe_identity import PresentedIdentity
+from tracker_service.domain.recipe_identity import PresentedIdentity
 from tracker_service.store.db import PreparedStatement
 from tracker_service.store.node_caps import cap_host
 from tracker_service.store.routing_version import (

@@ -1,7 +1,7 @@
 """A fingerprint's routing version: the signal that its cached candidate list is stale.
 
 Route planners cache each fingerprint's live, reachable, active nodes in memory
-(tracker_service/candidate_cache.py) and compare the recipe row's
+(tracker_service/services/candidate_cache.py) and compare the recipe row's
 ``routing_version`` on every route request. Each change that can add a node to
 that set or take one out (a registration replacing a routable node, a clean
 stop, removal, ban, quarantine, a reachability verdict that flips, a ledger

@@ -39,8 +39,8 @@ from tests.core.dataplane.conftest import (
     wait_until,
 )
 from tests.tracker_service.relay_server import RelayThread
+from tracker_service.domain.wire import node_id_for
 from tracker_service.relay.hub import RelaySettings
-from tracker_service.wire import node_id_for
 
 PROMPT = [5, 17, 99, 3, 250, 41]
 

@@ -1,7 +1,7 @@
 """scale: a recipe's routing version, bumped when its routable node set changes
 
 Route planners keep each fingerprint's candidate list in memory and re-read it
-when this number moves (tracker_service/candidate_cache.py); every worker
+when this number moves (tracker_service/services/candidate_cache.py); every worker
 process sees the same number, so a change made by one invalidates all.
 
 Revision ID: 0006

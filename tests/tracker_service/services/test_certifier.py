@@ -1,0 +1,203 @@
+"""Certification end to end: a real tracker app, two real node data planes that
+register with signed requests, are dialled, and get their recipe certified by a
+real distributed forward; a node that drops the session leaves it dark with the
+reason in /api/v1/state."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+
+from tests.tracker_service.conftest import make_settings, register
+from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
+from tracker_service.app import create_app
+from tracker_service.domain.recipe_identity import DARK_DETAIL
+from tracker_service.services.certifier import Certifier, check_receipts
+from tracker_service.store.tables import CertificationEvidence
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("certifier-tiny-llama"))
+
+
+def wait_for(predicate: Callable[[], bool], timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"condition not met within {timeout_s} s")
+
+
+def join(client: TestClient, node: RealNode) -> None:
+    """Register with a signed request, then trust the tracker key it answers with."""
+    response = register(client, node.as_fake_node(), node.identity)
+    assert response.status_code == 200, response.text
+    node.tracker_key[0] = base64.b64decode(response.json()["tracker_public_key"])
+
+
+def recipe_of(client: TestClient, node: RealNode) -> dict[str, Any]:
+    state = client.get("/api/v1/state").json()
+    return dict(
+        next(r for r in state["recipes"] if r["runtime_recipe_digest"] == node.fingerprint[1])
+    )
+
+
+@pytest.fixture
+def nodes(tiny_model: Path) -> Iterator[list[RealNode]]:
+    started: list[RealNode] = []
+    yield started
+    for node in started:
+        node.stop()
+
+
+def fast_settings(tmp_path: Path, **overrides: Any) -> Any:
+    return make_settings(
+        tmp_path,
+        reachability_poll_s=0.05,
+        certifier_poll_s=0.2,
+        certifier_backoff_s=60.0,
+        **overrides,
+    )
+
+
+def test_two_registered_nodes_get_their_dark_recipe_certified_within_seconds(
+    tmp_path: Path, tiny_model: Path, nodes: list[RealNode]
+) -> None:
+    app = create_app(fast_settings(tmp_path))
+    certifier: Certifier = app.state.routing.certifier
+    nodes += [start_real_node(tiny_model, 0, 2), start_real_node(tiny_model, 1, 4)]
+    with TestClient(app) as client:
+        join(client, nodes[0])
+        assert recipe_of(client, nodes[0])["status"] == "dark"
+        began = time.monotonic()
+        join(client, nodes[1])
+        wait_for(lambda: recipe_of(client, nodes[0])["status"] == "certified")
+        took = time.monotonic() - began
+        recipe = recipe_of(client, nodes[0])
+        assert recipe["certified_node_count"] == 2
+        assert recipe["last_certification_failure"] is None
+        assert recipe["certified_route_session"] in recipe["detail"]
+        attempt = certifier.last_attempts[nodes[0].fingerprint]
+        assert attempt.certified and attempt.prompt_source == "tokenizer"
+        assert len(attempt.token_ids) == app.state.tracker.settings.certify_new_tokens
+        served = client.post(
+            "/api/v1/routes",
+            json=dict(
+                zip(
+                    ("model_artifact_digest", "runtime_recipe_digest"),
+                    nodes[0].fingerprint,
+                    strict=True,
+                )
+            ),
+        )
+        assert served.status_code == 200  # certified: now routable for users
+    with app.state.tracker.database.session() as session:
+        evidence = session.execute(select(CertificationEvidence)).scalars().one()
+        assert set(evidence.node_ids) == {nodes[0].node_id, nodes[1].node_id}
+        # What each hop's signed receipt says it computed: the overlap is skipped.
+        assert evidence.shard_ranges == [[0, 2], [2, 4]]
+        assert evidence.synthetic is False
+        assert evidence.tokens_generated == len(attempt.token_ids)
+    app.state.tracker.database.dispose()
+    print(f"\ndark -> certified {took:.2f} s after the second node registered")
+
+
+def test_a_node_that_drops_the_session_leaves_the_recipe_dark_with_the_reason(
+    tmp_path: Path, tiny_model: Path, nodes: list[RealNode]
+) -> None:
+    app = create_app(fast_settings(tmp_path))
+    # Node B answers the challenge but has no room for a session: it refuses at open.
+    nodes += [
+        start_real_node(tiny_model, 0, 2),
+        start_real_node(tiny_model, 2, 4, kv_budget_bytes=1),
+    ]
+    with TestClient(app) as client:
+        join(client, nodes[0])
+        join(client, nodes[1])
+        wait_for(lambda: bool(recipe_of(client, nodes[0])["last_certification_failure"]))
+        recipe = recipe_of(client, nodes[0])
+        assert recipe["status"] == "dark"
+        assert recipe["detail"] == DARK_DETAIL  # the seed's sentence; the why has its own field
+        failure = recipe["last_certification_failure"]
+        assert "certification attempt failed" in failure and "[no-capacity]" in failure
+        assert nodes[1].node_id[:12] in failure
+        page = client.get("/").text
+        assert "no-capacity" in page
+        body = {
+            "model_artifact_digest": nodes[0].fingerprint[0],
+            "runtime_recipe_digest": nodes[0].fingerprint[1],
+        }
+        assert client.post("/api/v1/routes", json=body).status_code == 409
+    with app.state.tracker.database.session() as session:
+        assert session.execute(select(CertificationEvidence)).first() is None
+    app.state.tracker.database.dispose()
+
+
+def test_a_single_node_serving_every_layer_is_never_attempted(
+    tmp_path: Path, tiny_model: Path, nodes: list[RealNode]
+) -> None:
+    app = create_app(fast_settings(tmp_path, background_tasks=False))
+    certifier: Certifier = app.state.routing.certifier
+    nodes.append(start_real_node(tiny_model, 0, 4))
+    with TestClient(app) as client:
+        join(client, nodes[0])
+        asyncio.run(app.state.routing.monitor.check_due())
+        assert asyncio.run(certifier.run_pass()) == []
+        assert recipe_of(client, nodes[0])["status"] == "dark"
+    app.state.tracker.database.dispose()
+
+
+def test_a_failed_recipe_backs_off_until_its_reachable_nodes_change(
+    tmp_path: Path, tiny_model: Path, nodes: list[RealNode]
+) -> None:
+    app = create_app(fast_settings(tmp_path, background_tasks=False))
+    routing = app.state.routing
+    nodes += [start_real_node(tiny_model, 0, 2), start_real_node(tiny_model, 2, 4)]
+    with TestClient(app) as client:
+        join(client, nodes[0])
+        # Node B registers but never learns the tracker key: it refuses every ticket.
+        response = register(client, nodes[1].as_fake_node(), nodes[1].identity)
+        assert response.status_code == 200
+        asyncio.run(routing.monitor.check_due())
+        first = asyncio.run(routing.certifier.run_pass())
+        assert [(a.reason, a.failed_node) for a in first] == [("bad-ticket", nodes[1].node_id)]
+        assert asyncio.run(routing.certifier.run_pass()) == []  # backing off
+        nodes.append(start_real_node(tiny_model, 2, 4))  # a new node changes the set
+        join(client, nodes[2])
+        asyncio.run(routing.monitor.check_due())
+        again = asyncio.run(routing.certifier.run_pass())
+        # The back-off is lifted at once for a changed node set, and the node that
+        # failed last time is avoided while another covers its layers.
+        assert [a.certified for a in again] == [True]
+        assert nodes[1].node_id not in again[0].node_ids
+    app.state.tracker.database.dispose()
+
+
+def test_receipts_that_do_not_tile_the_model_are_refused() -> None:
+    from tracker_service.domain.tickets import HopReceipt
+    from tracker_service.services.certifier import CertificationFailed
+    from tracker_service.services.session_plan import PlannedHop, RoutePlan
+
+    hops = (
+        PlannedHop("a", 0, 2, 0, "ws://a:1", b"k" * 32),
+        PlannedHop("b", 1, 4, 2, "ws://b:1", b"k" * 32),
+    )
+    plan = RoutePlan("rs", 1, 0.0, ("x", "y"), 4, hops, {})
+    good = [HopReceipt("rs", 1, "a", 0, 2, 3, 9, {}), HopReceipt("rs", 1, "b", 2, 4, 3, 9, {})]
+    check_receipts(plan, good, steps=3)
+    short = [good[0], HopReceipt("rs", 1, "b", 1, 4, 3, 9, {})]
+    with pytest.raises(CertificationFailed, match="from layer 2"):
+        check_receipts(plan, short, steps=3)
+    lazy = [good[0], HopReceipt("rs", 1, "b", 2, 4, 2, 8, {})]
+    with pytest.raises(CertificationFailed, match="different work"):
+        check_receipts(plan, lazy, steps=3)

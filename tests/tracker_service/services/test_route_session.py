@@ -1,0 +1,198 @@
+"""The tracker's route client against REAL node data planes on loopback: two hops
+(overlapping, so the second starts at effective_start) reproduce a single-process
+generation of the same model, and every receipt verifies against the node key."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.runtime.generate import generate_local
+from core.runtime.sampling import SamplingParams
+from core.runtime.shard import Shard
+from tests.tracker_service.real_nodes import NUM_LAYERS, RealNode, build_tiny_model, start_real_node
+from tracker_service.domain.keys import TrackerKey
+from tracker_service.domain.route_formation import Candidate, form_route
+from tracker_service.domain.tickets import HopReceipt
+from tracker_service.security.endpoint_policy import resolve_endpoint
+from tracker_service.services.hop_link import RouteFailure
+from tracker_service.services.route_planner import plan_for
+from tracker_service.services.route_session import RouteSession
+from tracker_service.services.session_plan import GeneratedToken, RoutePlan, Sampling
+
+PROMPT = [5, 17, 99, 3, 250, 41]
+TRACKER = TrackerKey.from_seed(b"\x07" * 32)
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("route-client-tiny-llama"))
+
+
+@pytest.fixture(scope="module")
+def nodes(tiny_model: Path) -> Iterator[tuple[RealNode, RealNode]]:
+    """Node A serves layers [0, 2), node B [1, 4): the route starts B at layer 2."""
+    a = start_real_node(tiny_model, 0, 2, tracker_public_key=TRACKER.public_key_raw)
+    b = start_real_node(tiny_model, 1, 4, tracker_public_key=TRACKER.public_key_raw)
+    try:
+        yield a, b
+    finally:
+        a.stop()
+        b.stop()
+
+
+def candidate(node: RealNode) -> Candidate:
+    start, end = node.shard.start, node.shard.end
+    return Candidate(node.node_id, node.endpoint, node.public_key, start, end, 10.0)
+
+
+def plan_over(a: RealNode, b: RealNode, key: TrackerKey = TRACKER) -> RoutePlan:
+    route = form_route([candidate(a), candidate(b)], NUM_LAYERS, min_nodes=2)
+    return plan_for(route, a.fingerprint, key, ttl_s=60.0)
+
+
+async def run_route(
+    plan: RoutePlan, new_tokens: int, sampling: Sampling
+) -> tuple[list[GeneratedToken], list[HopReceipt]]:
+    async with RouteSession(plan, open_timeout_s=10, step_timeout_s=30) as session:
+        await session.open(len(PROMPT) + new_tokens, sampling)
+        tokens = [token async for token in session.generate(PROMPT, new_tokens)]
+        receipts = await session.close()
+    return tokens, receipts
+
+
+@pytest.mark.parametrize(
+    "sampling",
+    [
+        Sampling(temperature=0.0, logprobs=3),
+        Sampling(0.9, top_k=40, top_p=0.95, seed=1234, logprobs=2),
+    ],
+    ids=["greedy", "seeded-sampling"],
+)
+def test_two_real_hops_reproduce_single_process_generation(
+    nodes: tuple[RealNode, RealNode], tiny_model: Path, sampling: Sampling
+) -> None:
+    a, b = nodes
+    plan = plan_over(a, b)
+    assert [(h.start, h.effective_start, h.end) for h in plan.hops] == [(0, 0, 2), (1, 2, 4)]
+    tokens, _ = asyncio.run(run_route(plan, 8, sampling))
+    reference = [a.shard, Shard.load(tiny_model, 2, 4)]
+    local = list(
+        generate_local(reference, PROMPT, 8, SamplingParams(**dataclasses.asdict(sampling)))
+    )
+    assert [t.token_id for t in tokens] == local
+    assert all(len(t.top_ids) == sampling.logprobs == len(t.top_logprobs) for t in tokens)
+    assert [t.position for t in tokens] == [0, *range(len(PROMPT), len(PROMPT) + 7)]
+
+
+def test_receipts_verify_against_node_keys_and_count_the_work(
+    nodes: tuple[RealNode, RealNode],
+) -> None:
+    a, b = nodes
+    plan = plan_over(a, b)
+    _, receipts = asyncio.run(run_route(plan, 5, Sampling()))
+    assert [(r.node_id, r.start, r.end) for r in receipts] == [
+        (a.node_id, 0, 2),
+        (b.node_id, 2, 4),
+    ]
+    for receipt in receipts:
+        assert receipt.route_session_id == plan.route_session_id
+        assert receipt.steps == 5
+        assert receipt.tokens == len(PROMPT) + 4
+    assert a.sessions.open_count == 0 and b.sessions.open_count == 0
+
+
+def test_tokens_stream_as_produced_and_an_early_close_still_gets_receipts(
+    nodes: tuple[RealNode, RealNode],
+) -> None:
+    a, b = nodes
+
+    async def two_then_stop() -> tuple[list[int], list[HopReceipt]]:
+        seen: list[int] = []
+        async with RouteSession(plan_over(a, b)) as session:
+            await session.open(len(PROMPT) + 16)
+            async for token in session.generate(PROMPT, 16):
+                seen.append(token.token_id)
+                if len(seen) == 2:
+                    break
+            return seen, await session.close()
+
+    seen, receipts = asyncio.run(two_then_stop())
+    assert len(seen) == 2
+    assert [r.steps for r in receipts] == [2, 2]
+
+
+def test_a_ticket_not_signed_by_the_tracker_is_refused_by_the_first_hop(
+    nodes: tuple[RealNode, RealNode],
+) -> None:
+    a, b = nodes
+    forged = plan_over(a, b, TrackerKey.from_seed(os.urandom(32)))
+    with pytest.raises(RouteFailure) as failure:
+        asyncio.run(run_route(forged, 2, Sampling()))
+    assert (failure.value.reason, failure.value.hop_index) == ("bad-ticket", 0)
+    assert failure.value.node_id == a.node_id
+
+
+def test_a_receipt_that_does_not_verify_with_the_registered_key_fails_the_route(
+    nodes: tuple[RealNode, RealNode],
+) -> None:
+    a, b = nodes
+    plan = plan_over(a, b)
+    wrong = dataclasses.replace(plan.hops[1], public_key=a.public_key)
+    tampered = dataclasses.replace(plan, hops=(plan.hops[0], wrong))
+    with pytest.raises(RouteFailure) as failure:
+        asyncio.run(run_route(tampered, 2, Sampling()))
+    assert (failure.value.reason, failure.value.hop_index) == ("bad-receipt", 1)
+    assert a.sessions.open_count == 0 and b.sessions.open_count == 0
+
+
+def test_an_unreachable_hop_is_reported_as_such(nodes: tuple[RealNode, RealNode]) -> None:
+    a, b = nodes
+    plan = plan_over(a, b)
+    dead = dataclasses.replace(plan.hops[1], endpoint="ws://127.0.0.1:9")
+    with pytest.raises(RouteFailure) as failure:
+        asyncio.run(run_route(dataclasses.replace(plan, hops=(plan.hops[0], dead)), 2, Sampling()))
+    assert (failure.value.reason, failure.value.hop_index) == ("unreachable", 1)
+
+
+def test_the_plan_survives_its_json_form(nodes: tuple[RealNode, RealNode]) -> None:
+    a, b = nodes
+    plan = plan_over(a, b)
+    assert RoutePlan.from_json(plan.to_json()) == plan
+
+
+def test_a_hop_by_name_is_dialled_at_its_resolved_address(
+    nodes: tuple[RealNode, RealNode],
+) -> None:
+    """``localhost`` is resolved once and the session opened at that address."""
+    if resolve_endpoint("ws://localhost:1", allow_private=True).address != "127.0.0.1":
+        pytest.skip("localhost resolves to IPv6 first here; the nodes listen on 127.0.0.1")
+    a, b = nodes
+    plan = plan_over(a, b)
+    named = [
+        dataclasses.replace(h, endpoint=h.endpoint.replace("127.0.0.1", "localhost"))
+        for h in plan.hops
+    ]
+    tokens, _ = asyncio.run(run_route(dataclasses.replace(plan, hops=tuple(named)), 2, Sampling()))
+    assert len(tokens) == 2
+
+
+def test_a_private_hop_is_not_dialled_when_private_endpoints_are_not_allowed(
+    nodes: tuple[RealNode, RealNode],
+) -> None:
+    a, b = nodes
+    plan = plan_over(a, b)
+
+    async def go() -> None:
+        async with RouteSession(plan, open_timeout_s=10, allow_private_endpoints=False) as s:
+            await s.open(8, Sampling())
+
+    with pytest.raises(RouteFailure) as failure:
+        asyncio.run(go())
+    assert failure.value.reason == "unreachable" and "loopback" in failure.value.message
+    assert a.sessions.open_count == 0

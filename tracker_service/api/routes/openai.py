@@ -1,0 +1,320 @@
+"""The OpenAI-compatible API: ``/v1/models``, ``/v1/chat/completions``, ``/v1/completions``.
+
+Every refusal is in OpenAI's error shape (``{"error": {"message", "type",
+"param", "code"}}``), so the official clients raise their usual exceptions.
+Streams are server-sent events ending in ``data: [DONE]``; a failure after
+the first token is one error event, then ``[DONE]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Mapping
+from typing import Annotated, Any, TypeVar
+
+import anyio
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel, ValidationError
+from starlette.types import Receive, Scope, Send
+
+from tracker_service.gateway.api_keys import Caller
+from tracker_service.gateway.errors import BadRequest, GatewayError, ModelNotFound, Unavailable
+from tracker_service.gateway.generation import GenerationFailed
+from tracker_service.gateway.observability import RequestRecord
+from tracker_service.gateway.openai_schemas import ChatCompletionCreate, CompletionCreate
+from tracker_service.gateway.service import Answer, Gateway
+
+log = logging.getLogger(__name__)
+
+router = APIRouter(prefix="/v1", tags=["openai"])
+M = TypeVar("M", bound=BaseModel)
+MAX_BODY_ERRORS = 3
+CLIENT_CLOSED = 499  # nginx's code for a request the client abandoned
+# Which nodes served the answer (the route at its end), for people and the demo.
+ROUTE_HEADER = "X-Meshnet-Route"
+
+
+def get_gateway(request: Request) -> Gateway:
+    gateway: Gateway = request.app.state.gateway
+    return gateway
+
+
+GatewayDep = Annotated[Gateway, Depends(get_gateway)]
+
+
+class EventStream(StreamingResponse):
+    """Server-sent events that stop, and close their generator, when the client goes.
+
+    Starlette leaves an abandoned body iterator to the garbage collector when a
+    send fails, and notices a disconnect only at the next send; here a watcher
+    on ``receive`` cancels the stream at once and the generator is always
+    closed, so its route sessions end with the client.
+    """
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = self.body_iterator
+        try:
+            async with anyio.create_task_group() as group:
+
+                async def watch() -> None:
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    group.cancel_scope.cancel()
+
+                group.start_soon(watch)
+                with contextlib.suppress(OSError):
+                    await self.stream_response(send)
+                group.cancel_scope.cancel()
+        finally:
+            if isinstance(body, AsyncGenerator):
+                with anyio.CancelScope(shield=True):
+                    await body.aclose()
+
+
+def error_response(exc: GatewayError) -> JSONResponse:
+    return JSONResponse(exc.body(), status_code=exc.status_code, headers=exc.headers())
+
+
+def unknown_url_response(
+    status_code: int, message: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    """A 404/405 under ``/v1`` in OpenAI's shape, so its clients show the sentence."""
+    error = {"message": message, "type": "invalid_request_error", "param": None}
+    return JSONResponse(
+        {"error": {**error, "code": "unknown_url"}}, status_code=status_code, headers=headers
+    )
+
+
+async def caller_of(request: Request, gateway: GatewayDep) -> Caller:
+    host = request.client.host if request.client else None
+    return await gateway.authenticate(request.headers.get("Authorization"), host)
+
+
+CallerDep = Annotated[Caller, Depends(caller_of)]
+
+
+def _parse(model: type[M], raw: bytes) -> M:
+    try:
+        return model.model_validate_json(raw)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors()[:MAX_BODY_ERRORS]:
+            where = ".".join(str(p) for p in err.get("loc", ())) or "body"
+            # Our validators' sentences, without pydantic's "Value error, " in front.
+            problems.append(f"{where}: {str(err.get('msg', '')).removeprefix('Value error, ')}")
+        first = exc.errors()[0].get("loc", ()) if exc.errors() else ()
+        raise BadRequest(
+            "the request body is invalid: " + "; ".join(problems),
+            param=str(first[0]) if first else None,
+        ) from exc
+
+
+@router.get("/models")
+async def list_models(gateway: GatewayDep, _caller: CallerDep) -> dict[str, Any]:
+    """Models with a certified recipe and a live route right now."""
+    served = await gateway.models()
+    return {
+        "object": "list",
+        "data": [
+            {"id": m.id, "object": "model", "created": m.created, "owned_by": "meshnet"}
+            for m in served
+        ],
+    }
+
+
+@router.get("/models/{model:path}")
+async def retrieve_model(model: str, gateway: GatewayDep, _caller: CallerDep) -> dict[str, Any]:
+    """One model of ``GET /v1/models`` (the ``openai`` client's ``models.retrieve``)."""
+    served = await gateway.models()
+    for m in served:
+        if m.id == model:
+            return {"id": m.id, "object": "model", "created": m.created, "owned_by": "meshnet"}
+    names = ", ".join(m.id for m in served) or "none right now"
+    raise ModelNotFound(
+        f"the model '{model}' does not serve on this tracker now; GET /v1/models lists the "
+        f"models that do ({names})",
+        param="model",
+    )
+
+
+@router.post("/chat/completions", response_model=None)
+async def chat_completions(request: Request, gateway: GatewayDep, caller: CallerDep) -> Response:
+    body = _parse(ChatCompletionCreate, await request.body())
+    return await _answer(request, gateway, body, caller, "chat.completions")
+
+
+@router.post("/completions", response_model=None)
+async def completions(request: Request, gateway: GatewayDep, caller: CallerDep) -> Response:
+    body = _parse(CompletionCreate, await request.body())
+    return await _answer(request, gateway, body, caller, "completions")
+
+
+async def _answer(
+    request: Request,
+    gateway: Gateway,
+    body: ChatCompletionCreate | CompletionCreate,
+    caller: Caller,
+    endpoint: str,
+) -> Response:
+    if body.stream_options is not None and not body.stream:
+        # As OpenAI: options for a stream that will not be streamed are a mistake.
+        raise BadRequest(
+            "stream_options is only allowed when stream is true: send stream: true, "
+            "or drop stream_options",
+            param="stream_options",
+        )
+    record = RequestRecord(endpoint, body.model, caller.name, body.stream)
+    try:
+        answer = await gateway.prepare(body, caller, record)
+    except GatewayError as exc:
+        record.outcome = exc.code
+        record.finish(gateway.metrics)
+        raise
+    chat = isinstance(body, ChatCompletionCreate)
+    if body.stream:
+        events = _stream(gateway, answer, chat=chat, include_usage=body.include_usage)
+        return EventStream(
+            events,
+            media_type="text/event-stream",
+            headers={
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",
+                ROUTE_HEADER: answer.generation.stats.route_header,
+            },
+        )
+    outcome = "ok"
+    try:
+        text = await _unless_disconnected(request, answer.text())
+    except ClientGone:
+        outcome = "cancelled"
+        return Response(status_code=CLIENT_CLOSED)  # nobody reads it; the route is closed
+    except GenerationFailed as exc:
+        outcome = "route_failed"
+        raise Unavailable(
+            f"the route failed mid-generation and no replacement was found: {exc.message}",
+            code="route_failed",
+            retry_after_s=5,
+        ) from exc
+    finally:
+        await answer.close(gateway.limiter, gateway.metrics, outcome)
+    if chat:
+        choice: dict[str, Any] = {
+            "index": 0,
+            "message": {"role": "assistant", "content": text},
+            "logprobs": None,
+            "finish_reason": answer.finish_reason,
+        }
+    else:
+        choice = {
+            "index": 0,
+            "text": text,
+            "logprobs": None,
+            "finish_reason": answer.finish_reason,
+        }
+    return JSONResponse(
+        headers={ROUTE_HEADER: answer.generation.stats.route_header},
+        content={
+            "id": answer.id,
+            "object": "chat.completion" if chat else "text_completion",
+            "created": answer.created,
+            "model": answer.model,
+            "choices": [choice],
+            "usage": answer.usage,
+        },
+    )
+
+
+class ClientGone(Exception):
+    """The client disconnected before a non-streamed answer was complete."""
+
+
+async def _unless_disconnected(request: Request, work: Coroutine[Any, Any, str]) -> str:
+    """`work`'s result, or ClientGone (with `work` cancelled) if the client leaves first:
+    a non-streamed answer must not keep its route busy for a caller that is gone."""
+    task = asyncio.ensure_future(work)
+
+    async def watch() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+
+    watcher = asyncio.ensure_future(watch())
+    try:
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watcher.cancel()
+    if not task.done():
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, GenerationFailed):
+            await task
+        raise ClientGone
+    return task.result()
+
+
+def _event(payload: dict[str, Any] | str) -> bytes:
+    data = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+    return f"data: {data}\n\n".encode()
+
+
+async def _stream(
+    gateway: Gateway, answer: Answer, *, chat: bool, include_usage: bool
+) -> AsyncIterator[bytes]:
+    """SSE chunks; a client that goes away cancels this, and ``finally`` closes the route."""
+    kind = "chat.completion.chunk" if chat else "text_completion"
+
+    def chunk(text: str | None, finish: str | None, *, role: bool = False) -> bytes:
+        if chat:
+            delta: dict[str, Any] = {}
+            if role:
+                delta["role"] = "assistant"
+            if text is not None:
+                delta["content"] = text
+            choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": finish}
+        else:
+            choice = {"index": 0, "text": text or "", "logprobs": None, "finish_reason": finish}
+        return _event(
+            {
+                "id": answer.id,
+                "object": kind,
+                "created": answer.created,
+                "model": answer.model,
+                "choices": [choice],
+            }
+        )
+
+    outcome = "cancelled"
+    try:
+        if chat:
+            yield chunk("", None, role=True)
+        try:
+            async for delta in answer.deltas():
+                yield chunk(delta, None)
+        except GenerationFailed as exc:
+            outcome = "route_failed"
+            error = Unavailable(
+                f"the route failed mid-generation and no replacement was found: {exc.message}",
+                code="route_failed",
+            )
+            yield _event(error.body())
+            yield _event("[DONE]")
+            return
+        yield chunk(None if chat else "", answer.finish_reason)
+        if include_usage:
+            usage = {
+                "id": answer.id,
+                "object": kind,
+                "created": answer.created,
+                "model": answer.model,
+                "choices": [],
+                "usage": answer.usage,
+            }
+            yield _event(usage)
+        yield _event("[DONE]")
+        outcome = "ok"
+    finally:
+        # Shielded: on a client disconnect this runs inside a cancelled scope.
+        with anyio.CancelScope(shield=True):
+            await answer.close(gateway.limiter, gateway.metrics, outcome)

@@ -1,0 +1,109 @@
+"""Status for people and machines: /api/v1/state, the HTML page, /metrics."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.concurrency import run_in_threadpool
+
+from tracker_service import errors
+from tracker_service.api.deps import Context, TrackerContext
+from tracker_service.api.routes import error_responses, refuse
+from tracker_service.api.schemas.state import StatePublic
+from tracker_service.api.status import MAX_NODE_PAGE, NodePage, collect_state, decode_cursor
+
+router = APIRouter(tags=["state"])
+templates = Jinja2Templates(directory=Path(__file__).resolve().parent.parent / "templates")
+
+# The page loads only its own files (static/status.css, status.js): no inline script
+# or style, no other origin, no framing; DOM text goes in through text nodes only.
+STATUS_PAGE_CSP = "; ".join(
+    (
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self'",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+        "require-trusted-types-for 'script'",
+    )
+)
+STATUS_PAGE_HEADERS = {
+    "Content-Security-Policy": STATUS_PAGE_CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+def _state(context: TrackerContext, page: NodePage | None = None) -> StatePublic:
+    with context.database.session() as session:
+        return collect_state(session, now=time.time(), page=page)
+
+
+@router.get("/api/v1/state", response_model=StatePublic, responses=error_responses(422))
+async def state(
+    context: Context,
+    limit: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            le=MAX_NODE_PAGE,
+            description=f"nodes per page (1 to {MAX_NODE_PAGE}); with it, nodes are listed "
+            "by node id and `next_cursor` leads to the next page",
+        ),
+    ] = None,
+    cursor: Annotated[
+        str | None,
+        Query(max_length=256, description="the `next_cursor` of the previous page"),
+    ] = None,
+) -> StatePublic:
+    """Models healthy or broken, recipes dark or certified, nodes with their ranges.
+
+    Without `limit` or `cursor` the node list is the 1,000 nodes most recently
+    heard from, as before paging existed; with either, it is one page by node id.
+    """
+    page = None
+    if limit is not None or cursor is not None:
+        after = None
+        if cursor is not None:
+            after = decode_cursor(cursor)
+            if after is None:
+                raise refuse(
+                    422,
+                    errors.INVALID_REQUEST,
+                    "cursor is not one this tracker issued; pass a page's next_cursor "
+                    "unchanged, or leave it out to start from the first page",
+                )
+        page = NodePage(limit=MAX_NODE_PAGE if limit is None else limit, after=after)
+    return await run_in_threadpool(_state, context, page)
+
+
+@router.get("/", response_class=HTMLResponse, include_in_schema=False)
+async def status_page(request: Request, context: Context) -> HTMLResponse:
+    snapshot = await run_in_threadpool(_state, context)
+    return templates.TemplateResponse(
+        request,
+        "status.html",
+        {
+            "state": snapshot,
+            "now": snapshot.generated_at,
+            "private": context.settings.private,
+            "refresh_s": context.settings.status_refresh_s,
+        },
+        headers=STATUS_PAGE_HEADERS,
+    )
+
+
+@router.get("/metrics", include_in_schema=False)
+async def metrics(context: Context) -> Response:
+    payload = await run_in_threadpool(generate_latest, context.metrics.registry)
+    return Response(payload, media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,196 @@
+"""The tracker's state as people and machines read it: models, recipes, nodes."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Row
+from sqlalchemy.orm import Session
+
+from tracker_service.api.schemas.state import (
+    JobSummaryPublic,
+    ModelHealthPublic,
+    NodePublic,
+    RecipePublic,
+    RelayPublic,
+    StatePublic,
+)
+from tracker_service.domain.recipe_identity import coverage_gap
+from tracker_service.relay.directory import relay_of, relayed_sentence
+from tracker_service.store.jobs import list_jobs, task_counts
+from tracker_service.store.ledger import list_recipes
+from tracker_service.store.nodes import (
+    count_live,
+    count_nodes,
+    live_shapes,
+    nodes_after,
+    recent_nodes,
+)
+from tracker_service.store.tables import NODE_ACTIVE, NODE_ID_LEN, Node, Recipe
+
+HEALTHY = "healthy"
+BROKEN = "broken"
+# The most nodes one /api/v1/state answer lists (also its default without paging).
+MAX_NODE_PAGE = 1000
+
+
+def relay_public(endpoint: str, why: str = "") -> RelayPublic | None:
+    """Serving through a relay, and why (the node's own words when it sent them, else
+    the generic sentence); None for a node dialled directly."""
+    relay, reason = relay_of(endpoint), relayed_sentence(endpoint, why)
+    if relay is None or reason is None:
+        return None
+    return RelayPublic(url=relay, reason=reason, why=why)
+
+
+@dataclass(frozen=True)
+class NodePage:
+    """A keyset page of the node list: nodes by id after `after` (None: the first)."""
+
+    limit: int
+    after: str | None = None
+
+
+def node_public(node: Node | Row[Any], now: float) -> NodePublic:
+    return NodePublic(
+        node_id=node.node_id,
+        endpoint=node.endpoint,
+        state=node.state,
+        live=node.state == NODE_ACTIVE and node.live_until >= now,
+        artifact_id=node.artifact_id,
+        recipe_id=node.recipe_id,
+        recipe_version=node.recipe_version,
+        model_artifact_digest=node.model_artifact_digest,
+        runtime_recipe_digest=node.runtime_recipe_digest,
+        shard_start=node.shard_start,
+        shard_end=node.shard_end,
+        throughput=node.throughput,
+        load=node.load,
+        open_sessions=node.open_sessions,
+        tokens_served=node.tokens_served,
+        last_seen=node.last_heartbeat_at,
+        reachability=node.reachability,
+        reachability_reason=node.reachability_reason,
+        state_reason=node.state_reason,
+        audits_passed=node.audits_passed or 0,
+        relay=relay_public(node.endpoint, node.relay_reason or ""),
+        quarantine_evidence=node.quarantine_evidence,
+    )
+
+
+def recipe_public(row: Recipe) -> RecipePublic:
+    return RecipePublic(
+        status=row.status,
+        detail=row.detail,
+        artifact_id=row.artifact_id,
+        recipe_id=row.recipe_id,
+        recipe_version=row.recipe_version,
+        catalogue_version=row.catalogue_version,
+        layer_count=row.layer_count,
+        model_artifact_digest=row.model_artifact_digest,
+        runtime_recipe_digest=row.runtime_recipe_digest,
+        first_seen_at=row.first_seen_at,
+        certified_at=row.certified_at,
+        certified_route_session=row.certified_route_session,
+        certified_node_count=row.certified_node_count,
+        last_certification_failure=row.last_failure or None,
+    )
+
+
+def model_health(row: Recipe, shapes: list[tuple[int, int, int]]) -> ModelHealthPublic:
+    """Healthy when the live nodes of this fingerprint cover every layer.
+
+    `shapes`: (start, end, live nodes serving exactly that range).
+    """
+    gap = coverage_gap([(start, end) for start, end, _ in shapes], row.layer_count)
+    live = sum(count for *_, count in shapes)
+    if not live:
+        detail = "no live node serves this model"
+    elif gap is None:
+        detail = f"{live} live node(s) cover all {row.layer_count} layers"
+    else:
+        detail = gap
+    return ModelHealthPublic(
+        artifact_id=row.artifact_id,
+        recipe_id=row.recipe_id,
+        recipe_version=row.recipe_version,
+        model_artifact_digest=row.model_artifact_digest,
+        runtime_recipe_digest=row.runtime_recipe_digest,
+        layer_count=row.layer_count,
+        status=HEALTHY if live and gap is None else BROKEN,
+        detail=detail,
+        live_nodes=live,
+        recipe_status=row.status,
+    )
+
+
+def job_summaries(session: Session, limit: int = 50) -> list[JobSummaryPublic]:
+    """The newest batch jobs with their tasks counted per state."""
+    jobs = list_jobs(session, limit=limit)
+    counts = task_counts(session, [j.job_id for j in jobs])
+    return [
+        JobSummaryPublic(
+            job_id=j.job_id,
+            workload=j.workload,
+            state=j.state,
+            task_count=j.task_count,
+            counts=counts[j.job_id],
+            created_at=j.created_at,
+        )
+        for j in jobs
+    ]
+
+
+def collect_state(session: Session, *, now: float, page: NodePage | None = None) -> StatePublic:
+    """The whole state; its node list is the most recently heard from (up to
+    MAX_NODE_PAGE) unless `page` asks for a keyset page by node id."""
+    recipes = list_recipes(session)
+    # One grouped covering-index scan per recipe; never loads node rows.
+    models = [
+        model_health(
+            row,
+            live_shapes(session, (row.model_artifact_digest, row.runtime_recipe_digest), now=now),
+        )
+        for row in recipes
+    ]
+    next_after = None
+    if page is None:
+        shown = recent_nodes(session, limit=MAX_NODE_PAGE)
+    else:
+        # One more than asked: whether another page exists, without a count.
+        shown = nodes_after(session, after=page.after, limit=page.limit + 1)
+        if len(shown) > page.limit:
+            shown = shown[: page.limit]
+            next_after = shown[-1].node_id
+    return StatePublic(
+        generated_at=now,
+        models=models,
+        recipes=[recipe_public(row) for row in recipes],
+        nodes=[node_public(node, now) for node in shown],
+        nodes_total_live=count_live(session, now=now),
+        nodes_total=count_nodes(session),
+        next_cursor=None if next_after is None else encode_cursor(next_after),
+        jobs=job_summaries(session),
+    )
+
+
+def encode_cursor(node_id: str) -> str:
+    """The opaque `cursor` of the page after `node_id` (URL-safe, any node id)."""
+    return base64.urlsafe_b64encode(node_id.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str | None:
+    """The node id a cursor from :func:`encode_cursor` stands for, or None if it is not one."""
+    if not cursor or len(cursor) > 256:
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        node_id = raw.decode()
+    except (ValueError, UnicodeDecodeError):
+        return None
+    # Printable ASCII only: a NUL or other control byte is no node id, and PostgreSQL
+    # text would refuse it with an error instead of an empty page.
+    plausible = node_id.isascii() and node_id.isprintable() and len(node_id) <= NODE_ID_LEN
+    return node_id if node_id and plausible and encode_cursor(node_id) == cursor else None

@@ -1,0 +1,376 @@
+"""Hop audits: the tracker re-asks another node for a sampled hop and compares.
+
+Nodes belong to strangers, and a node that passed the doctor can still return
+wrong hidden states. On a fraction of route steps (``rate``; ``probation_rate``
+while an identity has passed fewer than ``probation_audits`` audits) the route
+client hands the hop's inputs so far and its reply to :class:`Auditor`. The
+auditor opens a one-hop session on a second node whose shard covers exactly
+that hop (same end, a start at or before the hop's effective start), replays
+the same inputs, and compares the last reply within the recipe's tolerance
+(:mod:`tracker_service.domain.audit_compare`). A disagreement gets a third opinion
+from a third node; the node in the minority is quarantined with the evidence.
+A last hop is audited the same way under greedy sampling (its token), so a
+lying last node cannot change answers unseen. With no second (or third) node
+able to cover the hop, the audit is skipped (or the dispute recorded): a
+quarantine always needs a majority.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import random
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+
+from tracker_service.domain import wire_frames
+from tracker_service.domain.audit_compare import Comparison, compare_replies, tolerance_for
+from tracker_service.domain.keys import TrackerKey
+from tracker_service.domain.route_formation import Candidate
+from tracker_service.domain.tickets import TicketHop, issue_ticket
+from tracker_service.services.hop_link import RouteFailure
+from tracker_service.services.route_session import (
+    DEFAULT_MAX_REPLY_BYTES,
+    RouteSession,
+    reply_output_digest,
+)
+from tracker_service.services.session_plan import PlannedHop, RoutePlan, Sampling
+from tracker_service.store.db import Database
+from tracker_service.store.quarantine import audits_passed, quarantine_node, record_audit_passed
+from tracker_service.store.route_candidates import route_candidates
+from tracker_service.store.tables import Recipe
+
+log = logging.getLogger(__name__)
+
+QUARANTINED = "quarantined"
+AUDIT_TICKET_TTL_S = 120.0
+
+
+@dataclass(frozen=True)
+class AuditSettings:
+    rate: float = 0.02  # fraction of an established node's steps audited
+    probation_rate: float = 0.25  # for an identity still on probation
+    probation_audits: int = 20  # audits passed before probation ends
+    # A whole audit (every replay) gets this long; past it the step goes on unaudited,
+    # so a slow or stuck auditor never stalls a user's answer for long.
+    timeout_s: float = 10.0
+    # The endpoint policy for the replays it dials (endpoint_policy.py).
+    allow_private_endpoints: bool = False
+
+
+Bind = Callable[[], Awaitable[dict[str, Any] | None]]
+
+
+@dataclass(frozen=True)
+class Opinion:
+    """One node's answer to the disputed hop input, bound by its own signature.
+
+    ``output_sha256`` is the digest a receipt signs (the reply frame's bytes, or
+    the last hop's sampled token ids); ``receipt`` is that node's signed receipt
+    whose ``output_sha256`` equals it (the replay session's for an auditor, the
+    route session's, closed right after the disputed step, for the audited hop),
+    or None when the node gave none.
+    """
+
+    node_id: str
+    output_sha256: str
+    receipt: dict[str, Any] | None
+
+    def bound(self) -> bool:
+        if self.receipt is None:
+            return False
+        signed = self.receipt.get("receipt") or {}
+        return bool(signed.get("output_sha256") == self.output_sha256)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "node_id": self.node_id,
+            "output_sha256": self.output_sha256,
+            "receipt": self.receipt,
+            "bound_by_receipt": self.bound(),
+        }
+
+
+@dataclass
+class AuditVerdict:
+    node_id: str  # the audited node
+    outcome: str  # "agreed", "skipped", "disputed", "quarantined"
+    quarantined: list[str] = field(default_factory=list)
+    detail: str = ""
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _digest(reply: bytes, last: bool) -> str:
+    """The output digest a receipt signs; an unreadable reply falls back to its bytes."""
+    try:
+        return reply_output_digest(reply, last_hop=last, max_bytes=DEFAULT_MAX_REPLY_BYTES)
+    except wire_frames.FrameError:
+        return _sha(reply)
+
+
+class Auditor:
+    """Samples route steps for audit, runs the replays and acts on the verdict."""
+
+    def __init__(
+        self,
+        database: Database,
+        key: TrackerKey,
+        settings: AuditSettings | None = None,
+        *,
+        rng: random.Random | None = None,
+        on_quarantine: Callable[[str], object] | None = None,
+    ) -> None:
+        self._db = database
+        self._key = key
+        self.settings = settings or AuditSettings()
+        self._rng = rng or random.Random()
+        self._on_quarantine = on_quarantine
+        self.audits = 0
+        self.verdicts: list[AuditVerdict] = []  # the latest 1000
+        self.outcomes: Counter[str] = Counter()  # every verdict's outcome, for soaks and stats
+
+    # -- sampling ----------------------------------------------------------------------------
+
+    def rate_for(self, node_id: str) -> float:
+        with self._db.session() as session:
+            passed = audits_passed(session, node_id)
+        if passed < self.settings.probation_audits:
+            return self.settings.probation_rate
+        return self.settings.rate
+
+    def sample(self, rate: float) -> bool:
+        return rate > 0 and self._rng.random() < rate
+
+    # -- one audit ---------------------------------------------------------------------------
+
+    async def audit(
+        self,
+        plan: RoutePlan,
+        hop_index: int,
+        frames: Sequence[bytes],
+        observed: bytes,
+        *,
+        greedy: bool,
+        bind: Bind | None = None,
+    ) -> AuditVerdict:
+        hop = plan.hops[hop_index]
+        if hop.end == plan.layer_count and not greedy:
+            return self._done(AuditVerdict(hop.node_id, "skipped", detail="sampled, not greedy"))
+        try:
+            async with asyncio.timeout(self.settings.timeout_s):
+                return await self._audit(plan, hop, frames, observed, bind)
+        except TimeoutError:
+            return self._done(AuditVerdict(hop.node_id, "skipped", detail="the audit timed out"))
+
+    async def _opinion(
+        self, plan: RoutePlan, hop: PlannedHop, others: list[Candidate], frames: Sequence[bytes]
+    ) -> tuple[Candidate, bytes, dict[str, Any] | None] | None:
+        """The next candidate that answers the replay (one that cannot is passed over)."""
+        last = hop.end == plan.layer_count
+        while others:
+            node = others.pop(0)
+            reply, receipt = await self._replay(plan, hop, node, frames, last)
+            if reply:
+                return node, reply, receipt
+        return None
+
+    async def _audit(
+        self,
+        plan: RoutePlan,
+        hop: PlannedHop,
+        frames: Sequence[bytes],
+        observed: bytes,
+        bind: Bind | None = None,
+    ) -> AuditVerdict:
+        last = hop.end == plan.layer_count
+        self.audits += 1
+        others = await asyncio.to_thread(self._auditors, plan, hop)
+        answered = await self._opinion(plan, hop, others, frames)
+        if answered is None:
+            return self._done(
+                AuditVerdict(hop.node_id, "skipped", detail="no other node could replay this hop")
+            )
+        tolerance = await asyncio.to_thread(self._tolerance, plan.fingerprint)
+        second_node, second, second_receipt = answered
+        first_vs_second = self._compare(observed, second, last, tolerance)
+        if first_vs_second.agree:
+            await asyncio.to_thread(self._passed, [hop.node_id, second_node.node_id])
+            return self._done(AuditVerdict(hop.node_id, "agreed", detail=first_vs_second.detail))
+        opinions = {
+            hop.node_id: Opinion(hop.node_id, _digest(observed, last), None),
+            second_node.node_id: Opinion(
+                second_node.node_id, _digest(second, last), second_receipt
+            ),
+        }
+        third_answer = await self._opinion(plan, hop, others, frames)
+        if third_answer is None:
+            log.warning(
+                "audit: %s and %s disagree on layers %d-%d (%s); no third node to decide",
+                hop.node_id[:8],
+                second_node.node_id[:8],
+                hop.effective_start,
+                hop.end,
+                first_vs_second.detail,
+            )
+            return self._done(AuditVerdict(hop.node_id, "disputed", detail=first_vs_second.detail))
+        third_node, third, third_receipt = third_answer
+        opinions[third_node.node_id] = Opinion(
+            third_node.node_id, _digest(third, last), third_receipt
+        )
+        with_first = self._compare(observed, third, last, tolerance)
+        with_second = self._compare(second, third, last, tolerance)
+        if with_second.agree and not with_first.agree:
+            liar, majority = hop.node_id, [second_node.node_id, third_node.node_id]
+            why = first_vs_second
+        elif with_first.agree and not with_second.agree:
+            liar, majority = second_node.node_id, [hop.node_id, third_node.node_id]
+            why = with_second
+        else:
+            return self._done(
+                AuditVerdict(hop.node_id, "disputed", detail="no two of three nodes agree")
+            )
+        if liar == hop.node_id and bind is not None:
+            # The accused's own signature over what it sent: close its hop now, so
+            # its receipt's output_sha256 is the digest of the disputed output.
+            accused = opinions[liar]
+            opinions[liar] = Opinion(liar, accused.output_sha256, await bind())
+        evidence = {
+            "route_session_id": plan.route_session_id,
+            "layers": [hop.effective_start, hop.end],
+            "steps_replayed": len(frames),
+            "input_sha256": [_sha(f) for f in frames],
+            "comparison": why.detail,
+            "difference": why.difference,
+            "tolerance": why.tolerance,
+            "accused": liar,
+            "majority": majority,
+            "opinions": {k: v.to_json() for k, v in opinions.items()},
+            "accused_bound_by_receipt": opinions[liar].bound(),
+            "at": time.time(),
+        }
+        reason = (
+            f"a hop audit found this node's output for layers {hop.effective_start}-{hop.end} "
+            f"disagreeing with nodes {', '.join(n[:12] for n in majority)} ({why.detail}); "
+            "its operator must fix the node and register a new identity"
+        )
+        done = await asyncio.to_thread(self._quarantine, liar, reason, evidence, majority)
+        if done and self._on_quarantine is not None:
+            self._on_quarantine(liar)
+        log.warning("audit: node %s quarantined: %s", liar[:12], reason)
+        return self._done(AuditVerdict(hop.node_id, QUARANTINED, [liar], why.detail))
+
+    def _done(self, verdict: AuditVerdict) -> AuditVerdict:
+        self.outcomes[verdict.outcome] += 1
+        self.verdicts.append(verdict)
+        del self.verdicts[:-1000]
+        return verdict
+
+    def _compare(self, a: bytes, b: bytes, last: bool, tolerance: float) -> Comparison:
+        try:
+            return compare_replies(
+                a, b, last_hop=last, tolerance=tolerance, max_bytes=DEFAULT_MAX_REPLY_BYTES
+            )
+        except wire_frames.FrameError as exc:
+            return Comparison(False, float("inf"), tolerance, f"unreadable reply: {exc}")
+
+    # -- replay ------------------------------------------------------------------------------
+
+    async def _replay(
+        self,
+        plan: RoutePlan,
+        hop: PlannedHop,
+        node: Candidate,
+        frames: Sequence[bytes],
+        last: bool,
+    ) -> tuple[bytes, dict[str, Any] | None]:
+        """The node's reply to the same inputs, on a one-hop session of its own.
+
+        A node that cannot answer gives an empty reply (which agrees with nothing),
+        so an unreachable auditor can never convict the audited node alone.
+        """
+        ticket_hop = TicketHop(node.node_id, node.start, node.end, hop.effective_start)
+        signed = issue_ticket(
+            self._key, fingerprint=plan.fingerprint, hops=[ticket_hop], ttl_s=AUDIT_TICKET_TTL_S
+        )
+        ticket = signed["ticket"]
+        one_hop = RoutePlan(
+            route_session_id=ticket["route_session_id"],
+            epoch=ticket["epoch"],
+            expires_at=ticket["expires_at"],
+            fingerprint=plan.fingerprint,
+            layer_count=plan.layer_count,
+            hops=(
+                PlannedHop(
+                    node.node_id,
+                    node.start,
+                    node.end,
+                    hop.effective_start,
+                    node.endpoint,
+                    node.public_key,
+                ),
+            ),
+            signed_ticket=signed,
+        )
+        timeout = self.settings.timeout_s
+        max_length = sum(wire_frames.positions_of(f, DEFAULT_MAX_REPLY_BYTES) for f in frames)
+        reply = b""
+        try:
+            async with RouteSession(
+                one_hop,
+                open_timeout_s=timeout,
+                step_timeout_s=timeout,
+                allow_private_endpoints=self.settings.allow_private_endpoints,
+            ) as session:
+                await session.open(max_length, Sampling(temperature=0.0) if last else None)
+                for frame in frames:
+                    reply = await session.relay(frame)
+                receipts = await session.close()
+        except (RouteFailure, wire_frames.FrameError, ValueError) as exc:
+            log.info("audit replay on %s failed: %s", node.node_id[:12], exc)
+            return b"", None
+        return reply, receipts[0].signed
+
+    # -- store -------------------------------------------------------------------------------
+
+    def _auditors(self, plan: RoutePlan, hop: PlannedHop) -> list[Candidate]:
+        on_route = {h.node_id for h in plan.hops}
+        with self._db.session() as session:
+            found = route_candidates(session, plan.fingerprint, now=time.time())
+        able = [
+            c
+            for c in found
+            if c.node_id not in on_route
+            and c.end == hop.end
+            and c.start <= hop.effective_start < c.end
+        ]
+        self._rng.shuffle(able)
+        return able
+
+    def _tolerance(self, key: tuple[str, str]) -> float:
+        with self._db.session() as session:
+            axes = session.execute(
+                select(Recipe.axes).where(
+                    Recipe.model_artifact_digest == key[0], Recipe.runtime_recipe_digest == key[1]
+                )
+            ).scalar_one_or_none()
+        return tolerance_for(str((axes or {}).get("compute_dtype", "")))
+
+    def _passed(self, node_ids: list[str]) -> None:
+        with self._db.sessions.begin() as session:
+            record_audit_passed(session, node_ids)
+
+    def _quarantine(
+        self, node_id: str, reason: str, evidence: dict[str, Any], majority: list[str]
+    ) -> bool:
+        with self._db.sessions.begin() as session:
+            record_audit_passed(session, majority)
+            return quarantine_node(session, node_id, reason=reason, evidence=evidence)

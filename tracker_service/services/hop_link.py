@@ -1,0 +1,170 @@
+"""One hop of a route session: its WebSocket, what it was sent, how its failures read.
+
+:class:`~tracker_service.services.route_session.RouteSession` drives the hops in route
+order; everything here concerns a single hop: dialling the node at its pinned
+address, sending a control message, waiting for the node's reply, and turning a
+refusal, a timeout or a close code into a :class:`RouteFailure` that names the
+hop, so a caller can exclude that node and ask for another route.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+
+from tracker_service.security.endpoint_policy import EndpointRefused, resolve_endpoint
+from tracker_service.services.session_plan import PlannedHop
+
+log = logging.getLogger(__name__)
+
+MAX_CONTROL_BYTES = 64 * 1024
+
+# Reasons of a failure on the client side (the node's own codes pass through).
+UNREACHABLE = "unreachable"
+CONNECTION_CLOSED = "connection-closed"
+TIMEOUT = "timeout"
+PROTOCOL = "protocol-error"
+BAD_RECEIPT = "bad-receipt"
+FRAME_TOO_LARGE = "frame-too-large"
+
+
+class RouteFailure(Exception):
+    """A hop refused or broke the session. ``hop_index``/``node_id`` name the hop,
+    so a caller can exclude that node and ask for another route."""
+
+    def __init__(self, reason: str, message: str, *, hop_index: int, node_id: str) -> None:
+        super().__init__(f"hop {hop_index} (node {node_id[:12]}): {message} [{reason}]")
+        self.reason = reason
+        self.message = message
+        self.hop_index = hop_index
+        self.node_id = node_id
+
+
+@dataclass
+class HopLink:
+    plan: PlannedHop
+    index: int
+    ws: ClientConnection | None = None
+    steps: int = 0
+    tokens: int = 0
+    layers: list[int] = field(default_factory=list)
+    inputs: list[bytes] = field(default_factory=list)  # kept only while audited
+    last_reply: bytes | None = None  # the receipt's output_sha256 must bind this
+    audit_rate: float = 0.0
+
+    def fail(self, reason: str, message: str) -> RouteFailure:
+        return RouteFailure(reason, message, hop_index=self.index, node_id=self.plan.node_id)
+
+    async def connect(self, *, allow_private: bool, max_size: int, open_timeout_s: float) -> None:
+        """Open the hop's WebSocket at the address its host resolves to, once, under the
+        endpoint policy (a rebinding resolver cannot redirect the session)."""
+        try:
+            pinned = await asyncio.to_thread(
+                resolve_endpoint, self.plan.endpoint, allow_private=allow_private
+            )
+        except EndpointRefused as exc:
+            raise self.fail(UNREACHABLE, str(exc)) from exc
+        try:
+            self.ws = await connect(
+                self.plan.session_url,
+                host=pinned.address,  # the URI still names the host (Host header, SNI)
+                port=pinned.port,
+                max_size=max_size,
+                compression=None,
+                open_timeout=open_timeout_s,
+            )
+        except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as exc:
+            raise self.fail(
+                UNREACHABLE, f"cannot open {self.plan.session_url}: {exc or type(exc).__name__}"
+            ) from exc
+
+    async def exchange(self, frame: bytes, timeout_s: float) -> bytes:
+        """Send one step frame and return the node's binary reply."""
+        ws = self._open_ws()
+        try:
+            async with asyncio.timeout(timeout_s):
+                await ws.send(frame)
+                reply = await ws.recv()
+        except TimeoutError as exc:
+            raise self.fail(TIMEOUT, f"no reply within {timeout_s:.0f} s") from exc
+        except ConnectionClosed as exc:
+            raise _closed(self, exc) from exc
+        if isinstance(reply, str):
+            raise _refusal(self, reply, "a step reply")
+        return reply
+
+    async def send(self, text: str) -> None:
+        try:
+            await self._open_ws().send(text)
+        except ConnectionClosed as exc:
+            raise _closed(self, exc) from exc
+
+    async def expect_text(self, kind: str, timeout_s: float) -> dict[str, Any]:
+        """The node's next message, which must be the JSON control message `kind`."""
+        try:
+            async with asyncio.timeout(timeout_s):
+                reply = await self._open_ws().recv()
+        except TimeoutError as exc:
+            raise self.fail(TIMEOUT, f"no {kind!r} message within {timeout_s:.0f} s") from exc
+        except ConnectionClosed as exc:
+            raise _closed(self, exc) from exc
+        if not isinstance(reply, str):
+            raise self.fail(PROTOCOL, f"expected the node's {kind!r} message, got binary")
+        parsed = _parse(self, reply)
+        if parsed.get("type") != kind:
+            raise _refusal(self, reply, f"the {kind!r} message")
+        return parsed
+
+    async def drop(self) -> None:
+        """Close the connection, if open, without waiting for anything from the node."""
+        ws, self.ws = self.ws, None
+        if ws is not None:
+            try:
+                await ws.close()
+            except Exception:  # a dying connection must not mask the real failure
+                log.debug("closing hop %d failed", self.index, exc_info=True)
+
+    def _open_ws(self) -> ClientConnection:
+        if self.ws is None:
+            raise self.fail(PROTOCOL, "the hop is not open; call open() first")
+        return self.ws
+
+
+def _parse(hop: HopLink, text: str) -> dict[str, Any]:
+    if len(text) > MAX_CONTROL_BYTES:
+        raise hop.fail(
+            PROTOCOL, f"a control message of {len(text)} bytes is over {MAX_CONTROL_BYTES}"
+        )
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise hop.fail(PROTOCOL, "the node sent a text message that is not JSON") from exc
+    if not isinstance(parsed, dict):
+        raise hop.fail(PROTOCOL, "the node sent a JSON message that is not an object")
+    return parsed
+
+
+def _refusal(hop: HopLink, text: str, expected: str) -> RouteFailure:
+    parsed = _parse(hop, text)
+    if parsed.get("type") == "error":
+        return hop.fail(
+            str(parsed.get("reason") or PROTOCOL),
+            str(parsed.get("message") or "the node refused the session"),
+        )
+    return hop.fail(PROTOCOL, f"expected {expected}, the node sent {parsed.get('type')!r}")
+
+
+def _closed(hop: HopLink, exc: ConnectionClosed) -> RouteFailure:
+    received = exc.rcvd
+    if received is not None and received.code == 1009:
+        return hop.fail(FRAME_TOO_LARGE, "the node dropped the connection: the frame was too large")
+    if received is not None and received.code in (1008, 1011) and received.reason:
+        return hop.fail(received.reason, "the node ended the session")
+    code = received.code if received is not None else "none"
+    return hop.fail(CONNECTION_CLOSED, f"the node closed the connection (close code {code})")

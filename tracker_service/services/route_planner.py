@@ -1,0 +1,181 @@
+"""Route planning: ledger gate, candidate query, formation, signed ticket.
+
+``RoutePlanner.plan`` is blocking (database); async callers run it in a thread.
+A recipe must be certified to be routed for ``serve``; a dark one only for
+``certify``, the certifier's own purpose (``RecipeStatus.may_serve`` /
+``may_certify``).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from collections.abc import Callable, Iterable, Mapping
+
+from tracker_service.domain.keys import TrackerKey
+from tracker_service.domain.recipe_identity import RecipeStatus
+from tracker_service.domain.route_formation import (
+    PURPOSE_CERTIFY,
+    PURPOSE_SERVE,
+    Candidate,
+    CandidatePool,
+    RecentAssignments,
+    Route,
+    RoutingPolicy,
+)
+from tracker_service.domain.tickets import issue_ticket
+from tracker_service.services.candidate_cache import DEFAULT_MAX_AGE_S, CandidateCache
+from tracker_service.services.route_session import PlannedHop, RoutePlan
+from tracker_service.store.db import Database
+from tracker_service.store.route_candidates import Key, RecipeInfo
+
+log = logging.getLogger(__name__)
+
+UNKNOWN_RECIPE = "unknown-recipe"
+RECIPE_DARK = "recipe-dark"
+BAD_PURPOSE = "bad-purpose"
+
+
+class RouteRefused(Exception):
+    """The recipe may not be routed for this purpose; the message says why."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+def check_purpose(info: RecipeInfo | None, purpose: str) -> RecipeInfo:
+    """The ledger's gate: serve needs certified, certify needs dark or certified."""
+    if purpose not in (PURPOSE_SERVE, PURPOSE_CERTIFY):
+        raise RouteRefused(BAD_PURPOSE, f"purpose must be serve or certify, got {purpose!r}")
+    if info is None:
+        raise RouteRefused(UNKNOWN_RECIPE, "no node has registered this recipe with the tracker")
+    status = RecipeStatus(info.status)
+    if purpose == PURPOSE_SERVE and not status.may_serve:
+        raise RouteRefused(
+            RECIPE_DARK,
+            f"recipe {info.recipe_id} of {info.artifact_id} is {info.status}: it serves users "
+            "only after a distributed forward certifies it",
+        )
+    if purpose == PURPOSE_CERTIFY and not status.may_certify:
+        raise RouteRefused(UNKNOWN_RECIPE, f"a recipe that is {status.status} cannot be certified")
+    return info
+
+
+class RoutePlanner:
+    def __init__(
+        self,
+        database: Database,
+        key: TrackerKey,
+        *,
+        ticket_ttl_s: float,
+        latency_ms: Callable[[str], float | None] | None = None,
+        latencies: Callable[[], Mapping[str, float]] | None = None,
+        policy: RoutingPolicy | None = None,
+        assignments: RecentAssignments | None = None,
+        rng: random.Random | None = None,
+        candidate_max_age_s: float = DEFAULT_MAX_AGE_S,
+    ) -> None:
+        self._db = database
+        # Candidate lists per fingerprint, re-read when the recipe's routing version
+        # moves or a cached window ends (candidate_cache.py).
+        self.cache = CandidateCache(database, max_age_s=candidate_max_age_s)
+        self._key = key
+        self._ttl_s = ticket_ttl_s
+        self._latency_ms = latency_ms
+        # The measured hop latencies in one mapping per request (nodes absent weigh the
+        # default): one call instead of one per candidate.
+        self._latencies = latencies
+        # One CandidatePool per cached candidate list, rebuilt when the list is re-read.
+        self._pools: dict[Key, CandidatePool] = {}
+        self._pools_guard = threading.Lock()
+        self._policy = policy or RoutingPolicy()
+        self.assignments = assignments or RecentAssignments()
+        self._rng = rng or random.Random()
+
+    def candidates(
+        self, key: Key, *, now: float | None = None
+    ) -> tuple[RecipeInfo | None, list[Candidate]]:
+        return self.cache.get(key, now=now)
+
+    def plan(
+        self,
+        key: Key,
+        *,
+        purpose: str = PURPOSE_SERVE,
+        min_nodes: int = 1,
+        exclude: Iterable[str] = (),
+    ) -> RoutePlan:
+        """Form a route and sign its ticket. Raises RouteRefused or NoRoute."""
+        info, candidates = self.cache.shared(key)
+        if info is None:
+            with self._pools_guard:  # the recipe is gone: so is its pool
+                self._pools.pop(key, None)
+        info = check_purpose(info, purpose)
+        route = self.pool(key, candidates).form(
+            info.layer_count,
+            min_nodes=min_nodes,
+            exclude=exclude,
+            latency=self._latency_map(candidates),
+            recent=self.assignments.snapshot(),
+            rng=self._rng,
+        )
+        plan = self.sign(route, key)
+        self.assignments.add(route.node_ids)
+        log.info(
+            "route %s for %s (%s): %s",
+            plan.route_session_id,
+            info.recipe_id,
+            purpose,
+            " -> ".join(f"{h.node_id[:8]}[{h.effective_start},{h.end})" for h in plan.hops),
+        )
+        return plan
+
+    def pool(self, key: Key, candidates: tuple[Candidate, ...]) -> CandidatePool:
+        """The pool of this candidate list: built once per list the cache reads."""
+        pool = self._pools.get(key)
+        if pool is None or pool.source is not candidates:
+            pool = CandidatePool(candidates, self._policy)
+            with self._pools_guard:
+                self._pools[key] = pool
+        return pool
+
+    def _latency_map(self, candidates: tuple[Candidate, ...]) -> Mapping[str, float]:
+        if self._latencies is not None:
+            return self._latencies()
+        measure = self._latency_ms
+        if measure is None:
+            return {}
+        return {c.node_id: ms for c in candidates if (ms := measure(c.node_id)) is not None}
+
+    def sign(self, route: Route, key: Key) -> RoutePlan:
+        return plan_for(route, key, self._key, ttl_s=self._ttl_s)
+
+
+def plan_for(route: Route, fingerprint: Key, tracker_key: TrackerKey, *, ttl_s: float) -> RoutePlan:
+    """A formed route with a freshly signed ticket: what a route client runs."""
+    signed = issue_ticket(
+        tracker_key, fingerprint=fingerprint, hops=[h.ticket_hop for h in route.hops], ttl_s=ttl_s
+    )
+    ticket = signed["ticket"]
+    return RoutePlan(
+        route_session_id=ticket["route_session_id"],
+        epoch=ticket["epoch"],
+        expires_at=ticket["expires_at"],
+        fingerprint=fingerprint,
+        layer_count=route.layer_count,
+        hops=tuple(
+            PlannedHop(
+                node_id=h.candidate.node_id,
+                start=h.candidate.start,
+                end=h.candidate.end,
+                effective_start=h.effective_start,
+                endpoint=h.candidate.endpoint,
+                public_key=h.candidate.public_key,
+            )
+            for h in route.hops
+        ),
+        signed_ticket=signed,
+    )

@@ -1,0 +1,324 @@
+"""The tracker's route client: drives one route session across its hops.
+
+One WebSocket per hop (``ws://host:port/v1/session``), opened in route order
+with the same signed ticket. A step sends the token ids to the first hop and
+relays each hop's hidden states to the next; the last hop samples and returns
+token ids. Closing collects every hop's receipt and verifies it against the key
+the node registered with, and against the work this client actually sent.
+
+Async, so a gateway can stream tokens as they are produced::
+
+    async with RouteSession(plan) as session:
+        await session.open(max_length=len(prompt) + 16, sampling=Sampling(temperature=0.7))
+        async for token in session.generate(prompt, 16, stop_ids={eos}):
+            ...
+        receipts = await session.close()
+
+The plan it runs is :mod:`tracker_service.services.session_plan`; one hop's WebSocket
+and the failures it reads as are :mod:`tracker_service.services.hop_link`.
+
+Independent of ``core`` (the wire contract is re-implemented in
+:mod:`tracker_service.domain.wire_frames` and :mod:`tracker_service.domain.tickets`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Collection, Sequence
+from typing import TYPE_CHECKING, Any
+
+from tracker_service.domain import wire_frames
+from tracker_service.domain.tickets import (
+    HopReceipt,
+    ReceiptError,
+    check_receipt_matches,
+    frame_output_digest,
+    token_output_digest,
+    verify_receipt,
+)
+from tracker_service.services.hop_link import (
+    BAD_RECEIPT,
+    CONNECTION_CLOSED,
+    FRAME_TOO_LARGE,
+    PROTOCOL,
+    TIMEOUT,
+    UNREACHABLE,
+    HopLink,
+    RouteFailure,
+)
+from tracker_service.services.session_plan import GeneratedToken, PlannedHop, RoutePlan, Sampling
+
+if TYPE_CHECKING:
+    from tracker_service.services.step_audit import StepAuditor
+
+log = logging.getLogger(__name__)
+
+# The plan and the failure lived here before the split: the route planner and clients
+# outside the tracker still import them from here.
+__all__ = [
+    "CONNECTION_CLOSED",
+    "DEFAULT_MAX_REPLY_BYTES",
+    "FRAME_TOO_LARGE",
+    "TIMEOUT",
+    "UNREACHABLE",
+    "GeneratedToken",
+    "PlannedHop",
+    "RouteFailure",
+    "RoutePlan",
+    "RouteSession",
+    "Sampling",
+    "reply_output_digest",
+]
+
+DEFAULT_MAX_REPLY_BYTES = 256 * 1024 * 1024
+
+
+def reply_output_digest(reply: bytes, *, last_hop: bool, max_bytes: int) -> str:
+    """The digest a hop's receipt signs for this reply: the frame's bytes, or the
+    last hop's sampled token ids (raises ``FrameError`` on an unreadable reply)."""
+    if not last_hop:
+        return frame_output_digest(reply)
+    decoded = wire_frames.decode_last_hop(reply, max_bytes=max_bytes, batch_size=1)
+    return token_output_digest(decoded.token_ids)
+
+
+class RouteSession:
+    """``open`` -> ``step``/``generate`` -> ``close`` over every hop of one plan."""
+
+    def __init__(
+        self,
+        plan: RoutePlan,
+        *,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+        open_timeout_s: float = 30.0,
+        step_timeout_s: float = 120.0,
+        auditor: StepAuditor | None = None,
+        allow_private_endpoints: bool = True,
+    ) -> None:
+        if not plan.hops:
+            raise ValueError("a route plan needs at least one hop")
+        self.plan = plan
+        # Each hop's host is resolved once, checked (unless private ones are allowed)
+        # and dialled at that address: a rebinding resolver cannot redirect a session.
+        self._allow_private = allow_private_endpoints
+        self._max_reply = max_reply_bytes
+        self._open_timeout_s = open_timeout_s
+        self._step_timeout_s = step_timeout_s
+        self._hops = [HopLink(hop, i) for i, hop in enumerate(plan.hops)]
+        self.position = 0
+        self.max_length = 0
+        self._auditor = auditor
+        self._greedy = False
+
+    async def __aenter__(self) -> RouteSession:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.abort()
+
+    # -- open --------------------------------------------------------------------------------
+
+    async def open(self, max_length: int, sampling: Sampling | None = None) -> None:
+        """Open every hop in route order with the ticket; the last hop gets `sampling`."""
+        self.max_length = max_length
+        self._greedy = (sampling or Sampling()).temperature == 0
+        if self._auditor is not None:
+            for hop in self._hops:
+                hop.audit_rate = await asyncio.to_thread(self._auditor.rate_for, hop.plan.node_id)
+        for hop in self._hops:
+            last = hop.index == len(self._hops) - 1
+            message: dict[str, Any] = {
+                "type": "open",
+                "ticket": self.plan.signed_ticket,
+                "max_length": max_length,
+            }
+            if last:
+                message["sampling"] = (sampling or Sampling()).to_json()
+            await hop.connect(
+                allow_private=self._allow_private,
+                max_size=self._max_reply,
+                open_timeout_s=self._open_timeout_s,
+            )
+            await hop.send(json.dumps(message))
+            opened = await hop.expect_text("opened", self._open_timeout_s)
+            layers = opened.get("layers")
+            want = [hop.plan.effective_start, hop.plan.end]
+            if layers != want or opened.get("node_id") != hop.plan.node_id:
+                raise hop.fail(
+                    PROTOCOL,
+                    f"the node opened layers {layers} as {opened.get('node_id')!r}; the route "
+                    f"needs layers {want} from {hop.plan.node_id}",
+                )
+            hop.layers = want
+
+    # -- steps -------------------------------------------------------------------------------
+
+    async def step(self, token_ids: Sequence[int]) -> GeneratedToken:
+        """Feed `token_ids` (prefill or one decode token) through every hop."""
+        if not token_ids:
+            raise ValueError("a step needs at least one token id")
+        count = len(token_ids)
+        if self.position + count > self.max_length:
+            raise ValueError(
+                f"{count} positions from {self.position} pass the session's max_length "
+                f"{self.max_length}"
+            )
+        frame = wire_frames.input_ids_frame([list(token_ids)], self.position)
+        compute: list[float | None] = []
+        for hop in self._hops:
+            reply = await hop.exchange(frame, self._step_timeout_s)
+            hop.steps += 1
+            hop.tokens += count
+            hop.last_reply = reply
+            await self._maybe_audit(hop, frame, reply)
+            last = hop.index == len(self._hops) - 1
+            try:
+                if last:
+                    result = wire_frames.decode_last_hop(
+                        reply, max_bytes=self._max_reply, batch_size=1
+                    )
+                    compute.append(result.compute_ms)
+                else:
+                    compute.append(wire_frames.compute_ms_of(reply, self._max_reply))
+                    frame = wire_frames.relay_hidden(
+                        reply, self.position, max_bytes=self._max_reply
+                    )
+                    shape = wire_frames.hidden_shape(frame, self._max_reply)
+                    if shape[:2] != (1, count):
+                        raise wire_frames.FrameError(
+                            f"hidden states of shape {list(shape)} for a step of {count} positions"
+                        )
+            except wire_frames.FrameError as exc:
+                raise hop.fail(exc.reason, str(exc)) from exc
+        token = GeneratedToken(
+            token_id=result.token_ids[0],
+            top_ids=result.top_ids[0],
+            top_logprobs=[float(v) for v in result.top_logprobs[0]],
+            position=self.position,
+            compute_ms=tuple(compute),
+        )
+        self.position += count
+        return token
+
+    async def _maybe_audit(self, hop: HopLink, frame: bytes, reply: bytes) -> None:
+        """Hand a sampled step to the auditor; a hop found lying ends this route at once."""
+        if self._auditor is None or hop.audit_rate <= 0:
+            return
+        hop.inputs.append(frame)
+        if not self._auditor.sample(hop.audit_rate):
+            return
+        try:  # an audit never holds a step longer than the step itself may take
+            async with asyncio.timeout(self._step_timeout_s):
+                verdict = await self._auditor.audit(
+                    self.plan,
+                    hop.index,
+                    list(hop.inputs),
+                    reply,
+                    greedy=self._greedy,
+                    bind=lambda: self.receipt_now(hop.index),
+                )
+        except TimeoutError:
+            log.info("audit of hop %d ran past the step deadline; step left unaudited", hop.index)
+            return
+        if hop.plan.node_id in getattr(verdict, "quarantined", ()):
+            raise hop.fail(
+                "quarantined", "a hop audit found this node's output wrong; it is quarantined"
+            )
+
+    async def relay(self, frame: bytes) -> bytes:
+        """Send one ready-made step frame to a one-hop session and return the raw reply.
+
+        What an audit replay uses: the same inputs another node was sent.
+        """
+        if len(self._hops) != 1:
+            raise ValueError("relay() drives one-hop sessions only")
+        hop = self._hops[0]
+        reply = await hop.exchange(frame, self._step_timeout_s)
+        hop.steps += 1
+        hop.last_reply = reply
+        try:
+            hop.tokens += wire_frames.positions_of(frame, self._max_reply)
+        except wire_frames.FrameError as exc:
+            raise hop.fail(PROTOCOL, f"the relayed frame is unreadable: {exc}") from exc
+        return reply
+
+    async def generate(
+        self, prompt_ids: Sequence[int], max_new_tokens: int, *, stop_ids: Collection[int] = ()
+    ) -> AsyncIterator[GeneratedToken]:
+        """Prefill the prompt, then decode one token per step; yields tokens as produced."""
+        feed: list[int] = list(prompt_ids)
+        for produced in range(max_new_tokens):
+            token = await self.step(feed)
+            yield token
+            if token.token_id in stop_ids or produced + 1 == max_new_tokens:
+                return
+            feed = [token.token_id]
+
+    # -- close -------------------------------------------------------------------------------
+
+    async def close(self) -> list[HopReceipt]:
+        """Close every hop (in order) and return their verified receipts.
+
+        Every hop is closed even when one fails, so no node keeps a KV cache
+        for a dead session; the first failure is raised afterwards.
+        """
+        receipts: list[HopReceipt] = []
+        failure: RouteFailure | None = None
+        for hop in self._hops:
+            try:
+                receipts.append(await self._close_hop(hop))
+            except RouteFailure as exc:
+                failure = failure or exc
+            finally:
+                await hop.drop()
+        if failure is not None:
+            raise failure
+        return receipts
+
+    async def _close_hop(self, hop: HopLink) -> HopReceipt:
+        await hop.send(json.dumps({"type": "close"}))
+        reply = await hop.expect_text("receipt", self._open_timeout_s)
+        try:
+            receipt = verify_receipt(reply, hop.plan.public_key)
+            digest = None
+            if hop.last_reply is not None:
+                digest = reply_output_digest(
+                    hop.last_reply,
+                    last_hop=hop.plan.end == self.plan.layer_count,
+                    max_bytes=self._max_reply,
+                )
+            check_receipt_matches(
+                receipt,
+                route_session_id=self.plan.route_session_id,
+                epoch=self.plan.epoch,
+                hop=hop.plan.ticket_hop,
+                steps=hop.steps,
+                tokens=hop.tokens,
+                output_sha256=digest,
+            )
+        except (ReceiptError, wire_frames.FrameError) as exc:
+            raise hop.fail(BAD_RECEIPT, str(exc)) from exc
+        return receipt
+
+    async def receipt_now(self, hop_index: int) -> dict[str, Any] | None:
+        """Close one hop at once and return its verified signed receipt, or None.
+
+        An audit that convicts a hop calls this right after the disputed step,
+        so the receipt's output_sha256 binds the node to the very output the
+        audit found wrong (the route ends with the quarantine anyway).
+        """
+        hop = self._hops[hop_index]
+        try:
+            return (await self._close_hop(hop)).signed
+        except RouteFailure as exc:
+            log.info("hop %d gave no receipt for the audit: %s", hop_index, exc)
+            return None
+        finally:
+            await hop.drop()
+
+    async def abort(self) -> None:
+        """Drop every connection without receipts (the nodes free the sessions)."""
+        for hop in self._hops:
+            await hop.drop()

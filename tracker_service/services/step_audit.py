@@ -1,0 +1,40 @@
+"""What a route session asks of the tracker's hop auditor.
+
+A protocol of its own so the route client (which runs the steps) and the
+auditor (which replays them, :mod:`tracker_service.services.hop_audit`) do not import each
+other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from tracker_service.services.session_plan import RoutePlan
+
+
+class StepAuditor(Protocol):
+    def rate_for(self, node_id: str) -> float:
+        """The fraction of this node's steps to audit (higher on probation)."""
+        ...
+
+    def sample(self, rate: float) -> bool: ...
+
+    async def audit(
+        self,
+        plan: RoutePlan,
+        hop_index: int,
+        frames: Sequence[bytes],
+        observed: bytes,
+        *,
+        greedy: bool,
+        bind: Callable[[], Awaitable[dict[str, Any] | None]] | None = None,
+    ) -> Any:
+        """A verdict whose ``quarantined`` lists the node ids taken out of routing.
+
+        ``bind`` closes the audited hop and returns its signed receipt (None if
+        it gives none): called only to convict that hop, so the evidence holds
+        the node's own signature over the output it sent.
+        """
+        ...
