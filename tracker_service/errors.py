@@ -1,11 +1,54 @@
-"""The tracker's refusals: a status, a stable reason code, a sentence to act on.
+"""The tracker's errors: one root, a stable reason code on each, a sentence to act on.
 
-    TrackerRefusal              any refusal the service answers with (status, reason)
-    └── AuthRefused             401: the signed-request check failed
+Every exception tracker_service defines derives from :class:`TrackerError`, so
+``except TrackerError`` catches what the tracker raises on purpose, and each one
+carries ``reason``: a class-level code, or the instance's own where one class
+covers several refusals (``TrackerRefusal``, ``RouteFailure``, ...). Classes
+that callers already catch as ``ValueError``/``RuntimeError`` keep that base too.
 
-Lower layers raise these (or RecipeIdentityError); the app's exception handlers
-turn them into ``{"reason": ..., "detail": ...}`` JSON. Routes raise
-HTTPException through :func:`tracker_service.api.routes.refuse`, same shape.
+    TrackerError                      root; ``reason`` on every error
+    ├── TrackerRefusal                any refusal the service answers with (status, reason)
+    │   └── AuthRefused               401: the signed-request check failed
+    ├── domain
+    │   ├── RecipeIdentityError       (ValueError) a malformed identity block; bad-identity
+    │   │   └── FingerprintMismatch   a digest inconsistent with its declaration
+    │   ├── WireFormatError           (ValueError) a value without the contract's shape
+    │   ├── FrameError                (ValueError) a step frame without the contract's shape
+    │   ├── ReceiptError              (ValueError) a hop receipt malformed or forged
+    │   ├── NoRoute                   no chain of live shards covers the model
+    │   ├── KeyFileExposed            the key file is readable by others
+    │   └── KeyFileError              (RuntimeError) the key file cannot be used
+    ├── store
+    │   ├── StoreError                (RuntimeError) the database cannot be opened or migrated
+    │   ├── QueueRefusal              the job queue refuses (reason per refusal)
+    │   └── ArtifactRefusal           the artifact store refuses (reason, status)
+    ├── relay
+    │   ├── LinkRefused               a relay link handshake does not authenticate
+    │   ├── LinkGone                  a node's link closed under a stream
+    │   └── MuxError                  (ValueError) a link message that is not a mux frame
+    ├── security
+    │   ├── AddressLimited            over a per-address limit (Retry-After)
+    │   └── EndpointRefused           an endpoint the policy will not dial
+    ├── services
+    │   ├── CertificationFailed       a certification attempt failed (reason per failure)
+    │   ├── ChallengeFailed           a node did not prove its key on its port
+    │   ├── RouteRefused              the ledger's gate refuses the purpose
+    │   └── RouteFailure              a hop refused or broke a route session
+    ├── gateway
+    │   ├── GatewayError              OpenAI-shaped refusal; reason is its ``code``
+    │   │   ├── BadRequest, Unauthorized, ModelNotFound, BodyTooLarge,
+    │   │   └── RateLimited, Unavailable
+    │   ├── GenerationFailed          no route could carry a generation on
+    │   ├── AssetsUnavailable         no verified tokenizer or template
+    │   └── TemplateError             (ValueError) a chat template that fails
+    ├── api
+    │   └── ClientGone                the client left before its answer was complete
+    └── cli
+        └── CliRefusal                printed as ``meshnet-tracker: <sentence> [<reason>]``
+
+Lower layers raise these; the app's exception handlers turn refusals into
+``{"reason": ..., "detail": ...}`` JSON. Routes raise HTTPException through
+:func:`tracker_service.api.routes.refuse`, same shape.
 """
 
 from __future__ import annotations
@@ -40,8 +83,15 @@ ENDPOINT_REFUSED = "endpoint-refused"
 TOO_MANY_NODES = "too-many-nodes"
 
 
-class TrackerRefusal(Exception):
+class TrackerError(Exception):
+    """The root of every error the tracker defines."""
+
+    reason: str = "tracker-error"
+
+
+class TrackerRefusal(TrackerError):
     status_code = 400
+    reason = "refused"
 
     def __init__(self, reason: str, message: str, *, status_code: int | None = None) -> None:
         super().__init__(message)

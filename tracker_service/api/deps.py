@@ -82,18 +82,37 @@ TrackerKeyDep = Annotated[TrackerKey, Depends(get_key)]
 SessionDep = Annotated[Session, Depends(get_session)]
 
 
-async def signed_node(request: Request, context: Context) -> SignedRequest:
-    """A node's signed request, verified and its nonce spent (see auth.py)."""
+async def verified_request(
+    request: Request, context: TrackerContext, *, key_from_body: bool = False
+) -> SignedRequest:
+    """A node's signed request, verified and its nonce spent (see security/auth.py);
+    a refusal is counted by reason. ``key_from_body``: a registration, whose public
+    key arrives in the body it signs."""
     try:
         return await verify_signed_request(
-            request, database=context.database, keys=context.public_keys, nonces=context.nonces
+            request,
+            database=context.database,
+            keys=context.public_keys,
+            nonces=context.nonces,
+            key_from_body=key_from_body,
         )
     except errors.AuthRefused as exc:
         context.metrics.auth_refusals.labels(exc.reason).inc()
         raise
 
 
+async def signed_node(request: Request, context: Context) -> SignedRequest:
+    """The signed request of a node the tracker knows."""
+    return await verified_request(request, context)
+
+
+async def signed_registration(request: Request, context: Context) -> SignedRequest:
+    """The signed request of a node announcing its key in the body."""
+    return await verified_request(request, context, key_from_body=True)
+
+
 SignedNode = Annotated[SignedRequest, Depends(signed_node)]
+SignedRegistration = Annotated[SignedRequest, Depends(signed_registration)]
 
 
 async def require_admin(request: Request, context: Context) -> None:

@@ -15,17 +15,17 @@ from typing import Any
 
 from tracker_service.cli.backup import add_backup_commands
 from tracker_service.cli.check_db import add_check_db_command
-from tracker_service.cli.errors import CliRefusal, explain, require_existing_sqlite
+from tracker_service.cli.errors import CliRefusal, explain, report, require_existing_sqlite
 from tracker_service.cli.jobs import SUBMITTERS, add_jobs_commands
 from tracker_service.cli.secrets import SecretKind, add_secret_command
 from tracker_service.cli.serve_lock import hold_while_serving, release_serve_lock
 from tracker_service.cli.table import table, when
 from tracker_service.config import Settings
 from tracker_service.relay.cli import add_relay_command
-from tracker_service.store.api_keys import add_api_key, list_api_keys, revoke_api_key
+from tracker_service.store.api_keys import API_KEYS as API_KEY_SECRETS
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import list_recipes
-from tracker_service.store.tokens import add_join_token, list_join_tokens, revoke_join_token
+from tracker_service.store.tokens import JOIN_TOKENS as JOIN_TOKEN_SECRETS
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -201,9 +201,7 @@ JOIN_TOKENS = SecretKind(
     command="tokens",
     noun="join token",
     help="join tokens of a private network",
-    issue=lambda session, label, now, _args: add_join_token(session, label=label, now=now),
-    rows=list_join_tokens,
-    revoke=lambda session, token_id, now: revoke_join_token(session, token_id, now=now),
+    store=JOIN_TOKEN_SECRETS,
     empty="No join tokens; add one with `meshnet-tracker tokens add --label NAME`.",
     extra_columns=(("USES", lambda token: str(token.uses)),),
 )
@@ -219,15 +217,11 @@ API_KEYS = SecretKind(
     command="keys",
     noun="API key",
     help="API keys of the OpenAI-compatible gateway",
-    issue=lambda session, label, now, args: add_api_key(
-        session,
-        label=label,
-        now=now,
-        requests_per_minute=args.requests_per_minute,
-        tokens_per_minute=args.tokens_per_minute,
-    ),
-    rows=list_api_keys,
-    revoke=lambda session, key_id, now: revoke_api_key(session, key_id, now=now),
+    store=API_KEY_SECRETS,
+    issue_fields=lambda args: {
+        "requests_per_minute": args.requests_per_minute,
+        "tokens_per_minute": args.tokens_per_minute,
+    },
     empty="No API keys: the gateway answers only on loopback. "
     "Add one with `meshnet-tracker keys add --label NAME`.",
     extra_columns=(
@@ -303,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         refusal = explain(exc, getattr(args, "db", None))
         if refusal is None:
             raise
-        print(f"meshnet-tracker: {refusal} [{refusal.reason}]", file=sys.stderr)
+        report(refusal)
         return 2
     return code
 

@@ -8,21 +8,31 @@ command catches these at its edge, prints ``meshnet-tracker: <sentence>
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+import httpx
 from pydantic import ValidationError
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 
 from tracker_service.domain.keys import KeyFileExposed
+from tracker_service.errors import TrackerError
 
 
-class CliRefusal(Exception):
+class CliRefusal(TrackerError):
     """A refusal the command states as it is."""
+
+    reason = "cli-refused"
 
     def __init__(self, message: str, reason: str) -> None:
         super().__init__(message)
         self.reason = reason
+
+
+def report(refusal: CliRefusal) -> None:
+    """Print a refusal the one way every meshnet-tracker command does."""
+    print(f"meshnet-tracker: {refusal} [{refusal.reason}]", file=sys.stderr)
 
 
 def explain(error: BaseException, database_url: str | None) -> CliRefusal | None:
@@ -31,6 +41,9 @@ def explain(error: BaseException, database_url: str | None) -> CliRefusal | None
         return error
     if isinstance(error, KeyFileExposed):
         return CliRefusal(str(error), error.reason)
+    if isinstance(error, httpx.HTTPError):
+        # jobs talks to a running tracker: a refused connection or timeout is the answer.
+        return CliRefusal(f"cannot reach the tracker: {error}", "tracker-unreachable")
     if isinstance(error, ValidationError):
         problems = "; ".join(
             f"--{'.'.join(str(p) for p in e['loc']).replace('_', '-')}: {e['msg']}"

@@ -14,28 +14,20 @@ import hashlib
 import json
 import os
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from tracker_service.cli.errors import CliRefusal
 from tracker_service.cli.secrets import SecretKind
 from tracker_service.cli.table import table, when
 from tracker_service.config import Settings
-from tracker_service.store.submitters import (
-    add_submitter_token,
-    list_submitter_tokens,
-    revoke_submitter_token,
-)
+from tracker_service.store.submitters import SUBMITTER_TOKENS
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 TOKEN_ENV = "MESHNET_SUBMITTER_TOKEN"
 URL_ENV = "MESHNET_TRACKER_URL"
-
-
-class CliError(Exception):
-    """A problem the user can fix; printed as one line, exit status 2."""
 
 
 # -- submitter tokens (database) ---------------------------------------------------
@@ -45,9 +37,7 @@ SUBMITTERS = SecretKind(
     command="submitters",
     noun="submitter token",
     help="submitter tokens for batch jobs",
-    issue=lambda session, label, now, _args: add_submitter_token(session, label=label, now=now),
-    rows=list_submitter_tokens,
-    revoke=lambda session, token_id, now: revoke_submitter_token(session, token_id, now=now),
+    store=SUBMITTER_TOKENS,
     empty="No submitter tokens; add one with `meshnet-tracker submitters add --label NAME`.",
     extra_columns=(("USES", lambda token: str(token.uses)),),
 )
@@ -59,9 +49,10 @@ SUBMITTERS = SecretKind(
 def _client(args: argparse.Namespace) -> httpx.Client:
     token = args.token or os.environ.get(TOKEN_ENV, "")
     if not token:
-        raise CliError(
+        raise CliRefusal(
             f"give a submitter token with --token or {TOKEN_ENV} "
-            "(the operator issues one with `meshnet-tracker submitters add`)"
+            "(the operator issues one with `meshnet-tracker submitters add`)",
+            "submitter-token-missing",
         )
     url = args.tracker or os.environ.get(URL_ENV) or _default_url()
     return httpx.Client(
@@ -82,7 +73,7 @@ def _check(response: httpx.Response) -> Any:
         message = f"{body.get('reason')}: {body.get('detail')}"
     except ValueError:
         message = response.text[:300]
-    raise CliError(f"the tracker refused ({response.status_code}) {message}")
+    raise CliRefusal(f"the tracker refused ({response.status_code}) {message}", "tracker-refused")
 
 
 def _param(text: str) -> tuple[str, str]:
@@ -107,7 +98,7 @@ def _upload(client: httpx.Client, name: str, path: Path) -> str:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise CliError(f"cannot read input {path}: {exc}") from exc
+        raise CliRefusal(f"cannot read input {path}: {exc}", "input-unreadable") from exc
     sha = hashlib.sha256(data).hexdigest()
     key = f"inputs/{sha}/{name}"
     _check(
@@ -120,7 +111,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     inputs = dict(args.input or [])
     unknown = sorted(set(args.unpack or []) - set(inputs))
     if unknown:
-        raise CliError(f"--unpack names no --input: {unknown}")
+        raise CliRefusal(f"--unpack names no --input: {unknown}", "bad-unpack")
     with _client(args) as client:
         keys = {name: _upload(client, name, path) for name, path in inputs.items()}
         body = {
@@ -196,7 +187,9 @@ def cmd_results(args: argparse.Namespace) -> int:
             for output in task["outputs"]:
                 rel = str(output["key"]).removeprefix(prefix)
                 if not all(_NAME.match(p) and p != ".." for p in rel.split("/")):
-                    raise CliError(f"the tracker named an unsafe output path {rel!r}")
+                    raise CliRefusal(
+                        f"the tracker named an unsafe output path {rel!r}", "unsafe-output-path"
+                    )
                 response = client.get(f"/api/v1/jobs/artifacts/{output['key']}")
                 _check_bytes(response, output)
                 target = folder / rel
@@ -215,22 +208,10 @@ def _check_bytes(response: httpx.Response, output: dict[str, Any]) -> None:
     if not response.is_success:
         _check(response)
     if hashlib.sha256(response.content).hexdigest() != output["sha256"]:
-        raise CliError(f"{output['key']} arrived corrupted (SHA-256 mismatch); try again")
-
-
-def _guarded(func: Any) -> Any:
-    def run(args: argparse.Namespace) -> int:
-        try:
-            code: int = func(args)
-            return code
-        except CliError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        except httpx.HTTPError as exc:
-            print(f"error: cannot reach the tracker: {exc}", file=sys.stderr)
-            return 2
-
-    return run
+        raise CliRefusal(
+            f"{output['key']} arrived corrupted (SHA-256 mismatch); try again",
+            "output-corrupted",
+        )
 
 
 def add_jobs_commands(commands: Any) -> None:
@@ -254,15 +235,15 @@ def add_jobs_commands(commands: Any) -> None:
     submit.add_argument("--lease-seconds", type=float, default=30.0)
     submit.add_argument("--timeout", type=float, default=600.0, help="wall clock per task (s)")
     submit.add_argument("--json", action="store_true", help='print {"job_id": ...}')
-    submit.set_defaults(func=_guarded(cmd_submit))
+    submit.set_defaults(func=cmd_submit)
     listing = remote(actions.add_parser("list", help="recent jobs"))
     listing.add_argument("--json", action="store_true")
-    listing.set_defaults(func=_guarded(cmd_list))
+    listing.set_defaults(func=cmd_list)
     show = remote(actions.add_parser("show", help="a job's tasks: state, attempts, node, error"))
     show.add_argument("job")
     show.add_argument("--json", action="store_true")
-    show.set_defaults(func=_guarded(cmd_show))
+    show.set_defaults(func=cmd_show)
     results = remote(actions.add_parser("results", help="download a job's outputs"))
     results.add_argument("job")
     results.add_argument("--out", required=True, help="folder to write into")
-    results.set_defaults(func=_guarded(cmd_results))
+    results.set_defaults(func=cmd_results)

@@ -1,22 +1,23 @@
 """add | list | revoke for the tracker's hashed secrets: join tokens, API keys, submitter tokens.
 
-Each kind is stored hashed and shown once, when it is issued; the three commands
-differ only in their noun, their store functions and a few extra columns.
+Each kind is stored hashed and shown once, when it is issued
+(store/hashed_secrets.py); the commands differ only in their noun, their
+``HashedSecrets`` and a few extra columns or options. Adding a kind is one
+``SecretKind`` and one ``add_secret_command`` call.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy.orm import Session
-
+from tracker_service.cli.errors import CliRefusal, report
 from tracker_service.cli.table import table, when
 from tracker_service.store.db import Database
+from tracker_service.store.hashed_secrets import HashedSecrets
 
 Column = tuple[str, Callable[[Any], str]]
 
@@ -26,12 +27,12 @@ class SecretKind:
     command: str  # meshnet-tracker <command> add|list|revoke
     noun: str  # "join token", as the messages name one
     help: str
-    issue: Callable[[Session, str, float, argparse.Namespace], tuple[Any, str]]
-    rows: Callable[[Session], Sequence[Any]]
-    revoke: Callable[[Session, int, float], bool]
+    store: HashedSecrets[Any]  # the table and prefix (store/hashed_secrets.py)
     empty: str  # what `list` says when there is none, with the command that adds one
     extra_columns: Sequence[Column] = field(default_factory=tuple)
     add_options: Callable[[argparse.ArgumentParser], None] | None = None
+    # Columns `add` fills from its options (add_options), beyond label and time.
+    issue_fields: Callable[[argparse.Namespace], dict[str, Any]] = lambda _args: {}
 
 
 def _label(text: str) -> str:
@@ -50,13 +51,15 @@ def run_secret_command(
         if args.action == "add":
             label = args.label or ""
             with database.sessions.begin() as session:
-                row, secret = kind.issue(session, label, time.time(), args)
+                row, secret = kind.store.issue(
+                    session, label=label, now=time.time(), **kind.issue_fields(args)
+                )
                 secret_id = row.id
             print(f"{kind.noun} {secret_id} ({label or 'no label'}); shown once, keep it:")
             print(secret)
         elif args.action == "list":
             with database.session() as session:
-                listed = [_row(kind, item) for item in kind.rows(session)]
+                listed = [_row(kind, item) for item in kind.store.listed(session)]
             if not listed:
                 print(kind.empty)
             else:
@@ -64,9 +67,9 @@ def run_secret_command(
                 print(table(headers, listed))
         else:
             with database.sessions.begin() as session:
-                revoked = kind.revoke(session, args.secret_id, time.time())
+                revoked = kind.store.revoke(session, args.secret_id, now=time.time())
             if not revoked:
-                print(f"no active {kind.noun} with id {args.secret_id}", file=sys.stderr)
+                report(CliRefusal(f"no active {kind.noun} with id {args.secret_id}", "not-found"))
                 return 1
             print(f"{kind.noun} {args.secret_id} revoked")
     finally:

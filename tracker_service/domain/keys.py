@@ -28,6 +28,7 @@ from tracker_service.domain.wire import (
     b64encode,
     domain_message,
 )
+from tracker_service.errors import TrackerError
 
 log = logging.getLogger(__name__)
 
@@ -38,14 +39,16 @@ ROUTE_TICKET_DOMAIN = b"meshnet.route-ticket.v1"
 _SEED_BYTES = 32
 
 
-class KeyFileExposed(Exception):
+class KeyFileExposed(TrackerError):
     """A key file others can read is refused: it may already be someone else's key."""
 
     reason = "key-file-exposed"
 
 
-class KeyFileError(RuntimeError):
+class KeyFileError(TrackerError, RuntimeError):
     """The key file exists but cannot be used; the message says what to fix."""
+
+    reason = "key-file-unusable"
 
 
 class TrackerKey:

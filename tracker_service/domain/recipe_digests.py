@@ -14,6 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from tracker_service.errors import TrackerError
+
 RECIPE_IDENTITY_SCHEMA_VERSION = 1
 
 # Domain separation, byte-for-byte the node's. Changing one here without the
@@ -43,7 +45,7 @@ _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _MOVING_REFS = frozenset({"main", "master", "head", "latest", "dev", "trunk"})
 
 
-class RecipeIdentityError(ValueError):
+class RecipeIdentityError(TrackerError, ValueError):
     """A presented identity block is malformed or internally inconsistent."""
 
     reason = "bad-identity"

@@ -31,12 +31,13 @@ from typing import NamedTuple
 
 from tracker_service.domain.recipe_identity import coverage_gap
 from tracker_service.domain.tickets import TicketHop
+from tracker_service.errors import TrackerError
 
 PURPOSE_SERVE = "serve"
 PURPOSE_CERTIFY = "certify"
 
 
-class NoRoute(Exception):
+class NoRoute(TrackerError):
     """No chain of live, reachable shards covers the model; the message says where."""
 
     reason = "no-route"

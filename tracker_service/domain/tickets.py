@@ -23,6 +23,7 @@ from typing import Any
 
 from tracker_service.domain.keys import ROUTE_TICKET_DOMAIN, TrackerKey, verify_ed25519
 from tracker_service.domain.wire import canonical_json, domain_message, node_id_for
+from tracker_service.errors import TrackerError
 
 HOP_RECEIPT_DOMAIN = b"meshnet.hop-receipt.v1"
 DEFAULT_TICKET_TTL_S = 600.0
@@ -39,7 +40,7 @@ def token_output_digest(token_ids: Sequence[int]) -> str:
     return hashlib.sha256(canonical_json([int(t) for t in token_ids])).hexdigest()
 
 
-class ReceiptError(ValueError):
+class ReceiptError(TrackerError, ValueError):
     """A hop receipt is malformed, forged, or does not match the session it closes."""
 
     reason = "bad-receipt"

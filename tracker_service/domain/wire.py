@@ -15,6 +15,8 @@ import json
 import re
 from typing import Any
 
+from tracker_service.errors import TrackerError
+
 NODE_ID_HEX_CHARS = 32
 PUBLIC_KEY_BYTES = 32
 SIGNATURE_BYTES = 64
@@ -31,8 +33,10 @@ SIGNED_HEADERS = (HEADER_NODE, HEADER_TIMESTAMP, HEADER_NONCE, HEADER_SIGNATURE)
 _LOWER_HEX = re.compile(r"[0-9a-f]*")
 
 
-class WireFormatError(ValueError):
+class WireFormatError(TrackerError, ValueError):
     """A value on the wire does not have the shape the contract fixes."""
+
+    reason = "bad-wire-format"
 
 
 def canonical_json(value: Any) -> bytes:

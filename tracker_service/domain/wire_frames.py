@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import safetensors.numpy
 
+from tracker_service.errors import TrackerError
+
 INPUT_IDS = "input_ids"
 HIDDEN = "hidden"
 TOKEN_IDS = "token_ids"
@@ -39,7 +41,7 @@ _ITEM_BYTES = {"I64": 8, "F32": 4, "BF16": 2, "F16": 2}
 _METADATA = "__metadata__"
 
 
-class FrameError(ValueError):
+class FrameError(TrackerError, ValueError):
     """A frame a node sent does not have the shape the wire contract fixes."""
 
     reason = "bad-frame"

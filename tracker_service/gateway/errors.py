@@ -1,6 +1,6 @@
 """Refusals of the gateway, answered in OpenAI's error shape.
 
-    GatewayError            status, OpenAI ``type``/``code``, a sentence to act on
+    GatewayError            (a TrackerError) status, OpenAI ``type``/``code``, a sentence to act on
     ├── BadRequest          400 invalid_request_error (bad parameters, context overflow)
     ├── Unauthorized        401 invalid_api_key
     ├── ModelNotFound       404 model_not_found
@@ -16,8 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracker_service.errors import TrackerError
 
-class GatewayError(Exception):
+
+class GatewayError(TrackerError):
+    reason = "gateway-error"
     status_code = 500
     error_type = "server_error"
     code = "internal_error"
@@ -36,6 +39,7 @@ class GatewayError(Exception):
         self.retry_after_s = retry_after_s
         if code is not None:
             self.code = code
+        self.reason = self.code
 
     def body(self) -> dict[str, Any]:
         return {

@@ -31,6 +31,7 @@ from collections.abc import AsyncGenerator, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from tracker_service.domain.route_formation import NoRoute
+from tracker_service.errors import TrackerError
 from tracker_service.services.hop_link import RouteFailure
 from tracker_service.services.route_planner import RouteRefused
 from tracker_service.services.route_session import RouteSession
@@ -43,8 +44,10 @@ log = logging.getLogger(__name__)
 Planner = Callable[[Key, Collection[str]], RoutePlan]  # blocking; run in a thread
 
 
-class GenerationFailed(Exception):
+class GenerationFailed(TrackerError):
     """No route could carry the generation on; the message says why."""
+
+    reason = "generation-failed"
 
     def __init__(self, message: str, *, no_route: bool) -> None:
         super().__init__(message)

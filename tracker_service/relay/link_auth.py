@@ -29,13 +29,16 @@ from tracker_service.domain.wire import (
     parse_timestamp,
     signed_request_message,
 )
+from tracker_service.errors import TrackerError
 
 HEADER_PUBLIC_KEY = "X-Meshnet-Public-Key"
 HEADER_MAX_MESSAGE = "X-Meshnet-Max-Message"  # the node's cap on one client message
 
 
-class LinkRefused(Exception):
+class LinkRefused(TrackerError):
     """The handshake does not authenticate a node; the message says why."""
+
+    reason = "link-refused"
 
 
 class LinkAuthenticator:

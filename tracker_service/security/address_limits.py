@@ -16,11 +16,13 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 
+from tracker_service.errors import TrackerError
+
 WINDOW_S = 60.0
 MAX_ADDRESSES = 100_000
 
 
-class AddressLimited(Exception):
+class AddressLimited(TrackerError):
     """Over the per-address limit; ``retry_after_s`` says when a request fits again."""
 
     reason = "rate-limited"

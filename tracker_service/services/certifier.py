@@ -43,6 +43,7 @@ from tracker_service.domain.recipe_identity import (
 )
 from tracker_service.domain.route_formation import PURPOSE_CERTIFY, NoRoute
 from tracker_service.domain.tickets import HopReceipt
+from tracker_service.errors import TrackerError
 from tracker_service.services.background import BackgroundLoop
 from tracker_service.services.hop_link import CONNECTION_CLOSED, TIMEOUT, UNREACHABLE, RouteFailure
 from tracker_service.services.node_files import (
@@ -82,7 +83,9 @@ RECEIPTS_DISAGREE = "receipts-disagree"
 ROUTES_DISAGREE = "routes-disagree"
 
 
-class CertificationFailed(Exception):
+class CertificationFailed(TrackerError):
+    reason = "certification-failed"
+
     def __init__(self, reason: str, message: str, *, node_id: str | None = None) -> None:
         super().__init__(message)
         self.reason = reason

@@ -18,6 +18,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
+from tracker_service.errors import TrackerError
 from tracker_service.security.endpoint_policy import EndpointRefused, resolve_endpoint
 from tracker_service.services.session_plan import PlannedHop
 
@@ -34,9 +35,11 @@ BAD_RECEIPT = "bad-receipt"
 FRAME_TOO_LARGE = "frame-too-large"
 
 
-class RouteFailure(Exception):
+class RouteFailure(TrackerError):
     """A hop refused or broke the session. ``hop_index``/``node_id`` name the hop,
     so a caller can exclude that node and ask for another route."""
+
+    reason = "route-failed"
 
     def __init__(self, reason: str, message: str, *, hop_index: int, node_id: str) -> None:
         super().__init__(f"hop {hop_index} (node {node_id[:12]}): {message} [{reason}]")

@@ -30,6 +30,7 @@ import httpx
 
 from tracker_service.domain.keys import verify_ed25519
 from tracker_service.domain.wire import b64encode
+from tracker_service.errors import TrackerError
 from tracker_service.relay.directory import relay_of
 from tracker_service.security.endpoint_policy import EndpointRefused, dial_path, resolve_endpoint
 from tracker_service.services.background import BackgroundLoop
@@ -50,8 +51,10 @@ NONCE_BYTES = 16
 MAX_ANSWER_BYTES = 16 * 1024
 
 
-class ChallengeFailed(Exception):
+class ChallengeFailed(TrackerError):
     """The node did not prove it holds its key on this port; the message says how."""
+
+    reason = "challenge-failed"
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from tracker_service.domain.route_formation import (
     RoutingPolicy,
 )
 from tracker_service.domain.tickets import issue_ticket
+from tracker_service.errors import TrackerError
 from tracker_service.services.candidate_cache import DEFAULT_MAX_AGE_S, CandidateCache
 from tracker_service.services.route_session import PlannedHop, RoutePlan
 from tracker_service.store.db import Database
@@ -37,8 +38,10 @@ RECIPE_DARK = "recipe-dark"
 BAD_PURPOSE = "bad-purpose"
 
 
-class RouteRefused(Exception):
+class RouteRefused(TrackerError):
     """The recipe may not be routed for this purpose; the message says why."""
+
+    reason = "route-refused"
 
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)

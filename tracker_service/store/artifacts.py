@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session
 
+from tracker_service.errors import TrackerError
 from tracker_service.store.job_tables import KEY_LEN, Artifact
 
 _SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -29,7 +30,9 @@ TOO_LARGE = "artifact-too-large"
 NO_ARTIFACT = "no-such-artifact"
 
 
-class ArtifactRefusal(Exception):
+class ArtifactRefusal(TrackerError):
+    reason = "artifact-refused"
+
     def __init__(self, reason: str, message: str, status_code: int = 400) -> None:
         super().__init__(message)
         self.reason = reason

@@ -16,6 +16,8 @@ from sqlalchemy.engine import Compiled, make_url
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
+from tracker_service.errors import TrackerError
+
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -26,8 +28,10 @@ MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 _PG_MIGRATION_LOCK = 0x6D657368
 
 
-class StoreError(RuntimeError):
+class StoreError(TrackerError, RuntimeError):
     """The database cannot be opened or migrated; the message names the URL's problem."""
+
+    reason = "store-unusable"
 
 
 def make_engine(url: str) -> Engine:

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from tracker_service.store.tables import HEX64, NODE_ID_LEN, Base
+from tracker_service.store.tables import HEX64, NODE_ID_LEN, Base, CountedTokenColumns
 
 JOB_ID_LEN = 32
 KEY_LEN = 512
@@ -102,18 +102,10 @@ class Artifact(Base):
     created_at: Mapped[float] = mapped_column(Float)
 
 
-class SubmitterToken(Base):
+class SubmitterToken(CountedTokenColumns, Base):
     """Who may submit jobs and read their results; only the SHA-256 is stored."""
 
     __tablename__ = "submitter_tokens"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    token_hash: Mapped[str] = mapped_column(String(HEX64), unique=True)
-    label: Mapped[str] = mapped_column(String(256), default="")
-    created_at: Mapped[float] = mapped_column(Float)
-    revoked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
-    last_used_at: Mapped[float | None] = mapped_column(Float, nullable=True)
-    uses: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class JobExecutor(Base):

@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from tracker_service.errors import TrackerError
 from tracker_service.store.job_tables import (
     FAILED,
     LEASED,
@@ -44,7 +45,9 @@ BAD_CHECKPOINT = "bad-checkpoint"
 MISSING_ARTIFACT = "missing-artifact"
 
 
-class QueueRefusal(Exception):
+class QueueRefusal(TrackerError):
+    reason = "queue-refused"
+
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
         self.reason = reason

@@ -211,31 +211,36 @@ class SpentNonce(Base):
     __table_args__ = (Index("ix_spent_nonces_expires", "expires_at"),)
 
 
-class JoinToken(Base):
+class SecretColumns:
+    """The columns every hashed secret has (store/hashed_secrets.py); the hash column
+    itself is the kind's own (``token_hash`` or ``key_hash``)."""
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    label: Mapped[str] = mapped_column(String(256), default="")
+    created_at: Mapped[float] = mapped_column(Float)
+    revoked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    last_used_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+class CountedTokenColumns(SecretColumns):
+    """A token found by its ``token_hash`` that counts its uses."""
+
+    token_hash: Mapped[str] = mapped_column(String(HEX64), unique=True)
+    uses: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class JoinToken(CountedTokenColumns, Base):
     """A private network's admission ticket; only its SHA-256 is stored."""
 
     __tablename__ = "join_tokens"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    token_hash: Mapped[str] = mapped_column(String(HEX64), unique=True)
-    label: Mapped[str] = mapped_column(String(256), default="")
-    created_at: Mapped[float] = mapped_column(Float)
-    revoked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
-    last_used_at: Mapped[float | None] = mapped_column(Float, nullable=True)
-    uses: Mapped[int] = mapped_column(Integer, default=0)
 
-
-class ApiKey(Base):
+class ApiKey(SecretColumns, Base):
     """A gateway user's key; only its SHA-256 is stored, the text is shown once."""
 
     __tablename__ = "api_keys"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     key_hash: Mapped[str] = mapped_column(String(HEX64), unique=True)
-    label: Mapped[str] = mapped_column(String(256), default="")
-    created_at: Mapped[float] = mapped_column(Float)
-    revoked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
-    last_used_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     # Per-key limits; NULL means the tracker's defaults (gateway_*_per_minute).
     requests_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
     tokens_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)

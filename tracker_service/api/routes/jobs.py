@@ -16,7 +16,7 @@ from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from tracker_service import errors
-from tracker_service.api.deps import Context, TrackerContext
+from tracker_service.api.deps import Context, SignedRegistration, TrackerContext
 from tracker_service.api.job_settings import jobs_state
 from tracker_service.api.routes import error_responses, parse_body, refuse, signed_body
 from tracker_service.api.routes.jobs_auth import ExecutorDep, SubmitterDep
@@ -37,7 +37,6 @@ from tracker_service.api.schemas.jobs import (
     TaskOutcome,
     TaskPublic,
 )
-from tracker_service.security.auth import verify_signed_request
 from tracker_service.store import jobs as queue
 from tracker_service.store.executors import register_executor, touch_executor
 from tracker_service.store.job_tables import Job, JobTask
@@ -163,19 +162,10 @@ async def show(job_id: str, context: Context, _submitter: SubmitterDep) -> JobPu
     responses=QUEUE_REFUSALS,
     openapi_extra=signed_body(ExecutorRegister),
 )
-async def register(request: Request, context: Context) -> ExecutorSession:
+async def register(
+    request: Request, context: Context, signed: SignedRegistration
+) -> ExecutorSession:
     """A node announces itself as an executor (signed, key in the body); returns a session."""
-    try:
-        signed = await verify_signed_request(
-            request,
-            database=context.database,
-            keys=context.public_keys,
-            nonces=context.nonces,
-            key_from_body=True,
-        )
-    except errors.AuthRefused as exc:
-        context.metrics.auth_refusals.labels(exc.reason).inc()
-        raise
     body = parse_body(ExecutorRegister, signed.body)
     settings = jobs_state(request).settings
 

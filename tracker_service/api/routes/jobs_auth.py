@@ -14,11 +14,9 @@ from typing import Annotated
 from fastapi import Depends, Request
 from starlette.concurrency import run_in_threadpool
 
-from tracker_service import errors
-from tracker_service.api.deps import Context, TrackerContext
+from tracker_service.api.deps import Context, TrackerContext, verified_request
 from tracker_service.api.routes import refuse
 from tracker_service.domain.wire import HEADER_NODE, PUBLIC_KEY_BYTES, b64decode_exact
-from tracker_service.security.auth import verify_signed_request
 from tracker_service.store.executors import check_session, executor_key
 from tracker_service.store.submitters import use_submitter_token
 
@@ -82,13 +80,7 @@ async def executor_node(request: Request, context: Context) -> str:
         )
     if node_id:
         await run_in_threadpool(_cache_executor_key, context, node_id)
-    try:
-        signed = await verify_signed_request(
-            request, database=context.database, keys=context.public_keys, nonces=context.nonces
-        )
-    except errors.AuthRefused as exc:
-        context.metrics.auth_refusals.labels(exc.reason).inc()
-        raise
+    signed = await verified_request(request, context)
     return signed.node_id
 
 

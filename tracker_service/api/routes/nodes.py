@@ -11,7 +11,13 @@ from starlette.concurrency import run_in_threadpool
 
 from tracker_service import errors
 from tracker_service.api.capability_gate import check_capability
-from tracker_service.api.deps import Context, SignedNode, TrackerContext, context_of
+from tracker_service.api.deps import (
+    Context,
+    SignedNode,
+    TrackerContext,
+    context_of,
+    verified_request,
+)
 from tracker_service.api.request_guard import admit_address
 from tracker_service.api.routes import error_responses, parse_body, refuse, signed_body
 from tracker_service.api.routes.heartbeat import answer_heartbeat
@@ -35,7 +41,7 @@ from tracker_service.domain.recipe_identity import (
 )
 from tracker_service.domain.wire import HEADER_JOIN_TOKEN
 from tracker_service.relay.directory import RelayDirectory
-from tracker_service.security.auth import SignedRequest, verify_signed_request
+from tracker_service.security.auth import SignedRequest
 from tracker_service.security.endpoint_policy import EndpointRefused, resolve_endpoint
 from tracker_service.store.ledger import register_recipe
 from tracker_service.store.node_caps import cap_host, live_nodes_at_host
@@ -179,15 +185,8 @@ async def register(request: Request, context: Context) -> NodeRegisterPublic:
         "registrations",
     )
     try:
-        signed = await verify_signed_request(
-            request,
-            database=context.database,
-            keys=context.public_keys,
-            nonces=context.nonces,
-            key_from_body=True,
-        )
-    except errors.AuthRefused as exc:
-        context.metrics.auth_refusals.labels(exc.reason).inc()
+        signed = await verified_request(request, context, key_from_body=True)
+    except errors.AuthRefused:
         context.metrics.registrations.labels("unauthenticated").inc()
         raise
     body = parse_body(NodeRegisterCreate, signed.body)

@@ -21,6 +21,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ValidationError
 from starlette.types import Receive, Scope, Send
 
+from tracker_service.errors import TrackerError
 from tracker_service.gateway.api_keys import Caller
 from tracker_service.gateway.errors import BadRequest, GatewayError, ModelNotFound, Unavailable
 from tracker_service.gateway.generation import GenerationFailed
@@ -228,8 +229,10 @@ async def _answer(
     )
 
 
-class ClientGone(Exception):
+class ClientGone(TrackerError):
     """The client disconnected before a non-streamed answer was complete."""
+
+    reason = "client-gone"
 
 
 async def _unless_disconnected(request: Request, work: Coroutine[Any, Any, str]) -> str:

@@ -1,0 +1,215 @@
+"""The architecture drawing in docs/architecture.md, checked against the source.
+
+The import graph of ``app/``, ``core/`` and ``tracker_service/`` is read from the
+source with ``ast`` (nothing is imported). Every import counts: module level,
+inside functions and under ``if TYPE_CHECKING:``. A deferred or type-only import
+still ties two modules together, and hiding a circle inside a function only
+moves the failure to run time, so the drawing holds for all of them.
+
+Importing ``a.b.c`` also runs ``a/__init__`` and ``a/b/__init__``; those
+implicit parent edges are not counted (a package's ``__init__`` re-exporting its
+own submodule would otherwise read as a circle with each of them).
+``from pkg import name`` counts as an import of ``pkg.name`` when that is a
+module, else of ``pkg``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("app", "core", "tracker_service")
+
+# tracker_service's layers, lowest first (docs/architecture.md, "The tracker").
+# A module may import its own layer and any layer below it, never one above.
+TRACKER_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("base", ("tracker_service", "tracker_service.errors", "tracker_service.config")),
+    ("domain", ("tracker_service.domain",)),
+    ("store", ("tracker_service.store", "tracker_service.migrations")),
+    ("relay", ("tracker_service.relay",)),
+    ("security", ("tracker_service.security",)),
+    ("services", ("tracker_service.services",)),
+    ("gateway", ("tracker_service.gateway",)),
+    ("api", ("tracker_service.api",)),
+    ("app", ("tracker_service.app",)),
+    ("cli", ("tracker_service.cli",)),
+)
+
+# Top-level packages (or third-party roots) a package must never import.
+FORBIDDEN_ROOTS: dict[str, tuple[str, ...]] = {
+    "tracker_service": ("core", "app", "PySide6"),
+    "core": ("app", "PySide6", "fastapi", "starlette", "uvicorn"),
+    "app": ("tracker_service",),
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _sources() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            found[_module_name(path)] = path
+    return found
+
+
+SOURCES = _sources()
+
+
+def _imported(module: str, path: Path) -> Iterator[str]:
+    """Every module `module` imports, resolved to a dotted name."""
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")
+                drop = node.level - 1 if is_package else node.level
+                base = base[: len(base) - drop] if drop else base
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                candidate = f"{target}.{alias.name}"
+                yield candidate if candidate in SOURCES else target
+
+
+def _graph() -> dict[str, set[str]]:
+    return {module: set(_imported(module, path)) for module, path in SOURCES.items()}
+
+
+GRAPH = _graph()
+
+
+def _cycles(package: str) -> list[list[str]]:
+    """Strongly connected components (Tarjan) of more than one module, or self-loops."""
+    nodes = [m for m in GRAPH if m == package or m.startswith(package + ".")]
+    inside = set(nodes)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(start: str) -> None:
+        # Iterative Tarjan: the graph is deep enough to matter for recursion.
+        work = [(start, iter(sorted(GRAPH[start] & inside)))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            advanced = False
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(GRAPH[nxt] & inside))))
+                    advanced = True
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in GRAPH[node]:
+                    found.append(sorted(component))
+
+    for node in sorted(nodes):
+        if node not in index:
+            visit(node)
+    return found
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_import_cycles(package: str) -> None:
+    cycles = _cycles(package)
+    assert not cycles, f"{package} has import circles: " + "; ".join(
+        " <-> ".join(c) for c in cycles
+    )
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_forbidden_package_imports(package: str) -> None:
+    forbidden = FORBIDDEN_ROOTS[package]
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, targets in GRAPH.items()
+        if module == package or module.startswith(package + ".")
+        for target in targets
+        if target.split(".")[0] in forbidden
+    )
+    assert not wrong, "\n".join(wrong)
+
+
+def _layer(module: str) -> int:
+    best, best_len = -1, -1
+    for rank, (_, prefixes) in enumerate(TRACKER_LAYERS):
+        for prefix in prefixes:
+            matches = module == prefix or module.startswith(prefix + ".")
+            # The bare package name only claims its own __init__.
+            if prefix == "tracker_service" and module != prefix:
+                matches = False
+            if matches and len(prefix) > best_len:
+                best, best_len = rank, len(prefix)
+    return best
+
+
+def test_every_tracker_module_has_a_layer() -> None:
+    unplaced = sorted(m for m in GRAPH if m.startswith("tracker_service") and _layer(m) < 0)
+    assert not unplaced, f"add these to TRACKER_LAYERS and docs/architecture.md: {unplaced}"
+
+
+def test_tracker_imports_only_downward() -> None:
+    upward = []
+    for module, targets in sorted(GRAPH.items()):
+        if not module.startswith("tracker_service"):
+            continue
+        for target in sorted(targets):
+            if not target.startswith("tracker_service"):
+                continue
+            here, there = _layer(module), _layer(target)
+            if there > here:
+                upward.append(
+                    f"{module} ({TRACKER_LAYERS[here][0]}) imports {target} "
+                    f"({TRACKER_LAYERS[there][0]})"
+                )
+    assert not upward, "imports against the layering:\n" + "\n".join(upward)
+
+
+def test_tracker_top_level_stays_small() -> None:
+    top = sorted(p.name for p in (ROOT / "tracker_service").glob("*.py"))
+    assert len(top) <= 12, f"tracker_service/ has {len(top)} top-level modules: {top}"
+
+
+def test_the_drawing_names_every_layer() -> None:
+    drawing = (ROOT / "docs" / "architecture.md").read_text("utf-8")
+    missing = [
+        prefix
+        for _, prefixes in TRACKER_LAYERS
+        for prefix in prefixes
+        if f"`{prefix}`" not in drawing
+    ]
+    assert not missing, f"docs/architecture.md does not name {missing}"
