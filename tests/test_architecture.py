@@ -205,7 +205,7 @@ def test_tracker_top_level_stays_small() -> None:
 
 
 def test_the_drawing_names_every_layer() -> None:
-    drawing = (ROOT / "docs" / "architecture.md").read_text("utf-8")
+    drawing = ROOT.joinpath("docs/architecture.md").read_text("utf-8")
     missing = [
         prefix
         for _, prefixes in TRACKER_LAYERS

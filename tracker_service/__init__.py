@@ -4,19 +4,23 @@ Never imports ``core`` or ``app``: what it verifies (signed requests, recipe
 fingerprints) it re-implements, pinned to the node by the vectors in
 ``tests/data/``.
 
-Where things are:
-    app.create_app(settings)        the FastAPI app; build_context() wires the parts
-    deps.TrackerContext             settings, database, key, ledger, metrics, caches
-    auth.verify_signed_request      the signed-request check (deps.SignedNode)
-    keys.TrackerKey.sign(domain, payload)   tickets and session credentials
-    recipe_identity                 parse_identity, digests, evidence, ledger contract
-    store/                          tables, migrations (Alembic), repositories:
+Packages, lowest first; each imports only the ones before it
+(docs/architecture.md#the-tracker, kept true by tests/test_architecture.py):
+    errors.py, config.py    TrackerError and its tree; Settings
+    domain/                 pure rules: recipe_identity, wire, wire_frames, tickets, keys,
+                            allocation, route_formation (chains shards into a route)
+    store/                  tables, Alembic migrations, repositories:
         nodes.live_nodes_for_fingerprint   a fingerprint's live nodes (covering index)
         routing_version                    bumped when a fingerprint's routable set changes
         ledger.PersistentLedger            dark/certified recipes in the database
-        heartbeats.HeartbeatWriter         a heartbeat's two statements, precompiled
-        group_commit.HeartbeatCommits      heartbeats arriving together share a commit
-    candidate_cache.CandidateCache  route candidates per fingerprint, kept until they change
-    routes/                         one module per resource; only they raise HTTPException
-        heartbeat.HeartbeatShortcut        answers heartbeats ahead of the router
+        hashed_secrets.HashedSecrets       join tokens, API keys, submitter tokens
+    relay/                  the relay for nodes behind home routers
+    security/               auth.verify_signed_request, endpoint_policy, address_limits
+    services/               certifier, hop_audit, reachability, rebalancing, route_planner,
+                            route_session (drives one session), candidate_cache
+    gateway/                the OpenAI-compatible gateway
+    api/                    routes/ (only they raise HTTPException), schemas/, deps
+                            (TrackerContext, SignedNode), middleware, metrics, status
+    app.create_app(settings)        the FastAPI app; build_context() wires the parts
+    cli/                    meshnet-tracker and its subcommands
 """

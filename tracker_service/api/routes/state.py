@@ -19,7 +19,7 @@ from tracker_service.api.schemas.state import StatePublic
 from tracker_service.api.status import MAX_NODE_PAGE, NodePage, collect_state, decode_cursor
 
 router = APIRouter(tags=["state"])
-templates = Jinja2Templates(directory=Path(__file__).resolve().parent.parent / "templates")
+templates = Jinja2Templates(directory=Path(__file__).resolve().parents[2] / "templates")
 
 # The page loads only its own files (static/status.css, status.js): no inline script
 # or style, no other origin, no framing; DOM text goes in through text nodes only.
