@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Debian's Chromium and its driver for the tracker status page's browser test
-# (tests/tracker_service/test_status_browser.py, driven by Selenium with this
+# (tests/tracker_service/api/test_status_browser.py, driven by Selenium with this
 # chromedriver: Selenium Manager downloads nothing). Idempotent; all output on stderr.
 set -euo pipefail
 

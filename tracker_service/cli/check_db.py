@@ -32,7 +32,7 @@ def cmd_check_db(args: argparse.Namespace, settings: Settings) -> int:
     try:
         report = check_database(database)
     except sa_exc.OperationalError:
-        raise  # an unreachable server: cli_errors says so
+        raise  # an unreachable server: cli/errors.py says so
     except sa_exc.DatabaseError as exc:
         first = str(exc.orig or exc).strip().splitlines()[0][:300]
         raise CliRefusal(

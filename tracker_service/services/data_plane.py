@@ -12,8 +12,6 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
-from starlette.requests import Request
-
 from tracker_service.config import Settings
 from tracker_service.domain.keys import TrackerKey
 from tracker_service.services.certifier import Certifier, CertifierSettings
@@ -122,11 +120,6 @@ class RouteServices:
         for node_id in tuple(self.monitor.relayed):  # the event loop may add meanwhile
             latencies[node_id] = latencies.get(node_id, DEFAULT_HOP_LATENCY_MS) + penalty
         return latencies
-
-
-def get_route_services(request: Request) -> RouteServices:
-    services: RouteServices = request.app.state.routing
-    return services
 
 
 def lifespan(services: RouteServices) -> Callable[[Any], AbstractAsyncContextManager[None]]:

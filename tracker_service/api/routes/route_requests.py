@@ -23,12 +23,18 @@ from tracker_service.api.schemas.routes import (
     SignedTicketPublic,
 )
 from tracker_service.domain.route_formation import PURPOSE_CERTIFY, NoRoute
-from tracker_service.services.data_plane import RouteServices, get_route_services
+from tracker_service.services.data_plane import RouteServices
 from tracker_service.services.route_planner import RoutePlanner, RouteRefused
 from tracker_service.services.session_plan import RoutePlan
 from tracker_service.store.route_candidates import Key, recipes_matching
 
 router = APIRouter(prefix="/api/v1/routes", tags=["routes"])
+
+
+def get_route_services(request: Request) -> RouteServices:
+    services: RouteServices = request.app.state.routing
+    return services
+
 
 Services = Annotated[RouteServices, Depends(get_route_services)]
 _STATUS = {"unknown-recipe": 404, "recipe-dark": 409, "bad-purpose": 422}
