@@ -14,7 +14,24 @@ a Protocol of public members or a callback, and none of them imports
 ``lifecycle``, so the arrows run one way: lifecycle → parts → settings/hooks.
 """
 
-from core.node.lifecycle import Node
-from core.node.settings import NodeSettings
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.node.lifecycle import Node
+    from core.node.settings import NodeSettings
 
 __all__ = ["Node", "NodeSettings"]
+
+# Loaded on first use, so importing a light part (``core.node.status``, which
+# the GUI may read) does not load the lifecycle and, through the doctor, torch.
+_LAZY = {"Node": "core.node.lifecycle", "NodeSettings": "core.node.settings"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'core.node' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
