@@ -13,8 +13,9 @@ unknown idle time must not keep a node off the network for good.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
 
+# ProbeReadings and Probes are also read from here (the tests, the pause monitor).
+from app.probe_readings import ProbeReadings, Probes
 from app.settings_model import AppSettings
 
 # Stable codes, most important first: the order the sentences are listed in.
@@ -26,21 +27,6 @@ REASON_NOT_IDLE = "not-idle"
 REASON_RESUMING = "resuming"
 
 CONTRIBUTING_SENTENCE = "Contributing: no pause rule applies"
-
-
-@dataclass(frozen=True)
-class ProbeReadings:
-    gpu_busy_by_others: bool | None = None
-    gpu_temperature_c: float | None = None
-    running_programs: frozenset[str] = frozenset()  # process names, as the OS reports them
-    on_battery: bool | None = None
-    idle_seconds: float | None = None
-
-
-class Probes(Protocol):
-    def read(self, node_pid: int | None) -> ProbeReadings:
-        """Read the machine now; may block for a moment (NVML, a process scan)."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -155,6 +141,6 @@ class PauseTracker:
 
 def system_probes(platform: str | None = None) -> Probes:
     """The real probes for this OS (or for `platform`, a `sys.platform` value)."""
-    from app.probes import SystemProbes  # the probes import this module's types
+    from app.probes import SystemProbes  # NVML and psutil load only when the real probes are wanted
 
     return SystemProbes.for_platform(platform)

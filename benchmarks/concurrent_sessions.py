@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from app.demo.processes import start_node, start_tracker
 from core.models.default_model import ensure_default_model
 from core.models.tokenizer import ChatTokenizer
-from core.route import RouteSession, hops_from_route, request_route
+from tests.support.route import RouteSession, hops_from_route, request_route
 
 PROMPTS = [
     "Write a short story about a lighthouse keeper who finds a message in a bottle.",

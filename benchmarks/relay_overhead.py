@@ -30,7 +30,6 @@ import httpx
 import torch
 
 from core.dataplane import frames
-from core.dataplane.client import HopClient
 from core.dataplane.relay_link import CONNECTED, RelayLink
 from core.runtime.shard import Shard
 from tests.core.dataplane.conftest import (
@@ -42,6 +41,7 @@ from tests.core.dataplane.conftest import (
     start_node,
     ticket_for,
 )
+from tests.support.hop_client import HopClient
 from tests.tracker_service.relay_server import free_port
 
 REPO = Path(__file__).resolve().parents[1]

@@ -27,7 +27,7 @@ import torch
 from app.demo.processes import start_node, start_tracker
 from core.models.default_model import ensure_default_model
 from core.models.tokenizer import ChatTokenizer
-from core.route import RouteSession, hops_from_route, request_route
+from tests.support.route import RouteSession, hops_from_route, request_route
 
 NEW_TOKENS = 128
 ROUNDS = 3  # interleaved, best of each: this shared machine's speed drifts over minutes

@@ -26,7 +26,7 @@ from tracker_service.store.allocation import ServingGroup
 
 KEY = ("model-digest", "recipe-digest")
 GATE_S = 20.0  # the doctor and the gate after every load
-DWELL_S = 600.0  # core.node_settings.NodeSettings.move_dwell_s
+DWELL_S = 600.0  # core.node.settings.NodeSettings.move_dwell_s
 _SETTINGS = Settings()
 HEARTBEAT_S = _SETTINGS.heartbeat_interval_s
 STALE_S = HEARTBEAT_S * _SETTINGS.missed_heartbeats

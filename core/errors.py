@@ -9,6 +9,9 @@ show its message; ``reason`` is a stable machine-readable code.
     ├── ModelError                  model files missing, corrupt or unsupported
     │   ├── UnsupportedArchitecture
     │   └── ModelImportError
+    ├── RecipeError                 (core.recipe_catalogue) unknown recipe, or not the one run
+    ├── RecipeIdentityError         (core.recipe) a malformed identity block
+    │   └── FingerprintMismatch     the fingerprint is not the digest of the axes
     ├── RuntimeInputError           a tensor or request the runtime cannot accept
     │   ├── ShapeError              wrong hidden size, dtype or rank
     │   ├── RangeError              layer range outside the model
@@ -16,13 +19,24 @@ show its message; ``reason`` is a stable machine-readable code.
     ├── SessionError                session unknown, closed or expired
     │   └── CapacityError           not enough memory reserved to open it
     ├── IdentityError               key pair missing, keyring unusable
-    ├── AdmissionRefused            (core.admission.CapabilityAdmissionError)
+    ├── CapabilityAdmissionError    (core.admission) the proof does not cover the selection
+    ├── TooLittleMemory             (core.placement) no useful range fits this machine
     ├── DoctorError                 the capability probe could not run
     │   └── ProbeTimeout            (core.doctor_probe) past the probe's deadline
-    ├── Cancelled                   (core.progress) a stop asked during a long step
+    ├── Cancelled                   (core.progress) a stop asked during a long step, or a
+    │                               batch task killed because its lease was lost
     ├── ProtocolError               a bad wire frame or signature
     │   └── TicketError             a route ticket that does not admit the session
-    └── TrackerError                the tracker refused or could not be reached
+    ├── TrackerError                the tracker refused or could not be reached
+    │   ├── TrackerUnreachable      (core.tracker_client) no answer
+    │   ├── TrackerRefused          (core.tracker_client) an answer that says no
+    │   │   └── ReRegisterRequired  the tracker forgot this node: register again
+    │   └── LeaseLost               (core.jobs.client) 410: the task's lease expired or moved
+    └── JobError                    a batch task refused or failed
+        ├── TaskExecutionError      (core.jobs.runner) reported to the tracker
+        └── ArchiveError            (core.jobs.archives) an input archive refused as unsafe
+
+Every exception class in ``core/`` sits in this tree (tests/core/test_error_tree.py).
 """
 
 from __future__ import annotations
@@ -101,3 +115,7 @@ class TicketError(ProtocolError):
 
 class TrackerError(MeshnetError):
     reason = "tracker-error"
+
+
+class JobError(MeshnetError):
+    reason = "job-error"

@@ -99,16 +99,3 @@ def verify_signed_request(
         return False
     message = signed_request_message(method, path, timestamp, nonce, body or b"")
     return verify(public_key_b64, message, signature)
-
-
-def sign_document(identity: NodeIdentity, domain: bytes, document: Any) -> str:
-    """Base64 signature over ``domain + canonical_json(document)``."""
-    return identity.sign_b64(domain + canonical_json(document))
-
-
-def verify_document(public_key_b64: str, domain: bytes, document: Any, signature: str) -> bool:
-    try:
-        message = domain + canonical_json(document)
-    except (TypeError, ValueError):
-        return False
-    return verify(public_key_b64, message, signature)

@@ -12,8 +12,8 @@ from typing import Any, TextIO
 
 import httpx
 
-from app.cli.chat import GatewayClient
 from app.demo.processes import Child, split_layers, start_node, start_tracker
+from app.gateway_client import GatewayClient
 from core.errors import MeshnetError
 from core.models.default_model import ensure_default_model
 from core.models.manifest import ModelManifest

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from app.pause_rules import ProbeReadings
+from app.probe_readings import ProbeReadings
 from app.probes.battery import BatteryProbe
 from app.probes.gpu import NvmlGpuProbe
 from app.probes.idle import IdleReader, idle_reader

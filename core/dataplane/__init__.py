@@ -6,14 +6,14 @@ Public API:
                     fingerprint, shard_range, max_frame_bytes, host, port, clock)
         .start()/.stop() (background thread) or .start_async()/.stop_async()
         .port .url .session_url .http_url
-    HopClient(url).open(ticket, max_length, sampling)/.step(tensors, position)/.close()
-    RouteTicket, TicketVerifier, sign_ticket, ticket_message       (tickets.py)
+    RouteTicket, TicketVerifier, ticket_message                    (tickets.py)
     HopReceipt, sign_receipt, verify_receipt, receipt_message      (receipts.py)
     answer_challenge, verify_challenge, reachability_message       (challenge.py)
     encode_frame, decode_frame                                     (frames.py)
 
-``server`` and ``client`` import the runtime and websockets; import them from
-their modules so that ticket/receipt code stays importable on its own.
+``server`` imports the runtime and websockets; import it from its module so
+that ticket/receipt code stays importable on its own. The client side a test
+drives (``HopClient``, ``sign_ticket``) lives in ``tests/support/``.
 """
 
 from __future__ import annotations

@@ -95,12 +95,6 @@ def ticket_message(ticket: Mapping[str, Any]) -> bytes:
     return wire.ROUTE_TICKET_DOMAIN + wire.canonical_json(ticket)
 
 
-def sign_ticket(ticket: Mapping[str, Any], sign: Callable[[bytes], bytes]) -> dict[str, Any]:
-    """Build ``{"ticket", "signature"}``; the tracker has its own, this is for tests,
-    vectors and the local demo."""
-    return {"ticket": dict(ticket), "signature": wire.b64encode(sign(ticket_message(ticket)))}
-
-
 @dataclass(frozen=True)
 class TicketGrant:
     """A verified ticket and the hop in it that this node serves."""

@@ -25,6 +25,7 @@ from typing import Any
 
 import httpx
 
+from core.errors import TrackerError
 from core.identity import NodeIdentity
 from core.jobs.credentials import CredentialStore
 from core.signing import signed_headers
@@ -38,8 +39,10 @@ HEADER_LEASE = "X-Meshnet-Lease"
 SESSION_SCHEME = "MeshNet-Session"
 
 
-class LeaseLost(Exception):
+class LeaseLost(TrackerError):
     """The tracker answered 410: the lease expired or was superseded."""
+
+    reason = "lease-lost"
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,8 @@ from core.jobs.archives import (
     extract_archive_safely,
 )
 from core.jobs.client import JobsClient, Lease, LeaseLost
-from core.jobs.runner import SubprocessRunner, TaskCancelled, TaskExecutionError
+from core.jobs.runner import SubprocessRunner, TaskExecutionError
+from core.progress import Cancelled
 
 log = logging.getLogger("meshnet.jobs")
 
@@ -268,7 +269,7 @@ class ExecutorLoop:
             relay.start()
         try:
             outdir = self.runner.run(payload, workdir, inputs, cancel=heartbeat.lost)
-        except TaskCancelled:
+        except Cancelled:  # the runner killed the workload: its lease was lost
             raise LeaseLost("the lease was lost while the workload ran") from None
         finally:
             if relay is not None:

@@ -28,6 +28,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from core.errors import JobError
+from core.progress import Cancelled
+
 WORKLOADS: Mapping[str, str] = {
     "selftest": "core.jobs.workloads.selftest",
     "perplexity": "core.jobs.workloads.perplexity",
@@ -45,12 +48,10 @@ def task_env(source: Mapping[str, str] | None = None) -> dict[str, str]:
     return {k: env[k] for k in TASK_ENV_WHITELIST if k in env}
 
 
-class TaskExecutionError(Exception):
+class TaskExecutionError(JobError):
     """The task was refused or its workload failed; the message is reported to the tracker."""
 
-
-class TaskCancelled(Exception):
-    """The workload was killed because its lease was lost; nothing is reported."""
+    reason = "task-failed"
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child
@@ -165,7 +166,7 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float, cancel: threading.Event
                 raise
         if cancel is not None and cancel.is_set():
             _kill_group(proc)
-            raise TaskCancelled("the workload was stopped: its lease was lost")
+            raise Cancelled("the workload was stopped: its lease was lost")
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -12,7 +12,7 @@ from core.hardware import footprint_from_shapes, tensor_shapes
 from core.node import Node
 from core.placement import max_layers_anywhere, measure_capacity, should_move
 from core.runtime.config import ModelConfig
-from tests.core.node_doubles import FakeTracker, make_node, node_threads, wait_for
+from tests.core.node.doubles import FakeTracker, make_node, node_threads, wait_for
 
 
 def _placement_events(events: list) -> list:

@@ -17,12 +17,11 @@ from core.signing import (
     HOP_RECEIPT_DOMAIN,
     canonical_json,
     sha256_hex,
-    sign_document,
     signed_headers,
-    verify_document,
     verify_signed_request,
 )
 from tests.core.build_vectors import SIGNED_REQUEST_VECTORS, build_signed_request_vectors, render
+from tests.support.documents import sign_document, verify_document
 
 
 def _vectors() -> list[dict[str, Any]]:

@@ -13,13 +13,14 @@ import pytest
 import torch
 
 from app.demo.processes import start_node
-from core.dataplane.client import HopClient
 from core.errors import ProtocolError
 from core.identity import NodeIdentity
 from core.models.tokenizer import ChatTokenizer
-from core.route import RouteSession, hops_from_route, request_route
-from core.signing import ROUTE_TICKET_DOMAIN, sign_document
+from core.signing import ROUTE_TICKET_DOMAIN
 from tests.e2e.conftest import Cluster
+from tests.support.documents import sign_document
+from tests.support.hop_client import HopClient
+from tests.support.route import RouteSession, hops_from_route, request_route
 
 pytestmark = pytest.mark.slow
 

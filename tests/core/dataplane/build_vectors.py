@@ -29,7 +29,8 @@ from core.dataplane.receipts import (
     sign_receipt,
     token_digest,
 )
-from core.dataplane.tickets import sign_ticket, ticket_message
+from core.dataplane.tickets import ticket_message
+from tests.support.tickets import sign_ticket
 
 VECTORS_PATH = Path(__file__).resolve().parents[2] / "data" / "dataplane_vectors.json"
 

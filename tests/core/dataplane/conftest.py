@@ -21,9 +21,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from core.dataplane import wire
 from core.dataplane.server import DataPlaneServer
-from core.dataplane.tickets import sign_ticket
 from core.runtime.sessions import SessionManager
 from core.runtime.shard import Shard
+from tests.support.tickets import sign_ticket
 from tests.tiny_llama import save_tiny_llama
 
 NUM_LAYERS = 4

@@ -15,9 +15,9 @@ import pytest
 import torch
 
 from core.dataplane.batcher import StepBatcher
-from core.dataplane.client import HopClient
 from core.runtime import SessionManager, Shard, generate_local
 from tests.core.dataplane.conftest import Key, Node, route_hops, ticket_for, wait_until
+from tests.support.hop_client import HopClient
 
 NEW_TOKENS = 10
 

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 import torch
 
-from core.dataplane.client import HopClient
 from core.dataplane.receipts import verify_receipt
 from core.errors import ProtocolError
 from core.runtime.generate import generate_local
@@ -18,6 +17,7 @@ from core.runtime.sampling import SamplingParams
 from core.runtime.sessions import SessionManager
 from core.runtime.shard import Shard
 from tests.core.dataplane.conftest import Key, Node, route_hops, ticket_for
+from tests.support.hop_client import HopClient
 
 PROMPT = [5, 17, 99, 3, 250, 41]
 

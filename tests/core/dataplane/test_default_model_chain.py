@@ -11,7 +11,6 @@ import pytest
 import torch
 
 from core.dataplane import frames
-from core.dataplane.client import HopClient
 from core.dataplane.receipts import verify_receipt
 from core.dataplane.server import DataPlaneServer
 from core.models.tokenizer import ChatTokenizer
@@ -25,6 +24,7 @@ from tests.core.dataplane.conftest import (
     Key,
     ticket_for,
 )
+from tests.support.hop_client import HopClient
 
 pytestmark = pytest.mark.slow
 NEW_TOKENS = 8

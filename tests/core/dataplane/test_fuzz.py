@@ -33,7 +33,6 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from core.dataplane import frames, wire
-from core.dataplane.client import HopClient
 from core.dataplane.receipts import verify_receipt
 from core.runtime.sessions import SessionManager
 from core.runtime.shard import Shard
@@ -50,6 +49,7 @@ from tests.core.dataplane.conftest import (
     ticket_for,
     wait_until,
 )
+from tests.support.hop_client import HopClient
 
 EXAMPLES = int(os.environ.get("MESHNET_WIRE_FUZZ_EXAMPLES", "40"))
 FUZZ = settings(

@@ -12,7 +12,6 @@ import torch
 from websockets.asyncio.client import connect
 
 from core.dataplane import wire
-from core.dataplane.client import HopClient
 from core.dataplane.server import DataPlaneServer
 from core.errors import ConfigError, ProtocolError
 from core.runtime.sessions import SessionManager
@@ -25,6 +24,7 @@ from tests.core.dataplane.conftest import (
     ticket_for,
     wait_until,
 )
+from tests.support.hop_client import HopClient
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from core.dataplane import wire
-from core.dataplane.client import HopClient
 from core.errors import ProtocolError, RuntimeInputError
 from core.runtime.sessions import SamplingParams, SessionManager
 from core.runtime.shard import Shard
@@ -27,6 +26,7 @@ from tests.core.dataplane.conftest import (
     start_node,
     ticket_for,
 )
+from tests.support.hop_client import HopClient
 
 MAX_LENGTH = 16
 BAD_SAMPLINGS = [

@@ -14,7 +14,6 @@ import torch
 from websockets.asyncio.client import connect
 
 from core.dataplane import wire
-from core.dataplane.client import HopClient
 from core.dataplane.receipts import verify_receipt
 from core.errors import ProtocolError
 from tests.core.dataplane.conftest import (
@@ -28,6 +27,7 @@ from tests.core.dataplane.conftest import (
     ticket_for,
     wait_until,
 )
+from tests.support.hop_client import HopClient
 
 
 @dataclass

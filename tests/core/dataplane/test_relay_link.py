@@ -23,7 +23,6 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from core.dataplane import relay_mux
 from core.dataplane.challenge import verify_challenge
-from core.dataplane.client import HopClient
 from core.dataplane.receipts import verify_receipt
 from core.dataplane.relay_link import CONNECTED, RECONNECTING, Backoff, RelayLink, link_headers
 from core.errors import ProtocolError
@@ -38,6 +37,7 @@ from tests.core.dataplane.conftest import (
     ticket_for,
     wait_until,
 )
+from tests.support.hop_client import HopClient
 from tests.tracker_service.relay_server import RelayThread
 from tracker_service.domain.wire import node_id_for
 from tracker_service.relay.hub import RelaySettings

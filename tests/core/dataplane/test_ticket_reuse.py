@@ -9,11 +9,11 @@ import asyncio
 import pytest
 
 from core.dataplane import wire
-from core.dataplane.client import HopClient
 from core.dataplane.ticket_uses import TicketUses
 from core.dataplane.tickets import RouteTicket
 from core.errors import ProtocolError, TicketError
 from tests.core.dataplane.conftest import Key, Node, route_hops, ticket_for
+from tests.support.hop_client import HopClient
 
 
 def test_a_ticket_opens_one_session_per_hop(nodes: tuple[Node, Node], tracker_key: Key) -> None:

@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 
 from core.dataplane import wire
-from core.dataplane.tickets import TicketVerifier, sign_ticket
+from core.dataplane.tickets import TicketVerifier
 from core.errors import TicketError
 from tests.core.dataplane.conftest import FINGERPRINT, NODE_A_SEED, NODE_B_SEED, Key
+from tests.support.tickets import sign_ticket
 
 NOW = 1_800_000_000.0
 NODE = Key.from_seed(NODE_B_SEED)

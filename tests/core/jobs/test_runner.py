@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from core.jobs.runner import SubprocessRunner, TaskCancelled, TaskExecutionError
+from core.jobs.runner import SubprocessRunner, TaskExecutionError
+from core.progress import Cancelled
 
 
 def _payload(**params: object) -> dict[str, object]:
@@ -63,5 +64,5 @@ def test_metrics_json_is_required(tmp_path: Path) -> None:
 def test_a_lost_lease_stops_the_workload(tmp_path: Path) -> None:
     cancel = threading.Event()
     threading.Timer(0.5, cancel.set).start()
-    with pytest.raises(TaskCancelled):
+    with pytest.raises(Cancelled):
         SubprocessRunner().run(_payload(seconds="30"), tmp_path, {}, cancel=cancel)

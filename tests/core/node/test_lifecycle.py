@@ -18,7 +18,7 @@ from core.doctor import DoctorOutcome, DoctorRequest, run_doctor
 from core.errors import MeshnetError
 from core.events import Gate, GateState, NodeState
 from core.runtime.shard import Shard
-from tests.core.node_doubles import FakeTracker, make_node, node_threads, wait_for
+from tests.core.node.doubles import FakeTracker, make_node, node_threads, wait_for
 
 
 def test_refused_node_never_calls_the_tracker(tiny_model_dir: Path) -> None:
@@ -320,7 +320,7 @@ def test_a_refused_heartbeat_is_logged_with_the_trackers_reason(
     node, _events = make_node(tiny_model_dir, tracker)
     node.start()
     try:
-        with caplog.at_level("WARNING", logger="core.node_serving"):
+        with caplog.at_level("WARNING", logger="core.node.serving"):
             tracker.heartbeat_refusal = (429, "auth-throttled", "failed authentication 60 times")
             wait_for(lambda: "heartbeat refused" in caplog.text)
             tracker.heartbeat_refusal = None

@@ -24,7 +24,7 @@ from core.doctor import DoctorOutcome, DoctorRequest, run_doctor
 from core.events import Gate, NodeEvent, NodeState
 from core.node import Node
 from core.progress import Cancelled, Progress
-from tests.core.node_doubles import (
+from tests.core.node.doubles import (
     FakeTracker,
     make_node,
     node_threads,

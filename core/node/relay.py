@@ -6,7 +6,8 @@ node was started with ``--relay``, it opens an outbound link to the relay the
 tracker offered at registration (or ``--relay-url``), then registers again
 with the relay endpoint: the tracker and route clients reach it through the
 relay from then on. The link reconnects by itself (core/dataplane/relay_link.py);
-this module only decides, and says why in the reachability gate.
+this module only decides, and says why in the reachability gate. It sees the
+node through ``RelayHost``, a handful of public members, never the lifecycle.
 """
 
 from __future__ import annotations
@@ -14,14 +15,16 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from core.dataplane.relay_link import CONNECTED, RelayLink
 from core.events import Gate, GateState
+from core.identity import NodeIdentity
+from core.node.settings import NodeSettings
+from core.tracker_client import HeartbeatAck, Registration
 
-if TYPE_CHECKING:
-    from core.node import Node
-    from core.tracker_client import HeartbeatAck
+if TYPE_CHECKING:  # the server imports the runtime (torch); only its type is needed here
+    from core.dataplane.server import DataPlaneServer
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +39,33 @@ def offered_relay(raw: Any) -> str | None:
     return url if isinstance(url, str) and url.startswith(("ws://", "wss://")) else None
 
 
+class RelayHost(Protocol):
+    """What the relay reads of its node (``core.node.lifecycle.Node`` is one)."""
+
+    @property
+    def settings(self) -> NodeSettings: ...
+
+    @property
+    def identity(self) -> NodeIdentity: ...
+
+    @property
+    def registration(self) -> Registration | None: ...
+
+    @property
+    def data_plane(self) -> DataPlaneServer | None: ...
+
+    def gate(
+        self,
+        gate: Gate,
+        gate_state: GateState,
+        message: str,
+        reason: str | None = None,
+        **data: Any,
+    ) -> None: ...
+
+
 class NodeRelay:
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: RelayHost) -> None:
         self._node = node
         self.link: RelayLink | None = None
         self.why = ""

@@ -18,21 +18,21 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from core.admission import CapabilityAdmissionError
 from core.errors import MeshnetError
-from core.events import KIND_STATS, Gate, GateState, NodeEvent, NodeState
+from core.events import KIND_STATS, EventBus, Gate, GateState, NodeEvent, NodeState
+from core.node.relay import NodeRelay
+from core.node.settings import NodeSettings
 from core.progress import Cancelled
 from core.tracker_client import (
     HeartbeatAck,
     ReRegisterRequired,
+    TrackerClient,
     TrackerRefused,
     TrackerUnreachable,
 )
-
-if TYPE_CHECKING:
-    from core.node import Node
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +43,56 @@ OUT_OF_ROUTING = frozenset({"quarantined", "banned"})
 _REACHABILITY_GATE = {"reachable": GateState.PASSED, "unreachable": GateState.FAILED}
 
 
+class Served(Protocol):
+    """What the loop reads of and asks from its node: public members only
+    (``core.node.lifecycle.Node`` is one)."""
+
+    settings: NodeSettings
+    bus: EventBus
+    relay: NodeRelay
+
+    @property
+    def state(self) -> NodeState: ...
+
+    @property
+    def client(self) -> TrackerClient | None: ...
+
+    @property
+    def heartbeat_interval_s(self) -> float: ...
+
+    @property
+    def open_sessions(self) -> int: ...
+
+    @property
+    def tokens_served(self) -> int: ...
+
+    @property
+    def throughput(self) -> float | None: ...
+
+    def load(self) -> float: ...
+
+    def set_state(self, state: NodeState, message: str, reason: str | None = None) -> None: ...
+
+    def gate(
+        self,
+        gate: Gate,
+        gate_state: GateState,
+        message: str,
+        reason: str | None = None,
+        **data: Any,
+    ) -> None: ...
+
+    def register(self) -> None: ...
+
+    def report_is_stale(self) -> bool: ...
+
+    def reprove(self) -> None: ...
+
+    def suggest_move(self, layers: tuple[int, int], sentence: str) -> bool: ...
+
+
 class ServingLoop:
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: Served) -> None:
         self._node = node
         self._stop = threading.Event()
         self._last_gate: dict[Gate, tuple[object, ...]] = {}
@@ -166,7 +214,7 @@ class ServingLoop:
 
     def apply_view(self, ack: HeartbeatAck) -> None:
         """Reachability and recipe status from the heartbeat reply, as gate events;
-        a suggested move is handed to the node, which decides (core.node_placement)."""
+        a suggested move is handed to the node, whose placement decides."""
         if self._node.relay.consider(ack):
             self._register_relayed()
             return
@@ -198,7 +246,7 @@ class ServingLoop:
             )
         node = self._node
         if ack.suggested_layers is not None and not self._stop.is_set():
-            node.placement.consider(ack.suggested_layers, ack.suggestion)
+            node.suggest_move(ack.suggested_layers, ack.suggestion)
         sessions, served = node.open_sessions, node.tokens_served
         self._gate_if_changed(
             Gate.SESSIONS,

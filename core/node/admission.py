@@ -22,7 +22,7 @@ from core.admission import (
 from core.capability import CapabilityReport
 from core.doctor import DoctorOutcome
 from core.errors import DoctorError
-from core.node_settings import NodeSettings
+from core.node.settings import NodeSettings
 
 
 def load_reused_report(path: Path) -> CapabilityReport:

@@ -1,6 +1,6 @@
 """What a node is told to serve, where, and under which limits.
 
-Kept apart from the lifecycle (core.node) so the CLI and the app can build
+Kept apart from the lifecycle (core.node.lifecycle) so the CLI and the app can build
 settings without reading the lifecycle's code; ``public_view`` is what a
 snapshot shows of them (never the join token).
 """
@@ -35,7 +35,7 @@ class NodeSettings:
     # Rebalancing hysteresis: serve a range at least this long before moving off it.
     move_dwell_s: float = 600.0
     # Serve through a relay from the start (else only once the tracker cannot dial us),
-    # and which relay (else the one the tracker offers): core/node_relay.py.
+    # and which relay (else the one the tracker offers): core/node/relay.py.
     relay: bool = False
     relay_url: str | None = None
 

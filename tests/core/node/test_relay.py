@@ -1,4 +1,4 @@
-"""When a node goes through a relay (core/node_relay.py): only on an 'unreachable'
+"""When a node goes through a relay (core/node/relay.py): only on an 'unreachable'
 verdict or with --relay, only where a relay is offered, and it says why."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from core.dataplane.relay_link import CONNECTED
 from core.events import Gate
-from core.node_relay import WHY_FLAG, NodeRelay, offered_relay
+from core.node.relay import WHY_FLAG, NodeRelay, offered_relay
 from core.tracker_client import HeartbeatAck
 from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
 from tests.tracker_service.relay_server import RelayThread

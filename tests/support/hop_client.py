@@ -1,7 +1,7 @@
 """A small route-hop client: one WebSocket to one node for one session.
 
-Used by the node-side demo, the benchmarks and the tests. The tracker has its
-own independent client; this one exists so node code can drive a hop without
+Used by the tests and the benchmarks only, so it lives here, not in core/. The
+tracker has its own independent client; this one exists so a test can drive a hop without
 re-deriving the wire protocol, and turns every refusal into a ProtocolError
 whose ``reason`` is the node's reason code.
 """

@@ -2,8 +2,9 @@
 
 The tracker hands out a signed ticket and the hops' endpoints; this module
 opens one WebSocket per hop (``HopClient``), passes each hop's hidden states to
-the next, and reads the sampled token from the last. The demo, the CLI chat and
-the benchmarks use it; the tracker has its own independent client.
+the next, and reads the sampled token from the last. The end-to-end tests and
+the benchmarks use it (so it lives here, not in core/); the tracker has its own
+independent client.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import httpx
 import torch
 
 from core.dataplane import frames
-from core.dataplane.client import HopClient
 from core.errors import ProtocolError, TrackerError
+from tests.support.hop_client import HopClient
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,10 @@ tracker client is ever called. A stop or pause asked during start-up sets the
 cancel token, which the doctor checks at every layer and forward step and
 start-up checks between steps; whatever was already set up (a registration
 included) is taken down again, so nothing stays registered and no thread runs.
+
+This class alone holds the node's state. Its parts get narrow views: placement
+(core.node.placement) decides which layers and whether to move and calls back
+``_move``; the serving loop and the relay see only public members.
 """
 
 from __future__ import annotations
@@ -44,17 +48,17 @@ from core.doctor import (
 from core.errors import MeshnetError
 from core.events import EventBus, Gate, GateState, NodeEvent, NodeState
 from core.identity import NodeIdentity, b64decode
-from core.node_admission import (
+from core.node.admission import (
     advertised_requirement,
     capability_sentence,
     check_reused_digests,
     load_reused_report,
 )
-from core.node_placement import NodePlacement
-from core.node_relay import NodeRelay
-from core.node_serving import ServingLoop
-from core.node_settings import NodeSettings
-from core.node_status import NodeStatus
+from core.node.placement import NodePlacement
+from core.node.relay import NodeRelay
+from core.node.serving import ServingLoop
+from core.node.settings import NodeSettings
+from core.node.status import NodeStatus
 from core.placement import Capacity
 from core.progress import STAGE_PROBE, Cancelled, CancelToken, Progress
 from core.runtime.kv_budget import default_kv_budget_bytes
@@ -113,7 +117,15 @@ class Node:
         self._outcome: DoctorOutcome | None = None
         self._report: CapabilityReport | None = None
         self._reused_report_once = False
-        self.placement = NodePlacement(self, capacity)  # which layers; rebalancing moves
+        # Which layers, and whether to move; the move itself is ours (_move).
+        self.placement = NodePlacement(
+            settings,
+            identity.node_id,
+            open_tracker=self._tracker_client,
+            gate=self.gate,
+            move=self._move,
+            capacity=capacity,
+        )
         self.state = NodeState.STOPPED
         self.registration: Registration | None = None
         self.relay = NodeRelay(self)  # serving through a relay when the tracker cannot dial us
@@ -199,6 +211,7 @@ class Node:
         self.set_state(NodeState.LOADING, "loading the shard and running a test forward")
         reuse = self._report_to_reuse()
         if self.placement.layers is None and reuse is None:
+            self._cancel.check("choosing layers")
             self.placement.layers = self.placement.choose()
         outcome = self._doctor(
             DoctorRequest(
@@ -229,12 +242,7 @@ class Node:
         self._start_data_plane(outcome)
         self._cancel.check("registering")
         self.set_state(NodeState.REGISTERING, f"registering with {self.settings.tracker_url}")
-        self._client = TrackerClient(
-            self.settings.tracker_url,
-            self.identity,
-            join_token=self.settings.join_token,
-            transport=self._transport,
-        )
+        self._client = self._tracker_client()
         self.register()
         if self.relay.after_registration():  # --relay: the link is up, register its endpoint
             self.register()
@@ -244,6 +252,14 @@ class Node:
         self.placement.serving(self._report)
         self._serving = ServingLoop(self)
         self._serving.start()
+
+    def _tracker_client(self) -> TrackerClient:
+        return TrackerClient(
+            self.settings.tracker_url,
+            self.identity,
+            join_token=self.settings.join_token,
+            transport=self._transport,
+        )
 
     def _report_to_reuse(self) -> CapabilityReport | None:
         """The saved report of ``--report``, on the first start only (resume proves afresh)."""
@@ -415,6 +431,67 @@ class Node:
         if self._sessions is None or not self._sessions.kv_budget_bytes:
             return float(self.open_sessions)
         return self._sessions.reserved_bytes / self._sessions.kv_budget_bytes
+
+    # -- moving to other layers -------------------------------------------------------
+
+    def suggest_move(self, layers: tuple[int, int], sentence: str) -> bool:
+        """The tracker suggests other layers: placement judges, and moves on its own thread."""
+        return self.placement.consider(
+            layers,
+            sentence,
+            serving=self.state is NodeState.SERVING,
+            open_sessions=self.open_sessions,
+        )
+
+    def _move(self, layers: tuple[int, int], sentence: str) -> bool:
+        """Serve `layers` instead: leave routing, reload, re-run the doctor and the gate.
+
+        Only with no open session. If the new range cannot start (it does not
+        fit, the gate refuses it) the node goes back to its old range, proven
+        afresh the same way. False when it did not move.
+        """
+        with self._lifecycle:
+            if self.state is not NodeState.SERVING or self.open_sessions:
+                return False
+            old = self.placement.layers
+            start, end = layers
+            self.gate(
+                Gate.PLACEMENT,
+                GateState.INFO,
+                sentence or f"the tracker suggests layers {start}–{end}",
+                "rebalance",
+                layers=[start, end],
+                source="rebalance",
+            )
+            self.set_state(NodeState.DRAINING, f"moving to layers {start}–{end}")
+            self._leave_routing_and_drain()
+            self._teardown()
+            self.placement.layers = layers
+            try:
+                self._start()
+            except Cancelled:
+                self._teardown()
+                self.set_state(NodeState.STOPPED, "stopped while moving")
+                self._stopped.set()
+                return False
+            except MeshnetError as exc:
+                self._teardown()
+                if old is None:
+                    self._fail(NodeState.ERROR, str(exc), exc.reason)
+                    return False
+                self.gate(
+                    Gate.PLACEMENT,
+                    GateState.INFO,
+                    f"could not move to layers {start}–{end} ({exc}); going back to "
+                    f"layers {old[0]}–{old[1]}",
+                    exc.reason,
+                    layers=list(old),
+                    source="rebalance",
+                )
+                self.placement.layers = old
+                self._start_or_fail()
+                return False
+            return True
 
     # -- pause and stop ------------------------------------------------------------------
 
