@@ -4,7 +4,7 @@ executables, the icons and the default model that go inside it.
 Pure (no PyInstaller, no Qt) so the spec, ``build.py``, the package builders
 and the tests read one truth. The app finds its node beside its own executable
 (``app.node_command.node_executable``) and its icons under
-``sys._MEIPASS/assets/icons`` (``app.ui.icons.icons_dir``); the datas here put
+``sys._MEIPASS/assets/icons`` (``app.ui.widgets.icons.icons_dir``); the datas here put
 them exactly there.
 """
 

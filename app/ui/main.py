@@ -28,15 +28,16 @@ from PySide6.QtCore import QObject, QSettings, QTimer, qVersion
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
 
 from app.settings_model import validate_settings
+from app.ui.actions import AppActions
 from app.ui.batch_jobs import BatchJobsSupervisor
 from app.ui.controller import NodeController
 from app.ui.errors import apology, guarded, install_excepthook, set_log_file, user_sentence
-from app.ui.icons import app_icon
 from app.ui.pause_monitor import DEFAULT_PERIOD_MS, PauseMonitor
+from app.ui.screens.status_window import StatusWindow
+from app.ui.screens.tray import Tray
 from app.ui.settings_store import SettingsStore, default_qsettings
 from app.ui.single_instance import SingleInstance
-from app.ui.status_window import StatusWindow
-from app.ui.tray import AppActions, Tray
+from app.ui.widgets.icons import app_icon
 
 log = logging.getLogger(__name__)
 
@@ -225,14 +226,14 @@ class MeshNetApp(QObject):
 
     def _make_window(self, key: str) -> QWidget:
         if key == "doctor":
-            from app.ui.doctor_wizard import DoctorWizard
+            from app.ui.screens.doctor.wizard import DoctorWizard
 
             return DoctorWizard(self.store, self.controller)
         if key == "recipes":
-            from app.ui.recipes_view import RecipesView
+            from app.ui.screens.recipes_view import RecipesView
 
             return RecipesView(self.store, self.controller)
-        from app.ui.settings_dialog import SettingsDialog
+        from app.ui.screens.settings_dialog import SettingsDialog
 
         return SettingsDialog(self.store)
 

@@ -20,11 +20,12 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSettings, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPixmap
 from PySide6.QtWidgets import QApplication, QWidget
 
+from app.ui.actions import AppActions
 from app.ui.controller import NodeController
-from app.ui.icons import TRAY_STATES, tray_icon
+from app.ui.screens.status_window import StatusWindow
+from app.ui.screens.tray import Tray
 from app.ui.settings_store import SettingsStore
-from app.ui.status_window import StatusWindow
-from app.ui.tray import AppActions, Tray
+from app.ui.widgets.icons import TRAY_STATES, tray_icon
 
 log = logging.getLogger(__name__)
 
@@ -362,9 +363,9 @@ def render_all(folder: Path, qapp: QApplication) -> int:
 
 def _c2_screens(store: SettingsStore) -> list[tuple[str, Callable[[Path], None]]]:
     """The wizard, recipes and settings screens through their show_sample hooks."""
-    from app.ui.doctor_wizard import DoctorWizard
-    from app.ui.recipes_view import RecipesView
-    from app.ui.settings_dialog import SettingsDialog
+    from app.ui.screens.doctor.wizard import DoctorWizard
+    from app.ui.screens.recipes_view import RecipesView
+    from app.ui.screens.settings_dialog import SettingsDialog
 
     controller = _keep(NodeController(store))
     for event in serving_events(time.time()):

@@ -163,7 +163,7 @@ def test_installed_app_contributes_through_its_bundled_node(
 ) -> None:
     """Contribute on in the installed app: its node child is /opt/meshnet's and
     serves on a real tracker; kill -9 of the app takes that node off the network."""
-    from tests.app.test_app_e2e import _write_app_settings, live_node_ids
+    from tests.app.ui.test_app_e2e import _write_app_settings, live_node_ids
     from tests.tracker_service.server_process import TrackerProcess
 
     env = _user_env(tmp_path)

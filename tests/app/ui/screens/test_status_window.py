@@ -10,12 +10,12 @@ from typing import Any
 from PySide6.QtGui import QCloseEvent, QGuiApplication
 
 from app.status_model import GATE_ORDER
+from app.ui.actions import AppActions
 from app.ui.controller import NodeController
+from app.ui.screens.status_window import StatusWindow
 from app.ui.screenshots import SampleUsage, refused_events, serving_events
-from app.ui.status_window import StatusWindow
-from app.ui.tray import AppActions
 from app.usage_history import UsageHistory
-from tests.app.test_controller import _kill_children, fake_controller  # noqa: F401
+from tests.app.ui.test_controller import _kill_children, fake_controller  # noqa: F401
 
 
 def window_for(

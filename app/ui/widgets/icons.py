@@ -28,7 +28,7 @@ def icons_dir() -> Path:
     bundle = getattr(sys, "_MEIPASS", None)
     if bundle:
         return Path(bundle) / "assets" / "icons"
-    return Path(__file__).resolve().parents[2] / "assets" / "icons"
+    return Path(__file__).resolve().parents[3] / "assets" / "icons"
 
 
 def _load(name: str) -> QIcon:

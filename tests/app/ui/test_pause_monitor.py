@@ -11,7 +11,7 @@ import pytest
 from app.pause_rules import ProbeReadings
 from app.settings_model import AppSettings
 from app.ui.pause_monitor import PauseMonitor
-from tests.app.test_controller import _kill_children, fake_controller  # noqa: F401
+from tests.app.ui.test_controller import _kill_children, fake_controller  # noqa: F401
 
 PERIOD_MS = 200
 

@@ -1,4 +1,4 @@
-"""The doctor wizard: hardware → layers → model import → real test forward → result.
+"""The doctor wizard's shell: page order, Back and Finish, and screenshot samples.
 
 Each step that works runs one ``meshnet-node`` child (``hardware --json``,
 ``models import-default --json``, ``doctor --json``) through
@@ -7,214 +7,30 @@ Finish saves the chosen layers and, when asked, turns Contribute on with the
 report the test just saved (``controller.start(report_path)``), so the node
 does not run a second test forward. Closing the wizard mid-run stops the child.
 
-The first pages live in app/ui/wizard_pages.py; the pages that import, test
-and judge live here with the flow.
+The pages live beside this file, one module each (welcome, hardware, layers,
+model_import, testing, result).
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from typing import Any, Protocol
+from typing import Any
 
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QHBoxLayout,
-    QPushButton,
-    QVBoxLayout,
-    QWidget,
-    QWizard,
-    QWizardPage,
-)
+from PySide6.QtWidgets import QWidget, QWizard, QWizardPage
 
 from app.ui.json_child import node_argv
+from app.ui.screens.doctor.child_page import ChildPage
+from app.ui.screens.doctor.hardware import HardwarePage
+from app.ui.screens.doctor.layers import LayersPage
+from app.ui.screens.doctor.model_import import ImportPage
+from app.ui.screens.doctor.result import ResultPage
+from app.ui.screens.doctor.state import Controller, NodeCommand, WizardState
+from app.ui.screens.doctor.testing import TestPage
+from app.ui.screens.doctor.welcome import WelcomePage
 from app.ui.settings_store import SettingsStore
-from app.ui.wizard_pages import (
-    ChildPage,
-    HardwarePage,
-    LayersPage,
-    NodeCommand,
-    WelcomePage,
-    WizardState,
-    _wrapping_label,
-)
 
 log = logging.getLogger(__name__)
-
-
-class Controller(Protocol):
-    """What the wizard needs of app.ui.controller.NodeController."""
-
-    @property
-    def running(self) -> bool: ...
-    def start(self, report_path: str | None = None) -> None: ...
-
-
-class ImportPage(ChildPage):
-    def __init__(self, state: WizardState, node_command: NodeCommand) -> None:
-        super().__init__(state, node_command, "Getting the model")
-        self.cancel_button.setText("Cancel import")
-        self.layout_.addStretch(1)
-
-    def argv(self) -> list[str]:
-        return self.node_command("models", "import-default", "--json")
-
-    def before_start(self) -> None:
-        self.status.setText("Preparing the default model for this computer…")
-
-    def on_finished(self, exit_code: int, stdout: str) -> bool:
-        try:
-            result = json.loads(stdout) if stdout.strip() else None
-        except json.JSONDecodeError:
-            result = None
-        if exit_code != 0 or not isinstance(result, dict):
-            self.status.setText(
-                self.last_error_sentence("The model could not be prepared.")
-                + " Check the free disk space, then try again."
-            )
-            return False
-        model = dict((self.state.hardware or {}).get("model") or {})
-        model["imported"] = True
-        self.state.hardware = {**(self.state.hardware or {}), "model": model}
-        self.status.setText("The model is ready on this computer. Next: the test.")
-        return True
-
-    def on_cancelled(self) -> None:
-        self.status.setText(
-            "Import cancelled. Nothing was saved; you can try again whenever you like."
-        )
-
-
-class TestPage(ChildPage):
-    def __init__(self, state: WizardState, node_command: NodeCommand) -> None:
-        super().__init__(state, node_command, "Testing this computer")
-        self.cancel_button.setText("Cancel test")
-        self.layout_.addStretch(1)
-
-    def argv(self) -> list[str]:
-        start, end = self.state.layers or (0, 1)
-        return self.node_command(
-            "doctor", "--json", "--layers", f"{start}:{end}", *self.state.node_options()
-        )
-
-    def before_start(self) -> None:
-        start, end = self.state.layers or (0, 1)
-        self.state.report = self.state.report_path = self.state.error = None
-        self.state.extra["log"] = []
-        self.state.extra.pop("result_message", None)
-        self.status.setText(
-            f"Loading layers {start} up to {end} and running a real test with them…"
-        )
-
-    def on_event(self, event: dict[str, Any]) -> None:
-        kind = event.get("kind")
-        if kind == "report-saved":
-            path = (event.get("data") or {}).get("path")
-            self.state.report_path = str(path) if path else None
-        elif kind == "result" and event.get("message"):
-            self.state.extra["result_message"] = str(event["message"])
-        super().on_event(event)
-
-    def on_finished(self, exit_code: int, stdout: str) -> bool:
-        """Exit 0 passed, 1 not passed (both with a report), 2 could not run."""
-        return self.finish_test(exit_code, stdout)
-
-    def finish_test(self, exit_code: int, stdout: str) -> bool:
-        try:
-            report = json.loads(stdout) if stdout.strip() else None
-        except json.JSONDecodeError:
-            report = None
-        if isinstance(report, dict) and exit_code in (0, 1):
-            self.state.report = report
-        else:
-            self.state.error = self.state.extra.get("result_message") or self.last_error_sentence(
-                "The test could not run."
-            )
-        self.status.setText("The test has finished.")
-        wizard = self.wizard()
-        if wizard is not None and wizard.currentPage() is self:
-            wizard.next()  # nothing to decide here: show the result at once
-        return True
-
-    def on_cancelled(self) -> None:
-        self.status.setText("Test cancelled. Nothing was saved; try again when you are ready.")
-
-
-class ResultPage(QWizardPage):
-    def __init__(self, state: WizardState, controller: Controller) -> None:
-        super().__init__()
-        self.state = state
-        self.controller = controller
-        self.setFinalPage(True)
-        layout = QVBoxLayout(self)
-        self.headline = _wrapping_label()
-        font = self.headline.font()
-        font.setPointSizeF(font.pointSizeF() * 1.25)
-        font.setBold(True)
-        self.headline.setFont(font)
-        self.details = _wrapping_label()
-        self.advice = _wrapping_label()
-        self.contribute = QCheckBox("Start contributing now")
-        self.other_layers = QPushButton("Choose other layers")
-        self.other_layers.clicked.connect(self._choose_other_layers)
-        layout.addWidget(self.headline)
-        layout.addWidget(self.details)
-        layout.addWidget(self.advice)
-        layout.addWidget(self.contribute)
-        row = QHBoxLayout()
-        row.addWidget(self.other_layers)
-        row.addStretch(1)
-        layout.addLayout(row)
-        layout.addStretch(1)
-
-    @property
-    def passed(self) -> bool:
-        return bool(self.state.report) and (self.state.report or {}).get("status") == "passed"
-
-    def initializePage(self) -> None:
-        self.setTitle("Test result")
-        report = self.state.report or {}
-        shard = report.get("shard") or {}
-        start, end = shard.get("start"), shard.get("end")
-        if (start, end) == (None, None) and self.state.layers:
-            start, end = self.state.layers
-        if self.passed:
-            speed = report.get("tokens_per_second")
-            speed_text = (
-                f" at {speed:.1f} tokens per second" if isinstance(speed, int | float) else ""
-            )
-            self.headline.setText("Passed: this computer is ready to contribute.")
-            self.details.setText(f"It ran layers {start} up to {end}{speed_text}.")
-            running = self.controller.running
-            self.advice.setText(
-                "Contribute is already on; it uses these layers the next time it starts."
-                if running
-                else "Finish saves these layers and, with the box ticked, starts contributing."
-            )
-            self.contribute.setVisible(not running)
-            self.contribute.setChecked(not running)
-            self.other_layers.setVisible(False)
-            return
-        self.headline.setText("The test did not pass.")
-        sentences = list(report.get("diagnostics") or [])
-        if self.state.error:
-            sentences.append(self.state.error)
-        if not sentences:
-            sentences.append("The test stopped without saying why.")
-        self.details.setText("\n".join(f"• {sentence}" for sentence in sentences))
-        self.advice.setText(
-            "What to do: choose fewer layers or raise the memory limit, then test again. "
-            "Nothing was changed; Contribute stays as it was."
-        )
-        self.contribute.setVisible(False)
-        self.contribute.setChecked(False)
-        self.other_layers.setVisible(True)
-
-    def _choose_other_layers(self) -> None:
-        wizard = self.wizard()
-        if isinstance(wizard, DoctorWizard):
-            wizard.go_back_to(DoctorWizard.PAGE_LAYERS)
 
 
 SAMPLE_HARDWARE: dict[str, Any] = {
@@ -297,6 +113,7 @@ class DoctorWizard(QWizard):
             if isinstance(page, ChildPage):
                 page.busy_changed.connect(self._refresh_back)
         self.currentIdChanged.connect(self._refresh_back)
+        self.result_page.other_layers_requested.connect(self._back_to_layers)
         self.resize(620, 460)
 
     # -- flow -------------------------------------------------------------------
@@ -327,6 +144,9 @@ class DoctorWizard(QWizard):
             self.back()
             if self.currentId() == before:
                 break
+
+    def _back_to_layers(self) -> None:
+        self.go_back_to(self.PAGE_LAYERS)
 
     def _reset_state(self, **values: Any) -> None:
         settings = self.store.load()

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QWizard
 
 from app.settings_model import AppSettings
 from app.tracker_api import TrackerAllocation, TrackerReadError
-from app.ui.doctor_wizard import DoctorWizard
+from app.ui.screens.doctor.wizard import DoctorWizard
 from app.ui.settings_store import SettingsStore
 from tests.tracker_service.conftest import register
 from tests.tracker_service.helpers import FakeNode as TrackerNode

@@ -1,12 +1,12 @@
 """Drives the real app under a real X server and tray, as a user's mouse would.
 
-Run by tests/app/test_real_tray.py as its own process (pytest's Qt runs
+Run by tests/app/ui/test_real_tray.py as its own process (pytest's Qt runs
 offscreen): builds the app with the xcb platform, waits for the tray icon to be
 embedded, right-clicks it with xdotool, clicks "Contribute" in the menu that
 opens, and waits for the node child to start serving. Prints one JSON line of
 what it saw and exits 0 (non-zero only when it could not run at all).
 
-    python tests/app/real_tray_driver.py SETTINGS_INI STATE_INI USAGE_JSON
+    python tests/app/ui/real_tray_driver.py SETTINGS_INI STATE_INI USAGE_JSON
 """
 
 from __future__ import annotations

@@ -328,7 +328,7 @@ def test_frozen_bundle_runs_the_bundled_node(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_child_environment_finds_the_app_package() -> None:
     env = child_environment({"PYTHONPATH": "/elsewhere"})
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(__file__).resolve().parents[3])
     assert env["PYTHONPATH"].split(os.pathsep) == [root, "/elsewhere"]
     assert env["PYTHONUNBUFFERED"] == "1"
 

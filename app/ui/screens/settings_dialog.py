@@ -38,7 +38,9 @@ from app.autostart import AutostartError, set_autostart
 from app.node_command import is_frozen
 from app.settings_model import AppSettings, validate_settings
 from app.tracker_api import TrackerCheck, TrackerReadError, check_tracker
-from app.ui.settings_fields import (
+from app.ui.settings_store import SettingsStore
+from app.ui.tasks import BackgroundTask, run_in_background
+from app.ui.widgets.settings_fields import (
     ERROR_STYLE,
     OK_STYLE,
     DeviceField,
@@ -46,8 +48,6 @@ from app.ui.settings_fields import (
     form_page,
     problem_label,
 )
-from app.ui.settings_store import SettingsStore
-from app.ui.tasks import BackgroundTask, run_in_background
 from core.errors import MeshnetError
 from core.join_tokens import load_join_token, save_join_token
 

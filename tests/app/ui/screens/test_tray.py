@@ -6,11 +6,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from app.ui.actions import PAUSE_TEXT, RESUME_TEXT, AppActions
 from app.ui.controller import NodeController
-from app.ui.icons import TRAY_STATES, app_icon, gate_icon, icons_dir, tray_icon
-from app.ui.tray import PAUSE_TEXT, RESUME_TEXT, AppActions, Tray
-from tests.app.test_controller import _kill_children, fake_controller  # noqa: F401
+from app.ui.screens.tray import Tray
+from app.ui.widgets.icons import TRAY_STATES, app_icon, gate_icon, icons_dir, tray_icon
 from tests.app.test_status_model import event
+from tests.app.ui.test_controller import _kill_children, fake_controller  # noqa: F401
 
 
 def idle_controller() -> NodeController:

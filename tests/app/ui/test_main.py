@@ -19,9 +19,9 @@ from app.ui.main import MeshNetApp, main, versions
 from app.ui.screenshots import render_all
 from app.ui.settings_store import SettingsStore
 from app.ui.single_instance import SingleInstance
-from tests.app.test_controller import _kill_children, _live, fake_controller  # noqa: F401
+from tests.app.ui.test_controller import _kill_children, _live, fake_controller  # noqa: F401
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 class StubApp(QObject):

@@ -12,7 +12,7 @@ from PySide6.QtCore import QObject, QSettings, Signal
 
 from app.settings_model import AppSettings
 from app.tracker_api import RecipeRow, TrackerReadError
-from app.ui.recipes_view import COLUMNS, RecipesView, sample_rows
+from app.ui.screens.recipes_view import COLUMNS, RecipesView, sample_rows
 from app.ui.settings_store import SettingsStore
 from tests.tracker_service.server_process import TrackerProcess
 

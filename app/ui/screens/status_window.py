@@ -41,11 +41,11 @@ from app.status_model import (
     headline,
     tray_state,
 )
+from app.ui.actions import AppActions
 from app.ui.controller import NodeController
 from app.ui.errors import guarded
-from app.ui.icons import app_icon, gate_icon, tray_icon
-from app.ui.tray import AppActions
-from app.ui.usage_chart import UsageChart
+from app.ui.widgets.icons import app_icon, gate_icon, tray_icon
+from app.ui.widgets.usage_chart import UsageChart
 
 log = logging.getLogger(__name__)
 

@@ -102,7 +102,7 @@ def test_tray_menu_contribute_starts_the_node(
     result = subprocess.run(
         [
             sys.executable,
-            str(REPO / "tests" / "app" / "real_tray_driver.py"),
+            str(REPO / "tests" / "app" / "ui" / "real_tray_driver.py"),
             str(settings_ini),
             str(tmp_path / "state.ini"),
             str(tmp_path / "usage.json"),

@@ -1,0 +1,151 @@
+"""The base of the doctor wizard's working pages: one ``meshnet-node`` child each.
+
+A page that does work runs one command through a
+:class:`~app.ui.json_child.JsonChild` and stays incomplete (Next disabled) until
+it has finished; the wizard also holds Back while a page is busy. Every page
+keeps its logic in plain methods (``apply_hardware``, ``finish_test``...) so a
+test, or the screenshot mode, can drive it without a child.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QVBoxLayout, QWizardPage
+
+from app.ui.json_child import JsonChild
+from app.ui.screens.doctor.state import NodeCommand, WizardState
+from app.ui.widgets.labels import wrapping_label
+
+log = logging.getLogger(__name__)
+
+
+class ChildPage(QWizardPage):
+    """A page whose work is one child command: busy while it runs, complete when it is done."""
+
+    busy_changed = Signal(bool)
+
+    def __init__(self, state: WizardState, node_command: NodeCommand, title: str) -> None:
+        super().__init__()
+        self.state = state
+        self.node_command = node_command
+        self.setTitle(title)
+        self.child: JsonChild | None = None
+        self.ok = False
+        self.progress_events = 0  # in the current run
+        self.layout_ = QVBoxLayout(self)
+        self.status = wrapping_label()
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(True)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.clicked.connect(self.cancel)
+        self.retry_button = QPushButton("Try again")
+        self.retry_button.clicked.connect(self.start)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.cancel_button)
+        buttons.addWidget(self.retry_button)
+        self.layout_.addWidget(self.status)
+        self.layout_.addWidget(self.progress)
+        self.layout_.addLayout(buttons)
+        self._set_idle()
+
+    @property
+    def busy(self) -> bool:
+        return self.child is not None and self.child.running
+
+    def isComplete(self) -> bool:
+        return self.ok and not self.busy
+
+    def initializePage(self) -> None:
+        if not self.state.sample:
+            self.start()
+
+    def cleanupPage(self) -> None:
+        self.cancel()
+
+    def argv(self) -> list[str]:
+        raise NotImplementedError
+
+    def start(self) -> None:
+        if self.busy:
+            return
+        self.ok = False
+        self.progress_events = 0
+        self.before_start()
+        self.child = JsonChild(self)
+        self.child.event.connect(self.on_event)
+        self.child.log_line.connect(self.on_log_line)
+        self.child.finished.connect(self._on_finished)
+        self.cancel_button.setVisible(True)
+        self.retry_button.setVisible(False)
+        self.progress.setVisible(True)
+        self.progress.setRange(0, 0)  # busy until the first progress event
+        self.child.start(self.argv())
+        self._changed()
+
+    def cancel(self) -> None:
+        if self.busy:
+            assert self.child is not None
+            self.status.setText("Stopping…")
+            self.cancel_button.setEnabled(False)
+            self.child.cancel()
+
+    def before_start(self) -> None:
+        """Reset what the page shows before a (new) run."""
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        if event.get("kind") == "progress":
+            self.progress_events += 1
+            self.show_progress(event)
+
+    def on_log_line(self, line: str) -> None:
+        log.debug("child: %s", line)
+        self.state.extra.setdefault("log", []).append(line)
+
+    def show_progress(self, event: dict[str, Any]) -> None:
+        data = event.get("data") or {}
+        done, total = data.get("done"), data.get("total")
+        if isinstance(done, int) and isinstance(total, int) and total > 0:
+            self.progress.setRange(0, total)
+            self.progress.setValue(min(done, total))
+        if event.get("message"):
+            self.status.setText(str(event["message"]))
+
+    def _on_finished(self, exit_code: int, stdout: str) -> None:
+        cancelled = self.child is not None and self.child.cancelled
+        self._set_idle()
+        if cancelled:
+            self.ok = False
+            self.on_cancelled()
+            self.retry_button.setVisible(True)
+        else:
+            self.ok = self.on_finished(exit_code, stdout)
+            self.retry_button.setVisible(not self.ok)
+        self._changed()
+
+    def on_finished(self, exit_code: int, stdout: str) -> bool:
+        """Judge the finished command; True when the page's work is done."""
+        raise NotImplementedError
+
+    def on_cancelled(self) -> None:
+        self.status.setText("Stopped. Nothing was changed on this computer.")
+
+    def last_error_sentence(self, fallback: str) -> str:
+        """The child's own sentence for a failure (``meshnet-node: ... [reason]``)."""
+        for line in reversed(self.state.extra.get("log", [])):
+            if line.startswith("meshnet-node: "):
+                return line.removeprefix("meshnet-node: ").rsplit(" [", 1)[0]
+        return fallback
+
+    def _set_idle(self) -> None:
+        self.cancel_button.setVisible(False)
+        self.cancel_button.setEnabled(True)
+        self.retry_button.setVisible(False)
+        self.progress.setVisible(False)
+
+    def _changed(self) -> None:
+        self.completeChanged.emit()
+        self.busy_changed.emit(self.busy)

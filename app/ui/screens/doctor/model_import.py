@@ -1,0 +1,43 @@
+"""The doctor wizard's import page: ``meshnet-node models import-default --json``."""
+
+from __future__ import annotations
+
+import json
+
+from app.ui.screens.doctor.child_page import ChildPage
+from app.ui.screens.doctor.state import NodeCommand, WizardState
+
+
+class ImportPage(ChildPage):
+    def __init__(self, state: WizardState, node_command: NodeCommand) -> None:
+        super().__init__(state, node_command, "Getting the model")
+        self.cancel_button.setText("Cancel import")
+        self.layout_.addStretch(1)
+
+    def argv(self) -> list[str]:
+        return self.node_command("models", "import-default", "--json")
+
+    def before_start(self) -> None:
+        self.status.setText("Preparing the default model for this computer…")
+
+    def on_finished(self, exit_code: int, stdout: str) -> bool:
+        try:
+            result = json.loads(stdout) if stdout.strip() else None
+        except json.JSONDecodeError:
+            result = None
+        if exit_code != 0 or not isinstance(result, dict):
+            self.status.setText(
+                self.last_error_sentence("The model could not be prepared.")
+                + " Check the free disk space, then try again."
+            )
+            return False
+        model = dict((self.state.hardware or {}).get("model") or {})
+        model["imported"] = True
+        self.state.hardware = {**(self.state.hardware or {}), "model": model}
+        self.status.setText("The model is ready on this computer. Next: the test.")
+        return True
+
+    def on_cancelled(self) -> None:
+        self.status.setText(
+            "Import cancelled. Nothing was saved; you can try again whenever you like."
+        )

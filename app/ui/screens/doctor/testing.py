@@ -1,0 +1,64 @@
+"""The doctor wizard's test page: a real test forward (``meshnet-node doctor --json``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from app.ui.screens.doctor.child_page import ChildPage
+from app.ui.screens.doctor.state import NodeCommand, WizardState
+
+
+class TestPage(ChildPage):
+    def __init__(self, state: WizardState, node_command: NodeCommand) -> None:
+        super().__init__(state, node_command, "Testing this computer")
+        self.cancel_button.setText("Cancel test")
+        self.layout_.addStretch(1)
+
+    def argv(self) -> list[str]:
+        start, end = self.state.layers or (0, 1)
+        return self.node_command(
+            "doctor", "--json", "--layers", f"{start}:{end}", *self.state.node_options()
+        )
+
+    def before_start(self) -> None:
+        start, end = self.state.layers or (0, 1)
+        self.state.report = self.state.report_path = self.state.error = None
+        self.state.extra["log"] = []
+        self.state.extra.pop("result_message", None)
+        self.status.setText(
+            f"Loading layers {start} up to {end} and running a real test with them…"
+        )
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        kind = event.get("kind")
+        if kind == "report-saved":
+            path = (event.get("data") or {}).get("path")
+            self.state.report_path = str(path) if path else None
+        elif kind == "result" and event.get("message"):
+            self.state.extra["result_message"] = str(event["message"])
+        super().on_event(event)
+
+    def on_finished(self, exit_code: int, stdout: str) -> bool:
+        """Exit 0 passed, 1 not passed (both with a report), 2 could not run."""
+        return self.finish_test(exit_code, stdout)
+
+    def finish_test(self, exit_code: int, stdout: str) -> bool:
+        try:
+            report = json.loads(stdout) if stdout.strip() else None
+        except json.JSONDecodeError:
+            report = None
+        if isinstance(report, dict) and exit_code in (0, 1):
+            self.state.report = report
+        else:
+            self.state.error = self.state.extra.get("result_message") or self.last_error_sentence(
+                "The test could not run."
+            )
+        self.status.setText("The test has finished.")
+        wizard = self.wizard()
+        if wizard is not None and wizard.currentPage() is self:
+            wizard.next()  # nothing to decide here: show the result at once
+        return True
+
+    def on_cancelled(self) -> None:
+        self.status.setText("Test cancelled. Nothing was saved; try again when you are ready.")
