@@ -11,11 +11,9 @@ float32 ``mm`` (the fp32 recipe, (in, out)-contiguous weights as the runtime
 stores them), every weight-only kernel in ``core.runtime.quant.KERNELS``
 (float32 activations), the catalogued ``llama-int8``'s layer (``quant_digits``:
 float32 activations as three int8 digits through fbgemm's exact int8 product;
-``DEFAULT_KERNEL`` where fbgemm is not exact) and the uncatalogued experiment's
-product, int8 weights times per-token int8 activations (``core.runtime.quant_a8``).
-Rounds interleave the
-candidates; a figure is the lower quartile of the rounds in ms per step, wall
-and CPU time (other processes on the machine only ever add time). Last line: ``ratio`` = float32's
+``DEFAULT_KERNEL`` where fbgemm is not exact). Rounds interleave the candidates;
+a figure is the lower quartile of the rounds in ms per step, wall and CPU time
+(other processes on the machine only ever add time). Last line: ``ratio`` = float32's
 time over the catalogued recipe's default kernel, one row (how many times
 faster it is; below 1 means slower).
 """
@@ -33,38 +31,35 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from core.runtime.fbgemm_int8 import fbgemm_is_exact
 from core.runtime.quant import DEFAULT_KERNEL, KERNELS, Int8Linear, quantize_per_channel
-from core.runtime.quant_a8 import Int8A8Linear, fbgemm_is_exact
 from core.runtime.quant_digits import Int8DigitsLinear
 
 # (out, in) of SmolLM2-135M's projections per layer, and its LM head
 LAYER_SHAPES = [(960, 576), (576, 576), (3072, 576), (576, 1536)]
 HEAD_SHAPE = (49152, 576)
-A8 = "int8 weights x int8 activations (a8 experiment)"
 DIGITS = "weight-only int8, activations as three int8 digits on fbgemm (llama-int8)"
 
 
 def build(
     layers: int,
-) -> tuple[list[torch.Tensor], list[Int8Linear], list[Int8A8Linear], list[Int8DigitsLinear]]:
+) -> tuple[list[torch.Tensor], list[Int8Linear], list[Int8DigitsLinear]]:
     """Distinct weights for every projection: float32 (in, out)-contiguous, int8 (plain,
-    a8, digits)."""
-    dense, int8, a8, digits = [], [], [], []
+    digits)."""
+    dense, int8, digits = [], [], []
     for out_f, in_f in [s for _ in range(layers) for s in LAYER_SHAPES] + [HEAD_SHAPE]:
         weight = torch.randn(out_f, in_f) * 0.05
         dense.append(weight.t().contiguous().t())
         q, scale = quantize_per_channel(weight)
         int8.append(Int8Linear(q, scale, None))
-        a8.append(Int8A8Linear(q, scale, None))
         digits.append(Int8DigitsLinear(q, scale, None))
-    return dense, int8, a8, digits
+    return dense, int8, digits
 
 
 def candidates(
     rows: int,
     dense: list[torch.Tensor],
     int8: list[Int8Linear],
-    a8: list[Int8A8Linear],
     digits: list[Int8DigitsLinear],
 ) -> dict[str, Callable[[], None]]:
     xs = {i: torch.randn(rows, i) for i in {s[1] for s in LAYER_SHAPES}}
@@ -82,13 +77,8 @@ def candidates(
 
         return run
 
-    def recipe() -> None:
-        for lin in a8:
-            lin.matmul(xs[lin.in_features])
-
     fns: dict[str, Callable[[], None]] = {"fp32 mm": fp32}
     fns.update({f"weight-only {k}": weight_only(k) for k in KERNELS})
-    fns[A8] = recipe
 
     def catalogued() -> None:
         for lin in digits:
@@ -113,11 +103,11 @@ def main() -> None:
         f"with distinct weights + LM head, fbgemm exact here: {fbgemm_is_exact()}, "
         f"load average {os.getloadavg()[0]:.2f}; ms per step (lower quartile)"
     )
-    dense, int8, a8, digits = build(args.layers)
+    dense, int8, digits = build(args.layers)
     one_row: dict[str, tuple[float, float]] = {}
     with torch.inference_mode():
         for rows in (1, 8):
-            fns = candidates(rows, dense, int8, a8, digits)
+            fns = candidates(rows, dense, int8, digits)
             wall: dict[str, list[float]] = {name: [] for name in fns}
             cpu: dict[str, list[float]] = {name: [] for name in fns}
             for fn in fns.values():

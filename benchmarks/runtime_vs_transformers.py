@@ -16,10 +16,7 @@ Then the runtime's decode ms/token at context 16 and at context 1,024, and last
 ``ratio: X`` with X = (c) / (a) in tokens/s.
 
 ``--recipe int8`` loads (b) and (c) as the llama-int8 recipe (weight-only int8,
-core/runtime/quant.py); ``--recipe int8-a8`` with int8 weights and per-token
-int8 activations (core/runtime/quant_a8.py), an experiment that is not
-catalogued (its cached decode disagrees with its own full forward: see that
-module); transformers stays float32, the reference. Then the
+core/runtime/quant.py); transformers stays float32, the reference. Then the
 "same greedy tokens" line compares int8 against float32 and may say False.
 """
 
@@ -38,10 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.models.default_model import ensure_default_model
 from core.runtime import SessionManager, Shard, generate_local
-from core.runtime.quant import INT8_PER_CHANNEL, INT8_PER_CHANNEL_A8, NO_QUANTIZATION
+from core.runtime.quant import INT8_PER_CHANNEL, NO_QUANTIZATION
 
-# int8 is the catalogued llama-int8 recipe (weight-only); int8-a8 the uncatalogued experiment
-SCHEMES = {"fp32": NO_QUANTIZATION, "int8": INT8_PER_CHANNEL, "int8-a8": INT8_PER_CHANNEL_A8}
+# int8 is the catalogued llama-int8 recipe (weight-only int8)
+SCHEMES = {"fp32": NO_QUANTIZATION, "int8": INT8_PER_CHANNEL}
 PROMPT = "Write a short story about a lighthouse keeper who finds a message in a bottle."
 
 

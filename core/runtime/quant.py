@@ -2,9 +2,9 @@
 
 This is the catalogued ``llama-int8`` recipe; on a CPU whose fbgemm is exact
 its layers are ``quant_digits.Int8DigitsLinear`` (faster, same arithmetic).
-``quant_a8.py`` also rounds the activations per token and is about twice as
-fast on the CPU it was measured on, but its cached decode disagrees with its
-own full forward, so it is not served.
+(An experiment that also rounded activations per token was dropped: its
+cached decode disagreed with its own full forward, and its quality depended on
+the CPU's float kernels; docs/wire.md.)
 
 Why weight-only: a decode step reads every weight of the shard once, so
 storing each weight in one byte instead of four cuts the bytes a step must
@@ -38,10 +38,8 @@ import torch
 from torch import nn
 
 INT8_PER_CHANNEL = "int8-per-channel"
-# int8 weights and per-token int8 activations: an uncatalogued experiment (quant_a8.py)
-INT8_PER_CHANNEL_A8 = "int8-per-channel-a8-per-token"
 NO_QUANTIZATION = "none"
-WEIGHT_QUANTIZATIONS = (NO_QUANTIZATION, INT8_PER_CHANNEL, INT8_PER_CHANNEL_A8)
+WEIGHT_QUANTIZATIONS = (NO_QUANTIZATION, INT8_PER_CHANNEL)
 BLOCK_BYTES = 1 << 20  # float32 bytes of one converted weight block (fits L2)
 
 Kernel = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]

@@ -23,13 +23,11 @@ from core.runtime.config import ModelConfig
 from core.runtime.dtypes import check_dtype_on_device, parse_device, parse_dtype
 from core.runtime.layers import Block, LayerCache, RMSNorm, causal_group_mask, mm, rope_tables
 from core.runtime.quant import (
-    INT8_PER_CHANNEL_A8,
     NO_QUANTIZATION,
     WEIGHT_QUANTIZATIONS,
     Int8Linear,
     quantize_linears,
 )
-from core.runtime.quant_a8 import Int8A8Linear
 from core.runtime.quant_digits import Int8DigitsLinear
 from core.runtime.rope import RopeTable
 from core.runtime.weights import WeightSource
@@ -122,9 +120,8 @@ class Shard(nn.Module):
     ) -> Shard:
         """Load layers [start, end); ``on_layer(done, total)`` after each layer is read
         (the doctor's progress and cancel point). ``weight_quantization`` "int8-per-channel"
-        stores every projection and the LM head as int8 (see ``quant.py``);
-        "int8-per-channel-a8-per-token" also rounds each activation row to int8 in those
-        products (``quant_a8.py``, CPU only). Both need compute_dtype float32."""
+        stores every projection and the LM head as int8 (see ``quant.py``); it needs
+        compute_dtype float32."""
         cfg = ModelConfig.from_folder(Path(model_dir))
         dtype = parse_dtype(compute_dtype)
         if weight_quantization not in WEIGHT_QUANTIZATIONS:
@@ -141,11 +138,6 @@ class Shard(nn.Module):
             )
         kv = parse_dtype(kv_dtype) if kv_dtype is not None else dtype
         dev = parse_device(device)
-        if weight_quantization == INT8_PER_CHANNEL_A8 and dev.type != "cpu":
-            raise ConfigError(
-                f"{weight_quantization} runs on the CPU only, not {dev.type}",
-                reason="bad-quantization",
-            )
         check_dtype_on_device(dtype, dev)
         check_dtype_on_device(kv, dev)
         with torch.device("meta"):
@@ -224,9 +216,7 @@ class Shard(nn.Module):
         if self.lm_head is not None:
             names.append("lm_head")
         cls: type[Int8Linear] = Int8Linear  # off the CPU: torch's int8 kernels (quant.py)
-        if scheme == INT8_PER_CHANNEL_A8:
-            cls = Int8A8Linear
-        elif device.type == "cpu":
+        if device.type == "cpu":
             cls = Int8DigitsLinear  # fbgemm's int8 product, where it is exact
         quantize_linears(self, names, cls)
         self.weight_quantization = scheme

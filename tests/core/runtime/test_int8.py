@@ -1,7 +1,14 @@
-"""Weight-only int8-per-channel: its own reference (transformers with the same rounded
-weights), its kernels, its footprint; and the quality of both int8 schemes (this one and
-the catalogued int8-per-channel-a8-per-token, test_int8_a8.py) against fp32 on the real
-model."""
+"""Weight-only int8-per-channel (the catalogued llama-int8): its own reference
+(transformers with the same rounded weights), its kernels, its footprint, and its quality
+against fp32 on the real model.
+
+The quality bound holds on every x86-64 CPU because nothing in this scheme rounds an
+activation: the int8 weights are fixed, every sum is float32 (or an exact integer sum
+recombined within float32 rounding), so CPUs differ only in float32's last bits, which
+move perplexity by far less than the 2 % allowed. (The dropped a8 experiment rounded
+activations too, which turned those last bits into different roundings: its perplexity
+was under 2 % above fp32 on the Xeon it was built on, 2.4 % on an EPYC with VNNI and
+3.5 % on an EPYC with AVX2.)"""
 
 from __future__ import annotations
 
@@ -16,7 +23,6 @@ from core.runtime import Shard, generate_local
 from core.runtime.quality import perplexity, top1_agreement
 from core.runtime.quant import (
     INT8_PER_CHANNEL,
-    INT8_PER_CHANNEL_A8,
     KERNELS,
     Int8Linear,
     dequantize,
@@ -133,10 +139,10 @@ PROMPTS = [
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("scheme", [INT8_PER_CHANNEL, INT8_PER_CHANNEL_A8])
 def test_int8_perplexity_is_within_two_percent_of_fp32_and_top1_mostly_agrees(
-    default_model_dir: Path, scheme: str
+    default_model_dir: Path,
 ) -> None:
+    scheme = INT8_PER_CHANNEL
     from core.models.tokenizer import ChatTokenizer
 
     tok = ChatTokenizer.from_folder(default_model_dir)
@@ -170,15 +176,3 @@ def test_the_catalogued_int8_recipe_passes_the_doctors_probe(
     outcome = run_probe(shard, ProbePlan(), Deadline(600))
     assert outcome.completed
     assert [c for c in outcome.checks if not c.passed] == []
-
-
-@pytest.mark.slow
-def test_the_a8_experiment_fails_the_doctors_incremental_check(default_model_dir: Path) -> None:
-    """Why int8 activations are not catalogued (docs/wire.md): on real layers, rounding
-    turns a cached decode's last-bit differences into a different output."""
-    from core.doctor_probe import Deadline, ProbePlan, run_probe
-
-    shard = Shard.load(default_model_dir, 15, 30, weight_quantization=INT8_PER_CHANNEL_A8)
-    outcome = run_probe(shard, ProbePlan(), Deadline(600))
-    failed = {c.name for c in outcome.checks if not c.passed}
-    assert "incremental" in failed
