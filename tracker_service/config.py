@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import platformdirs
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 MIB = 1024 * 1024
@@ -119,6 +119,14 @@ class Settings(BaseSettings):
     # What the route planner adds to a relayed hop's measured latency: the relay's two
     # extra socket hops on every step, which a one-off dial round trip undercounts.
     relay_hop_penalty_ms: float = Field(default=2.0, ge=0)
+
+    @field_validator("network_terms_url", "public_url")
+    @classmethod
+    def _web_address(cls, value: str) -> str:
+        # Shown as a link on the invite page: only a web address, never javascript: etc.
+        if value and not value.startswith(("https://", "http://")):
+            raise ValueError("give an http(s):// address, or leave it empty")
+        return value
 
     def database_url(self) -> str:
         if self.db:

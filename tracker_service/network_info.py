@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -45,7 +46,7 @@ def network_info(
     tracker_url: str,
     challenge: str | None = None,
 ) -> NetworkPublic:
-    document = {
+    document: dict[str, Any] = {
         "name": settings.network_name,
         "description": settings.network_description,
         "operator": settings.network_operator,

@@ -103,3 +103,13 @@ def test_serve_takes_the_networks_description_as_flags() -> None:
     assert settings.own_url() == "https://mesh.example.org"
     with pytest.raises(SystemExit):
         build_parser().parse_args(["serve", "--network-terms-url", "javascript:alert(1)"])
+
+
+def test_a_terms_address_from_the_environment_must_be_a_web_address(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pydantic import ValidationError
+
+    monkeypatch.setenv("MESHNET_TRACKER_NETWORK_TERMS_URL", "javascript:alert(1)")
+    with pytest.raises(ValidationError, match="http"):
+        Settings()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
@@ -71,7 +72,7 @@ async def redeem(request: Request, context: Context) -> InviteRedeemPublic:
         signed.node_id,
         " (again)" if redeemed.again else "",
     )
-    document = {
+    document: dict[str, Any] = {
         "node_id": signed.node_id,
         "join_token": redeemed.join_token,
         "again": redeemed.again,
