@@ -190,10 +190,14 @@ def test_an_invites_token_admits_only_the_identity_that_redeemed_it(app: Any) ->
         token = _redeem(client, owner, code).json()["join_token"]
         stolen = register(client, thief, headers={"X-Meshnet-Join-Token": token})
         unsigned = client.post(REDEEM, json={"public_key": thief.public_b64, "code": code})
+        # The owner's key in the body, signed by another: the code cannot be claimed for it.
+        body = json.dumps({"public_key": owner.public_b64, "code": code}).encode()
+        posing = client.post(REDEEM, content=body, headers=thief.headers("POST", REDEEM, body))
         own = register(client, owner, headers={"X-Meshnet-Join-Token": token})
     assert _reason(stolen) == (403, "join-token-invalid")
     assert "another node" in stolen.json()["detail"]
     assert _reason(unsigned) == (401, "missing-headers")
+    assert _reason(posing) == (401, "node-id-mismatch")
     assert own.status_code == 200, own.text
 
 
@@ -247,3 +251,16 @@ def test_an_unknown_or_dead_invite_gets_a_friendly_page(app: Any) -> None:
     assert gone.status_code == 410 and "withdrew this invite" in gone.text
     assert long.status_code == 404
     assert "Ada Operator" in unknown.text
+
+
+def test_guessing_codes_is_throttled_per_address(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, background_tasks=False, failed_auth_per_minute_per_address=3)
+    app = create_app(settings)
+    with TestClient(app) as client:
+        guesses = [_redeem(client, FakeNode(), "ZZZZ-ZZZZ-ZZZ" + str(i)) for i in range(3)]
+        page = client.get("/join/ZZZZ-ZZZZ-ZZZZ")
+        network = client.get("/api/v1/network")  # public: never refused
+    app.state.tracker.database.dispose()
+    assert [g.status_code for g in guesses] == [404, 404, 404]
+    assert _reason(page) == (429, "auth-throttled")
+    assert network.status_code == 200
