@@ -19,10 +19,13 @@ import httpx
 from core.errors import TrackerError
 from core.identity import NodeIdentity
 from core.signing import signed_headers
+from core.tracker_key import key_fingerprint_b64
 
 log = logging.getLogger(__name__)
 
 JOIN_TOKEN_HEADER = "X-Meshnet-Join-Token"
+REDEEM_PATH = "/api/v1/invites/redeem"
+TRACKER_KEY_MISMATCH = "tracker-key-mismatch"
 RE_REGISTER = "re-register"
 # The tracker's bound on registration's relay_reason (docs/wire.md#registration-and-heartbeat).
 RELAY_REASON_MAX = 300
@@ -81,11 +84,14 @@ class TrackerClient:
         identity: NodeIdentity,
         *,
         join_token: str | None = None,
+        key_fingerprint: str | None = None,
         timeout_s: float = 10.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self._identity = identity
         self._join_token = join_token
+        # The tracker key an invite named (core/invites.py): registration checks it.
+        self._key_fingerprint = key_fingerprint
         self._http = httpx.Client(
             base_url=base_url.rstrip("/"), timeout=timeout_s, transport=transport
         )
@@ -104,11 +110,15 @@ class TrackerClient:
         self.close()
 
     def _post(
-        self, path: str, payload: Mapping[str, Any], extra: Mapping[str, str] | None = None
+        self,
+        path: str,
+        payload: Mapping[str, Any],
+        extra: Mapping[str, str] | None = None,
+        nonce: str | None = None,
     ) -> dict[str, Any]:
         body = json.dumps(payload, separators=(",", ":")).encode("utf-8")
         headers = {"Content-Type": "application/json"}
-        headers.update(signed_headers("POST", path, body, self._identity))
+        headers.update(signed_headers("POST", path, body, self._identity, nonce=nonce))
         headers.update(extra or {})
         try:
             response = self._http.post(path, content=body, headers=headers)
@@ -142,6 +152,7 @@ class TrackerClient:
         if relay_reason:
             body["relay_reason"] = plain_reason(relay_reason)
         data = self._post("/api/v1/nodes/register", body, extra)
+        self._check_key(str(data.get("tracker_public_key", "")))
         recipe = data.get("recipe") or {}
         session = (data.get("session") or {}).get("credential") or {}
         return Registration(
@@ -153,6 +164,28 @@ class TrackerClient:
             session_expires_at=float(session.get("expires_at", 0.0)),
             raw=data,
         )
+
+    def _check_key(self, public_key_b64: str) -> None:
+        """Refuse a tracker whose key is not the one this node joined (an invite's pin)."""
+        if self._key_fingerprint is None:
+            return
+        found = key_fingerprint_b64(public_key_b64)
+        if found != self._key_fingerprint:
+            raise TrackerError(
+                f"the tracker at {self.base_url} answers with key {found or 'none'}, not the key "
+                f"{self._key_fingerprint} this node joined; it may not be your network's "
+                "tracker. Join again with a fresh invite if the operator changed the key.",
+                reason=TRACKER_KEY_MISMATCH,
+            )
+
+    def network(self, challenge: str) -> dict[str, Any]:
+        """What the network says about itself, signed with `challenge` (unsigned GET)."""
+        return self._get("/api/v1/network", {"challenge": challenge})
+
+    def redeem_invite(self, code: str, nonce: str) -> dict[str, Any]:
+        """Trade an invite code for this identity's join token (a signed request)."""
+        body = {"public_key": self._identity.public_key_b64, "code": code}
+        return self._post(REDEEM_PATH, body, nonce=nonce)
 
     def heartbeat(
         self,

@@ -27,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from core.errors import MeshnetError
 from installers.layout import (
     BUNDLE_FOLDER,
     MAC_APP_NAME,
@@ -34,6 +35,7 @@ from installers.layout import (
     icons_source,
     repo_root,
 )
+from installers.network_file import network_document, place_network
 
 log = logging.getLogger("build-installer")
 
@@ -135,6 +137,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--no-package", action="store_true", help="build the bundle only (no .deb/setup)"
     )
     parser.add_argument(
+        "--network",
+        metavar="LINK",
+        help="a branded installer: the invite link (meshnet://join?...) whose network the "
+        "app joins on first run, written to network.json beside the app",
+    )
+    parser.add_argument(
         "--deb-compression",
         default="xz",
         choices=("xz", "gzip", "zstd", "none"),
@@ -147,6 +155,12 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     args = parse_args(argv)
     dist: Path = args.dist.resolve()
+    if args.network is not None:
+        try:  # a bad link is refused before a long build
+            network_document(args.network)
+        except MeshnetError as exc:
+            print(f"build.py: --network: {exc} [{exc.reason}]", file=sys.stderr)
+            return 2
     started = time.monotonic()
     from installers.make_icons import write_all
 
@@ -154,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     bundle = dist / BUNDLE_FOLDER
     if not args.skip_bundle:
         build_bundle(dist, args.work.resolve())
+    for path in place_network(bundle, dist, args.network):
+        print(f"network: {path} joins {network_document(args.network)['tracker_url']}")
     bundled = time.monotonic()
     size = folder_size(bundle)
     print(f"bundle: {bundle} {size / 2**20:.0f} MiB, built in {bundled - started:.0f} s")

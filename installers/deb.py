@@ -7,6 +7,7 @@ Layout (Debian's conventions for a self-contained app):
 - ``/usr/bin/meshnet-app`` and ``/usr/bin/meshnet-node``: links into it, so a
   terminal finds both (the bootloader resolves the link to its real folder).
 - ``/usr/share/applications/meshnet.desktop``: the menu entry.
+- ``/usr/share/applications/meshnet-join.desktop``: the hidden ``meshnet://`` handler.
 - ``/usr/share/icons/hicolor/<N>x<N>/apps/meshnet.png`` and ``scalable/…svg``.
 
 No maintainer scripts: the icon cache and the desktop database are refreshed by
@@ -43,6 +44,9 @@ INSTALL_ROOT = f"/opt/{BUNDLE_FOLDER}"
 ICON_THEME_NAME = "meshnet"  # Icon= in the .desktop entry
 HERE = Path(__file__).resolve().parent
 DESKTOP_TEMPLATE = HERE / "linux" / "meshnet.desktop"
+# The meshnet:// handler: a hidden entry (NoDisplay) whose Exec passes the link to
+# `meshnet-app --join`; desktop-file-utils' trigger registers its MimeType.
+JOIN_DESKTOP_TEMPLATE = HERE / "linux" / "meshnet-join.desktop"
 COPYRIGHT = HERE / "linux" / "copyright"
 # What the bundle takes from the system (``ldd`` over every library in it):
 # PyInstaller leaves the GL/EGL dispatch and the X connection to the OS, and Qt
@@ -124,6 +128,7 @@ def stage(bundle: Path, root: Path) -> DebInfo:
     share = root / "usr" / "share"
     (share / "applications").mkdir(parents=True)
     shutil.copy2(DESKTOP_TEMPLATE, share / "applications" / "meshnet.desktop")
+    shutil.copy2(JOIN_DESKTOP_TEMPLATE, share / "applications" / JOIN_DESKTOP_TEMPLATE.name)
     hicolor = share / "icons" / "hicolor"
     for size in PNG_SIZES:
         folder = hicolor / f"{size}x{size}" / "apps"

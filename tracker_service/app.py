@@ -31,8 +31,10 @@ from tracker_service.api.routes import (
     admin,
     allocation,
     http_refusal_response,
+    invites,
     job_artifacts,
     jobs,
+    network,
     nodes,
     openai,
     refusal_response,
@@ -181,6 +183,8 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
     app.include_router(jobs.router)
     app.include_router(openai.router)
     app.include_router(allocation.router)
+    app.include_router(invites.router)
+    app.include_router(network.router)
     if settings.embedded_relay:  # a small deployment's relay, on the tracker's own port
         mount_relay(
             app,

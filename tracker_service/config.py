@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import platformdirs
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 MIB = 1024 * 1024
@@ -44,6 +44,17 @@ class Settings(BaseSettings):
     # Live nodes that may name one host as their endpoint, or register from it through a
     # relay (store/node_caps.py); the embedded relay's links per address too.
     max_nodes_per_address: int = Field(default=64, ge=1)
+
+    # The URL nodes and people reach this tracker at (https://tracker.example.org), which
+    # invites carry; empty means http://host:port as served. Behind a proxy, set it.
+    public_url: str = ""
+    # What this network is, shown to people before they join (GET /api/v1/network, the
+    # invite page /join/<code>). Set with `serve --network-name ...` or these settings.
+    network_name: str = Field(default="A MeshNet network", max_length=120)
+    network_description: str = Field(default="", max_length=2000)
+    network_operator: str = Field(default="", max_length=200)
+    network_contact: str = Field(default="", max_length=300)
+    network_terms_url: str = Field(default="", max_length=500)
 
     heartbeat_interval_s: float = Field(default=10.0, gt=0)
     # Nodes silent this many intervals leave routing and must re-register.
@@ -109,10 +120,25 @@ class Settings(BaseSettings):
     # extra socket hops on every step, which a one-off dial round trip undercounts.
     relay_hop_penalty_ms: float = Field(default=2.0, ge=0)
 
+    @field_validator("network_terms_url", "public_url")
+    @classmethod
+    def _web_address(cls, value: str) -> str:
+        # Shown as a link on the invite page: only a web address, never javascript: etc.
+        if value and not value.startswith(("https://", "http://")):
+            raise ValueError("give an http(s):// address, or leave it empty")
+        return value
+
     def database_url(self) -> str:
         if self.db:
             return self.db
         return f"sqlite:///{self.data_dir / 'tracker.db'}"
+
+    def own_url(self) -> str:
+        """The URL invites name: the public one when set, else where this tracker listens."""
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
 
     def key_path(self) -> Path:
         return self.data_dir / "tracker_key"

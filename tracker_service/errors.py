@@ -21,6 +21,7 @@ that callers already catch as ``ValueError``/``RuntimeError`` keep that base too
     ├── store
     │   ├── StoreError                (RuntimeError) the database cannot be opened or migrated
     │   ├── QueueRefusal              the job queue refuses (reason per refusal)
+    │   ├── InviteRefused             an invite code that cannot be redeemed (reason per refusal)
     │   └── ArtifactRefusal           the artifact store refuses (reason, status)
     ├── relay
     │   ├── LinkRefused               a relay link handshake does not authenticate

@@ -21,6 +21,7 @@ _SUBCOMMAND_MODULES = (
     "app.cli.node_identity",
     "app.cli.node_doctor",
     "app.cli.node_run",
+    "app.cli.node_join",
     "app.cli.node_jobs",
 )
 

@@ -23,9 +23,10 @@ from app.cli.node_control import CommandQueue, EventPrinter, stdin_is_pipe
 from app.cli.node_identity import add_identity_arguments
 from core.errors import MeshnetError
 from core.events import NodeEvent, NodeState
-from core.join_tokens import load_join_token, save_join_token
+from core.join_tokens import save_join_token
 from core.keystore import load_or_create_identity
-from core.node import Node, NodeSettings
+from core.node.lifecycle import Node, NodeSettings
+from core.node_network import network_to_serve
 from core.progress import Cancelled
 
 log = logging.getLogger(__name__)
@@ -39,9 +40,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run = subparsers.add_parser("run", help="serve a shard of a model to the network")
     run.add_argument(
         "--tracker",
-        required=True,
+        default=None,
         type=arguments.tracker_url,
-        help="tracker URL, e.g. http://127.0.0.1:8470",
+        help="tracker URL, e.g. http://127.0.0.1:8470 (default: the network this profile "
+        "joined with `meshnet-node join`)",
     )
     run.add_argument("--model", default=None, help="model id or folder (default: SmolLM2-135M)")
     run.add_argument(
@@ -109,11 +111,12 @@ def run_node(args: argparse.Namespace) -> int:
     printer = EventPrinter(args.events)
     try:
         identity = load_or_create_identity(args.profile, args.identity_file)
+        network = network_to_serve(args.profile, args.tracker)
     except MeshnetError as exc:
         printer(NodeEvent("state", str(exc), state=NodeState.ERROR, reason=exc.reason))
         return EXIT_FAILED
     settings = NodeSettings(
-        tracker_url=args.tracker,
+        tracker_url=network.tracker_url,
         model=args.model,
         layers=args.layers,
         recipe_id=args.recipe,
@@ -122,7 +125,8 @@ def run_node(args: argparse.Namespace) -> int:
         port=args.port,
         advertise_host=args.advertise_host,
         kv_budget_bytes=args.kv_budget_mb * 1024 * 1024 if args.kv_budget_mb else None,
-        join_token=load_join_token(args.tracker),
+        join_token=network.join_token,
+        tracker_key_fingerprint=network.key_fingerprint,
         memory_cap_mb=args.memory_cap_mb,
         report_path=args.report,
         move_dwell_s=args.move_dwell_s,

@@ -258,6 +258,7 @@ class Node:
             self.settings.tracker_url,
             self.identity,
             join_token=self.settings.join_token,
+            key_fingerprint=self.settings.tracker_key_fingerprint,
             transport=self._transport,
         )
 

@@ -27,6 +27,8 @@ class NodeSettings:
     kv_budget_bytes: int | None = None
     max_frame_bytes: int = 64 * 1024 * 1024
     join_token: str | None = None
+    # The tracker key the node joined (an invite's ``key``): another key is refused.
+    tracker_key_fingerprint: str | None = None
     drain_timeout_s: float = 10.0
     memory_cap_mb: int | None = None  # the doctor treats free memory as min(free, cap)
     report_path: Path | None = None  # a fresh saved report to reuse on the first start
@@ -35,7 +37,7 @@ class NodeSettings:
     # Rebalancing hysteresis: serve a range at least this long before moving off it.
     move_dwell_s: float = 600.0
     # Serve through a relay from the start (else only once the tracker cannot dial us),
-    # and which relay (else the one the tracker offers): core/node/relay.py.
+    # and which relay (else the one the tracker offers): core/node/lifecycle/relay.py.
     relay: bool = False
     relay_url: str | None = None
 

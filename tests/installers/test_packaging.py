@@ -196,3 +196,104 @@ def test_windows_uninstaller_deletes_user_data_only_when_asked() -> None:
     assert "UninstallSilent()" in purge and "MB_DEFBUTTON2" in purge  # silent or default: keep
     deletion = iss[iss.index("if PurgeAsked() then") :]
     assert "DelTree(UserDataDir()" in deletion
+
+
+# -- meshnet:// invite links ------------------------------------------------------------
+
+INVITE = (
+    "meshnet://join?tracker=https%3A%2F%2Fmesh.example.org&code=ABCD-EFGH-JKMN"
+    "&key=0123456789abcdef0123456789abcdef"
+)
+
+
+def test_the_installers_register_the_scheme_the_node_parses() -> None:
+    from core.invites import LINK_SCHEME
+    from installers.layout import URL_SCHEME
+
+    assert URL_SCHEME == LINK_SCHEME == "meshnet"
+
+
+def test_a_hidden_desktop_entry_hands_meshnet_links_to_the_app() -> None:
+    text = deb.JOIN_DESKTOP_TEMPLATE.read_text(encoding="utf-8")
+    lines = set(text.splitlines())
+    assert "MimeType=x-scheme-handler/meshnet;" in lines
+    assert f"Exec={deb.INSTALL_ROOT}/{APP_EXECUTABLE} --join %u" in lines
+    assert "NoDisplay=true" in lines  # the menu keeps one MeshNet entry
+    menu = deb.DESKTOP_TEMPLATE.read_text(encoding="utf-8")
+    assert "%u" not in menu and "MimeType" not in menu
+
+
+@pytest.mark.skipif(
+    shutil.which("desktop-file-validate") is None,
+    reason="desktop-file-validate not installed (apt-get install desktop-file-utils)",
+)
+def test_the_link_handler_entry_is_desktop_file_validate_clean() -> None:
+    result = subprocess.run(
+        ["desktop-file-validate", str(deb.JOIN_DESKTOP_TEMPLATE)], capture_output=True, text=True
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "", result.stdout
+
+
+@needs_dpkg
+def test_deb_installs_the_link_handler_entry(tmp_path: Path) -> None:
+    package = deb.build_deb(_stand_in_bundle(tmp_path), tmp_path / "out", compression="none")
+    listing = subprocess.run(
+        ["dpkg-deb", "--contents", str(package)], capture_output=True, text=True, check=True
+    ).stdout
+    assert "./usr/share/applications/meshnet-join.desktop" in listing
+
+
+def test_windows_setup_registers_the_url_protocol_with_join() -> None:
+    iss = ISS.read_text(encoding="utf-8")
+    assert '#define UrlScheme "meshnet"' in iss
+    entries = [
+        line for line in iss.splitlines() if 'Subkey: "Software\\Classes\\{#UrlScheme}' in line
+    ]
+    assert any('ValueName: "URL Protocol"; ValueData: ""' in line for line in entries)
+    assert any("uninsdeletekey" in line for line in entries)
+    command = next(line for line in entries if "shell\\open\\command" in line)
+    assert 'ValueData: """{app}\\{#AppExe}"" --join ""%1"""' in command
+    assert all(line.startswith("Root: HKA;") for line in entries)  # per-user or all users
+
+
+def test_macos_bundle_declares_the_url_scheme() -> None:
+    spec = (Path(deb.__file__).resolve().parent / "meshnet.spec").read_text(encoding="utf-8")
+    assert '"CFBundleURLTypes": [' in spec
+    assert '"CFBundleURLSchemes": [URL_SCHEME]' in spec
+
+
+def test_build_network_writes_network_json_beside_the_app_and_unbranded_removes_it(
+    tmp_path: Path,
+) -> None:
+    import json
+
+    from installers.layout import MAC_APP_NAME, NETWORK_FILE
+    from installers.network_file import place_network
+
+    bundle = tmp_path / "dist" / "meshnet"
+    bundle.mkdir(parents=True)
+    (tmp_path / "dist" / MAC_APP_NAME / "Contents").mkdir(parents=True)
+    written = place_network(bundle, tmp_path / "dist", INVITE)
+    assert written == [
+        bundle / NETWORK_FILE,
+        tmp_path / "dist" / MAC_APP_NAME / "Contents" / "Resources" / NETWORK_FILE,
+    ]
+    document = json.loads((bundle / NETWORK_FILE).read_text(encoding="utf-8"))
+    assert document == {
+        "schema": 1,
+        "link": INVITE,
+        "tracker_url": "https://mesh.example.org",
+        "code": "ABCD-EFGH-JKMN",
+        "key_fingerprint": "0123456789abcdef0123456789abcdef",
+    }
+    assert place_network(bundle, tmp_path / "dist", None) == []
+    assert not any(path.exists() for path in written)
+
+
+def test_build_refuses_a_bad_network_link_before_building(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from installers.build import main
+
+    assert main(["--network", "https://mesh.example.org/join/ABCD", "--no-package"]) == 2
+    assert "[bad-invite-link]" in capsys.readouterr().err

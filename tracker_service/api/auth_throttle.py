@@ -44,7 +44,9 @@ PUBLIC = "public"
 REGISTER_PATH = "/api/v1/nodes/register"
 _NODES_PREFIX = "/api/v1/nodes/"
 _DEREGISTER_SUFFIX = "/deregister"
-_PUBLIC_PATHS = frozenset({"/", "/api/v1/state"})
+_PUBLIC_PATHS = frozenset({"/", "/api/v1/state", "/api/v1/network"})
+# An unknown invite code (redeemed, or its page asked for) is a guess that must cost.
+_INVITE_PATHS = ("/api/v1/invites/redeem", "/join/")
 _PUBLIC_PREFIX = "/static/"
 
 
@@ -78,6 +80,8 @@ def _refusable(scope: Scope, door: str) -> bool:
 
 def _is_failure(scope: Scope, door: str, status: int) -> bool:
     if status == 401:
+        return True
+    if status == 404 and scope["path"].startswith(_INVITE_PATHS):
         return True
     # A registration's 403 is a refused join token: guessing one must cost too.
     return door == NODE and status == 403 and scope["path"] == REGISTER_PATH

@@ -16,7 +16,9 @@ from typing import Any
 from tracker_service.cli.backup import add_backup_commands
 from tracker_service.cli.check_db import add_check_db_command
 from tracker_service.cli.errors import CliRefusal, explain, report, require_existing_sqlite
+from tracker_service.cli.invites import add_invite_commands
 from tracker_service.cli.jobs import SUBMITTERS, add_jobs_commands
+from tracker_service.cli.network import NETWORK_SETTINGS, add_network_options
 from tracker_service.cli.secrets import SecretKind, add_secret_command
 from tracker_service.cli.serve_lock import hold_while_serving, release_serve_lock
 from tracker_service.cli.table import table, when
@@ -31,7 +33,7 @@ from tracker_service.store.tokens import JOIN_TOKENS as JOIN_TOKEN_SECRETS
 def _settings(args: argparse.Namespace) -> Settings:
     overrides = {
         name: getattr(args, name)
-        for name in ("host", "port", "db", "capability_max_age_s")
+        for name in ("host", "port", "db", "capability_max_age_s", *NETWORK_SETTINGS)
         if getattr(args, name, None) is not None
     }
     if getattr(args, "allow_private_endpoints", False):
@@ -53,7 +55,7 @@ def _open_store(settings: Settings) -> Database:
 def _store_for(args: argparse.Namespace) -> Database:
     """The database a token or key command works on; only `add` may create one."""
     settings = _settings(args)
-    if args.db and args.action != "add":  # a typo must not read as "no tokens"
+    if args.db and args.action not in ("add", "create"):  # a typo must not read as "no tokens"
         require_existing_sqlite(settings.database_url())
     return _open_store(settings)
 
@@ -130,7 +132,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     # schema and the key are made here first, so the workers only read them.
     _open_store(settings).dispose()
     load_key(settings)
-    for name in ("host", "port", "db", "capability_max_age_s"):
+    for name in ("host", "port", "db", "capability_max_age_s", *NETWORK_SETTINGS):
         value = getattr(args, name, None)
         if value is not None:
             os.environ[f"MESHNET_TRACKER_{name.upper()}"] = str(value)
@@ -267,6 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not run a relay on the tracker's own port",
     )
+    add_network_options(serve)
     serve.add_argument(
         "--workers",
         type=int,
@@ -286,6 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_check_db_command(commands, _settings)
 
     add_secret_command(commands, API_KEYS, _store_for)
+    add_invite_commands(commands, _settings, _store_for)
     return parser
 
 

@@ -27,6 +27,7 @@ from tracker_service.domain.wire import (
     b64decode_exact,
     b64encode,
     domain_message,
+    node_id_for,
 )
 from tracker_service.errors import TrackerError
 
@@ -35,6 +36,8 @@ log = logging.getLogger(__name__)
 # Domains of what the tracker signs. Part of the wire contract.
 NODE_SESSION_DOMAIN = b"meshnet.node-session.v1"
 ROUTE_TICKET_DOMAIN = b"meshnet.route-ticket.v1"
+NETWORK_INFO_DOMAIN = b"meshnet.network-info.v1"
+INVITE_REDEEMED_DOMAIN = b"meshnet.invite-redeemed.v1"
 
 _SEED_BYTES = 32
 
@@ -116,9 +119,20 @@ class TrackerKey:
     def public_key_b64(self) -> str:
         return b64encode(self._public_raw)
 
+    @property
+    def fingerprint(self) -> str:
+        """What an invite link's ``key`` names (docs/wire.md#invites)."""
+        return key_fingerprint(self._public_raw)
+
     def sign(self, domain: bytes, payload: Any) -> str:
         """Base64 Ed25519 signature over ``domain + b"\\n" + canonical_json(payload)``."""
         return b64encode(self._private.sign(domain_message(domain, payload)))
+
+
+def key_fingerprint(public_raw: bytes) -> str:
+    """First 32 hex chars of SHA-256 over the raw 32-byte Ed25519 public key (the same
+    construction as a node id)."""
+    return node_id_for(public_raw)
 
 
 def ed25519_public_key(raw: bytes) -> Ed25519PublicKey | None:

@@ -43,6 +43,7 @@ from tracker_service.domain.wire import HEADER_JOIN_TOKEN
 from tracker_service.relay.directory import RelayDirectory
 from tracker_service.security.auth import SignedRequest
 from tracker_service.security.endpoint_policy import EndpointRefused, resolve_endpoint
+from tracker_service.store.invites import token_owner
 from tracker_service.store.ledger import register_recipe
 from tracker_service.store.node_caps import cap_host, live_nodes_at_host
 from tracker_service.store.nodes import (
@@ -82,7 +83,7 @@ def _admit(
     now = time.time()
     with context.database.sessions.begin() as session:
         if context.settings.private:
-            _check_join_token(session, join_token, now)
+            _check_join_token(session, join_token, now, signed.node_id)
         existing = get_node(session, signed.node_id)
         if existing is not None and existing.state == NODE_BANNED:
             raise refuse(
@@ -140,7 +141,7 @@ def _relayed_from(request: Request) -> str:
     return (request.client.host if request.client else "") or "unknown"
 
 
-def _check_join_token(session: Session, token: str | None, now: float) -> None:
+def _check_join_token(session: Session, token: str | None, now: float, node_id: str) -> None:
     if not token:
         raise refuse(
             403,
@@ -153,6 +154,14 @@ def _check_join_token(session: Session, token: str | None, now: float) -> None:
             403,
             errors.JOIN_TOKEN_INVALID,
             "the join token is unknown or revoked; ask the operator for a new one",
+        )
+    owner = token_owner(session, token)
+    if owner is not None and owner != node_id:  # an invite's token serves its own node only
+        raise refuse(
+            403,
+            errors.JOIN_TOKEN_INVALID,
+            "this join token came with an invite redeemed by another node; redeem an invite "
+            "with this node's own identity (`meshnet-node join LINK`)",
         )
 
 
