@@ -63,10 +63,22 @@ def _store(
         return ArtifactPublic(key=row.key, sha256=row.sha256, size_bytes=row.size_bytes)
 
 
+# Declared so a client (or a fuzzer) reading the document sends it: without it the
+# upload is refused (400 hash-mismatch) before anything else is read.
+_SHA256_HEADER = {
+    "name": HEADER_SHA256,
+    "in": "header",
+    "required": True,
+    "description": "the SHA-256 of the body, 64 lowercase hex",
+    "schema": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+}
+
+
 @router.put(
     "/{key:path}",
     response_model=ArtifactPublic,
     responses=error_responses(400, 401, 403, 404, 409, 410, 413),
+    openapi_extra={"parameters": [_SHA256_HEADER]},
 )
 async def upload(key: str, request: Request, context: Context) -> ArtifactPublic:
     """Store the body under `key` after checking it hashes to the declared SHA-256."""
