@@ -130,8 +130,11 @@ class TrackerClient:
         capability: Mapping[str, Any],
         endpoint: str,
         relay_reason: str | None = None,
+        device_class: str | None = None,
     ) -> Registration:
-        """``relay_reason``: with a relayed endpoint, why (shown on the tracker's status)."""
+        """``relay_reason``: with a relayed endpoint, why (shown on the tracker's status).
+        ``device_class``: the class of device the shard runs on (cpu, cuda, mps); the
+        tracker holds the report's device to it."""
         extra = {JOIN_TOKEN_HEADER: self._join_token} if self._join_token else None
         body: dict[str, Any] = {
             "public_key": self._identity.public_key_b64,
@@ -141,6 +144,8 @@ class TrackerClient:
         }
         if relay_reason:
             body["relay_reason"] = plain_reason(relay_reason)
+        if device_class:
+            body["device_class"] = device_class
         data = self._post("/api/v1/nodes/register", body, extra)
         recipe = data.get("recipe") or {}
         session = (data.get("session") or {}).get("credential") or {}

@@ -8,8 +8,8 @@ cache) is safe to hold per replica because a node id is the hash of its key.
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request

@@ -5,8 +5,8 @@ all checked per request; an address guessing them should not get unlimited
 tries. This middleware watches every answer and counts each 401 against the
 client's address in a sliding one-minute window; an address past the limit is
 answered 429 ``auth-throttled`` before its request reaches a route, until the
-window frees (under ``/v1`` in OpenAI's error shape, code ``auth_throttled``). Memory is bounded (idle windows dropped, oldest evicted past
-``max_addresses``).
+window frees (under ``/v1`` in OpenAI's error shape, code ``auth_throttled``).
+Memory is bounded (idle windows dropped, oldest evicted past ``max_addresses``).
 
 Not every request shares one count, because one client behind a shared NAT
 must not take the whole address off the network:

@@ -55,10 +55,10 @@ def _engage_throttle(app: FastAPI) -> None:
     """Fill both windows of the client's address, on a clock that stands still so the
     window cannot free during the run; then check the throttle really answers."""
     throttle = _throttle_of(app)
-    throttle._clock = lambda: 1_000.0  # noqa: SLF001 - a frozen clock, for this test only
+    throttle._clock = lambda: 1_000.0
     for door in (CREDENTIALS, NODE):
         for _ in range(THROTTLE_LIMIT):
-            throttle._count((CLIENT_HOST, door))  # noqa: SLF001
+            throttle._count((CLIENT_HOST, door))
     with TestClient(app) as client:
         assert client.get("/v1/models").status_code == 429
 

@@ -12,9 +12,8 @@ from fastapi.templating import Jinja2Templates
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.concurrency import run_in_threadpool
 
-from tracker_service import errors
 from tracker_service.deps import Context, TrackerContext
-from tracker_service.routes import error_responses, refuse
+from tracker_service.routes import error_responses
 from tracker_service.schemas.state import StatePublic
 from tracker_service.status import (
     CURSOR_PATTERN,
