@@ -96,6 +96,8 @@ def recipe_public(row: Recipe) -> RecipePublic:
         certified_route_session=row.certified_route_session,
         certified_node_count=row.certified_node_count,
         last_certification_failure=row.last_failure or None,
+        revoked=row.revoked_at is not None,
+        reverify_reason=row.reverify_reason or None,
     )
 
 
