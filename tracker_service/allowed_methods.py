@@ -6,7 +6,9 @@ path shadowed by a parameter route (``POST /api/v1/jobs/claim`` against
 ``GET /api/v1/jobs/{job_id}``) advertised the other route's. RFC 9110 asks for
 the resource's whole set. The OpenAPI document is where the resources and their
 methods are declared; the most specific template matching the path is the
-resource (a literal segment beats a parameter).
+resource: the one with the most literal characters (``/api/v1/jobs/claim``
+beats ``/api/v1/jobs/{job_id}``). A parameter may span segments here, as a
+``{key:path}`` route does (the document drops the ``:path``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,11 @@ HTTP_METHODS = ("get", "put", "post", "delete", "patch", "options", "head", "tra
 
 
 def _template_regex(template: str) -> re.Pattern[str]:
-    return re.compile("^" + _PARAMETER.sub("[^/]+", re.escape(template)) + "$")
+    return re.compile("^" + _PARAMETER.sub(".+", re.escape(template)) + "$")
+
+
+def _literal_length(template: str) -> int:
+    return len(re.sub(r"\{[^}]*\}", "", template))
 
 
 def allowed_methods(document: Mapping[str, Any], path: str) -> list[str]:
@@ -33,10 +39,10 @@ def allowed_methods(document: Mapping[str, Any], path: str) -> list[str]:
         if not _template_regex(template).match(path):
             continue
         declared = {m.upper() for m in item if m in HTTP_METHODS}
-        params = template.count("{")
-        if best is None or params < best:
-            best, methods = params, declared
-        elif params == best:
+        literal = _literal_length(template)
+        if best is None or literal > best:
+            best, methods = literal, declared
+        elif literal == best:
             methods |= declared
     if "GET" in methods:
         methods.add("HEAD")
