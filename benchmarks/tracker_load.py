@@ -101,6 +101,7 @@ async def register_all(nodes: list[SimNode], port: int) -> float:
                 "identity": identity,
                 "capability": capability(identity),
                 "endpoint": f"ws://127.0.0.1:{20000 + node.index}",
+                "device_class": "cpu",
             }
         ).encode()
         status, answer = await exchange(

@@ -140,8 +140,11 @@ class TrackerClient:
         capability: Mapping[str, Any],
         endpoint: str,
         relay_reason: str | None = None,
+        device_class: str | None = None,
     ) -> Registration:
-        """``relay_reason``: with a relayed endpoint, why (shown on the tracker's status)."""
+        """``relay_reason``: with a relayed endpoint, why (shown on the tracker's status).
+        ``device_class``: the class of device the shard runs on (cpu, cuda, mps); the
+        tracker holds the report's device to it."""
         extra = {JOIN_TOKEN_HEADER: self._join_token} if self._join_token else None
         body: dict[str, Any] = {
             "public_key": self._identity.public_key_b64,
@@ -151,6 +154,8 @@ class TrackerClient:
         }
         if relay_reason:
             body["relay_reason"] = plain_reason(relay_reason)
+        if device_class:
+            body["device_class"] = device_class
         data = self._post("/api/v1/nodes/register", body, extra)
         self._check_key(str(data.get("tracker_public_key", "")))
         recipe = data.get("recipe") or {}

@@ -8,6 +8,7 @@ cache) is safe to hold per replica because a node id is the hash of its key.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from pydantic.json_schema import models_json_schema
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tracker_service import errors
+from tracker_service.api.allowed_methods import allowed_methods
 from tracker_service.api.auth_throttle import FailedAuthThrottle
 from tracker_service.api.body_limit import BodyLimitMiddleware
 from tracker_service.api.deps import TrackerContext
@@ -37,6 +39,7 @@ from tracker_service.api.routes import (
     network,
     nodes,
     openai,
+    refusal_parts,
     refusal_response,
     route_requests,
     state,
@@ -84,17 +87,37 @@ def build_context(settings: Settings) -> TrackerContext:
     )
 
 
+def is_openai_path(path: str) -> bool:
+    return path == "/v1" or path.startswith("/v1/")
+
+
+def _refusal(
+    request: Request,
+    status_code: int,
+    reason: str,
+    detail: str,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    """The refusal shape the path documents: OpenAI's under ``/v1``, the tracker's elsewhere."""
+    if is_openai_path(request.url.path):
+        return openai.openai_refusal_response(status_code, reason, detail, headers)
+    return refusal_response(status_code, reason, detail, headers)
+
+
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(errors.TrackerRefusal)
-    async def on_refusal(_request: Request, exc: errors.TrackerRefusal) -> JSONResponse:
-        return refusal_response(exc.status_code, exc.reason, exc.message)
+    async def on_refusal(request: Request, exc: errors.TrackerRefusal) -> JSONResponse:
+        return _refusal(request, exc.status_code, exc.reason, exc.message)
 
     @app.exception_handler(GatewayError)
     async def on_gateway_error(_request: Request, exc: GatewayError) -> JSONResponse:
         return openai.error_response(exc)
 
     @app.exception_handler(HTTPException)
-    async def on_http(_request: Request, exc: HTTPException) -> JSONResponse:
+    async def on_http(request: Request, exc: HTTPException) -> JSONResponse:
+        if is_openai_path(request.url.path):
+            reason, detail = refusal_parts(exc)
+            return openai.openai_refusal_response(exc.status_code, reason, detail, exc.headers)
         return http_refusal_response(exc)
 
     # Starlette's own 404 (no route) and 405 (wrong method) answer in the same shape.
@@ -103,12 +126,12 @@ def _install_error_handlers(app: FastAPI) -> None:
         return _unmatched_response(request, exc)
 
     @app.exception_handler(RequestValidationError)
-    async def on_invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+    async def on_invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err.get('loc', ()))}: {err.get('msg', '')}"
             for err in list(exc.errors())[:5]
         )
-        return refusal_response(422, errors.INVALID_REQUEST, f"the request is invalid: {problems}")
+        return _refusal(request, 422, errors.INVALID_REQUEST, f"the request is invalid: {problems}")
 
 
 def _unmatched_response(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -122,9 +145,14 @@ def _unmatched_response(request: Request, exc: StarletteHTTPException) -> JSONRe
         message = f"{shown} does not take {request.method}; /openapi.json lists what it takes"
     else:
         message = str(exc.detail)
-    if path == "/v1" or path.startswith("/v1/"):
-        return openai.unknown_url_response(exc.status_code, message, exc.headers)
-    return http_refusal_response(HTTPException(exc.status_code, message, exc.headers))
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        allowed = allowed_methods(request.app.openapi(), path)
+        if allowed:
+            headers["Allow"] = ", ".join(allowed)
+    if is_openai_path(path):
+        return openai.unknown_url_response(exc.status_code, message, headers)
+    return http_refusal_response(HTTPException(exc.status_code, message, headers))
 
 
 def _openapi_with_signed_bodies(app: FastAPI) -> dict[str, Any]:

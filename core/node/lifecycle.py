@@ -388,7 +388,12 @@ class Node:
         assert block is not None
         try:
             registration = self._client.register(
-                block, self._report.to_dict(), self.endpoint, self.relay.reason
+                block,
+                self._report.to_dict(),
+                self.endpoint,
+                self.relay.reason,
+                # What the shard runs on now, never read from the report it is checked against.
+                device_class=self._outcome.shard.device.type if self._outcome.shard else None,
             )
         except (TrackerRefused, TrackerUnreachable) as exc:
             self.gate(Gate.REGISTRATION, GateState.FAILED, str(exc), exc.reason)

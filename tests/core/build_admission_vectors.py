@@ -4,8 +4,8 @@
 
 Each case is a capability report against one advertised identity block, with
 the reason ``core.admission.admit`` gives (null: admitted). The tracker's
-independent gate (``tracker_service/api/capability_gate.py``) must answer
-``capability-<reason>`` for every case, so the two gates cannot drift: the
+independent gate (``tracker_service/api/capability_gate.py``), told the node advertises
+``device_class``, must answer the same reason for every case, so the two gates cannot drift: the
 tracker is never looser than the node, and names the same first fault.
 """
 
@@ -78,6 +78,8 @@ _FAULTS: dict[str, tuple[tuple[str, ...], Any]] = {
     "no-digest": (("recipe", "runtime_recipe_digest"), ""),
     "backend": (("backend", "backend_id"), "other-backend"),
     "no-device": (("backend", "device"), ""),
+    "cuda-device": (("backend", "device"), "cuda:7"),
+    "odd-device": (("backend", "device"), "some-other-device"),
     "failed": (("status",), "failed"),
     "aborted": (("status",), "aborted"),
     "old": (("validated_at",), NOW - 901),
@@ -97,6 +99,8 @@ _CASES: list[tuple[str, tuple[str, ...]]] = [
     ("recipe-without-digest", ("no-digest", "failed")),
     ("backend", ("backend", "failed", "old")),
     ("device", ("no-device", "aborted", "future")),
+    ("device-other-class", ("cuda-device", "failed", "old")),
+    ("device-no-class", ("odd-device", "aborted")),
     ("failed", ("failed", "old")),
     ("aborted", ("aborted",)),
     ("stale", ("old",)),
@@ -133,10 +137,11 @@ def build_admission_vectors(block: dict[str, Any]) -> dict[str, Any]:
         "description": (
             "Capability reports against one advertised identity block, with the reason the "
             "node's gate (core.admission.admit, 900 s limit, 60 s skew) names first; null "
-            "means admitted. The tracker must answer 'capability-<reason>' (422) for each. "
-            "Written by tests/core/build_vectors.py."
+            "means admitted. The tracker, told the node advertises device_class, must answer "
+            "the same reason (422) for each. Written by tests/core/build_vectors.py."
         ),
         "now": NOW,
+        "device_class": DEVICE,
         "max_age_s": 900.0,
         "identity": block,
         "cases": cases,

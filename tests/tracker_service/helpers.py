@@ -106,6 +106,7 @@ class FakeNode:
     key: Ed25519PrivateKey = field(default_factory=Ed25519PrivateKey.generate)
     endpoint: str = "ws://127.0.0.1:9001"
     relay_reason: str | None = None  # sent at registration when set (a relayed node's why)
+    device_class: str = "cpu"  # the class advertised at registration (the report's: "cpu")
 
     @property
     def public_raw(self) -> bytes:
@@ -150,6 +151,7 @@ class FakeNode:
             "identity": identity,
             "capability": capability(identity, **cap_overrides),
             "endpoint": self.endpoint,
+            "device_class": self.device_class,
         }
         if drop:
             del payload["capability"]

@@ -5,8 +5,8 @@ all checked per request; an address guessing them should not get unlimited
 tries. This middleware watches every answer and counts each 401 against the
 client's address in a sliding one-minute window; an address past the limit is
 answered 429 ``auth-throttled`` before its request reaches a route, until the
-window frees. Memory is bounded (idle windows dropped, oldest evicted past
-``max_addresses``).
+window frees (under ``/v1`` in OpenAI's error shape, code ``auth_throttled``).
+Memory is bounded (idle windows dropped, oldest evicted past ``max_addresses``).
 
 Not every request shares one count, because one client behind a shared NAT
 must not take the whole address off the network:
@@ -32,11 +32,14 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from tracker_service.api.body_limit import OPENAI_PREFIX
 from tracker_service.api.routes.heartbeat import heartbeat_node_id
+from tracker_service.gateway.errors import RateLimited
 
 WINDOW_S = 60.0
 MAX_ADDRESSES = 100_000
 AUTH_THROTTLED = "auth-throttled"
+AUTH_THROTTLED_CODE = "auth_throttled"  # the same refusal's OpenAI-shape code under /v1
 
 CREDENTIALS = "credentials"
 NODE = "node"
@@ -113,7 +116,7 @@ class FailedAuthThrottle:
         if _refusable(scope, door):
             wait = self._wait((host, door))
             if wait is not None:
-                await self._refuse(send, host, wait)
+                await self._refuse(send, scope["path"], host, wait)
                 return
 
         async def watch(message: Message) -> None:
@@ -150,14 +153,18 @@ class FailedAuthThrottle:
             while len(self._failures) > self._max:
                 self._failures.popitem(last=False)
 
-    async def _refuse(self, send: Send, host: str, wait: float) -> None:
-        body = json.dumps(
-            {
-                "reason": AUTH_THROTTLED,
-                "detail": f"{host} failed authentication {self._per_minute} times in the last "
-                f"minute; retry in {wait:.0f} s with valid credentials",
-            }
-        ).encode()
+    async def _refuse(self, send: Send, path: str, host: str, wait: float) -> None:
+        sentence = (
+            f"{host} failed authentication {self._per_minute} times in the last "
+            f"minute; retry in {wait:.0f} s with valid credentials"
+        )
+        # Under /v1 the refusal is in OpenAI's shape, so its clients can read it.
+        refusal: dict[str, object]
+        if path == "/v1" or path.startswith(OPENAI_PREFIX):
+            refusal = RateLimited(sentence, code=AUTH_THROTTLED_CODE).body()
+        else:
+            refusal = {"reason": AUTH_THROTTLED, "detail": sentence}
+        body = json.dumps(refusal).encode()
         await send(
             {
                 "type": "http.response.start",

@@ -8,9 +8,17 @@ same gate, in the seed's order and with the seed's reasons (no report → model
 Selection comes first so an operator hears that a report is about the wrong
 thing before hearing that it failed or is old. A report proves one exact
 combination; it admits nothing else.
+
+The device: the node advertises the class of device it serves on
+(``device_class``: ``cpu``, ``cuda`` or ``mps``), and the report must have been
+made on a device of that class (``cuda:0`` is of class ``cuda``), as the node's
+gate holds the report to the device it is about to serve on. A report made on a
+device of no known class proves nothing about the one advertised.
 """
 
 from __future__ import annotations
+
+import re
 
 from tracker_service import errors
 from tracker_service.api.schemas.nodes import CapabilityReportIn
@@ -22,6 +30,17 @@ DEFAULT_MAX_REPORT_AGE_S = 900.0
 # A report timestamped this far in the future is not fresh, it is wrong.
 MAX_CLOCK_SKEW_S = 60.0
 STATUS_PASSED = "passed"
+# The device classes a node can serve on (the node's core.runtime.dtypes.DEVICES).
+DEVICE_CLASSES = ("cpu", "cuda", "mps")
+
+
+_DEVICE_NAME = re.compile(r"^([a-z]+)(?::[0-9]+)?$")
+
+
+def device_class_of(device: str) -> str:
+    """``cuda:7`` -> ``cuda``: the class of a torch device name ("" if it is not one)."""
+    match = _DEVICE_NAME.match(device)
+    return match.group(1) if match else ""
 
 
 def check_capability(
@@ -29,9 +48,11 @@ def check_capability(
     identity: PresentedIdentity,
     *,
     now: float,
+    device_class: str | None,
     max_age_s: float = DEFAULT_MAX_REPORT_AGE_S,
 ) -> None:
-    """Raise TrackerRefusal (422) naming the first way `report` does not cover `identity`."""
+    """Raise TrackerRefusal (422) naming the first way `report` does not cover `identity`
+    on a device of ``device_class`` (the class the registration advertises)."""
     where = f"layers {identity.shard_start}–{identity.shard_end} of {identity.artifact_id}"
     if report is None:
         raise _refuse(
@@ -48,14 +69,7 @@ def check_capability(
             f"layers {identity.shard_start}–{identity.shard_end}",
         )
     _check_recipe(report, identity)
-    backend_id = str(identity.axes["backend_id"])
-    if report.backend.backend_id != backend_id or not report.backend.device.strip():
-        raise _mismatch(
-            errors.CAPABILITY_BACKEND_MISMATCH,
-            "backend",
-            f"{report.backend.backend_id} on {report.backend.device or 'no device'}",
-            f"{backend_id} on the device it was proven on",
-        )
+    _check_backend(report, identity, device_class)
     _check_passed(report, where)
     age = now - report.validated_at
     if age > max_age_s:
@@ -110,6 +124,30 @@ def _check_recipe(report: CapabilityReportIn, identity: PresentedIdentity) -> No
             "recipe",
             f"recipe digest {_short(claimed)}",
             f"recipe digest {_short(identity.runtime_recipe_digest)} (derived from its axes)",
+        )
+
+
+def _check_backend(
+    report: CapabilityReportIn, identity: PresentedIdentity, device_class: str | None
+) -> None:
+    """The backend id of the recipe, on a device of the advertised class."""
+    backend_id = str(identity.axes["backend_id"])
+    device = report.backend.device
+    proven = f"{report.backend.backend_id} on {device.strip() or 'no device'}"
+    if device_class not in DEVICE_CLASSES:
+        stated = f"device class {device_class!r}" if device_class else "no device class"
+        raise _refuse(
+            errors.CAPABILITY_BACKEND_MISMATCH,
+            f"the registration advertises {stated}; name the class of device the node serves "
+            f"on in `device_class` ({', '.join(DEVICE_CLASSES)}), as the capability report "
+            "is checked against it",
+        )
+    if report.backend.backend_id != backend_id or device_class_of(device) != device_class:
+        raise _mismatch(
+            errors.CAPABILITY_BACKEND_MISMATCH,
+            "backend",
+            proven,
+            f"{backend_id} on a {device_class} device",
         )
 
 

@@ -35,13 +35,14 @@ OPENAI_ERROR_SCHEMA: dict[str, Any] = {
         }
     },
 }
-# What the gateway answers (tracker_service/gateway/errors.py); 413 and 422 come
-# from the shared middleware and handlers in the tracker's refusal shape.
+# What the gateway answers (tracker_service/gateway/errors.py); the shared
+# middleware and handlers answer /v1 in the same OpenAI shape (413, 422, 429).
 GATEWAY_STATUSES = {
     400: "the request is invalid (OpenAI error shape)",
     401: "no valid API key",
     404: "no such model",
-    429: "over the key's rate limit; Retry-After says when to retry",
+    429: "over the key's rate limit, or too many failed authentications from this address "
+    "(code auth_throttled); Retry-After says when to retry",
     503: "no certified route can serve the model now",
 }
 REFUSALS = {
@@ -68,12 +69,14 @@ def document_refusals(document: dict[str, Any]) -> dict[str, Any]:
             if operation is None:
                 continue
             responses = operation.setdefault("responses", {})
-            if path.startswith("/v1/"):
+            # Every answer under /v1 is in OpenAI's shape, the throttles' and handlers' too.
+            shape = openai_ref if path.startswith("/v1/") else ERROR_REF
+            if shape is openai_ref:
                 for status, description in GATEWAY_STATUSES.items():
                     responses.setdefault(str(status), _response(description, openai_ref))
             for status, description in REFUSALS.items():
-                responses.setdefault(str(status), _response(description, ERROR_REF))
+                responses.setdefault(str(status), _response(description, shape))
             # FastAPI documents its HTTPValidationError here, but the tracker's handler
             # answers every validation failure in the one refusal shape.
-            responses["422"] = _response(REFUSALS[422], ERROR_REF)
+            responses["422"] = _response(REFUSALS[422], shape)
     return document

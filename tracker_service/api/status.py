@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import base64
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,6 +96,8 @@ def recipe_public(row: Recipe) -> RecipePublic:
         certified_route_session=row.certified_route_session,
         certified_node_count=row.certified_node_count,
         last_certification_failure=row.last_failure or None,
+        revoked=row.revoked_at is not None,
+        reverify_reason=row.reverify_reason or None,
     )
 
 
@@ -176,21 +178,22 @@ def collect_state(session: Session, *, now: float, page: NodePage | None = None)
     )
 
 
+# A cursor is the hex of the last node id shown, each byte printable ASCII (0x20-0x7e).
+# Every string this pattern admits is a position, so a schema-valid cursor is never
+# refused; the empty one is the first page.
+CURSOR_PATTERN = rf"^(?:[2-6][0-9a-f]|7[0-9a-e]){{0,{NODE_ID_LEN}}}$"
+_CURSOR = re.compile(CURSOR_PATTERN)
+
+
 def encode_cursor(node_id: str) -> str:
-    """The opaque `cursor` of the page after `node_id` (URL-safe, any node id)."""
-    return base64.urlsafe_b64encode(node_id.encode()).decode().rstrip("=")
+    """The `cursor` of the page after `node_id`: its bytes in hex (URL-safe, any node id)."""
+    return node_id.encode("ascii").hex()
 
 
 def decode_cursor(cursor: str) -> str | None:
-    """The node id a cursor from :func:`encode_cursor` stands for, or None if it is not one."""
-    if not cursor or len(cursor) > 256:
-        return None
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        node_id = raw.decode()
-    except (ValueError, UnicodeDecodeError):
-        return None
-    # Printable ASCII only: a NUL or other control byte is no node id, and PostgreSQL
-    # text would refuse it with an error instead of an empty page.
-    plausible = node_id.isascii() and node_id.isprintable() and len(node_id) <= NODE_ID_LEN
-    return node_id if node_id and plausible and encode_cursor(node_id) == cursor else None
+    """The node id the next page starts after (None: the first page).
+
+    Raises ValueError for a string :data:`CURSOR_PATTERN` does not admit."""
+    if not _CURSOR.match(cursor):
+        raise ValueError(f"not a cursor: {cursor[:80]!r}")
+    return bytes.fromhex(cursor).decode("ascii") or None

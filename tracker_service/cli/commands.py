@@ -19,6 +19,7 @@ from tracker_service.cli.errors import CliRefusal, explain, report, require_exis
 from tracker_service.cli.invites import add_invite_commands
 from tracker_service.cli.jobs import SUBMITTERS, add_jobs_commands
 from tracker_service.cli.network import NETWORK_SETTINGS, add_network_options
+from tracker_service.cli.recipes import add_recipe_actions
 from tracker_service.cli.secrets import SecretKind, add_secret_command
 from tracker_service.cli.serve_lock import hold_while_serving, release_serve_lock
 from tracker_service.cli.table import table, when
@@ -56,6 +57,14 @@ def _store_for(args: argparse.Namespace) -> Database:
     """The database a token or key command works on; only `add` may create one."""
     settings = _settings(args)
     if args.db and args.action not in ("add", "create"):  # a typo must not read as "no tokens"
+        require_existing_sqlite(settings.database_url())
+    return _open_store(settings)
+
+
+def _ledger_store(args: argparse.Namespace) -> Database:
+    """The ledger a `recipes` action changes: a named database must exist."""
+    settings = _settings(args)
+    if args.db:
         require_existing_sqlite(settings.database_url())
     return _open_store(settings)
 
@@ -161,7 +170,7 @@ def cmd_recipes(args: argparse.Namespace) -> int:
         rows = list_recipes(session)
         listed = [
             (
-                r.status,
+                f"{r.status} (revoked)" if r.revoked_at is not None else r.status,
                 r.recipe_id,
                 r.recipe_version,
                 r.artifact_id,
@@ -278,8 +287,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.set_defaults(func=cmd_serve)
 
-    recipes = with_db(commands.add_parser("recipes", help="the certification ledger"))
+    recipes = with_db(
+        commands.add_parser("recipes", help="the certification ledger: list, revoke, unrevoke")
+    )
     recipes.set_defaults(func=cmd_recipes)
+    add_recipe_actions(recipes, _ledger_store, cmd_recipes)
 
     add_secret_command(commands, JOIN_TOKENS, _store_for)
     add_jobs_commands(commands)

@@ -8,7 +8,11 @@ nodes registered with become :class:`DistributedForwardEvidence`, and the
 ledger promotes the recipe only if its own rules accept that evidence (one
 transaction). A failed attempt leaves the recipe dark with the reason in its
 detail (state API and status page) and is retried with exponential back-off;
-a change in the set of reachable nodes retries at once.
+a change in the set of reachable nodes retries at once. A recipe the operator
+revoked is never attempted until the revocation is lifted. A certified recipe
+a quarantine marked (a node that helped certify it was caught lying,
+store/reverify.py) is verified again first, by routes without that node; if
+none passes it goes dark with the reason.
 
 The prompt: the tracker holds no weights. It fetches the recipe's
 ``tokenizer.json`` from a hop (``GET /v1/tokenizer``, under the endpoint policy
@@ -57,13 +61,14 @@ from tracker_service.services.route_planner import RoutePlanner, RouteRefused
 from tracker_service.services.route_session import RouteSession
 from tracker_service.services.session_plan import RoutePlan, Sampling
 from tracker_service.store.db import Database
-from tracker_service.store.ledger import PersistentLedger
+from tracker_service.store.ledger import PersistentLedger, fail_reverification
 from tracker_service.store.route_candidates import (
     Key,
     RecipeInfo,
     dark_recipes,
     identity_blocks,
     pin_chat_template,
+    recipes_to_reverify_info,
     record_certification_failure,
 )
 
@@ -235,8 +240,11 @@ class Certifier(BackgroundLoop):
         self.last_attempts: dict[Key, Attempt] = {}
 
     async def run_pass(self) -> list[Attempt]:
-        """Attempt every dark recipe that >= 2 reachable nodes cover and is not backing off."""
+        """Verify again what a quarantine marked, then attempt every dark recipe that >= 2
+        reachable nodes cover and is not backing off (a revoked one is never listed)."""
         attempts: list[Attempt] = []
+        for info in await asyncio.to_thread(self._to_reverify):
+            attempts.append(await self._reverify(info))
         for info in await asyncio.to_thread(self._dark):
             _, candidates = await asyncio.to_thread(self._planner.candidates, info.key)
             nodes = frozenset(c.node_id for c in candidates)
@@ -259,8 +267,38 @@ class Certifier(BackgroundLoop):
         with self._db.session() as session:
             return dark_recipes(session)
 
-    async def certify(self, info: RecipeInfo) -> Attempt:
-        """One attempt; never raises. The result is also kept in ``last_attempts``."""
+    def _to_reverify(self) -> list[RecipeInfo]:
+        with self._db.session() as session:
+            return recipes_to_reverify_info(session)
+
+    async def _reverify(self, info: RecipeInfo) -> Attempt:
+        """One fresh certifying forward by routes without the quarantined node (never
+        routed again); none passing sends the recipe dark with the reason."""
+        _, candidates = await asyncio.to_thread(self._planner.candidates, info.key)
+        if len({c.node_id for c in candidates}) < 2:
+            attempt = Attempt(
+                info.key,
+                False,
+                NO_ROUTE,
+                "no route without it: fewer than two live, reachable nodes cover the recipe",
+            )
+            self.last_attempts[info.key] = attempt
+            await asyncio.to_thread(self._fail_reverification, info.key, attempt)
+            log.warning("re-verifying %s failed: %s", info.recipe_id, attempt.message)
+            return attempt
+        return await self.certify(info, reverify=True)
+
+    def _fail_reverification(self, key: Key, attempt: Attempt) -> None:
+        with self._db.sessions.begin() as session:
+            fail_reverification(
+                session, key, f"{attempt.message} [{attempt.reason}]", now=time.time()
+            )
+
+    async def certify(self, info: RecipeInfo, *, reverify: bool = False) -> Attempt:
+        """One attempt; never raises. The result is also kept in ``last_attempts``.
+
+        ``reverify``: the recipe is certified and a quarantine asked for it to be
+        verified again; a failure sends it dark instead of noting the failure."""
         try:
             attempt = await self._attempt(info)
         except CertificationFailed as exc:
@@ -274,6 +312,9 @@ class Certifier(BackgroundLoop):
                 list(attempt.token_ids),
                 attempt.message,
             )
+        elif reverify:
+            log.warning("re-verifying %s failed: %s", info.recipe_id, attempt.message)
+            await asyncio.to_thread(self._fail_reverification, info.key, attempt)
         else:
             log.warning("certifying %s failed: %s", info.recipe_id, attempt.message)
             await asyncio.to_thread(self._record_failure, info.key, attempt)

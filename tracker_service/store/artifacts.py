@@ -21,6 +21,8 @@ from tracker_service.errors import TrackerError
 from tracker_service.store.job_tables import KEY_LEN, Artifact
 
 _SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# The same rule for the whole key, as the OpenAPI document states it (check_key decides).
+KEY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$"
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 BAD_KEY = "bad-artifact-key"

@@ -182,6 +182,8 @@ def _count(value: Any) -> int:
 def _recipe_problems(recipe: Recipe, rows: list[CertificationEvidence]) -> list[str]:
     where = f"recipe {recipe.recipe_id} {recipe.runtime_recipe_digest[:12]}"
     live = [r for r in rows if r.revoked_at is None]
+    if recipe.revoked_at is not None and recipe.status != STATUS_DARK:
+        return [f"{where} is revoked by the operator but {recipe.status}"]
     if recipe.status == STATUS_DARK:
         if live:
             ids = ", ".join(str(r.id) for r in live)

@@ -88,10 +88,25 @@ def register_recipe(session: Session, identity: PresentedIdentity, *, now: float
 def certify_recipe(
     session: Session, identity: PresentedIdentity, evidence: DistributedForwardEvidence
 ) -> RecipeStatus:
-    """Promote within the caller's transaction, or raise RecipeIdentityError saying why."""
+    """Promote within the caller's transaction, or raise RecipeIdentityError saying why.
+
+    A revoked recipe is refused whatever the evidence: the operator's revocation
+    stands until the operator lifts it. Evidence the new one replaces (a
+    re-verification after a quarantine) is marked superseded."""
     row = get_recipe(session, identity.key, for_update=True)
     check_certification(identity, evidence, known=row is not None)
     assert row is not None  # check_certification refused unknown recipes
+    if row.revoked_at is not None:
+        raise RecipeIdentityError(
+            f"the operator revoked this recipe ({row.revoked_reason}); it is not certified "
+            "again until `meshnet-tracker recipes unrevoke` lifts the revocation"
+        )
+    superseded = (
+        f"superseded by route session {evidence.route_session_id}: {row.reverify_reason}"
+        if row.reverify_reason
+        else f"superseded by route session {evidence.route_session_id}"
+    )
+    _revoke_live_evidence(session, row, superseded, now=evidence.certified_at)
     session.add(
         CertificationEvidence(
             recipe_pk=row.id,
@@ -114,17 +129,49 @@ def certify_recipe(
     row.certified_route_session = evidence.route_session_id
     row.certified_node_count = len(set(evidence.node_ids))
     row.last_failure = ""
+    row.reverify_reason = ""
     row.routing_version = (row.routing_version or 0) + 1  # a ledger change: planners re-read
     session.flush()
     return recipe_status(row)
 
 
 def revoke_certification(session: Session, key: Key, *, reason: str, now: float) -> bool:
-    """Send a certified recipe back to the dark; its evidence is kept, marked revoked."""
+    """Revoke a recipe: dark (its evidence kept, marked revoked) and never certified
+    again until :func:`lift_revocation`. False when unknown or already revoked."""
     row = get_recipe(session, key, for_update=True)
-    if row is None or row.status != STATUS_CERTIFIED:
+    if row is None or row.revoked_at is not None:
         return False
-    _send_dark(session, row, f"certification revoked by the operator: {reason}", now=now)
+    why = f"certification revoked by the operator: {reason}"
+    if row.status == STATUS_CERTIFIED:
+        _send_dark(session, row, why, now=now)
+    else:
+        row.last_failure = why
+    row.revoked_at = now
+    row.revoked_reason = reason
+    row.reverify_reason = ""
+    return True
+
+
+def lift_revocation(session: Session, key: Key, *, reason: str, now: float) -> bool:
+    """The operator lifts a revocation: the recipe stays dark until the certifier
+    certifies it again with a fresh forward. False when it is unknown or not revoked."""
+    row = get_recipe(session, key, for_update=True)
+    if row is None or row.revoked_at is None:
+        return False
+    row.revoked_at = None
+    row.revoked_reason = ""
+    row.last_failure = f"revocation lifted by the operator: {reason}; dark until certified again"
+    row.routing_version = (row.routing_version or 0) + 1
+    return True
+
+
+def fail_reverification(session: Session, key: Key, why: str, *, now: float) -> bool:
+    """A certified recipe awaiting re-verification that none passed: dark, with why."""
+    row = get_recipe(session, key, for_update=True)
+    if row is None or row.status != STATUS_CERTIFIED or not row.reverify_reason:
+        return False
+    _send_dark(session, row, f"{row.reverify_reason}; {why}", now=now)
+    row.reverify_reason = ""
     return True
 
 
@@ -137,6 +184,10 @@ def _send_dark(session: Session, row: Recipe, why: str, *, now: float) -> None:
     row.certified_route_session = None
     row.certified_node_count = None
     row.routing_version = (row.routing_version or 0) + 1  # a ledger change: planners re-read
+    _revoke_live_evidence(session, row, why, now=now)
+
+
+def _revoke_live_evidence(session: Session, row: Recipe, why: str, *, now: float) -> None:
     session.execute(
         update(CertificationEvidence)
         .where(
@@ -244,6 +295,10 @@ class PersistentLedger:
     def revoke(self, key: Key, *, reason: str) -> bool:
         with self._db.sessions.begin() as session:
             return revoke_certification(session, key, reason=reason, now=time.time())
+
+    def unrevoke(self, key: Key, *, reason: str) -> bool:
+        with self._db.sessions.begin() as session:
+            return lift_revocation(session, key, reason=reason, now=time.time())
 
     def to_dict(self) -> dict[str, Any]:
         with self._db.session() as session:

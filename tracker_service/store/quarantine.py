@@ -9,13 +9,17 @@ is the count of audits an identity has passed; a new identity starts at zero.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from tracker_service.store.reverify import flag_recipes_certified_by
 from tracker_service.store.routing_version import bump_routing_version_of_node
 from tracker_service.store.tables import NODE_QUARANTINED, Node
+
+log = logging.getLogger(__name__)
 
 
 def quarantine_node(
@@ -36,6 +40,13 @@ def quarantine_node(
     quarantined = bool(result.rowcount == 1)  # type: ignore[attr-defined]
     if quarantined:
         bump_routing_version_of_node(session, node_id)
+        # What it helped certify is proof no longer: verified again without it.
+        for recipe in flag_recipes_certified_by(session, node_id, reason):
+            log.warning(
+                "recipe %s: node %s, which helped certify it, is quarantined; verifying again",
+                recipe.recipe_id,
+                node_id,
+            )
     return quarantined
 
 

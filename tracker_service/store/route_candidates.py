@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from tracker_service.domain.recipe_identity import STATUS_DARK
 from tracker_service.domain.route_formation import Candidate
 from tracker_service.store.db import PreparedStatement
+from tracker_service.store.reverify import recipes_to_reverify
 from tracker_service.store.routing_version import (
     bump_routing_version,
     bump_routing_version_of_node,
@@ -276,8 +277,18 @@ def recipes_matching(
 
 
 def dark_recipes(session: Session) -> list[RecipeInfo]:
-    query = select(Recipe).where(Recipe.status == STATUS_DARK).order_by(Recipe.id)
+    """Dark recipes the certifier may promote: a revoked one waits for the operator."""
+    query = (
+        select(Recipe)
+        .where(Recipe.status == STATUS_DARK, Recipe.revoked_at.is_(None))
+        .order_by(Recipe.id)
+    )
     return [_info(row) for row in session.execute(query).scalars()]
+
+
+def recipes_to_reverify_info(session: Session) -> list[RecipeInfo]:
+    """Certified recipes a quarantine marked for verification again (store/reverify.py)."""
+    return [_info(row) for row in recipes_to_reverify(session)]
 
 
 def identity_blocks(session: Session, node_ids: Iterable[str]) -> dict[str, dict[str, Any]]:

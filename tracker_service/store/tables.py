@@ -168,6 +168,13 @@ class Recipe(Base):
     # Bumped whenever this fingerprint's routable node set changes other than by time
     # (store/routing_version.py); route planners re-read their cached candidates then.
     routing_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # Set while the operator's revocation stands: the recipe stays dark and the
+    # certifier never certifies it again until `recipes unrevoke` lifts it.
+    revoked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    revoked_reason: Mapped[str] = mapped_column(Text, default="", server_default="")
+    # Why the certifier must verify this certified recipe again (a node that helped
+    # certify it was quarantined); "" when nothing is pending.
+    reverify_reason: Mapped[str] = mapped_column(Text, default="", server_default="")
 
     __table_args__ = (
         UniqueConstraint(

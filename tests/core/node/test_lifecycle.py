@@ -67,6 +67,8 @@ def test_gates_pass_in_order_then_serving_and_drain(tiny_model_dir: Path) -> Non
         assert node.state is NodeState.SERVING
         assert node.endpoint.startswith("ws://127.0.0.1:")
         assert tracker.calls.index("/api/v1/nodes/register") == 0
+        # The class of the device the shard runs on, for the tracker's device check.
+        assert tracker.registered[0]["device_class"] == "cpu"
     finally:
         node.stop()
     assert tracker.calls[-1].endswith("/deregister")
@@ -289,7 +291,7 @@ def test_an_unreachable_tracker_is_an_error_state_and_nothing_keeps_running(
     import httpx
 
     from core.identity import NodeIdentity
-    from core.node import Node, NodeSettings
+    from core.node.lifecycle import Node, NodeSettings
 
     def unreachable(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("connection refused", request=request)

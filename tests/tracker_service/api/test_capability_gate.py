@@ -3,6 +3,7 @@
 Each case breaks one or more things at once; the gate must name the one the
 seed's order reaches first (no report, model, shard, recipe, backend and device,
 passed, too old, from the future), so the tracker is never looser than the node.
+The codes are the seed's, the same the node's gate gives.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def _report(**overrides: Any) -> CapabilityReportIn:
 
 def _reason(report: CapabilityReportIn | None, **kw: Any) -> str:
     with pytest.raises(TrackerRefusal) as caught:
-        check_capability(report, PRESENTED, now=NOW, **kw)
+        check_capability(report, PRESENTED, now=NOW, **{"device_class": "cpu", **kw})
     assert caught.value.status_code == 422
     return caught.value.reason
 
@@ -67,17 +68,17 @@ SEED_ORDER = [
     (
         "model",
         [WRONG_MODEL, WRONG_SHARD, WRONG_RECIPE, WRONG_BACKEND, FAILED, OLD],
-        "capability-model-mismatch",
+        "model-mismatch",
     ),
-    ("model-bytes", [OTHER_BYTES, WRONG_SHARD, WRONG_RECIPE, FAILED], "capability-model-mismatch"),
-    ("shard", [WRONG_SHARD, WRONG_RECIPE, WRONG_BACKEND, FAILED, OLD], "capability-shard-mismatch"),
-    ("recipe", [WRONG_RECIPE, WRONG_BACKEND, FAILED, OLD], "capability-recipe-mismatch"),
-    ("recipe-digest", [WRONG_DIGEST, WRONG_BACKEND, FAILED, FUTURE], "capability-recipe-mismatch"),
-    ("backend", [WRONG_BACKEND, FAILED, OLD], "capability-backend-mismatch"),
-    ("device", [NO_DEVICE, FAILED, OLD], "capability-backend-mismatch"),
-    ("passed", [FAILED, OLD], "capability-not-passed"),
-    ("stale", [OLD], "capability-stale"),
-    ("future", [FUTURE], "capability-stale"),
+    ("model-bytes", [OTHER_BYTES, WRONG_SHARD, WRONG_RECIPE, FAILED], "model-mismatch"),
+    ("shard", [WRONG_SHARD, WRONG_RECIPE, WRONG_BACKEND, FAILED, OLD], "shard-mismatch"),
+    ("recipe", [WRONG_RECIPE, WRONG_BACKEND, FAILED, OLD], "recipe-mismatch"),
+    ("recipe-digest", [WRONG_DIGEST, WRONG_BACKEND, FAILED, FUTURE], "recipe-mismatch"),
+    ("backend", [WRONG_BACKEND, FAILED, OLD], "backend-mismatch"),
+    ("device", [NO_DEVICE, FAILED, OLD], "backend-mismatch"),
+    ("passed", [FAILED, OLD], "not-passed"),
+    ("stale", [OLD], "stale"),
+    ("future", [FUTURE], "stale"),
 ]
 
 
@@ -94,32 +95,59 @@ def test_gate_names_the_first_fault_in_the_seeds_order(
 
 
 def test_no_report_is_refused_before_anything_else() -> None:
-    assert _reason(None) == "capability-no-report"
+    assert _reason(None) == "no-report"
 
 
 def test_passed_is_read_from_status_not_the_flag() -> None:
-    assert _reason(_report(status="aborted", passed=True)) == "capability-not-passed"
-    assert _reason(_report(status="passed", passed=False)) == "capability-not-passed"
-    check_capability(_report(status="passed", passed=None), PRESENTED, now=NOW)
+    assert _reason(_report(status="aborted", passed=True)) == "not-passed"
+    assert _reason(_report(status="passed", passed=False)) == "not-passed"
+    check_capability(_report(status="passed", passed=None), PRESENTED, now=NOW, device_class="cpu")
 
 
 def test_default_age_limit_is_the_seeds_900_seconds() -> None:
-    check_capability(_report(validated_at=NOW - 899), PRESENTED, now=NOW)
-    assert _reason(_report(validated_at=NOW - 901)) == "capability-stale"
+    check_capability(_report(validated_at=NOW - 899), PRESENTED, now=NOW, device_class="cpu")
+    assert _reason(_report(validated_at=NOW - 901)) == "stale"
 
 
 def test_operator_may_set_another_age_limit() -> None:
-    check_capability(_report(validated_at=NOW - 3000), PRESENTED, now=NOW, max_age_s=3600)
-    assert _reason(_report(validated_at=NOW - 100), max_age_s=60) == "capability-stale"
+    check_capability(
+        _report(validated_at=NOW - 3000), PRESENTED, now=NOW, device_class="cpu", max_age_s=3600
+    )
+    assert _reason(_report(validated_at=NOW - 100), max_age_s=60) == "stale"
 
 
 def test_sixty_seconds_of_future_skew_is_tolerated_and_no_more() -> None:
-    check_capability(_report(validated_at=NOW + 59), PRESENTED, now=NOW)
-    assert _reason(_report(validated_at=NOW + 61)) == "capability-stale"
+    check_capability(_report(validated_at=NOW + 59), PRESENTED, now=NOW, device_class="cpu")
+    assert _reason(_report(validated_at=NOW + 61)) == "stale"
 
 
 def test_a_matching_fresh_passing_report_admits() -> None:
-    check_capability(_report(validated_at=time.time()), PRESENTED, now=time.time())
+    check_capability(
+        _report(validated_at=time.time()), PRESENTED, now=time.time(), device_class="cpu"
+    )
+
+
+@pytest.mark.parametrize("device", ["cuda:7", "cuda", "some-other-device", "mps", "cpu:x:y "])
+def test_a_report_from_another_device_class_is_refused(device: str) -> None:
+    report = _report(backend={"backend_id": PRESENTED.axes["backend_id"], "device": device})
+    with pytest.raises(TrackerRefusal) as caught:
+        check_capability(report, PRESENTED, now=NOW, device_class="cpu")
+    assert caught.value.reason == "backend-mismatch"
+    assert device.strip() in caught.value.message and "cpu device" in caught.value.message
+
+
+@pytest.mark.parametrize("device", ["cuda:7", "cuda:0", "cuda"])
+def test_any_device_of_the_advertised_class_is_admitted(device: str) -> None:
+    report = _report(backend={"backend_id": PRESENTED.axes["backend_id"], "device": device})
+    check_capability(report, PRESENTED, now=NOW, device_class="cuda")
+
+
+@pytest.mark.parametrize("advertised", [None, "", "some-other-device", "gpu", "cuda:0"])
+def test_a_registration_must_advertise_a_known_device_class(advertised: str | None) -> None:
+    with pytest.raises(TrackerRefusal) as caught:
+        check_capability(_report(), PRESENTED, now=NOW, device_class=advertised)
+    assert caught.value.reason == "backend-mismatch"
+    assert "device_class" in caught.value.message
 
 
 VECTORS = Path(__file__).resolve().parents[2] / "data" / "admission_vectors.json"
@@ -136,9 +164,14 @@ def test_tracker_gate_names_the_same_reason_as_the_nodes_gate(
 ) -> None:
     identity = parse_identity(data["identity"])
     report = None if case["report"] is None else CapabilityReportIn.model_validate(case["report"])
+    kw: dict[str, Any] = {
+        "now": data["now"],
+        "max_age_s": data["max_age_s"],
+        "device_class": data["device_class"],
+    }
     if case["reason"] is None:
-        check_capability(report, identity, now=data["now"], max_age_s=data["max_age_s"])
+        check_capability(report, identity, **kw)
         return
     with pytest.raises(TrackerRefusal) as caught:
-        check_capability(report, identity, now=data["now"], max_age_s=data["max_age_s"])
-    assert caught.value.reason == f"capability-{case['reason']}"
+        check_capability(report, identity, **kw)
+    assert caught.value.reason == f"{case['reason']}"

@@ -73,25 +73,25 @@ def test_every_identity_rejection_answers_422_with_its_reason(
     [
         (
             {"passed": False, "status": "failed", "diagnostics": ["out of memory"]},
-            "capability-not-passed",
+            "not-passed",
             "out of memory",
         ),
-        ({"passed": True, "status": "aborted"}, "capability-not-passed", "aborted"),
-        ({"shard": {"start": 0, "end": 10}}, "capability-shard-mismatch", "layers 0–10"),
+        ({"passed": True, "status": "aborted"}, "not-passed", "aborted"),
+        ({"shard": {"start": 0, "end": 10}}, "shard-mismatch", "layers 0–10"),
         (
             {"recipe": {"recipe_id": "other", "recipe_version": "1"}},
-            "capability-recipe-mismatch",
+            "recipe-mismatch",
             "other",
         ),
         (
             {"backend": {"backend_id": "cuda", "device": "cuda:0"}},
-            "capability-backend-mismatch",
+            "backend-mismatch",
             "cuda",
         ),
-        ({"model": {"model_id": "someone/else"}}, "capability-model-mismatch", "someone/else"),
-        ({"validated_at": time.time() - 3 * 86400}, "capability-stale", "min old"),
-        ({"validated_at": time.time() - 1800}, "capability-stale", "limit 15 min"),
-        ({"validated_at": time.time() + 3600}, "capability-stale", "in the future"),
+        ({"model": {"model_id": "someone/else"}}, "model-mismatch", "someone/else"),
+        ({"validated_at": time.time() - 3 * 86400}, "stale", "min old"),
+        ({"validated_at": time.time() - 1800}, "stale", "limit 15 min"),
+        ({"validated_at": time.time() + 3600}, "stale", "in the future"),
     ],
 )
 def test_capability_report_must_prove_the_advertised_identity(
@@ -102,6 +102,28 @@ def test_capability_report_must_prove_the_advertised_identity(
     assert fragment in response.json()["detail"]
 
 
+@pytest.mark.parametrize("device", ["cuda:7", "some-other-device"])
+def test_a_report_from_another_device_class_than_advertised_is_refused(
+    client: TestClient, device: str
+) -> None:
+    backend = {"backend_id": identity_block()["recipe"]["backend_id"], "device": device}
+    response = register(client, FakeNode(), identity_block(), backend=backend)
+    assert (response.status_code, _reason(response)) == (422, "backend-mismatch")
+    assert device in response.json()["detail"]
+
+
+def test_a_registration_without_a_device_class_is_refused(client: TestClient) -> None:
+    response = register(client, FakeNode(device_class=""), identity_block())
+    assert (response.status_code, _reason(response)) == (422, "backend-mismatch")
+    assert "device_class" in response.json()["detail"]
+
+
+def test_a_cuda_node_with_a_cuda_report_is_admitted(client: TestClient) -> None:
+    backend = {"backend_id": identity_block()["recipe"]["backend_id"], "device": "cuda:1"}
+    response = register(client, FakeNode(device_class="cuda"), identity_block(), backend=backend)
+    assert response.status_code == 200, response.text
+
+
 def test_capability_measured_under_another_recipe_digest_is_refused(client: TestClient) -> None:
     recipe = {
         "recipe_id": "smollm2-135m-fp32",
@@ -109,20 +131,20 @@ def test_capability_measured_under_another_recipe_digest_is_refused(client: Test
         "runtime_recipe_digest": "f" * 64,
     }
     response = register(client, FakeNode(), identity_block(), recipe=recipe)
-    assert (response.status_code, _reason(response)) == (422, "capability-recipe-mismatch")
+    assert (response.status_code, _reason(response)) == (422, "recipe-mismatch")
 
 
 def test_capability_without_a_recipe_digest_proves_no_recipe(client: TestClient) -> None:
     recipe = {"recipe_id": "smollm2-135m-fp32", "recipe_version": "1"}
     response = register(client, FakeNode(), identity_block(), recipe=recipe)
-    assert (response.status_code, _reason(response)) == (422, "capability-recipe-mismatch")
+    assert (response.status_code, _reason(response)) == (422, "recipe-mismatch")
 
 
 def test_registration_without_a_capability_report_is_refused_no_report(
     client: TestClient,
 ) -> None:
     response = register(client, FakeNode(), identity_block(), drop_capability=True)
-    assert (response.status_code, _reason(response)) == (422, "capability-no-report")
+    assert (response.status_code, _reason(response)) == (422, "no-report")
 
 
 @pytest.mark.parametrize("endpoint", ["http://127.0.0.1:9000", "ws://", "ws://host", "ws://h:x"])

@@ -21,6 +21,7 @@ from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_r
 from tracker_service.app import create_app
 from tracker_service.domain.recipe_identity import DARK_DETAIL
 from tracker_service.services.certifier import Certifier, check_receipts
+from tracker_service.store.quarantine import quarantine_node
 from tracker_service.store.tables import CertificationEvidence
 
 
@@ -201,3 +202,88 @@ def test_receipts_that_do_not_tile_the_model_are_refused() -> None:
     lazy = [good[0], HopReceipt("rs", 1, "b", 2, 4, 2, 8, {})]
     with pytest.raises(CertificationFailed, match="different work"):
         check_receipts(plan, lazy, steps=3)
+
+
+ADMIN = {"Authorization": "Bearer s3cret-admin"}
+
+
+def _fingerprint_body(node: RealNode, reason: str) -> dict[str, str]:
+    artifact, recipe = node.fingerprint
+    return {"model_artifact_digest": artifact, "runtime_recipe_digest": recipe, "reason": reason}
+
+
+def test_a_revoked_recipe_is_not_certified_again_until_the_operator_lifts_it(
+    tmp_path: Path, tiny_model: Path, nodes: list[RealNode]
+) -> None:
+    app = create_app(fast_settings(tmp_path, background_tasks=False))
+    routing = app.state.routing
+    nodes += [start_real_node(tiny_model, 0, 2), start_real_node(tiny_model, 2, 4)]
+    with TestClient(app) as client:
+        join(client, nodes[0])
+        join(client, nodes[1])
+        asyncio.run(routing.monitor.check_due())
+        assert [a.certified for a in asyncio.run(routing.certifier.run_pass())] == [True]
+        revoke = client.post(
+            "/api/v1/admin/recipes/revoke", json=_fingerprint_body(nodes[0], "bad"), headers=ADMIN
+        )
+        assert revoke.status_code == 200, revoke.text
+        for _ in range(2):  # the same reachable nodes, pass after pass: never attempted
+            assert asyncio.run(routing.certifier.run_pass()) == []
+            recipe = recipe_of(client, nodes[0])
+            assert (recipe["status"], recipe["revoked"]) == ("dark", True)
+        lift = client.post(
+            "/api/v1/admin/recipes/unrevoke", json=_fingerprint_body(nodes[0], "ok"), headers=ADMIN
+        )
+        assert lift.status_code == 200, lift.text
+        assert recipe_of(client, nodes[0])["status"] == "dark"
+        assert [a.certified for a in asyncio.run(routing.certifier.run_pass())] == [True]
+        assert recipe_of(client, nodes[0])["revoked"] is False
+    app.state.tracker.database.dispose()
+
+
+def _quarantine(app: Any, node_id: str) -> None:
+    with app.state.tracker.database.sessions.begin() as session:
+        assert quarantine_node(session, node_id, reason="lied at hop 1", evidence={})
+
+
+def test_a_quarantined_certifying_node_has_the_recipe_verified_again_without_it(
+    tmp_path: Path, tiny_model: Path, nodes: list[RealNode]
+) -> None:
+    app = create_app(fast_settings(tmp_path, background_tasks=False))
+    routing = app.state.routing
+    nodes += [
+        start_real_node(tiny_model, 0, 2),
+        start_real_node(tiny_model, 2, 4),
+        start_real_node(tiny_model, 2, 4),
+    ]
+    with TestClient(app) as client:
+        for node in nodes:
+            join(client, node)
+        asyncio.run(routing.monitor.check_due())
+        [first] = asyncio.run(routing.certifier.run_pass())
+        assert first.certified
+        [liar] = [n for n in first.node_ids if n != nodes[0].node_id]
+        [other] = [n.node_id for n in nodes[1:] if n.node_id != liar]
+
+        _quarantine(app, liar)
+        marked = recipe_of(client, nodes[0])
+        assert marked["status"] == "certified" and liar in marked["reverify_reason"]
+        [again] = asyncio.run(routing.certifier.run_pass())
+        assert again.certified and liar not in again.node_ids and other in again.node_ids
+        recipe = recipe_of(client, nodes[0])
+        assert recipe["status"] == "certified" and recipe["reverify_reason"] is None
+        assert recipe["certified_route_session"] == again.route_session_id
+
+        # Now the last node of layers 2-4 is caught too: no route is left without it.
+        _quarantine(app, other)
+        [failed] = asyncio.run(routing.certifier.run_pass())
+        assert not failed.certified
+        recipe = recipe_of(client, nodes[0])
+        assert recipe["status"] == "dark" and recipe["reverify_reason"] is None
+        failure = recipe["last_certification_failure"]
+        assert other in failure and "quarantined" in failure and "no route without it" in failure
+    with app.state.tracker.database.session() as session:
+        rows = session.execute(select(CertificationEvidence)).scalars().all()
+        assert all(row.revoked_at is not None for row in rows)  # dark: no live evidence
+        assert any(liar in row.revoked_reason for row in rows)
+    app.state.tracker.database.dispose()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from fastapi import HTTPException
@@ -20,16 +21,27 @@ def refuse(status_code: int, reason: str, message: str) -> HTTPException:
     return HTTPException(status_code, detail={"reason": reason, "detail": message})
 
 
-def refusal_response(status_code: int, reason: str, detail: str) -> JSONResponse:
+def refusal_response(
+    status_code: int, reason: str, detail: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
     """The one shape every refusal is answered with: ``{"reason": ..., "detail": ...}``."""
-    return JSONResponse({"reason": reason, "detail": detail}, status_code=status_code)
+    return JSONResponse(
+        {"reason": reason, "detail": detail}, status_code=status_code, headers=headers
+    )
+
+
+def refusal_parts(exc: HTTPException) -> tuple[str, str]:
+    """The reason code and sentence of an HTTPException (one from :func:`refuse` or not)."""
+    if isinstance(exc.detail, dict) and "reason" in exc.detail:
+        return str(exc.detail["reason"]), str(exc.detail["detail"])
+    return f"http-{exc.status_code}", str(exc.detail)
 
 
 def http_refusal_response(exc: HTTPException) -> JSONResponse:
-    """:func:`refusal_response` for an HTTPException (one from :func:`refuse` or not)."""
-    if isinstance(exc.detail, dict) and "reason" in exc.detail:
-        return refusal_response(exc.status_code, exc.detail["reason"], str(exc.detail["detail"]))
-    return refusal_response(exc.status_code, f"http-{exc.status_code}", str(exc.detail))
+    """:func:`refusal_response` for an HTTPException; its headers are kept (a 405's
+    ``Allow``, a 429's ``Retry-After``)."""
+    reason, detail = refusal_parts(exc)
+    return refusal_response(exc.status_code, reason, detail, exc.headers)
 
 
 def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Operator actions: remove or ban a node, revoke a certification (admin token)."""
+"""Operator actions: remove or ban a node, revoke a certification or lift that (admin token)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from tracker_service.api.schemas.admin import (
     AdminReasonCreate,
     RecipeRevokeCreate,
 )
-from tracker_service.store.ledger import revoke_certification
+from tracker_service.store.ledger import lift_revocation, revoke_certification
 from tracker_service.store.nodes import end_registration
 from tracker_service.store.tables import NODE_BANNED, NODE_REMOVED
 
@@ -61,10 +61,33 @@ def _revoke(context: TrackerContext, body: RecipeRevokeCreate) -> bool:
 async def revoke_recipe(
     body: RecipeRevokeCreate, _admin: AdminDep, context: Context
 ) -> AdminActionPublic:
-    """Send a certified recipe back to the dark (its evidence stays, marked revoked)."""
+    """Revoke a recipe: dark (its evidence stays, marked revoked), and the certifier never
+    certifies it again until the operator lifts the revocation (``/recipes/unrevoke``)."""
     if not await run_in_threadpool(_revoke, context, body):
         raise refuse(
-            404, errors.NOT_FOUND, "no certified recipe has this fingerprint; nothing to revoke"
+            404,
+            errors.NOT_FOUND,
+            "no recipe with this fingerprint is registered, or it is revoked already; "
+            "nothing to revoke",
         )
     target = f"{body.model_artifact_digest}/{body.runtime_recipe_digest}"
     return AdminActionPublic(action="revoke", target=target, done=True)
+
+
+def _unrevoke(context: TrackerContext, body: RecipeRevokeCreate) -> bool:
+    key = (body.model_artifact_digest, body.runtime_recipe_digest)
+    with context.database.sessions.begin() as session:
+        return lift_revocation(session, key, reason=body.reason, now=time.time())
+
+
+@router.post("/recipes/unrevoke", response_model=AdminActionPublic, responses=error_responses(404))
+async def unrevoke_recipe(
+    body: RecipeRevokeCreate, _admin: AdminDep, context: Context
+) -> AdminActionPublic:
+    """Lift a revocation: the recipe stays dark until a fresh forward certifies it."""
+    if not await run_in_threadpool(_unrevoke, context, body):
+        raise refuse(
+            404, errors.NOT_FOUND, "no revoked recipe has this fingerprint; nothing to lift"
+        )
+    target = f"{body.model_artifact_digest}/{body.runtime_recipe_digest}"
+    return AdminActionPublic(action="unrevoke", target=target, done=True)

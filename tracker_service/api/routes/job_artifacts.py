@@ -9,9 +9,9 @@ keep writing after its lease was lost.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import FileResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -22,6 +22,7 @@ from tracker_service.api.routes.jobs_auth import ReaderDep, executor_node, submi
 from tracker_service.api.schemas.jobs import ArtifactPublic
 from tracker_service.store import jobs as queue
 from tracker_service.store.artifacts import (
+    KEY_PATTERN,
     ArtifactRefusal,
     BlobStore,
     check_key,
@@ -29,6 +30,7 @@ from tracker_service.store.artifacts import (
     find_artifact,
     record_artifact,
 )
+from tracker_service.store.job_tables import KEY_LEN
 
 router = APIRouter(prefix="/api/v1/jobs/artifacts", tags=["jobs"])
 
@@ -63,12 +65,27 @@ def _store(
         return ArtifactPublic(key=row.key, sha256=row.sha256, size_bytes=row.size_bytes)
 
 
+# The key's rule, documented (not enforced here: check_key answers 400 bad-artifact-key).
+ArtifactKey = Annotated[str, Path(json_schema_extra={"pattern": KEY_PATTERN, "maxLength": KEY_LEN})]
+
+# Declared so a client (or a fuzzer) reading the document sends it: without it the
+# upload is refused (400 hash-mismatch) before anything else is read.
+_SHA256_HEADER = {
+    "name": HEADER_SHA256,
+    "in": "header",
+    "required": True,
+    "description": "the SHA-256 of the body, 64 lowercase hex",
+    "schema": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+}
+
+
 @router.put(
     "/{key:path}",
     response_model=ArtifactPublic,
     responses=error_responses(400, 401, 403, 404, 409, 410, 413),
+    openapi_extra={"parameters": [_SHA256_HEADER]},
 )
-async def upload(key: str, request: Request, context: Context) -> ArtifactPublic:
+async def upload(key: ArtifactKey, request: Request, context: Context) -> ArtifactPublic:
     """Store the body under `key` after checking it hashes to the declared SHA-256."""
     try:
         check_key(key)
@@ -127,7 +144,7 @@ def _readable(
 
 
 @router.get("/{key:path}", responses=error_responses(400, 401, 403, 404, 410))
-async def download(key: str, request: Request, context: Context, reader: ReaderDep) -> Any:
+async def download(key: ArtifactKey, request: Request, context: Context, reader: ReaderDep) -> Any:
     """The bytes under `key`; the SHA-256 header lets the reader verify what it got."""
     try:
         check_key(key)

@@ -213,6 +213,7 @@ async def register(request: Request, context: Context) -> NodeRegisterPublic:
             body.capability,
             identity,
             now=time.time(),
+            device_class=body.device_class,
             max_age_s=context.settings.capability_max_age_s,
         )
     except errors.TrackerRefusal as exc:

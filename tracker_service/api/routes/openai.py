@@ -80,6 +80,24 @@ def error_response(exc: GatewayError) -> JSONResponse:
     return JSONResponse(exc.body(), status_code=exc.status_code, headers=exc.headers())
 
 
+def _error_type(status_code: int) -> str:
+    if status_code == 429:
+        return "rate_limit_error"
+    return "server_error" if status_code >= 500 else "invalid_request_error"
+
+
+def openai_refusal_response(
+    status_code: int, reason: str, message: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    """A tracker refusal met under ``/v1`` (a handler's, not the gateway's), in OpenAI's
+    shape: the reason code in snake case, the sentence as the message."""
+    error = {"message": message, "type": _error_type(status_code), "param": None}
+    code = reason.replace("-", "_")
+    return JSONResponse(
+        {"error": {**error, "code": code}}, status_code=status_code, headers=headers
+    )
+
+
 def unknown_url_response(
     status_code: int, message: str, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:

@@ -12,11 +12,17 @@ from fastapi.templating import Jinja2Templates
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.concurrency import run_in_threadpool
 
-from tracker_service import errors
 from tracker_service.api.deps import Context, TrackerContext
-from tracker_service.api.routes import error_responses, refuse
+from tracker_service.api.routes import error_responses
 from tracker_service.api.schemas.state import StatePublic
-from tracker_service.api.status import MAX_NODE_PAGE, NodePage, collect_state, decode_cursor
+from tracker_service.api.status import (
+    CURSOR_PATTERN,
+    MAX_NODE_PAGE,
+    NodePage,
+    collect_state,
+    decode_cursor,
+)
+from tracker_service.store.tables import NODE_ID_LEN
 
 router = APIRouter(tags=["state"])
 templates = Jinja2Templates(directory=Path(__file__).resolve().parents[2] / "templates")
@@ -63,7 +69,11 @@ async def state(
     ] = None,
     cursor: Annotated[
         str | None,
-        Query(max_length=256, description="the `next_cursor` of the previous page"),
+        Query(
+            max_length=2 * NODE_ID_LEN,
+            pattern=CURSOR_PATTERN,
+            description="the `next_cursor` of the previous page; empty: the first page",
+        ),
     ] = None,
 ) -> StatePublic:
     """Models healthy or broken, recipes dark or certified, nodes with their ranges.
@@ -73,16 +83,8 @@ async def state(
     """
     page = None
     if limit is not None or cursor is not None:
-        after = None
-        if cursor is not None:
-            after = decode_cursor(cursor)
-            if after is None:
-                raise refuse(
-                    422,
-                    errors.INVALID_REQUEST,
-                    "cursor is not one this tracker issued; pass a page's next_cursor "
-                    "unchanged, or leave it out to start from the first page",
-                )
+        # The pattern admitted it, so it is a position (the empty one: the first page).
+        after = None if cursor is None else decode_cursor(cursor)
         page = NodePage(limit=MAX_NODE_PAGE if limit is None else limit, after=after)
     return await run_in_threadpool(_state, context, page)
 

@@ -64,6 +64,13 @@ class NodeRegisterCreate(BaseModel):
         default=None, description="the doctor's report; without one the node is refused"
     )
     endpoint: str = Field(max_length=512, description="data-plane URL, ws://host:port")
+    device_class: str | None = Field(
+        default=None,
+        max_length=32,
+        description="the class of device the node serves on (cpu, cuda or mps); the "
+        "capability report must have been made on a device of this class, and a "
+        "registration without one is refused (backend-mismatch)",
+    )
     relay_reason: str | None = Field(
         default=None,
         max_length=RELAY_REASON_MAX,

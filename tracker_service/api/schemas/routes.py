@@ -4,15 +4,33 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tracker_service.api.schemas.common import FingerprintPublic
 
 HEX64 = r"^[0-9a-f]{64}$"
 
 
+# The validator's rule, stated in the schema too, so a client (or a fuzzer) reading
+# the document knows `{}` names no recipe.
+_NAMES_A_RECIPE: dict[str, Any] = {
+    "anyOf": [
+        {
+            "required": ["model_artifact_digest", "runtime_recipe_digest"],
+            "properties": {
+                "model_artifact_digest": {"type": "string"},
+                "runtime_recipe_digest": {"type": "string"},
+            },
+        },
+        {"required": ["artifact_id"], "properties": {"artifact_id": {"type": "string"}}},
+    ]
+}
+
+
 class RouteCreate(BaseModel):
     """Name the recipe by its fingerprint, or the model (and optionally the recipe id)."""
+
+    model_config = ConfigDict(json_schema_extra=_NAMES_A_RECIPE)
 
     model_artifact_digest: str | None = Field(default=None, pattern=HEX64)
     runtime_recipe_digest: str | None = Field(default=None, pattern=HEX64)

@@ -67,6 +67,16 @@ class RecipePublic(BaseModel):
         description="why the recipe is dark: a failed attempt, evidence that no longer "
         "verifies, or a revocation (the detail stays the dark sentence)",
     )
+    revoked: bool = Field(
+        default=False,
+        description="the operator revoked it: dark and never certified again until the "
+        "operator lifts the revocation",
+    )
+    reverify_reason: str | None = Field(
+        default=None,
+        description="while set, a node that helped certify the recipe was quarantined and "
+        "the certifier verifies it again by routes without that node",
+    )
 
 
 class ModelHealthPublic(BaseModel):
