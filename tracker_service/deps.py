@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from tracker_service import errors
 from tracker_service.auth import NonceBook, PublicKeyCache, SignedRequest, verify_signed_request
 from tracker_service.config import Settings
+from tracker_service.disputes import DisputeBoard
 from tracker_service.keys import TrackerKey
 from tracker_service.metrics import TrackerMetrics
 from tracker_service.rebalancing import PendingPlacements, RebalanceBoard
@@ -38,6 +39,8 @@ class TrackerContext:
     # Allocation's memory: ranges suggested to newcomers, moves suggested to serving nodes.
     pending: PendingPlacements = field(default_factory=PendingPlacements)
     rebalance: RebalanceBoard = field(default_factory=RebalanceBoard)
+    # Audit disagreements no third node could decide yet (disputes.py).
+    disputes: DisputeBoard = field(default_factory=DisputeBoard)
 
     def __post_init__(self) -> None:
         self.heartbeats = HeartbeatCommits(self.database)

@@ -16,7 +16,13 @@ from tracker_service import errors
 from tracker_service.deps import Context, TrackerContext
 from tracker_service.routes import error_responses, refuse
 from tracker_service.schemas.state import StatePublic
-from tracker_service.status import MAX_NODE_PAGE, NodePage, collect_state, decode_cursor
+from tracker_service.status import (
+    MAX_NODE_PAGE,
+    NodePage,
+    apply_disputes,
+    collect_state,
+    decode_cursor,
+)
 
 router = APIRouter(tags=["state"])
 templates = Jinja2Templates(directory=Path(__file__).resolve().parent.parent / "templates")
@@ -45,8 +51,10 @@ STATUS_PAGE_HEADERS = {
 
 
 def _state(context: TrackerContext, page: NodePage | None = None) -> StatePublic:
+    now = time.time()
     with context.database.session() as session:
-        return collect_state(session, now=time.time(), page=page)
+        state = collect_state(session, now=now, page=page)
+        return apply_disputes(session, state, context.disputes, now=now)
 
 
 @router.get("/api/v1/state", response_model=StatePublic, responses=error_responses(422))
