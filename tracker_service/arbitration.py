@@ -132,7 +132,7 @@ class Arbitration(BackgroundLoop):
             "accused": liar,
             "majority": majority,
             "opinions": opinions,
-            "accused_bound_by_receipt": bool(opinions[liar].get("bound_by_receipt")),
+            "accused_bound_by_receipt": bool((opinions.get(liar) or {}).get("bound_by_receipt")),
             "arbiter": arbiter.node_id,
             "dispute_id": dispute.dispute_id,
             "disputed_at": dispute.at,

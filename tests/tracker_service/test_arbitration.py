@@ -160,3 +160,44 @@ def test_a_dispute_withdraws_both_nodes_until_a_recruited_arbiter_convicts_the_l
             routing.planner.plan(key, exclude=[arbiter.node_id, honest.node_id])
         assert all(m["status"] == "healthy" for m in client.get("/api/v1/state").json()["models"])
     app.state.tracker.database.dispose()
+
+
+class _StubAuditor:
+    """Replays answer what `answers` holds; equal bytes agree (tolerance ignored)."""
+
+    def __init__(self, answers: dict[str, bytes]) -> None:
+        self.answers = answers
+        self.convicted: list[tuple[str, list[str], dict[str, Any]]] = []
+
+    async def replay(self, *args: Any) -> tuple[bytes, dict[str, Any] | None]:
+        node = args[3]
+        return self.answers.get(node.node_id, b""), None
+
+    def compare(self, a: bytes, b: bytes, last: bool, tolerance: float) -> Any:
+        from tracker_service.audit_compare import Comparison
+
+        return Comparison(a == b, 0.0 if a == b else 1.0, tolerance, "stub")
+
+    async def convict(
+        self, liar: str, reason: str, evidence: dict[str, Any], majority: list[str]
+    ) -> None:
+        self.convicted.append((liar, majority, evidence))
+
+
+def test_an_arbiter_that_sides_with_neither_decides_nothing_and_the_next_one_is_tried() -> None:
+    from tracker_service.arbitration import Arbitration
+    from tracker_service.routing import Candidate
+
+    board = DisputeBoard()
+    dispute = _dispute(("honest", "liar"))
+    board.add(dispute)
+    stub = _StubAuditor({"odd": b"3", "silent": b"", "fair": b"1"})
+    arbitration = Arbitration(None, stub, board)  # type: ignore[arg-type]
+    able = [Candidate(n, "ws://x", b"k", 0, 2, 1.0) for n in ("silent", "odd", "fair")]
+    arbitration._arbiters = lambda d: [c for c in able if c.node_id not in d.tried]  # type: ignore[method-assign]
+    assert asyncio.run(arbitration.run_pass()) == ["liar"]
+    assert dispute.tried == {"odd"}  # "silent" gave no answer: it may be asked again
+    [(liar, majority, evidence)] = stub.convicted
+    assert liar == "liar" and majority == ["honest", "fair"]
+    assert evidence["arbiter"] == "fair" and evidence["dispute_id"] == dispute.dispute_id
+    assert board.open() == []
