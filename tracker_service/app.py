@@ -175,7 +175,12 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
     settings = settings or Settings()
     context = context or build_context(settings)
     routing = RouteServices(
-        settings, context.database, context.key, context.ledger, context.rebalance
+        settings,
+        context.database,
+        context.key,
+        context.ledger,
+        context.rebalance,
+        disputes=context.disputes,
     )
     app = FastAPI(
         title="MeshNet tracker",

@@ -301,7 +301,7 @@ class HopSession:
         header = frames.read_header(data, self._ctx.max_frame_bytes)  # size checked first
         session = self._ctx.sessions.get(self._session_id)
         want = frames.StepExpectation(
-            is_first=self._shard.is_first,
+            is_first=session.takes_tokens,  # a first shard opened inside takes hidden states
             hidden_size=self._shard.config.hidden_size,
             hidden_dtype=self._shard.compute_dtype,
             batch_size=self.BATCH_SIZE,

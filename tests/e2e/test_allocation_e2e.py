@@ -91,3 +91,51 @@ def test_three_nodes_without_layers_cover_the_model_without_a_hole_and_certify_i
     finally:
         for child in reversed(children):
             child.stop()
+
+
+def test_two_whole_model_nodes_started_apart_without_layers_certify_the_recipe(
+    default_model_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 22: each node can hold all 30 layers; the second must complete a chain."""
+    lines: list[tuple[str, object]] = []
+    tracker, url = start_tracker(
+        tmp_path, lambda name, line: lines.append((name, line)), heartbeat_s=1.0
+    )
+    children = [tracker]
+    try:
+        cluster = Cluster(url, tmp_path, default_model_dir, children)
+        for index in (1, 2):  # one after the other, as strangers join
+            children.append(
+                start_node(
+                    index,
+                    tmp_path,
+                    url,
+                    default_model_dir,
+                    None,
+                    lambda name, line: lines.append((name, line)),
+                    extra=["--device", "cpu"],
+                )
+            )
+            cluster.wait_for(
+                lambda s, n=index: len(s.get("nodes", [])) == n,
+                timeout_s=300.0,
+                what=f"node {index} to register",
+            )
+        state = cluster.wait_for(
+            lambda s: any(r["status"] == "certified" for r in s.get("recipes", [])),
+            timeout_s=300.0,
+            what="two whole-model nodes placed by the tracker to certify the recipe",
+        )
+        ranges = sorted((n["shard_start"], n["shard_end"]) for n in state["nodes"])
+        assert ranges[-1] == (0, 30), ranges  # the first took the whole model
+        assert ranges[0][0] == 0 and ranges[0][1] < 30, ranges  # the second a first hop
+        placements = [
+            line
+            for name, line in lines
+            if name == "node 2" and isinstance(line, dict) and line.get("gate") == "placement"
+        ]
+        assert placements and placements[-1]["data"]["source"] == "tracker"
+        assert "chain of two or more" in placements[-1]["message"]
+    finally:
+        for child in reversed(children):
+            child.stop()

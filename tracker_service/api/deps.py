@@ -24,6 +24,7 @@ from tracker_service.security.auth import (
     SignedRequest,
     verify_signed_request,
 )
+from tracker_service.services.disputes import DisputeBoard
 from tracker_service.services.rebalancing import PendingPlacements, RebalanceBoard
 from tracker_service.store.db import Database
 from tracker_service.store.group_commit import HeartbeatCommits
@@ -43,6 +44,8 @@ class TrackerContext:
     # Allocation's memory: ranges suggested to newcomers, moves suggested to serving nodes.
     pending: PendingPlacements = field(default_factory=PendingPlacements)
     rebalance: RebalanceBoard = field(default_factory=RebalanceBoard)
+    # Audit disagreements no third node could decide yet (disputes.py).
+    disputes: DisputeBoard = field(default_factory=DisputeBoard)
 
     def __post_init__(self) -> None:
         self.heartbeats = HeartbeatCommits(self.database)

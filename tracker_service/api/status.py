@@ -19,6 +19,7 @@ from tracker_service.api.schemas.state import (
 )
 from tracker_service.domain.recipe_identity import coverage_gap
 from tracker_service.relay.directory import relay_of, relayed_sentence
+from tracker_service.services.disputes import DisputeBoard
 from tracker_service.store.jobs import list_jobs, task_counts
 from tracker_service.store.ledger import list_recipes
 from tracker_service.store.nodes import (
@@ -28,10 +29,12 @@ from tracker_service.store.nodes import (
     nodes_after,
     recent_nodes,
 )
+from tracker_service.store.route_candidates import route_candidates
 from tracker_service.store.tables import NODE_ACTIVE, NODE_ID_LEN, Node, Recipe
 
 HEALTHY = "healthy"
 BROKEN = "broken"
+DISPUTED = "disputed"  # no route is left without the nodes of an open audit dispute
 # The most nodes one /api/v1/state answer lists (also its default without paging).
 MAX_NODE_PAGE = 1000
 
@@ -183,6 +186,33 @@ def collect_state(session: Session, *, now: float, page: NodePage | None = None)
 # refused; the empty one is the first page.
 CURSOR_PATTERN = rf"^(?:[2-6][0-9a-f]|7[0-9a-e]){{0,{NODE_ID_LEN}}}$"
 _CURSOR = re.compile(CURSOR_PATTERN)
+
+
+def apply_disputes(
+    session: Session, state: StatePublic, board: DisputeBoard, *, now: float
+) -> StatePublic:
+    """Say so where an open audit dispute withdraws nodes; unavailable where no route is left.
+
+    The disputed nodes serve no user meanwhile (route_planner.py), so a model whose
+    other live nodes leave a layer uncovered is shown ``disputed`` with the reason
+    instead of healthy."""
+    for model in state.models:
+        key = (model.model_artifact_digest, model.runtime_recipe_digest)
+        why = board.sentence(key)
+        if why is None:
+            continue
+        withdrawn = board.withdrawn(key)
+        left = [
+            (c.start, c.end)
+            for c in route_candidates(session, key, now=now)
+            if c.node_id not in withdrawn
+        ]
+        if coverage_gap(left, model.layer_count) is None:
+            model.detail = f"{model.detail}; {why}"
+        else:
+            model.status = DISPUTED
+            model.detail = f"unavailable: {why}"
+    return state
 
 
 def encode_cursor(node_id: str) -> str:

@@ -39,10 +39,14 @@ from typing import NamedTuple
 
 import numpy as np
 
+from tracker_service.domain.certifying_chain import completing_windows, has_certifying_chain
+
 REASON_HOLE = "hole"
 REASON_BOTTLENECK = "bottleneck"
 REASON_BALANCED = "balanced"
 REASON_TOO_LITTLE_MEMORY = "too-little-memory"
+REASON_CHAIN = "chain"  # completes a chain of distinct nodes the certifier can run through
+REASON_ARBITER = "arbiter"  # replays a hop two nodes disagree on (disputes.py)
 
 # A result within 2 % of the best bottleneck counts as a tie: prefer fewer hops.
 DEFAULT_TIE = 0.02
@@ -260,6 +264,77 @@ def _why(
     )
 
 
+def choose_completing(
+    layer_count: int,
+    placements: Sequence[Placement],
+    *,
+    max_layers: int,
+    speed: float,
+    uplink: float,
+    model: str,
+) -> Choice | None:
+    """The range that completes a certifying chain, or None when none is missing or fits.
+
+    Among completing windows: fewest holes left, then the highest bottleneck,
+    then the longest (fewer hops), then the first, as :func:`choose_range` ranks.
+    """
+    ranges = [(p.start, p.end) for p in placements]
+    if has_certifying_chain(layer_count, ranges):
+        return None
+    windows = completing_windows(layer_count, ranges, max_layers)
+    if not windows:
+        return None
+    rates = layer_rates(layer_count, placements)
+    before = min(rates) if rates else 0.0
+    holes_before = sum(1 for r in rates if r <= 0.0)
+    best: tuple[tuple[int, float, int, int], tuple[int, int], float, int] | None = None
+    for start, end in windows:
+        added = min(speed / (end - start), uplink)
+        after_rates = [r + added if start <= i < end else r for i, r in enumerate(rates)]
+        after = min(after_rates)
+        holes = sum(1 for r in after_rates if r <= 0.0)
+        key = (holes, -round(after, 9), -(end - start), start)
+        if best is None or key < best[0]:
+            best = (key, (start, end), after, holes)
+    assert best is not None
+    _, (start, end), after, holes_after = best
+    if holes_before:  # closing the last hole is what the contributor needs to hear
+        reason, sentence = _why(rates, start, end, holes_before, holes_after, before, after, model)
+    else:
+        reason, sentence = (
+            REASON_CHAIN,
+            (
+                f"Layers {start}–{end} of {model}: with them the computers already serving it "
+                "form a chain of two or more that a check of the whole model can run through, "
+                "so the model can be certified and served."
+            ),
+        )
+    return Choice(start, end, reason, sentence, before, after, holes_before, holes_after)
+
+
+def arbiter_choice(
+    layer_count: int,
+    rates: Sequence[float],
+    layers: tuple[int, int],
+    *,
+    speed: float,
+    uplink: float,
+    model: str,
+) -> Choice:
+    """The disputed range, for a newcomer recruited to settle an audit dispute."""
+    start, end = layers
+    before = min(rates) if rates else 0.0
+    added = min(speed / (end - start), uplink)
+    after = min(r + added if start <= i < end else r for i, r in enumerate(rates))
+    holes_before = sum(1 for r in rates if r <= 0.0)
+    holes_after = sum(1 for i, r in enumerate(rates) if r <= 0.0 and not start <= i < end)
+    sentence = (
+        f"Layers {start}–{end} of {model}: two computers serving them gave different answers "
+        "and neither serves until a third one checks; this computer is that third opinion."
+    )
+    return Choice(start, end, REASON_ARBITER, sentence, before, after, holes_before, holes_after)
+
+
 # -- rebalancing -------------------------------------------------------------------------
 
 
@@ -298,21 +373,85 @@ def plan_moves(
     costs least first (the most over-served windows). Each move keeps the
     node's length (the memory it showed it has) and is applied before the
     next is planned, so two nodes are never both sent into the same gap.
+
+    A certifying chain (certifying_chain.py) comes first: with none among the
+    slots, an idle node is sent where it completes one (it may take fewer layers
+    than it holds); with one, no move may break the last.
     """
     rates = layer_rates(layer_count, (Placement(s.start, s.end, s.rate) for s in slots))
+    ranges = {s.node_id: (s.start, s.end) for s in slots}
     moves: list[Move] = []
     moved: set[str] = set()
     for _ in range(max_moves):
-        move = _best_move(layer_count, rates, slots, moved, margin, candidates, model)
+        if has_certifying_chain(layer_count, ranges.values()):
+            move = _best_move(
+                layer_count, rates, slots, moved, margin, candidates, model, keep_chain=ranges
+            )
+        else:
+            move = _chain_move(layer_count, slots, ranges, moved, model)
+            if move is None:
+                move = _best_move(layer_count, rates, slots, moved, margin, candidates, model)
         if move is None:
             break
         slot = next(s for s in slots if s.node_id == move.node_id)
         _shift(rates, slot.start, slot.end, -slot.rate)
         k = slot.end - slot.start
         _shift(rates, move.start, move.end, slot.rate * k / (move.end - move.start))
+        ranges[move.node_id] = (move.start, move.end)
         moved.add(move.node_id)
         moves.append(move)
     return moves
+
+
+def _chain_move(
+    layer_count: int,
+    slots: Sequence[Slot],
+    ranges: dict[str, tuple[int, int]],
+    moved: set[str],
+    model: str,
+) -> Move | None:
+    """The idle node whose move completes a certifying chain, best bottleneck first."""
+    if len(ranges) < 2:
+        return None
+    now = layer_rates(layer_count, (Placement(*ranges[s.node_id], 1.0) for s in slots))
+    holes_now = sum(1 for r in now if r <= 0.0)
+    best: tuple[tuple[int, float], Move] | None = None
+    for slot in slots:
+        if slot.open_sessions or slot.node_id in moved:
+            continue
+        others = [
+            Placement(start, end, s.rate)
+            for s in slots
+            if s.node_id != slot.node_id
+            for start, end in [ranges[s.node_id]]
+        ]
+        k = slot.end - slot.start
+        speed = (slot.rate if slot.rate > 0 else 1.0) * k
+        choice = choose_completing(
+            layer_count, others, max_layers=k, speed=speed, uplink=math.inf, model=model
+        )
+        if choice is None or choice.start is None or choice.end is None:
+            continue
+        if (choice.start, choice.end) == ranges[slot.node_id]:
+            continue
+        score = (-choice.holes_after, choice.bottleneck_after)
+        if best is None or score > best[0]:
+            sentence = f"Moving to layers {choice.start}–{choice.end} of {model} " + (
+                f"closes {holes_now - choice.holes_after} uncovered layer(s)."
+                if choice.holes_after < holes_now
+                else "gives the network a chain of two or more computers that a check of the "
+                "whole model can run through."
+            )
+            move = Move(
+                slot.node_id,
+                choice.start,
+                choice.end,
+                sentence,
+                choice.bottleneck_before,
+                choice.bottleneck_after,
+            )
+            best = (score, move)
+    return None if best is None else best[1]
 
 
 def _best_move(
@@ -323,6 +462,8 @@ def _best_move(
     margin: float,
     candidates: int,
     model: str,
+    *,
+    keep_chain: dict[str, tuple[int, int]] | None = None,
 ) -> Move | None:
     before = min(rates) if rates else 0.0
     holes_before = sum(1 for r in rates if r <= 0.0)
@@ -343,6 +484,10 @@ def _best_move(
         closes_holes = choice.holes_after < holes_before
         if not closes_holes and (holes_before or after < before * (1.0 + margin)):
             continue
+        if keep_chain is not None:  # never break the last certifying chain
+            moved_ranges = {**keep_chain, slot.node_id: (choice.start, choice.end)}
+            if not has_certifying_chain(layer_count, moved_ranges.values()):
+                continue
         score = (holes_before - choice.holes_after, after)
         if best is None or score > (best[1], best[0]):
             sentence = f"Moving to layers {choice.start}–{choice.end} of {model} " + (

@@ -14,7 +14,9 @@ from typing import Any
 
 from tracker_service.config import Settings
 from tracker_service.domain.keys import TrackerKey
+from tracker_service.services.arbitration import Arbitration
 from tracker_service.services.certifier import Certifier, CertifierSettings
+from tracker_service.services.disputes import DisputeBoard
 from tracker_service.services.hop_audit import Auditor, AuditSettings
 from tracker_service.services.reachability import ReachabilityMonitor
 from tracker_service.services.rebalancing import RebalanceBoard, Rebalancer
@@ -36,8 +38,11 @@ class RouteServices:
         key: TrackerKey,
         ledger: PersistentLedger,
         board: RebalanceBoard | None = None,
+        *,
+        disputes: DisputeBoard | None = None,
     ) -> None:
         self.settings = settings
+        self.disputes = disputes or DisputeBoard()
         self.rebalancer = Rebalancer(
             database,
             board or RebalanceBoard(),
@@ -58,6 +63,7 @@ class RouteServices:
             key,
             ticket_ttl_s=settings.route_ticket_ttl_s,
             latencies=self.hop_latencies,
+            disputes=self.disputes,
         )
         self.certifier = Certifier(
             database,
@@ -81,10 +87,17 @@ class RouteServices:
                 probation_audits=settings.audit_probation_audits,
                 allow_private_endpoints=settings.allow_private_endpoints,
             ),
+            disputes=self.disputes,
         )
-        # A node turning reachable may complete a dark recipe's coverage: try at once.
-        self.monitor.on_reachable = self.certifier.wake
+        self.arbitration = Arbitration(database, self.auditor, self.disputes)
+        # A node turning reachable may complete a dark recipe's coverage, or be the
+        # arbiter a dispute waits for: try both at once.
+        self.monitor.on_reachable = self._reachable
         self._running = False
+
+    def _reachable(self, *args: object) -> None:
+        self.certifier.wake(*args)
+        self.arbitration.wake(*args)
 
     async def start(self) -> None:
         if not self.settings.background_tasks or self._running:
@@ -92,12 +105,14 @@ class RouteServices:
         await self.monitor.start()
         await self.certifier.start()
         await self.rebalancer.start()
+        await self.arbitration.start()
         self._running = True
         log.info("reachability dialer, certifier and rebalancer running")
 
     async def stop(self) -> None:
         if not self._running:
             return
+        await self.arbitration.stop()
         await self.rebalancer.stop()
         await self.certifier.stop()
         await self.monitor.stop()

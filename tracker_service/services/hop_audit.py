@@ -10,8 +10,11 @@ the same inputs, and compares the last reply within the recipe's tolerance
 (:mod:`tracker_service.domain.audit_compare`). A disagreement gets a third opinion
 from a third node; the node in the minority is quarantined with the evidence.
 A last hop is audited the same way under greedy sampling (its token), so a
-lying last node cannot change answers unseen. With no second (or third) node
-able to cover the hop, the audit is skipped (or the dispute recorded): a
+lying last node cannot change answers unseen. With no second node able to
+cover the hop, the audit is skipped. With no third, the disagreement becomes
+a dispute (:mod:`tracker_service.services.disputes`): both nodes are withdrawn from
+serving, the audited hop's signed receipt is taken at once, and an arbiter
+recruited later replays the steps (:mod:`tracker_service.services.arbitration`): a
 quarantine always needs a majority.
 """
 
@@ -34,6 +37,7 @@ from tracker_service.domain.audit_compare import Comparison, compare_replies, to
 from tracker_service.domain.keys import TrackerKey
 from tracker_service.domain.route_formation import Candidate
 from tracker_service.domain.tickets import TicketHop, issue_ticket
+from tracker_service.services.disputes import Dispute, DisputeBoard
 from tracker_service.services.hop_link import RouteFailure
 from tracker_service.services.route_session import (
     DEFAULT_MAX_REPLY_BYTES,
@@ -103,6 +107,7 @@ class AuditVerdict:
     outcome: str  # "agreed", "skipped", "disputed", "quarantined"
     quarantined: list[str] = field(default_factory=list)
     detail: str = ""
+    withdrawn: list[str] = field(default_factory=list)  # disputed: out of serving meanwhile
 
 
 def _sha(data: bytes) -> str:
@@ -128,8 +133,10 @@ class Auditor:
         *,
         rng: random.Random | None = None,
         on_quarantine: Callable[[str], object] | None = None,
+        disputes: DisputeBoard | None = None,
     ) -> None:
         self._db = database
+        self.disputes = disputes
         self._key = key
         self.settings = settings or AuditSettings()
         self._rng = rng or random.Random()
@@ -149,6 +156,10 @@ class Auditor:
 
     def sample(self, rate: float) -> bool:
         return rate > 0 and self._rng.random() < rate
+
+    def withdrawn(self, node_id: str) -> bool:
+        """In an open dispute: a route through this node fails over at its next step."""
+        return self.disputes is not None and self.disputes.is_withdrawn(node_id)
 
     # -- one audit ---------------------------------------------------------------------------
 
@@ -178,7 +189,9 @@ class Auditor:
         last = hop.end == plan.layer_count
         while others:
             node = others.pop(0)
-            reply, receipt = await self._replay(plan, hop, node, frames, last)
+            reply, receipt = await self.replay(
+                plan.fingerprint, plan.layer_count, hop.effective_start, node, frames, last
+            )
             if reply:
                 return node, reply, receipt
         return None
@@ -201,7 +214,7 @@ class Auditor:
             )
         tolerance = await asyncio.to_thread(self._tolerance, plan.fingerprint)
         second_node, second, second_receipt = answered
-        first_vs_second = self._compare(observed, second, last, tolerance)
+        first_vs_second = self.compare(observed, second, last, tolerance)
         if first_vs_second.agree:
             await asyncio.to_thread(self._passed, [hop.node_id, second_node.node_id])
             return self._done(AuditVerdict(hop.node_id, "agreed", detail=first_vs_second.detail))
@@ -213,21 +226,21 @@ class Auditor:
         }
         third_answer = await self._opinion(plan, hop, others, frames)
         if third_answer is None:
-            log.warning(
-                "audit: %s and %s disagree on layers %d-%d (%s); no third node to decide",
-                hop.node_id[:8],
-                second_node.node_id[:8],
-                hop.effective_start,
-                hop.end,
-                first_vs_second.detail,
+            return await self._dispute(
+                plan,
+                hop,
+                frames,
+                {hop.node_id: observed, second_node.node_id: second},
+                opinions,
+                first_vs_second,
+                bind,
             )
-            return self._done(AuditVerdict(hop.node_id, "disputed", detail=first_vs_second.detail))
         third_node, third, third_receipt = third_answer
         opinions[third_node.node_id] = Opinion(
             third_node.node_id, _digest(third, last), third_receipt
         )
-        with_first = self._compare(observed, third, last, tolerance)
-        with_second = self._compare(second, third, last, tolerance)
+        with_first = self.compare(observed, third, last, tolerance)
+        with_second = self.compare(second, third, last, tolerance)
         if with_second.agree and not with_first.agree:
             liar, majority = hop.node_id, [second_node.node_id, third_node.node_id]
             why = first_vs_second
@@ -262,11 +275,66 @@ class Auditor:
             f"disagreeing with nodes {', '.join(n[:12] for n in majority)} ({why.detail}); "
             "its operator must fix the node and register a new identity"
         )
+        await self.convict(liar, reason, evidence, majority)
+        return self._done(AuditVerdict(hop.node_id, QUARANTINED, [liar], why.detail))
+
+    async def convict(
+        self, liar: str, reason: str, evidence: dict[str, Any], majority: list[str]
+    ) -> None:
+        """Quarantine the minority with its evidence; the majority's audits count as passed."""
         done = await asyncio.to_thread(self._quarantine, liar, reason, evidence, majority)
+        if self.disputes is not None:
+            self.disputes.forget_node(liar)  # any dispute it was in is settled
         if done and self._on_quarantine is not None:
             self._on_quarantine(liar)
         log.warning("audit: node %s quarantined: %s", liar[:12], reason)
-        return self._done(AuditVerdict(hop.node_id, QUARANTINED, [liar], why.detail))
+
+    async def _dispute(
+        self,
+        plan: RoutePlan,
+        hop: PlannedHop,
+        frames: Sequence[bytes],
+        replies: dict[str, bytes],
+        opinions: dict[str, Opinion],
+        why: Comparison,
+        bind: Bind | None,
+    ) -> AuditVerdict:
+        """Two nodes disagree and no third can decide: withdraw both until an arbiter does."""
+        nodes = list(replies)
+        log.warning(
+            "audit: %s and %s disagree on layers %d-%d (%s); no third node to decide: both "
+            "withdrawn from serving until an arbiter replays the steps",
+            nodes[0][:8],
+            nodes[1][:8],
+            hop.effective_start,
+            hop.end,
+            why.detail,
+        )
+        if self.disputes is None:
+            return self._done(AuditVerdict(hop.node_id, "disputed", detail=why.detail))
+        if bind is not None:
+            # Either may be the liar: take the audited hop's own signature over what it
+            # sent now (its route ends anyway); the replayer signed its replay already.
+            audited = opinions[hop.node_id]
+            opinions[hop.node_id] = Opinion(hop.node_id, audited.output_sha256, await bind())
+        self.disputes.add(
+            Dispute(
+                fingerprint=plan.fingerprint,
+                layer_count=plan.layer_count,
+                start=hop.effective_start,
+                end=hop.end,
+                last_hop=hop.end == plan.layer_count,
+                frames=tuple(frames),
+                replies=replies,
+                opinions={k: v.to_json() for k, v in opinions.items()},
+                detail=why.detail,
+                difference=why.difference,
+                tolerance=why.tolerance,
+                route_session_id=plan.route_session_id,
+            )
+        )
+        verdict = AuditVerdict(hop.node_id, "disputed", detail=why.detail, withdrawn=nodes)
+        return self._done(verdict)
 
     def _done(self, verdict: AuditVerdict) -> AuditVerdict:
         self.outcomes[verdict.outcome] += 1
@@ -274,7 +342,7 @@ class Auditor:
         del self.verdicts[:-1000]
         return verdict
 
-    def _compare(self, a: bytes, b: bytes, last: bool, tolerance: float) -> Comparison:
+    def compare(self, a: bytes, b: bytes, last: bool, tolerance: float) -> Comparison:
         try:
             return compare_replies(
                 a, b, last_hop=last, tolerance=tolerance, max_bytes=DEFAULT_MAX_REPLY_BYTES
@@ -284,10 +352,11 @@ class Auditor:
 
     # -- replay ------------------------------------------------------------------------------
 
-    async def _replay(
+    async def replay(
         self,
-        plan: RoutePlan,
-        hop: PlannedHop,
+        fingerprint: tuple[str, str],
+        layer_count: int,
+        effective_start: int,
         node: Candidate,
         frames: Sequence[bytes],
         last: bool,
@@ -297,23 +366,23 @@ class Auditor:
         A node that cannot answer gives an empty reply (which agrees with nothing),
         so an unreachable auditor can never convict the audited node alone.
         """
-        ticket_hop = TicketHop(node.node_id, node.start, node.end, hop.effective_start)
+        ticket_hop = TicketHop(node.node_id, node.start, node.end, effective_start)
         signed = issue_ticket(
-            self._key, fingerprint=plan.fingerprint, hops=[ticket_hop], ttl_s=AUDIT_TICKET_TTL_S
+            self._key, fingerprint=fingerprint, hops=[ticket_hop], ttl_s=AUDIT_TICKET_TTL_S
         )
         ticket = signed["ticket"]
         one_hop = RoutePlan(
             route_session_id=ticket["route_session_id"],
             epoch=ticket["epoch"],
             expires_at=ticket["expires_at"],
-            fingerprint=plan.fingerprint,
-            layer_count=plan.layer_count,
+            fingerprint=fingerprint,
+            layer_count=layer_count,
             hops=(
                 PlannedHop(
                     node.node_id,
                     node.start,
                     node.end,
-                    hop.effective_start,
+                    effective_start,
                     node.endpoint,
                     node.public_key,
                 ),
@@ -345,10 +414,12 @@ class Auditor:
         on_route = {h.node_id for h in plan.hops}
         with self._db.session() as session:
             found = route_candidates(session, plan.fingerprint, now=time.time())
+        disputed = self.disputes.withdrawn() if self.disputes is not None else frozenset()
         able = [
             c
             for c in found
             if c.node_id not in on_route
+            and c.node_id not in disputed  # a node in a dispute judges no one meanwhile
             and c.end == hop.end
             and c.start <= hop.effective_start < c.end
         ]

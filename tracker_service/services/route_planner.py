@@ -3,7 +3,9 @@
 ``RoutePlanner.plan`` is blocking (database); async callers run it in a thread.
 A recipe must be certified to be routed for ``serve``; a dark one only for
 ``certify``, the certifier's own purpose (``RecipeStatus.may_serve`` /
-``may_certify``).
+``may_certify``). A serve route never goes through a node in an open audit
+dispute (disputes.py); with no route left without them, the NoRoute message
+says which nodes disagree and that an arbiter is awaited.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from tracker_service.domain.route_formation import (
     PURPOSE_SERVE,
     Candidate,
     CandidatePool,
+    NoRoute,
     RecentAssignments,
     Route,
     RoutingPolicy,
@@ -27,6 +30,7 @@ from tracker_service.domain.route_formation import (
 from tracker_service.domain.tickets import issue_ticket
 from tracker_service.errors import TrackerError
 from tracker_service.services.candidate_cache import DEFAULT_MAX_AGE_S, CandidateCache
+from tracker_service.services.disputes import DisputeBoard
 from tracker_service.services.route_session import PlannedHop, RoutePlan
 from tracker_service.store.db import Database
 from tracker_service.store.route_candidates import Key, RecipeInfo
@@ -80,8 +84,10 @@ class RoutePlanner:
         assignments: RecentAssignments | None = None,
         rng: random.Random | None = None,
         candidate_max_age_s: float = DEFAULT_MAX_AGE_S,
+        disputes: DisputeBoard | None = None,
     ) -> None:
         self._db = database
+        self._disputes = disputes
         # Candidate lists per fingerprint, re-read when the recipe's routing version
         # moves or a cached window ends (candidate_cache.py).
         self.cache = CandidateCache(database, max_age_s=candidate_max_age_s)
@@ -117,14 +123,23 @@ class RoutePlanner:
             with self._pools_guard:  # the recipe is gone: so is its pool
                 self._pools.pop(key, None)
         info = check_purpose(info, purpose)
-        route = self.pool(key, candidates).form(
-            info.layer_count,
-            min_nodes=min_nodes,
-            exclude=exclude,
-            latency=self._latency_map(candidates),
-            recent=self.assignments.snapshot(),
-            rng=self._rng,
-        )
+        disputed = frozenset[str]()
+        if purpose == PURPOSE_SERVE and self._disputes is not None:
+            disputed = self._disputes.withdrawn(key)
+        try:
+            route = self.pool(key, candidates).form(
+                info.layer_count,
+                min_nodes=min_nodes,
+                exclude=[*exclude, *disputed],
+                latency=self._latency_map(candidates),
+                recent=self.assignments.snapshot(),
+                rng=self._rng,
+            )
+        except NoRoute as exc:
+            why = self._disputes.sentence(key) if disputed and self._disputes else None
+            if why is None:
+                raise
+            raise NoRoute(f"{why} ({exc.message})") from exc
         plan = self.sign(route, key)
         self.assignments.add(route.node_ids)
         log.info(

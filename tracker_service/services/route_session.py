@@ -55,6 +55,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+DISPUTED = "disputed"  # the hop's node is in an open audit dispute (disputes.py)
+
 # The plan and the failure lived here before the split: the route planner and clients
 # outside the tracker still import them from here.
 __all__ = [
@@ -203,8 +205,19 @@ class RouteSession:
         return token
 
     async def _maybe_audit(self, hop: HopLink, frame: bytes, reply: bytes) -> None:
-        """Hand a sampled step to the auditor; a hop found lying ends this route at once."""
-        if self._auditor is None or hop.audit_rate <= 0:
+        """Hand a sampled step to the auditor; a hop found lying ends this route at once.
+
+        So does a hop whose node is in an open audit dispute (found by another
+        route's audit): no step of any route is answered through it meanwhile.
+        """
+        if self._auditor is None:
+            return
+        withdrawn = getattr(self._auditor, "withdrawn", None)
+        if withdrawn is not None and withdrawn(hop.plan.node_id):
+            raise hop.fail(
+                DISPUTED, "this node is in an audit dispute; it serves no user until it is settled"
+            )
+        if hop.audit_rate <= 0:
             return
         hop.inputs.append(frame)
         if not self._auditor.sample(hop.audit_rate):
@@ -225,6 +238,12 @@ class RouteSession:
         if hop.plan.node_id in getattr(verdict, "quarantined", ()):
             raise hop.fail(
                 "quarantined", "a hop audit found this node's output wrong; it is quarantined"
+            )
+        if hop.plan.node_id in getattr(verdict, "withdrawn", ()):
+            raise hop.fail(
+                DISPUTED,
+                "a hop audit found this node and another disagreeing; neither serves "
+                "until a third node decides",
             )
 
     async def relay(self, frame: bytes) -> bytes:

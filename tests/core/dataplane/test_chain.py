@@ -16,7 +16,7 @@ from core.runtime.generate import generate_local
 from core.runtime.sampling import SamplingParams
 from core.runtime.sessions import SessionManager
 from core.runtime.shard import Shard
-from tests.core.dataplane.conftest import Key, Node, route_hops, ticket_for
+from tests.core.dataplane.conftest import Key, Node, route_hops, start_node, ticket_for
 from tests.support.hop_client import HopClient
 
 PROMPT = [5, 17, 99, 3, 250, 41]
@@ -110,3 +110,44 @@ def test_closing_a_session_frees_its_kv_cache_on_both_nodes(
     asyncio.run(remote_generate(a, b, tracker_key, 2, {"temperature": 0.0}))
     assert a.sessions.open_count == 0 and b.sessions.open_count == 0
     assert a.sessions.reserved_bytes == 0 and b.sessions.reserved_bytes == 0
+
+
+def test_a_whole_model_node_runs_a_later_hop_from_inside_its_shard(
+    nodes: tuple[Node, Node], tiny_model: Path, tracker_key: Key, reference_tail: Shard
+) -> None:
+    """Two nodes that each hold the whole model certify only this way (issue 22): the
+    second hop's shard starts at layer 0, yet it is opened at layer 2 and takes the
+    first hop's hidden states, not token ids."""
+    a, _ = nodes
+    whole = start_node(Key.from_seed(b"w" * 32), Shard.load(tiny_model, 0, 4), tracker_key)
+    try:
+        hops = [
+            {"node_id": a.key.node_id, "start": 0, "end": 2, "effective_start": 0},
+            {"node_id": whole.key.node_id, "start": 0, "end": 4, "effective_start": 2},
+        ]
+
+        async def run() -> list[int]:
+            ticket = ticket_for(tracker_key, hops, route_session_id="route-whole")
+            tokens: list[int] = []
+            async with HopClient(a.url) as hop_a, HopClient(whole.url) as hop_w:
+                await hop_a.open(ticket, len(PROMPT) + 4)
+                opened = await hop_w.open(ticket, len(PROMPT) + 4, {"temperature": 0.0})
+                assert opened["layers"] == [2, 4]
+                x, position = torch.tensor([PROMPT]), 0
+                for _ in range(4):
+                    hidden = (await hop_a.step({"input_ids": x}, position)).tensors["hidden"]
+                    reply = await hop_w.step({"hidden": hidden}, position)
+                    position += x.shape[1]
+                    tokens.append(int(reply.tensors["token_ids"][0]))
+                    x = torch.tensor([[tokens[-1]]])
+                receipt = verify_receipt(await hop_w.close(), whole.key.public)
+                assert (receipt.start, receipt.end) == (2, 4)
+                await hop_a.close()
+            return tokens
+
+        local = generate_local(
+            [a.shard, reference_tail], PROMPT, 4, SamplingParams(temperature=0.0)
+        )
+        assert asyncio.run(run()) == list(local)
+    finally:
+        whole.server.stop()

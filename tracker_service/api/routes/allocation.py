@@ -5,7 +5,10 @@ page does (who serves which layers), and a node asks before it has proven or
 registered anything. The answer is :func:`tracker_service.domain.allocation.choose_range`
 over the model's live nodes plus the ranges this tracker suggested in the last
 couple of minutes to nodes not registered yet, so nodes starting together are
-spread instead of all sent to the same hole.
+spread instead of all sent to the same hole. When those ranges hold no chain
+of two or more distinct nodes that the certifier could run through (two nodes
+that each hold the whole model), the answer is the range that completes one
+(``allocation.choose_completing``): without it the recipe stays dark for good.
 """
 
 from __future__ import annotations
@@ -21,7 +24,13 @@ from starlette.concurrency import run_in_threadpool
 from tracker_service.api.deps import Context, TrackerContext
 from tracker_service.api.routes import error_responses, refuse
 from tracker_service.api.schemas.allocation import AllocationPublic
-from tracker_service.domain.allocation import Placement, choose_range, layer_rates
+from tracker_service.domain.allocation import (
+    Placement,
+    arbiter_choice,
+    choose_completing,
+    choose_range,
+    layer_rates,
+)
 from tracker_service.services.rebalancing import PendingPlacements
 from tracker_service.store.allocation import ServingGroup, serving_groups
 
@@ -64,16 +73,33 @@ def _answer(
             "(layer_count) to be told where to start",
         )
     slots = group.slots if group else ()
-    placements = [Placement(s.start, s.end, s.rate) for s in slots]
+    # The asker's own entries (a restart, a re-ask) are where it will no longer be.
+    placements = [Placement(s.start, s.end, s.rate) for s in slots if s.node_id != node_id]
     pending_key = (model, recipe or "")
-    placements += pending.live(pending_key, {s.node_id for s in slots})
+    asker = {node_id} if node_id else set()
+    placements += pending.live(pending_key, {s.node_id for s in slots} | asker)
     speeds = [p.rate * (p.end - p.start) for p in placements if p.rate > 0]
     if speed is None or speed <= 0:
         speed = statistics.median(speeds) if speeds else 1.0
     rates = layer_rates(layer_count, placements)
     cap = uplink if uplink else math.inf
-    choice = choose_range(
-        layer_count, rates, max_layers=max_layers, speed=speed, model=model, uplink=cap
+    # An audit dispute waiting for its arbiter first: until it is decided the disputed
+    # nodes serve no one. Then a chain the certifier can run through: without one the
+    # model never serves.
+    arbiter = context.disputes.recruit(group.key, node_id, max_layers) if group else None
+    choice = (
+        arbiter_choice(layer_count, rates, arbiter, speed=speed, uplink=cap, model=model)
+        if arbiter
+        else None
+    )
+    choice = (
+        choice
+        or choose_completing(
+            layer_count, placements, max_layers=max_layers, speed=speed, uplink=cap, model=model
+        )
+        or choose_range(
+            layer_count, rates, max_layers=max_layers, speed=speed, model=model, uplink=cap
+        )
     )
     if choice.start is not None and choice.end is not None and node_id:
         rate = min(speed / (choice.end - choice.start), cap)

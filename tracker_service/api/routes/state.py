@@ -19,6 +19,7 @@ from tracker_service.api.status import (
     CURSOR_PATTERN,
     MAX_NODE_PAGE,
     NodePage,
+    apply_disputes,
     collect_state,
     decode_cursor,
 )
@@ -51,8 +52,10 @@ STATUS_PAGE_HEADERS = {
 
 
 def _state(context: TrackerContext, page: NodePage | None = None) -> StatePublic:
+    now = time.time()
     with context.database.session() as session:
-        return collect_state(session, now=time.time(), page=page)
+        state = collect_state(session, now=now, page=page)
+        return apply_disputes(session, state, context.disputes, now=now)
 
 
 @router.get("/api/v1/state", response_model=StatePublic, responses=error_responses(422))

@@ -11,7 +11,9 @@ class AllocationPublic(BaseModel):
     fits: bool = Field(description="false: no useful range fits in the node's memory")
     start: int | None = Field(default=None, description="first layer to serve")
     end: int | None = Field(default=None, description="one past the last layer (exclusive)")
-    reason: str = Field(description="hole, bottleneck, balanced or too-little-memory")
+    reason: str = Field(
+        description="hole, chain, arbiter, bottleneck, balanced or too-little-memory"
+    )
     sentence: str = Field(description="why this range, for the contributor")
     bottleneck_before: float = Field(description="slowest layer's tokens/s now")
     bottleneck_after: float = Field(description="slowest layer's tokens/s with this node")

@@ -86,7 +86,10 @@ class ModelHealthPublic(BaseModel):
     model_artifact_digest: str
     runtime_recipe_digest: str
     layer_count: int
-    status: str = Field(description="healthy, or broken where some layer has no live node")
+    status: str = Field(
+        description="healthy; broken where some layer has no live node; disputed where only "
+        "nodes in an open audit dispute (which serve no one until it is settled) cover some layer"
+    )
     detail: str
     live_nodes: int
     recipe_status: str
