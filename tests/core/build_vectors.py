@@ -190,6 +190,7 @@ _FAMILY_CONFIGS: dict[str, tuple[str, str, dict[str, Any]]] = {
         },
     ),
     "mistral-sliding": ("llama", "MistralForCausalLM", {"sliding_window": 4096}),
+    "qwen2": ("qwen2", "Qwen2ForCausalLM", {"use_sliding_window": False}),
     "qwen3": ("qwen3", "Qwen3ForCausalLM", {"head_dim": 128}),
     "phi3": ("phi3", "Phi3ForCausalLM", {"sliding_window": 2047}),
     "gemma2": (
