@@ -15,6 +15,11 @@ loaded from HF tensor names by ``shard.py`` and proven equal by the tests:
   length axis, so SDPA reads each cached key/value once instead of a repeated
   copy of the whole prefix per step.
 
+The families' switches (``families/``) act here: q/k norms, a sliding window
+(a decode step narrows the keys, a prefill masks them), soft-capped scores
+(computed outside SDPA), GeGLU, and Gemma's norms around attention and MLP
+outputs; the mixture-of-experts MLP is ``moe.py``.
+
 Shapes: B batch, T new positions, N = B*T, S cached positions incl. the new
 ones, H hidden, nh query heads, nkv kv heads, g = nh // nkv, hd head dim,
 nt = nh + 2*nkv.
