@@ -45,7 +45,7 @@ class Recipe:
     recipe_id: str
     recipe_version: str
     backend_id: str
-    architecture: str  # the runtime adapter family it applies to ("llama", "qwen2")
+    architecture: str  # the runtime adapter family it applies to (core/runtime/families)
     axes: Mapping[str, str] = field(default_factory=dict)
 
     @property

@@ -1,8 +1,10 @@
-"""`meshnet demo` (the whole network on one machine) and `meshnet chat` (a gateway client)."""
+"""`meshnet demo` (the whole network on one machine), `meshnet chat` (a gateway client)
+and `meshnet generate` (a whole model in this process)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from collections.abc import Sequence
@@ -31,7 +33,40 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.set_defaults(func=run_demo)
     chat.add_parser(subparsers)
+    generate = subparsers.add_parser(
+        "generate", help="generate from a local model in this process (greedy), no network"
+    )
+    generate.add_argument("--model", default=None, help="model folder or local model id")
+    generate.add_argument("--prompt", required=True)
+    generate.add_argument("--max-tokens", type=int, default=32)
+    generate.add_argument(
+        "--recipe", default=None, help="fp32 (default), bf16, int8, or a catalogue recipe id"
+    )
+    generate.add_argument(
+        "--chat", action="store_true", help="wrap the prompt in the chat template"
+    )
+    generate.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    generate.add_argument("--json", action="store_true", help="print token ids and text as JSON")
+    generate.set_defaults(func=run_generate)
     return parser
+
+
+def run_generate(args: argparse.Namespace) -> int:
+    from core.one_process_generate import generate
+
+    result = generate(
+        args.model,
+        args.prompt,
+        args.max_tokens,
+        recipe=args.recipe,
+        chat=args.chat,
+        device=args.device,
+    )
+    if args.json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False))
+    else:
+        print(result.text)
+    return 0
 
 
 def run_demo(args: argparse.Namespace) -> int:

@@ -1,4 +1,7 @@
-"""The shard runtime: layers [start, end) of a Llama-family model, with KV-cache sessions.
+"""The shard runtime: layers [start, end) of a decoder-only model, with KV-cache sessions.
+
+The families it computes (Llama, Mistral, Qwen2/3, Phi-3, Gemma 2/3, Mixtral,
+Qwen3-MoE) are adapters in ``families/`` over one set of modules.
 
 Public API (other packages import only these names):
 
@@ -12,7 +15,7 @@ Public API (other packages import only these names):
     SamplingParams(temperature, top_k, top_p, seed, logprobs)
     generate_local(shards, input_ids, max_new_tokens, sampling) -> token stream
 
-The model code is the project's own (see ``layers.py``); ``transformers`` is only
+The model code is the project's own (see ``layers.py``, ``moe.py``); ``transformers`` is only
 the reference the tests and benchmarks compare against.
 """
 

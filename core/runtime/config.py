@@ -1,10 +1,11 @@
 """Model hyper-parameters, read from a Hugging Face ``config.json``.
 
-One frozen dataclass for the whole Llama family the adapter computes: Llama 2/3
-(incl. "llama3" RoPE scaling), SmolLM, Mistral without sliding window and Qwen2
-(q/k/v bias). Anything the adapter would compute *differently* from the
-reference is refused here, at load time, with the field and value that made us
-refuse: a config we silently misread would produce plausible garbage tokens.
+One frozen dataclass for every family the runtime computes. The fields shared by
+all of them are read here; what a family adds (q/k norms, sliding windows,
+soft-capping, experts...) is read by its adapter in ``families/``. Anything the
+runtime would compute *differently* from the reference is refused at load time
+with the field and value that made us refuse: a config we silently misread would
+produce plausible garbage tokens.
 """
 
 from __future__ import annotations
@@ -16,21 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ModelError, UnsupportedArchitecture
-
-# model_type -> adapter family
-_FAMILIES = {"llama": "llama", "mistral": "llama", "qwen2": "qwen2"}
-_ARCH_CLASSES = {
-    "LlamaForCausalLM": "llama",
-    "MistralForCausalLM": "llama",
-    "Qwen2ForCausalLM": "qwen2",
-}
-ROPE_TYPES = ("default", "linear", "llama3")
-_LLAMA3_KEYS = ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings")
+from core.runtime.families import adapter_for
+from core.runtime.rope_config import rope_scaling, rope_theta, top_rope_params
 
 
 @dataclass(frozen=True)
 class ModelConfig:
-    architecture: str  # adapter family: "llama" | "qwen2"
+    architecture: str  # adapter family (core/runtime/families): "llama" | "qwen2" | "gemma2" ...
     vocab_size: int
     hidden_size: int
     intermediate_size: int
@@ -45,6 +38,23 @@ class ModelConfig:
     tie_word_embeddings: bool
     attention_bias: bool  # q/k/v projections carry a bias
     attention_out_bias: bool = False  # o_proj carries a bias (Llama attention_bias=True)
+    # -- what some families add (defaults: the Llama arithmetic) --------------------------
+    hidden_act: str = "silu"  # gated MLP activation: "silu" | "gelu_pytorch_tanh"
+    qk_norm: bool = False  # RMSNorm over each q and k head before RoPE (Qwen3, Gemma 3)
+    sandwich_norms: bool = False  # norms on the attention and MLP outputs too (Gemma)
+    norm_offset: float = 0.0  # RMSNorm scales by (offset + w): Gemma's 1 + w, folded at load
+    embed_scale: float | None = None  # embeddings times this (Gemma: sqrt(hidden))
+    query_scale: float | None = None  # attention scale; None = head_dim ** -0.5
+    attn_softcap: float | None = None  # scores -> cap * tanh(scores / cap) (Gemma 2)
+    final_softcap: float | None = None  # same on the logits
+    sliding_window: int | None = None  # a position sees itself and the window-1 before it
+    sliding_layers: tuple[int, ...] = ()  # the layers that attend over the window only
+    local_rope_theta: float | None = None  # sliding layers' own RoPE (Gemma 3)
+    local_rope_scaling: dict[str, Any] | None = None
+    num_experts: int = 0  # > 0: every layer's MLP is a mixture of experts
+    experts_per_token: int = 0
+    expert_intermediate_size: int = 0
+    norm_topk_prob: bool = True  # renormalise the chosen experts' weights to sum to 1
 
     @property
     def rope_type(self) -> str:
@@ -53,6 +63,14 @@ class ModelConfig:
     @property
     def q_per_kv(self) -> int:
         return self.num_heads // self.num_kv_heads
+
+    @property
+    def has_local_rope(self) -> bool:
+        return self.local_rope_theta is not None
+
+    def window(self, layer: int) -> int | None:
+        """The sliding window layer ``layer`` attends over, None for full attention."""
+        return self.sliding_window if layer in self.sliding_layers else None
 
     @classmethod
     def from_folder(cls, folder: Path) -> ModelConfig:
@@ -74,14 +92,15 @@ class ModelConfig:
 
     @classmethod
     def from_hf(cls, d: Mapping[str, Any]) -> ModelConfig:
-        family = _family(d)
+        adapter = adapter_for(d)
         try:
             hidden = int(d["hidden_size"])
             num_heads = int(d["num_attention_heads"])
             num_kv = int(d.get("num_key_value_heads") or num_heads)
             head_dim = int(d.get("head_dim") or hidden // num_heads)
-            cfg = cls(
-                architecture=family,
+            params = top_rope_params(d, per_layer_type=adapter.per_layer_rope)
+            common: dict[str, Any] = dict(
+                architecture=adapter.name,
                 vocab_size=int(d["vocab_size"]),
                 hidden_size=hidden,
                 intermediate_size=int(d["intermediate_size"]),
@@ -90,13 +109,14 @@ class ModelConfig:
                 num_kv_heads=num_kv,
                 head_dim=head_dim,
                 rms_norm_eps=float(d.get("rms_norm_eps", 1e-6)),
-                rope_theta=_rope_theta(d),
-                rope_scaling=_rope_scaling(d),
+                rope_theta=rope_theta(params, d),
+                rope_scaling=rope_scaling(params),
                 max_position_embeddings=int(d.get("max_position_embeddings", 2048)),
                 tie_word_embeddings=bool(d.get("tie_word_embeddings", False)),
-                attention_bias=family == "qwen2" or bool(d.get("attention_bias", False)),
-                attention_out_bias=family == "llama" and bool(d.get("attention_bias", False)),
+                attention_bias=bool(d.get("attention_bias", False)),
+                hidden_act=str(d.get("hidden_act", "silu")),
             )
+            cfg = cls(**{**common, **adapter.read_fields(d, common)})
         except KeyError as exc:
             raise ModelError(
                 f"config.json lacks the field {exc.args[0]!r}", reason="config-bad"
@@ -105,88 +125,21 @@ class ModelConfig:
             raise ModelError(
                 f"config.json has a malformed field: {exc}", reason="config-bad"
             ) from exc
-        _refuse_unsupported(d, cfg)
+        _refuse_unsupported(d, cfg, adapter.activations)
         return cfg
 
 
-def _family(d: Mapping[str, Any]) -> str:
-    model_type = d.get("model_type")
-    if isinstance(model_type, str) and model_type in _FAMILIES:
-        return _FAMILIES[model_type]
-    for arch in d.get("architectures") or ():
-        if arch in _ARCH_CLASSES:
-            return _ARCH_CLASSES[arch]
-    raise UnsupportedArchitecture(
-        f"model_type {model_type!r} (architectures {d.get('architectures')}) is not supported; "
-        f"this runtime computes {sorted(_FAMILIES)} models"
-    )
-
-
-def _rope_params(d: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    # transformers 5 writes "rope_parameters" (theta inside); older configs write
-    # "rope_theta" + "rope_scaling". Accept both.
-    params = d.get("rope_parameters")
-    if params is None:
-        params = d.get("rope_scaling")
-    if params is not None and not isinstance(params, Mapping):
+def _refuse_unsupported(
+    d: Mapping[str, Any], cfg: ModelConfig, activations: tuple[str, ...]
+) -> None:
+    if cfg.hidden_act not in activations:
         raise UnsupportedArchitecture(
-            f"rope parameters {params!r} are not a mapping", reason="unsupported-rope"
+            f"hidden_act {cfg.hidden_act!r} is not supported for {cfg.architecture} "
+            f"(only {', '.join(map(repr, activations))})"
         )
-    if params and any(isinstance(v, Mapping) for v in params.values()):
-        raise UnsupportedArchitecture(
-            f"per-layer-type rope parameters ({sorted(params)}) are not supported",
-            reason="unsupported-rope",
-        )
-    return params
-
-
-def _rope_theta(d: Mapping[str, Any]) -> float:
-    params = _rope_params(d) or {}
-    return float(params.get("rope_theta", d.get("rope_theta", 10000.0)))
-
-
-def _rope_scaling(d: Mapping[str, Any]) -> dict[str, Any] | None:
-    params = _rope_params(d)
-    if not params:
-        return None
-    rope_type = params.get("rope_type", params.get("type", "default"))
-    if rope_type not in ROPE_TYPES:
-        raise UnsupportedArchitecture(
-            f"rope_type {rope_type!r} is not supported; supported: {list(ROPE_TYPES)}",
-            reason="unsupported-rope",
-        )
-    if float(params.get("partial_rotary_factor", 1.0)) != 1.0:
-        raise UnsupportedArchitecture(
-            f"partial_rotary_factor {params['partial_rotary_factor']} is not supported (only 1.0)",
-            reason="unsupported-rope",
-        )
-    if rope_type == "default":
-        return None
-    scaling = {k: v for k, v in params.items() if k not in ("rope_theta", "type")}
-    scaling["rope_type"] = rope_type
-    required = ("factor",) if rope_type == "linear" else _LLAMA3_KEYS
-    missing = [k for k in required if k not in scaling]
-    if missing:
-        raise UnsupportedArchitecture(
-            f"rope_type {rope_type!r} needs {missing} in the rope parameters",
-            reason="unsupported-rope",
-        )
-    return scaling
-
-
-def _refuse_unsupported(d: Mapping[str, Any], cfg: ModelConfig) -> None:
-    act = d.get("hidden_act", "silu")
-    if act != "silu":
-        raise UnsupportedArchitecture(f"hidden_act {act!r} is not supported (only 'silu')")
     if d.get("mlp_bias"):
-        raise UnsupportedArchitecture("mlp_bias=true is not supported (SwiGLU without bias only)")
-    window = d.get("sliding_window")
-    use_window = d.get("use_sliding_window", cfg.architecture != "qwen2")
-    if window is not None and use_window and int(window) < cfg.max_position_embeddings:
         raise UnsupportedArchitecture(
-            f"sliding_window={window} is active (max_position_embeddings "
-            f"{cfg.max_position_embeddings}); this runtime computes full attention only",
-            reason="unsupported-sliding-window",
+            "mlp_bias=true is not supported (gated MLP without bias only)"
         )
     if cfg.num_heads % cfg.num_kv_heads:
         raise UnsupportedArchitecture(
@@ -195,6 +148,10 @@ def _refuse_unsupported(d: Mapping[str, Any], cfg: ModelConfig) -> None:
         )
     if cfg.head_dim % 2:
         raise UnsupportedArchitecture(f"head_dim {cfg.head_dim} is odd; RoPE needs it even")
+    if cfg.sliding_window is not None and cfg.sliding_window < 1:
+        raise ModelError(
+            f"config sliding_window={cfg.sliding_window} must be positive", reason="config-bad"
+        )
     for name in ("vocab_size", "hidden_size", "intermediate_size", "num_layers", "num_heads"):
         if getattr(cfg, name) <= 0:
             raise ModelError(

@@ -15,6 +15,11 @@ loaded from HF tensor names by ``shard.py`` and proven equal by the tests:
   length axis, so SDPA reads each cached key/value once instead of a repeated
   copy of the whole prefix per step.
 
+The families' switches (``families/``) act here: q/k norms, a sliding window
+(a decode step narrows the keys, a prefill masks them), soft-capped scores
+(computed outside SDPA), GeGLU, and Gemma's norms around attention and MLP
+outputs; the mixture-of-experts MLP is ``moe.py``.
+
 Shapes: B batch, T new positions, N = B*T, S cached positions incl. the new
 ones, H hidden, nh query heads, nkv kv heads, g = nh // nkv, hd head dim,
 nt = nh + 2*nkv.
@@ -85,14 +90,51 @@ def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin_signed: torch.Tensor) -> 
     return torch.addcmul(x * cos, swapped, sin_signed)
 
 
+def attend(
+    q: torch.Tensor,  # (B, nkv, L, hd)
+    k: torch.Tensor,  # (B, nkv, S, hd)
+    v: torch.Tensor,  # (B, nkv, S, hd)
+    mask: torch.Tensor | None,  # (L, S) bool, True = may attend
+    scale: float | None,
+    softcap: float | None,
+) -> torch.Tensor:  # (B, nkv, L, hd)
+    """SDPA, or where scores are soft-capped (Gemma 2) the same computed step by step
+    as the reference's eager attention: SDPA has no cap between product and softmax."""
+    if softcap is None:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
+    s = torch.matmul(q, k.transpose(-1, -2)) * (q.shape[-1] ** -0.5 if scale is None else scale)
+    s = torch.tanh(s / softcap) * softcap  # (B, nkv, L, S)
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf"))
+    return torch.matmul(torch.softmax(s, dim=-1, dtype=torch.float32).to(q.dtype), v)
+
+
 class Attention(nn.Module):
-    def __init__(self, cfg: ModelConfig) -> None:
+    def __init__(self, cfg: ModelConfig, layer: int = 0) -> None:
         super().__init__()
         self.n_head, self.n_kv, self.hd = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
         self.group = cfg.q_per_kv
         qkv_out = (self.n_head + 2 * self.n_kv) * self.hd
         self.qkv = nn.Linear(cfg.hidden_size, qkv_out, bias=cfg.attention_bias)
         self.o_proj = nn.Linear(self.n_head * self.hd, cfg.hidden_size, bias=cfg.attention_out_bias)
+        self.q_norm = RMSNorm(self.hd, cfg.rms_norm_eps) if cfg.qk_norm else None
+        self.k_norm = RMSNorm(self.hd, cfg.rms_norm_eps) if cfg.qk_norm else None
+        self.window = cfg.window(layer)  # None: attends over the whole prefix
+        self.local_rope = self.window is not None and cfg.has_local_rope
+        self.scale, self.softcap = cfg.query_scale, cfg.attn_softcap
+
+    @property
+    def kind(self) -> tuple[bool, int | None]:
+        """What the shard computes once per step for all layers alike: (rope, window)."""
+        return self.local_rope, self.window
+
+    def _norm_qk(self, qkv: torch.Tensor) -> torch.Tensor:  # (..., nt, hd)
+        """Qwen3 / Gemma 3: RMSNorm over each query and key head, before RoPE."""
+        assert self.q_norm is not None and self.k_norm is not None
+        nh, nkv = self.n_head, self.n_kv
+        q = self.q_norm(qkv.narrow(-2, 0, nh))
+        k = self.k_norm(qkv.narrow(-2, nh, nkv))
+        return torch.cat((q, k, qkv.narrow(-2, nh + nkv, nkv)), dim=-2)
 
     def forward(
         self,
@@ -106,7 +148,10 @@ class Attention(nn.Module):
         mask: torch.Tensor | None,  # (T*g, S) bool, None when T == 1
     ) -> torch.Tensor:
         nh, nkv, hd, g = self.n_head, self.n_kv, self.hd, self.group
-        qkv = apply_rope(mm(x, self.qkv).view(B, T, nh + 2 * nkv, hd), cos, sin)
+        qkv = mm(x, self.qkv).view(B, T, nh + 2 * nkv, hd)
+        if self.q_norm is not None:
+            qkv = self._norm_qk(qkv)
+        qkv = apply_rope(qkv, cos, sin)
         # new keys and values into the preallocated cache, in place, one copy
         cache.kv.narrow(2, pos, T).copy_(qkv.narrow(2, nh, 2 * nkv).transpose(1, 2))
         # query heads of one kv head side by side on the length axis: (B, nkv, T*g, hd)
@@ -118,8 +163,16 @@ class Attention(nn.Module):
         if q.dtype != cache.kv.dtype:
             q = q.to(cache.kv.dtype)
         end = pos + T
-        y = F.scaled_dot_product_attention(
-            q, cache.k.narrow(2, 0, end), cache.v.narrow(2, 0, end), attn_mask=mask
+        lo = 0
+        if T == 1 and self.window is not None:  # one position sees the window's last keys
+            lo = max(0, end - self.window)
+        y = attend(
+            q,
+            cache.k.narrow(2, lo, end - lo),
+            cache.v.narrow(2, lo, end - lo),
+            mask,
+            self.scale,
+            self.softcap,
         )  # (B, nkv, T*g, hd) in kv dtype
         if T == 1:
             y = y.view(B, nh * hd)
@@ -142,7 +195,10 @@ class Attention(nn.Module):
         own prefix exactly as its solo step would (one SDPA per row)."""
         nh, nkv, hd, g = self.n_head, self.n_kv, self.hd, self.group
         B = x.shape[0]
-        qkv = apply_rope(mm(x, self.qkv).view(B, nh + 2 * nkv, hd), cos, sin)
+        qkv = mm(x, self.qkv).view(B, nh + 2 * nkv, hd)
+        if self.q_norm is not None:
+            qkv = self._norm_qk(qkv)
+        qkv = apply_rope(qkv, cos, sin)
         # split once for all rows; the loop below is per-row Python, so it stays short
         kv_dtype = caches[0].kv.dtype
         q_all = qkv.narrow(1, 0, nh).reshape(B, 1, nkv, g, hd)
@@ -155,9 +211,10 @@ class Attention(nn.Module):
         ):
             full = cache.kv[:, :, : pos + 1]  # (1, 2 nkv, pos+1, hd)
             full[0, :, pos:].copy_(kv)
-            rows.append(
-                F.scaled_dot_product_attention(q, full[:, :nkv], full[:, nkv:]).view(1, nh * hd)
-            )
+            if self.window is not None:
+                full = full[:, :, max(0, pos + 1 - self.window) :]
+            y_row = attend(q, full[:, :nkv], full[:, nkv:], None, self.scale, self.softcap)
+            rows.append(y_row.view(1, nh * hd))
         y = torch.cat(rows)  # (B, nh*hd)
         if y.dtype != x.dtype:
             y = y.to(x.dtype)
@@ -165,25 +222,45 @@ class Attention(nn.Module):
 
 
 class MLP(nn.Module):
-    """SwiGLU: down(silu(gate(x)) * up(x)), gate and up fused."""
+    """Gated MLP: down(act(gate(x)) * up(x)), gate and up fused; act is SiLU (SwiGLU)
+    or tanh-approximated GELU (Gemma's GeGLU)."""
 
-    def __init__(self, cfg: ModelConfig) -> None:
+    def __init__(self, cfg: ModelConfig, intermediate_size: int | None = None) -> None:
         super().__init__()
-        self.gate_up = nn.Linear(cfg.hidden_size, 2 * cfg.intermediate_size, bias=False)
-        self.down = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+        inter = cfg.intermediate_size if intermediate_size is None else intermediate_size
+        self.gate_up = nn.Linear(cfg.hidden_size, 2 * inter, bias=False)
+        self.down = nn.Linear(inter, cfg.hidden_size, bias=False)
+        self.gelu = cfg.hidden_act == "gelu_pytorch_tanh"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (N, H)
         gate, up = mm(x, self.gate_up).chunk(2, dim=-1)  # (N, I) each
-        return mm(F.silu(gate).mul_(up), self.down)  # (N, H)
+        act = F.gelu(gate, approximate="tanh") if self.gelu else F.silu(gate)
+        return mm(act.mul_(up), self.down)  # (N, H)
 
 
 class Block(nn.Module):
-    def __init__(self, cfg: ModelConfig) -> None:
+    def __init__(self, cfg: ModelConfig, layer: int = 0) -> None:
         super().__init__()
+        from core.runtime.moe import MoE  # moe.py builds on this module's MLP
+
         self.input_norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
-        self.attn = Attention(cfg)
-        self.post_attention_norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
-        self.mlp = MLP(cfg)
+        self.attn = Attention(cfg, layer)
+        self.post_attention_norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)  # before the MLP
+        self.mlp: MLP | MoE = MoE(cfg) if cfg.num_experts else MLP(cfg)
+        # Gemma's sandwich: the attention and MLP outputs are normalised too
+        sandwich = cfg.sandwich_norms
+        self.attn_out_norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps) if sandwich else None
+        self.mlp_out_norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps) if sandwich else None
+
+    def _finish(self, x: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
+        """Residual adds around the attention output ``a`` and the MLP."""
+        if self.attn_out_norm is not None:
+            a = self.attn_out_norm(a)
+        h = x + a
+        m = self.mlp(self.post_attention_norm(h))
+        if self.mlp_out_norm is not None:
+            m = self.mlp_out_norm(m)
+        return h.add_(m)  # (N, H); h is ours to reuse
 
     def forward(
         self,
@@ -196,8 +273,7 @@ class Block(nn.Module):
         pos: int,
         mask: torch.Tensor | None,
     ) -> torch.Tensor:
-        h = x + self.attn(self.input_norm(x), B, T, cos, sin, cache, pos, mask)
-        return h.add_(self.mlp(self.post_attention_norm(h)))  # (N, H); h is ours to reuse
+        return self._finish(x, self.attn(self.input_norm(x), B, T, cos, sin, cache, pos, mask))
 
     def forward_rows(
         self,
@@ -207,8 +283,9 @@ class Block(nn.Module):
         caches: list[LayerCache],
         positions: list[int],
     ) -> torch.Tensor:  # (B, H): one position of each of B sessions
-        h = x + self.attn.forward_rows(self.input_norm(x), cos, sin, caches, positions)
-        return h.add_(self.mlp(self.post_attention_norm(h)))
+        return self._finish(
+            x, self.attn.forward_rows(self.input_norm(x), cos, sin, caches, positions)
+        )
 
 
 def rope_tables(
@@ -222,10 +299,16 @@ def rope_tables(
     return cos_h, sin_h
 
 
-def causal_group_mask(T: int, pos: int, group: int, device: torch.device) -> torch.Tensor | None:
-    """Row t*g+j (new position pos+t, query head j of its group) sees keys [0, pos+t]."""
+def causal_group_mask(
+    T: int, pos: int, group: int, device: torch.device, window: int | None = None
+) -> torch.Tensor | None:
+    """Row t*g+j (new position pos+t, query head j of its group) sees keys [0, pos+t],
+    or with a sliding window only keys (pos+t-window, pos+t]."""
     if T == 1:
-        return None  # one new position sees the whole cache
+        return None  # one new position sees the whole cache (a window narrows the keys)
     rows = torch.arange(T, device=device).repeat_interleave(group) + pos  # (T*g,)
     keys = torch.arange(pos + T, device=device)  # (S,)
-    return keys[None, :] <= rows[:, None]  # (T*g, S)
+    mask = keys[None, :] <= rows[:, None]  # (T*g, S)
+    if window is not None:
+        mask &= keys[None, :] > rows[:, None] - window
+    return mask

@@ -15,11 +15,15 @@ import torch
 from core.runtime.config import ModelConfig
 
 
-def inverse_frequencies(cfg: ModelConfig) -> torch.Tensor:
+def inverse_frequencies(cfg: ModelConfig, *, local: bool = False) -> torch.Tensor:
+    """The full-attention layers' frequencies, or with ``local`` the sliding layers' own
+    (Gemma 3 gives them another base)."""
     dim = cfg.head_dim
+    theta, scaling = cfg.rope_theta, cfg.rope_scaling
+    if local and cfg.local_rope_theta is not None:
+        theta, scaling = cfg.local_rope_theta, cfg.local_rope_scaling
     exponents = torch.arange(0, dim, 2, dtype=torch.int64, device="cpu").to(torch.float) / dim
-    inv_freq = 1.0 / (cfg.rope_theta**exponents)  # (hd/2,)
-    scaling = cfg.rope_scaling
+    inv_freq = 1.0 / (theta**exponents)  # (hd/2,)
     if scaling is None:
         return inv_freq
     if scaling["rope_type"] == "linear":
@@ -44,8 +48,10 @@ class RopeTable:
     so a reader holding the old pair still sees valid values for its positions.
     """
 
-    def __init__(self, cfg: ModelConfig, dtype: torch.dtype, device: torch.device) -> None:
-        self.inv_freq = inverse_frequencies(cfg).to(device)
+    def __init__(
+        self, cfg: ModelConfig, dtype: torch.dtype, device: torch.device, *, local: bool = False
+    ) -> None:
+        self.inv_freq = inverse_frequencies(cfg, local=local).to(device)
         self.dtype = dtype
         self.device = device
         self._lock = threading.Lock()

@@ -21,6 +21,8 @@ from torch import nn
 from core.errors import ConfigError, ModelError, RangeError
 from core.runtime.config import ModelConfig
 from core.runtime.dtypes import check_dtype_on_device, parse_device, parse_dtype
+from core.runtime.families import adapter_named
+from core.runtime.families.tensors import layer_state, layer_tensor_names, norm_weight
 from core.runtime.layers import Block, LayerCache, RMSNorm, causal_group_mask, mm, rope_tables
 from core.runtime.quant import (
     NO_QUANTIZATION,
@@ -35,41 +37,6 @@ from core.runtime.weights import WeightSource
 __all__ = ["Shard", "parse_dtype"]
 
 log = logging.getLogger(__name__)
-
-
-def _layer_names(i: int, cfg: ModelConfig) -> list[str]:
-    p = f"model.layers.{i}."
-    names = [p + "input_layernorm.weight", p + "post_attention_layernorm.weight"]
-    names += [p + f"self_attn.{x}_proj.weight" for x in "qkvo"]
-    if cfg.attention_bias:
-        names += [p + f"self_attn.{x}_proj.bias" for x in "qkv"]
-    if cfg.attention_out_bias:
-        names.append(p + "self_attn.o_proj.bias")
-    names += [p + f"mlp.{x}_proj.weight" for x in ("gate", "up", "down")]
-    return names
-
-
-def _layer_state(
-    i: int, local: int, t: dict[str, torch.Tensor], cfg: ModelConfig, dtype: torch.dtype
-) -> dict[str, torch.Tensor]:
-    """HF tensors of layer i -> our module names (fused q|k|v and gate|up)."""
-    p, m = f"model.layers.{i}.", f"layers.{local}."
-    attn = p + "self_attn."
-    state = {
-        m + "input_norm.weight": t[p + "input_layernorm.weight"],
-        m + "post_attention_norm.weight": t[p + "post_attention_layernorm.weight"],
-        m + "attn.qkv.weight": torch.cat([t[attn + f"{x}_proj.weight"] for x in "qkv"]),
-        m + "attn.o_proj.weight": t[attn + "o_proj.weight"],
-        m + "mlp.gate_up.weight": torch.cat(
-            [t[p + "mlp.gate_proj.weight"], t[p + "mlp.up_proj.weight"]]
-        ),
-        m + "mlp.down.weight": t[p + "mlp.down_proj.weight"],
-    }
-    if cfg.attention_bias:
-        state[m + "attn.qkv.bias"] = torch.cat([t[attn + f"{x}_proj.bias"] for x in "qkv"])
-    if cfg.attention_out_bias:
-        state[m + "attn.o_proj.bias"] = t[attn + "o_proj.bias"]
-    return {k: v.to(dtype) for k, v in state.items()}
 
 
 class Shard(nn.Module):
@@ -96,7 +63,7 @@ class Shard(nn.Module):
         self.files_opened: tuple[str, ...] = ()
         H, V = config.hidden_size, config.vocab_size
         self.embed = nn.Embedding(V, H) if self.is_first else None
-        blocks = tuple(Block(config) for _ in range(start, end))
+        blocks = tuple(Block(config, i) for i in range(start, end))
         self.layers = nn.ModuleList(blocks)
         self._blocks = blocks  # slicing a ModuleList builds a new one per step
         self.norm = RMSNorm(H, config.rms_norm_eps) if self.is_last else None
@@ -104,6 +71,11 @@ class Shard(nn.Module):
             nn.Linear(H, V, bias=False) if self.is_last else None
         )
         self.rope = RopeTable(config, compute_dtype, device)
+        # Gemma 3's sliding layers rotate with their own base
+        self.local_rope = (
+            RopeTable(config, compute_dtype, device, local=True) if config.has_local_rope else None
+        )
+        self._kinds = tuple(dict.fromkeys(b.attn.kind for b in blocks))
 
     @classmethod
     def load(
@@ -128,6 +100,12 @@ class Shard(nn.Module):
             raise ConfigError(
                 f"weight quantization {weight_quantization!r} is not supported; use one of "
                 f"{list(WEIGHT_QUANTIZATIONS)}",
+                reason="bad-quantization",
+            )
+        if weight_quantization != NO_QUANTIZATION and cfg.num_experts:
+            raise ConfigError(
+                f"{weight_quantization} weights are not built for mixture-of-experts models "
+                f"({cfg.architecture}); choose a float recipe",
                 reason="bad-quantization",
             )
         if weight_quantization != NO_QUANTIZATION and dtype != torch.float32:
@@ -172,12 +150,13 @@ class Shard(nn.Module):
         self, src: WeightSource, on_layer: Callable[[int, int], None] | None = None
     ) -> tuple[dict[str, torch.Tensor], list[str]]:
         cfg, dtype = self.config, self.compute_dtype
+        layout = adapter_named(cfg.architecture).layout
         state: dict[str, torch.Tensor] = {}
         names: list[str] = []
         total = self.end - self.start
         for local, i in enumerate(range(self.start, self.end)):
-            wanted = _layer_names(i, cfg)
-            state.update(_layer_state(i, local, src.load(wanted), cfg, dtype))
+            wanted = layer_tensor_names(i, cfg, layout)
+            state.update(layer_state(i, local, src.load(wanted), cfg, layout, dtype))
             names += wanted
             if on_layer is not None:
                 on_layer(local + 1, total)
@@ -186,7 +165,7 @@ class Shard(nn.Module):
             state["embed.weight"] = src.load(names[-1:])[names[-1]].to(dtype)
         if self.is_last:
             names.append("model.norm.weight")
-            state["norm.weight"] = src.load(names[-1:])[names[-1]].to(dtype)
+            state["norm.weight"] = norm_weight(src.load(names[-1:])[names[-1]], cfg, dtype)
             head = "lm_head.weight"
             if not src.has(head):
                 if not cfg.tie_word_embeddings:
@@ -269,7 +248,10 @@ class Shard(nn.Module):
     # -- compute (inputs validated by the session) -----------------------------------------
     def embed_tokens(self, ids: torch.Tensor) -> torch.Tensor:
         assert self.embed is not None
-        return F.embedding(ids, self.embed.weight)  # (B, T, H)
+        x = F.embedding(ids, self.embed.weight)  # (B, T, H)
+        if self.config.embed_scale is not None:  # Gemma: the scale rounded to the dtype first
+            x = x * torch.tensor(self.config.embed_scale, dtype=x.dtype, device=x.device)
+        return x
 
     def run_layers(
         self, x: torch.Tensor, pos: int, caches: Sequence[LayerCache], start_layer: int
@@ -277,19 +259,31 @@ class Shard(nn.Module):
         """Layers [start_layer, end) over x (B, T, H) at positions [pos, pos+T)."""
         B, T, H = x.shape
         cfg = self.config
-        cos, sin = self.rope.get(pos + T)
-        cos, sin = rope_tables(
-            cos.narrow(0, pos, T),
-            sin.narrow(0, pos, T),
-            cfg.num_heads + cfg.num_kv_heads,
-            cfg.num_kv_heads,
-        )
-        mask = causal_group_mask(T, pos, cfg.q_per_kv, x.device)
+        # per kind of layer (rope table, window), computed once for all its layers
+        per_kind = {
+            kind: (
+                *self._rope_rows(kind[0], pos + T, lambda t: t.narrow(0, pos, T)),
+                causal_group_mask(T, pos, cfg.q_per_kv, x.device, kind[1]),
+            )
+            for kind in self._kinds
+        }
         h = x.reshape(B * T, H)  # (N, H)
         blocks = self._blocks[start_layer - self.start :]
         for layer, cache in zip(blocks, caches, strict=True):
+            cos, sin, mask = per_kind[layer.attn.kind]
             h = layer(h, B, T, cos, sin, cache, pos, mask)
         return h.view(B, T, H)
+
+    def _rope_rows(
+        self, local: bool, end: int, rows: Callable[[torch.Tensor], torch.Tensor]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(rows, nt, hd) cos / sign-folded sin at the positions ``rows`` picks from the
+        (>= end, hd) table of the full-attention layers, or of the sliding ones (``local``)."""
+        table = self.local_rope if local and self.local_rope is not None else self.rope
+        cos, sin = table.get(end)
+        cfg = self.config
+        n_qk = cfg.num_heads + cfg.num_kv_heads
+        return rope_tables(rows(cos), rows(sin), n_qk, cfg.num_kv_heads)
 
     def run_layers_rows(
         self,
@@ -301,19 +295,18 @@ class Shard(nn.Module):
         """One decode position for each of B sessions, each at its own position with its
         own cache (see Attention.forward_rows); layers [start_layer, end)."""
         B, _, H = x.shape
-        cfg = self.config
-        cos, sin = self.rope.get(max(positions) + 1)
-        index = torch.tensor(list(positions), dtype=torch.int64, device=cos.device)
-        cos, sin = rope_tables(
-            cos.index_select(0, index),
-            sin.index_select(0, index),
-            cfg.num_heads + cfg.num_kv_heads,
-            cfg.num_kv_heads,
-        )  # (B, nt, hd): row i at its own position
+        index = torch.tensor(list(positions), dtype=torch.int64, device=self.device)
+        end = max(positions) + 1
+        # (B, nt, hd) each: row i at its own position, per rope table
+        tables = {
+            local: self._rope_rows(local, end, lambda t: t.index_select(0, index))
+            for local, _ in self._kinds
+        }
         h = x.reshape(B, H)
         blocks = self._blocks[start_layer - self.start :]
         pos = list(positions)
         for i, layer in enumerate(blocks):
+            cos, sin = tables[layer.attn.local_rope]
             h = layer.forward_rows(h, cos, sin, [c[i] for c in caches], pos)
         return h.view(B, 1, H)
 
@@ -329,4 +322,7 @@ class Shard(nn.Module):
             logits = torch.mm(head.weight, h.t()).t()  # (N, V)
         else:
             logits = mm(h, head)  # (N, V)
+        cap = self.config.final_softcap
+        if cap is not None:  # Gemma 2: logits -> cap * tanh(logits / cap)
+            logits = torch.tanh(logits / cap) * cap
         return logits.reshape(B, T, -1).float()

@@ -25,7 +25,13 @@ from core.recipe import (
     build_identity_block,
     parse_identity,
 )
-from core.signing import canonical_json, sha256_hex, signed_headers, signed_request_message
+from core.signing import (
+    canonical_json,
+    canonical_sha256,
+    sha256_hex,
+    signed_headers,
+    signed_request_message,
+)
 from tests.core.build_admission_vectors import ADMISSION_VECTORS, build_admission_vectors
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
@@ -169,6 +175,69 @@ _ARTIFACT: dict[str, Any] = {
 }
 
 
+# One vector per family the runtime computes: its catalogue fp32 recipe (the adapter
+# axis names the family) on an artifact whose architecture digest is the canonical
+# SHA-256 of a config.json carrying the fields only that family has. Those fields
+# (windows, soft-caps, q/k norms, experts) are hashed through the config digest, so a
+# family adds no recipe axis of its own: the adapter axis plus the config cover it.
+_FAMILY_CONFIGS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "llama3_2": (
+        "llama",
+        "LlamaForCausalLM",
+        {
+            "tie_word_embeddings": True,
+            "rope_parameters": {"rope_type": "llama3", "factor": 32.0, "rope_theta": 500000.0},
+        },
+    ),
+    "mistral-sliding": ("llama", "MistralForCausalLM", {"sliding_window": 4096}),
+    "qwen2": ("qwen2", "Qwen2ForCausalLM", {"use_sliding_window": False}),
+    "qwen3": ("qwen3", "Qwen3ForCausalLM", {"head_dim": 128}),
+    "phi3": ("phi3", "Phi3ForCausalLM", {"sliding_window": 2047}),
+    "gemma2": (
+        "gemma2",
+        "Gemma2ForCausalLM",
+        {"attn_logit_softcapping": 50.0, "final_logit_softcapping": 30.0, "sliding_window": 4096},
+    ),
+    "gemma3": (
+        "gemma3",
+        "Gemma3ForCausalLM",
+        {"sliding_window": 512, "query_pre_attn_scalar": 256},
+    ),
+    "mixtral": (
+        "mixtral",
+        "MixtralForCausalLM",
+        {"num_local_experts": 8, "num_experts_per_tok": 2},
+    ),
+    "qwen3-moe": (
+        "qwen3_moe",
+        "Qwen3MoeForCausalLM",
+        {"num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768},
+    ),
+}
+
+
+def _family_vectors() -> list[tuple[str, dict[str, Any]]]:
+    vectors = []
+    for name, (family, arch_class, fields) in _FAMILY_CONFIGS.items():
+        recipe_family = "qwen3-moe" if family == "qwen3_moe" else family
+        recipe = {
+            **_AXES_FP32,
+            "architecture_adapter": f"meshnet.{family}.v1",
+            "recipe_id": f"{recipe_family}-fp32",
+        }
+        config = {"architectures": [arch_class], "num_hidden_layers": 30, **fields}
+        block = _block(
+            recipe=recipe,
+            start=0,
+            end=30,
+            artifact_id=f"vector-{name}",
+            architecture=arch_class,
+            architecture_digest=canonical_sha256(config),
+        )
+        vectors.append((f"family-{name}-fp32", block))
+    return vectors
+
+
 def _block(
     *,
     recipe: dict[str, Any],
@@ -218,6 +287,7 @@ def _valid_vectors() -> list[tuple[str, dict[str, Any]]]:
         ),
         # same artifact and axes as whole-model-fp32 but int8 weights: another recipe digest
         ("whole-model-int8-weights", _block(recipe=_AXES_INT8, start=0, end=30)),
+        *_family_vectors(),
     ]
 
 

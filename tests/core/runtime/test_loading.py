@@ -84,13 +84,38 @@ BASE: dict[str, Any] = {
         ({"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"]}, "'gpt2'"),
         ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, "rope_type 'yarn'"),
         ({"rope_parameters": {"rope_type": "dynamic", "rope_theta": 1e4}}, "rope_type 'dynamic'"),
-        ({"model_type": "mistral", "sliding_window": 128}, "sliding_window=128 is active"),
+        ({"sliding_window": 128}, "sliding_window=128 is not supported: it is active"),
         (
             {"model_type": "qwen2", "use_sliding_window": True, "sliding_window": 64},
             "sliding_window=64",
         ),
         ({"hidden_act": "gelu"}, "hidden_act 'gelu'"),
         ({"rope_parameters": {"full_attention": {"rope_type": "default"}}}, "per-layer-type"),
+        ({"model_type": "gemma3_text", "use_bidirectional_attention": True}, "bidirectional"),
+        ({"model_type": "gemma2", "hidden_activation": "gelu"}, "hidden_act 'gelu'"),
+        (
+            {"model_type": "gemma2", "sliding_window": 8, "layer_types": ["chunked"] * 4},
+            "layer_types='chunked'",
+        ),
+        (
+            {
+                "model_type": "qwen3_moe",
+                "num_experts": 4,
+                "num_experts_per_tok": 2,
+                "moe_intermediate_size": 32,
+                "mlp_only_layers": [1],
+            },
+            "mlp_only_layers",
+        ),
+        (
+            {"model_type": "mixtral", "num_local_experts": 2, "num_experts_per_tok": 3},
+            "num_experts_per_tok=3",
+        ),
+        ({"model_type": "phi3", "rope_parameters": {"rope_type": "longrope"}}, "'longrope'"),
+        (
+            {"model_type": "phi3", "rope_parameters": {"partial_rotary_factor": 0.75}},
+            "partial_rotary_factor",
+        ),
         ({"num_key_value_heads": 3}, "not a multiple of num_key_value_heads 3"),
     ],
 )

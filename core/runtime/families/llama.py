@@ -1,0 +1,60 @@
+"""Llama (2, 3, 3.2, SmolLM), Mistral and Qwen2: the plain pre-norm SwiGLU block."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from core.runtime.families.base import FamilyAdapter, refuse, window_everywhere
+
+
+def _llama_fields(d: Mapping[str, Any], common: Mapping[str, Any]) -> dict[str, Any]:
+    bias = bool(d.get("attention_bias", False))
+    fields: dict[str, Any] = {"attention_out_bias": bias}
+    if d.get("model_type") == "mistral" or "MistralForCausalLM" in (d.get("architectures") or ()):
+        return {**fields, **window_everywhere(d, common)}
+    # transformers' Llama ignores a sliding_window field; one that would matter is refused
+    window = d.get("sliding_window")
+    if (
+        window is not None
+        and d.get("use_sliding_window", True)
+        and int(window) < common["max_position_embeddings"]
+    ):
+        refuse(
+            "sliding_window",
+            window,
+            f"it is active (max_position_embeddings {common['max_position_embeddings']}) "
+            "on a model_type the reference computes with full attention",
+            reason="unsupported-sliding-window",
+        )
+    return fields
+
+
+def _qwen2_fields(d: Mapping[str, Any], common: Mapping[str, Any]) -> dict[str, Any]:
+    window = d.get("sliding_window")
+    if (
+        window is not None
+        and d.get("use_sliding_window", False)
+        and int(window) < common["max_position_embeddings"]
+    ):
+        refuse(
+            "sliding_window",
+            window,
+            "Qwen2's sliding window (max_window_layers) is not computed; full attention only",
+            reason="unsupported-sliding-window",
+        )
+    return {"attention_bias": True, "attention_out_bias": False}  # q/k/v bias, o without
+
+
+LLAMA = FamilyAdapter(
+    name="llama",
+    model_types=("llama", "mistral"),
+    arch_classes=("LlamaForCausalLM", "MistralForCausalLM"),
+    read_fields=_llama_fields,
+)
+QWEN2 = FamilyAdapter(
+    name="qwen2",
+    model_types=("qwen2",),
+    arch_classes=("Qwen2ForCausalLM",),
+    read_fields=_qwen2_fields,
+)
