@@ -15,7 +15,7 @@ Public API (other packages import only these names):
     SamplingParams(temperature, top_k, top_p, seed, logprobs)
     generate_local(shards, input_ids, max_new_tokens, sampling) -> token stream
 
-The model code is the project's own (see ``layers.py``, ``moe.py``); ``transformers`` is only
+The model code is the project's own (see ``layers.py``); ``transformers`` is only
 the reference the tests and benchmarks compare against.
 """
 

@@ -18,7 +18,7 @@ loaded from HF tensor names by ``shard.py`` and proven equal by the tests:
 The families' switches (``families/``) act here: q/k norms, a sliding window
 (a decode step narrows the keys, a prefill masks them), soft-capped scores
 (computed outside SDPA), GeGLU, and Gemma's norms around attention and MLP
-outputs; the mixture-of-experts MLP is ``moe.py``.
+outputs; the mixture-of-experts MLP is ``MoE``.
 
 Shapes: B batch, T new positions, N = B*T, S cached positions incl. the new
 ones, H hidden, nh query heads, nkv kv heads, g = nh // nkv, hd head dim,
@@ -238,11 +238,40 @@ class MLP(nn.Module):
         return mm(act.mul_(up), self.down)  # (N, H)
 
 
+class MoE(nn.Module):
+    """A mixture-of-experts MLP (Mixtral, Qwen3-MoE): top-k routing over whole experts.
+
+    Each row's router picks ``k`` experts by softmax probability; the row's output is
+    the weighted sum of those experts' gated MLPs. Experts run in ascending order and
+    add into the output with ``index_add_``, as the reference does, so a row's sum is
+    formed in the same order. A node holds every expert of its layers.
+    (N rows, H hidden, E experts, k experts per row.)"""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.router = nn.Linear(cfg.hidden_size, cfg.num_experts, bias=False)
+        self.experts = nn.ModuleList(
+            MLP(cfg, cfg.expert_intermediate_size) for _ in range(cfg.num_experts)
+        )
+        self.top_k = cfg.experts_per_token
+        self.renormalise = cfg.norm_topk_prob
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (N, H)
+        probs = torch.softmax(mm(x, self.router).float(), dim=-1)  # (N, E) float32
+        weights, chosen = torch.topk(probs, self.top_k, dim=-1)  # (N, k) each
+        if self.renormalise:
+            weights = weights / weights.sum(dim=-1, keepdim=True)
+        out = torch.zeros_like(x)
+        for e in chosen.unique().tolist():  # ascending
+            rows, slot = torch.where(chosen == e)  # rows routed to e, and at which rank
+            y = self.experts[e](x[rows]) * weights[rows, slot, None]  # (n_e, H)
+            out.index_add_(0, rows, y.to(out.dtype))
+        return out  # (N, H)
+
+
 class Block(nn.Module):
     def __init__(self, cfg: ModelConfig, layer: int = 0) -> None:
         super().__init__()
-        from core.runtime.moe import MoE  # moe.py builds on this module's MLP
-
         self.input_norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.attn = Attention(cfg, layer)
         self.post_attention_norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)  # before the MLP

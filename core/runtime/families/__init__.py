@@ -4,7 +4,7 @@ An adapter names a family (the recipe catalogue's ``architecture``), reads the
 config fields only that family has into ``ModelConfig`` (refusing values it
 would compute differently from the reference) and says where the family's
 checkpoint keeps each tensor (``TensorLayout``). The modules themselves are
-shared (``layers.py``, ``moe.py``): a family is a set of switches on them.
+shared (``layers.py``): a family is a set of switches on them.
 
     llama   Llama 2/3/3.2, SmolLM, Mistral (sliding window)   families/llama.py
     qwen2   Qwen2 (q/k/v bias)                                  families/llama.py
