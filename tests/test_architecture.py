@@ -213,3 +213,61 @@ def test_the_drawing_names_every_layer() -> None:
         if f"`{prefix}`" not in drawing
     ]
     assert not missing, f"docs/architecture.md does not name {missing}"
+
+
+# core/ and app/ (docs/architecture.md, "The node" and "The app"): modules a part of
+# the package must never import. A key is a module prefix; each value a prefix it may
+# not reach. Matching takes the whole dotted name or a dotted prefix of it.
+INNER_FORBIDDEN: dict[str, tuple[str, ...]] = {
+    # the one error tree imports nothing from core
+    "core.errors": ("core.",),
+    # the model code stands alone
+    "core.runtime": (
+        "core.node",
+        "core.jobs",
+        "core.dataplane",
+        "core.doctor",
+        "core.tracker_client",
+        "core.models",
+    ),
+    "core.dataplane": ("core.node", "core.doctor", "core.tracker_client", "core.jobs"),
+    "core.doctor": ("core.node", "core.jobs", "core.dataplane"),
+    "core.doctor_probe": ("core.node", "core.jobs", "core.dataplane"),
+    "core.admission": ("core.node", "core.jobs", "core.dataplane"),
+    "core.placement": ("core.node", "core.jobs", "core.dataplane"),
+    "core.jobs": ("core.node", "core.dataplane"),
+    # the GUI runs the node as a child: it never loads the node, the demo or torch
+    "app.ui": ("app.cli", "app.demo", "core.node", "torch"),
+    "app.demo": ("app.cli",),
+}
+
+
+def _within(module: str, prefix: str) -> bool:
+    if prefix.endswith("."):
+        return module.startswith(prefix)
+    return module == prefix or module.startswith(prefix + ".")
+
+
+@pytest.mark.parametrize("part", sorted(INNER_FORBIDDEN))
+def test_core_and_app_parts_import_only_what_the_drawing_allows(part: str) -> None:
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, targets in GRAPH.items()
+        if _within(module, part)
+        for target in targets
+        for banned in INNER_FORBIDDEN[part]
+        if _within(target, banned) and not _within(target, part)
+    )
+    assert not wrong, "\n".join(wrong)
+
+
+def test_nothing_in_core_imports_the_node_lifecycle() -> None:
+    """core.node is the top: only app.cli (and core.node itself) import it."""
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, targets in GRAPH.items()
+        if module.startswith("core.") and not _within(module, "core.node")
+        for target in targets
+        if _within(target, "core.node")
+    )
+    assert not wrong, "\n".join(wrong)
