@@ -104,6 +104,7 @@ class Node:
         self._transport = transport  # tests: httpx.MockTransport for tracker error paths
         self._lifecycle = threading.RLock()  # start, pause, resume and stop take turns
         self._cancel = CancelToken()  # set by stop/pause to interrupt start-up
+        self._stop_reason: str | None = None  # the reason code of the stop in progress
         self._stopped = threading.Event()
         self._serving: ServingLoop | None = None
         self._server: DataPlaneServer | None = None
@@ -168,8 +169,10 @@ class Node:
             try:
                 self._start()
             except Cancelled:
+                why, reason = self._cancel.why, self._stop_reason
                 self._teardown()
-                self.set_state(NodeState.STOPPED, "stopped before serving began")
+                said = "stopped before serving began"
+                self.set_state(NodeState.STOPPED, f"{said}: {why}" if why else said, reason)
                 raise
             except CapabilityAdmissionError as exc:
                 self.gate(Gate.ADMISSION, GateState.FAILED, exc.message, exc.reason)
@@ -430,22 +433,29 @@ class Node:
             self._teardown()
             self.set_state(NodeState.PAUSED, sentence)
 
-    def stop(self) -> None:
-        """Drain: leave routing first, let open sessions finish, then close the data plane."""
-        self._cancel.cancel()
+    def stop(self, why: str = "", reason: str | None = None) -> None:
+        """Drain: leave routing first, let open sessions finish, then close the data plane.
+
+        ``why`` and ``reason`` say in the stopped state what asked for the stop
+        (e.g. the end of a controlling stdin), so an operator is not left guessing.
+        """
+        self._stop_reason = reason
+        self._cancel.cancel(why)
+        stopped = f"stopped: {why}" if why else "stopped"
         with self._lifecycle:
             try:
                 if self.state in _IDLE and not self._holds_anything():
                     if self.state is NodeState.PAUSED:
-                        self.set_state(NodeState.STOPPED, "stopped")
+                        self.set_state(NodeState.STOPPED, stopped, reason)
                     return
                 self.set_state(NodeState.DRAINING, "leaving routing and finishing open sessions")
                 self._leave_routing_and_drain()
                 self._teardown()
-                self.set_state(NodeState.STOPPED, "stopped")
+                self.set_state(NodeState.STOPPED, stopped, reason)
             finally:
                 self._stopped.set()
                 self._cancel.reset()
+                self._stop_reason = None
 
     def _holds_anything(self) -> bool:
         return any(

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
+from app.node_command import STDIN_CONTROL
 from app.ui.json_child import node_argv
 from app.ui.settings_store import SettingsStore
 from app.ui.wizard_pages import (
@@ -58,7 +59,7 @@ class ImportPage(ChildPage):
         self.layout_.addStretch(1)
 
     def argv(self) -> list[str]:
-        return self.node_command("models", "import-default", "--json")
+        return self.node_command("models", "import-default", "--json", *STDIN_CONTROL)
 
     def before_start(self) -> None:
         self.status.setText("Preparing the default model for this computer…")
@@ -95,7 +96,12 @@ class TestPage(ChildPage):
     def argv(self) -> list[str]:
         start, end = self.state.layers or (0, 1)
         return self.node_command(
-            "doctor", "--json", "--layers", f"{start}:{end}", *self.state.node_options()
+            "doctor",
+            "--json",
+            *STDIN_CONTROL,
+            "--layers",
+            f"{start}:{end}",
+            *self.state.node_options(),
         )
 
     def before_start(self) -> None:
