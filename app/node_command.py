@@ -129,4 +129,11 @@ def child_environment(base: dict[str, str] | None = None) -> dict[str, str]:
 
 def jobs_run_argv(settings: NodeSettings, *, frozen: bool | None = None) -> list[str]:
     """``meshnet-node jobs run``: the batch executor the app runs while not serving."""
-    return [*node_base_argv(frozen=frozen), "jobs", "run", "--tracker", settings.tracker_url]
+    return [
+        *node_base_argv(frozen=frozen),
+        "jobs",
+        "run",
+        "--tracker",
+        settings.tracker_url,
+        *STDIN_CONTROL,
+    ]
