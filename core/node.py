@@ -59,13 +59,21 @@ from core.placement import Capacity
 from core.progress import STAGE_PROBE, Cancelled, CancelToken, Progress
 from core.runtime.kv_budget import default_kv_budget_bytes
 from core.runtime.sessions import SessionManager
-from core.tracker_client import Registration, TrackerClient, TrackerRefused, TrackerUnreachable
+from core.tracker_client import (
+    STALE_REASONS,
+    Registration,
+    TrackerClient,
+    TrackerRefused,
+    TrackerUnreachable,
+)
 
 log = logging.getLogger(__name__)
 
 __all__ = ["Node", "NodeSettings"]
 
 REASON_INTERNAL = "internal-error"
+# A report is proven again once it is this fraction of the binding age limit old.
+REPROVE_AT_FRACTION = 0.5
 
 
 class Doctor(Protocol):
@@ -117,6 +125,9 @@ class Node:
         self.placement = NodePlacement(self, capacity)  # which layers; rebalancing moves
         self.state = NodeState.STOPPED
         self.registration: Registration | None = None
+        # The tracker's report age limit from its last registration answer (kept across
+        # re-registrations; None until a tracker said it).
+        self._tracker_max_age_s: float | None = None
         self.relay = NodeRelay(self)  # serving through a relay when the tracker cannot dial us
 
     # -- events ------------------------------------------------------------------------
@@ -238,9 +249,9 @@ class Node:
             join_token=self.settings.join_token,
             transport=self._transport,
         )
-        self.register()
+        self.register_fresh()
         if self.relay.after_registration():  # --relay: the link is up, register its endpoint
-            self.register()
+            self.register_fresh()
         # A stop asked while the tracker was answering: the teardown deregisters.
         self._cancel.check("registering")
         self.set_state(NodeState.SERVING, "serving")
@@ -319,11 +330,21 @@ class Node:
         self._report = admit(advertised_requirement(self.settings, outcome, context.device), report)
         self.gate(Gate.ADMISSION, GateState.PASSED, "a fresh capability report covers this shard")
 
+    @property
+    def report_max_age_s(self) -> float:
+        """The freshness limit that binds: this node's gate's, or the tracker's if lower."""
+        limit = self.settings.report_max_age_s
+        if self._tracker_max_age_s is not None:
+            limit = min(limit, self._tracker_max_age_s)
+        return limit
+
     def report_is_stale(self, now: float | None = None) -> bool:
+        """Is the report due to be proven again? Past half the binding limit it is, so
+        a report the node sends is always well inside the tracker's limit."""
         if self._report is None:
             return True
         age = (time.time() if now is None else now) - self._report.validated_at
-        return age > self.settings.report_max_age_s
+        return age >= self.report_max_age_s * REPROVE_AT_FRACTION
 
     def _start_data_plane(self, outcome: DoctorOutcome) -> None:
         assert outcome.shard is not None and outcome.identity_block is not None
@@ -381,6 +402,8 @@ class Node:
             raise
         self._tracker_key = b64decode(registration.tracker_public_key)
         self.registration = registration
+        if registration.capability_max_age_s is not None:
+            self._tracker_max_age_s = registration.capability_max_age_s
         fingerprint = block["fingerprint"]
         self.gate(
             Gate.REGISTRATION,
@@ -405,6 +428,19 @@ class Node:
             status=status,
             detail=registration.recipe_detail,
         )
+
+    def register_fresh(self) -> None:
+        """:meth:`register`; when the tracker refuses the report as stale (its age limit
+        is lower than this node's, or the clocks differ), prove the layers again with a
+        real forward and register once more, by itself."""
+        try:
+            self.register()
+        except TrackerRefused as exc:
+            if exc.reason not in STALE_REASONS:
+                raise
+            log.warning("the tracker found the report stale (%s): proving again", exc.detail)
+            self.reprove()
+            self.register()
 
     @property
     def open_sessions(self) -> int:
