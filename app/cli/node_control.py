@@ -169,7 +169,7 @@ class CommandQueue:
 def cancel_on_stop(
     token: CancelToken, platform: str = sys.platform, *, stdin_control: bool = False
 ) -> None:
-    """Let one-shot commands (doctor, import, jobs run) be stopped as ``run`` is.
+    """Let one-shot commands (doctor, import) be stopped as ``run`` is.
 
     A stop signal sets ``token``, and with ``stdin_control`` (``--control
     stdin``) so do a ``stop`` line and the end of stdin (the stop then says
