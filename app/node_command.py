@@ -17,6 +17,10 @@ from typing import Protocol
 
 # An installer may point the app at its bundled node with this variable.
 NODE_EXECUTABLE_ENV = "MESHNET_NODE_EXECUTABLE"
+# The app speaks to its children on stdin (stop, pause, resume, snapshot) and
+# closes it to stop them, so it asks for that explicitly: without the flag a
+# node ignores stdin and runs until signalled (app/cli/node_control.py).
+STDIN_CONTROL = ("--control", "stdin")
 
 
 class NodeSettings(Protocol):
@@ -77,7 +81,7 @@ def node_run_argv(
     forward.
     """
     argv = [*node_base_argv(frozen=frozen), "run", "--tracker", settings.tracker_url]
-    argv += ["--events", "json", *_model_flags(settings)]
+    argv += ["--events", "json", *STDIN_CONTROL, *_model_flags(settings)]
     if report_path:
         argv += ["--report", report_path]
     return argv
@@ -85,7 +89,13 @@ def node_run_argv(
 
 def node_doctor_argv(settings: NodeSettings, *, frozen: bool | None = None) -> list[str]:
     """``meshnet-node doctor --json`` for the same model, layers, device and cap."""
-    return [*node_base_argv(frozen=frozen), "doctor", "--json", *_model_flags(settings)]
+    return [
+        *node_base_argv(frozen=frozen),
+        "doctor",
+        "--json",
+        *STDIN_CONTROL,
+        *_model_flags(settings),
+    ]
 
 
 def node_hardware_argv(settings: NodeSettings, *, frozen: bool | None = None) -> list[str]:
@@ -99,7 +109,7 @@ def node_hardware_argv(settings: NodeSettings, *, frozen: bool | None = None) ->
 
 
 def import_default_model_argv(*, frozen: bool | None = None) -> list[str]:
-    return [*node_base_argv(frozen=frozen), "models", "import-default", "--json"]
+    return [*node_base_argv(frozen=frozen), "models", "import-default", "--json", *STDIN_CONTROL]
 
 
 def child_environment(base: dict[str, str] | None = None) -> dict[str, str]:
@@ -119,4 +129,11 @@ def child_environment(base: dict[str, str] | None = None) -> dict[str, str]:
 
 def jobs_run_argv(settings: NodeSettings, *, frozen: bool | None = None) -> list[str]:
     """``meshnet-node jobs run``: the batch executor the app runs while not serving."""
-    return [*node_base_argv(frozen=frozen), "jobs", "run", "--tracker", settings.tracker_url]
+    return [
+        *node_base_argv(frozen=frozen),
+        "jobs",
+        "run",
+        "--tracker",
+        settings.tracker_url,
+        *STDIN_CONTROL,
+    ]

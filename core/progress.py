@@ -63,12 +63,16 @@ class CancelToken:
 
     def __init__(self) -> None:
         self._event = threading.Event()
+        self.why = ""  # why it was cancelled, when the canceller knows (said in the stop)
 
-    def cancel(self) -> None:
+    def cancel(self, why: str = "") -> None:
+        if why and not self._event.is_set():
+            self.why = why
         self._event.set()
 
     def reset(self) -> None:
         self._event.clear()
+        self.why = ""
 
     @property
     def cancelled(self) -> bool:
@@ -76,7 +80,8 @@ class CancelToken:
 
     def check(self, where: str = "") -> None:
         if self._event.is_set():
-            raise Cancelled(f"stopped while {where}" if where else "stopped")
+            said = f"stopped while {where}" if where else "stopped"
+            raise Cancelled(f"{said}: {self.why}" if self.why else said)
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._event.wait(timeout)

@@ -48,6 +48,11 @@ class ReRegisterRequired(TrackerRefused):
     """The tracker no longer knows this node (expired, restarted): register again."""
 
 
+# The tracker's refusal of a capability report that aged out: the seed's code, and the
+# one trackers before the seed's codes answered with.
+STALE_REASONS = frozenset({"stale", "capability-stale"})
+
+
 @dataclass(frozen=True)
 class Registration:
     node_id: str
@@ -57,6 +62,8 @@ class Registration:
     recipe_detail: str
     session_expires_at: float
     raw: Mapping[str, Any]
+    # The oldest report the tracker admits; None from a tracker that does not say.
+    capability_max_age_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -168,6 +175,7 @@ class TrackerClient:
             recipe_detail=str(recipe.get("detail", "")),
             session_expires_at=float(session.get("expires_at", 0.0)),
             raw=data,
+            capability_max_age_s=_positive_or_none(data.get("capability_max_age_s")),
         )
 
     def _check_key(self, public_key_b64: str) -> None:
@@ -306,3 +314,12 @@ def _refusal(response: httpx.Response) -> TrackerRefused:
             detail = str(inner)
     kind = ReRegisterRequired if reason == RE_REGISTER else TrackerRefused
     return kind(response.status_code, reason, detail)
+
+
+def _positive_or_none(value: Any) -> float | None:
+    """A positive finite number of seconds from the tracker, or None (absent or nonsense)."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return None
+    return seconds if 0 < seconds < float("inf") else None

@@ -3,22 +3,23 @@
 Out: one JSON object per line on stdout (``NodeEvent.to_dict()``), or the
 human text form. In: one command per line on stdin — ``stop``, ``pause``,
 ``resume``, ``snapshot``, as a plain word or ``{"command": "..."}`` — read
-only when stdin is a pipe, so a node started from a terminal or with stdin on
-/dev/null (the demo) is not stopped by an empty stdin. End of the pipe means
-``stop``: an app that dies (even by kill -9) closes the pipe, and its node
-leaves the network instead of staying registered as an orphan. Signals that
+only with ``--control stdin``, the flag the app passes. Stdin is the app's
+protocol, not a default: a node started by a script, a process supervisor or a
+``Popen`` whose inherited pipe reaches its end must keep serving until it is
+signalled. With ``--control stdin`` the end of the pipe means ``stop`` (an app
+that dies, even by kill -9, closes the pipe, and its node leaves the network
+instead of staying registered as an orphan), and the stop says so. Signals that
 ask a process to end (SIGTERM, SIGINT, and SIGBREAK on Windows, where a
-console's Ctrl-Break is the only such signal) are ``stop`` too.
+console's Ctrl-Break is the only such signal) are ``stop`` always.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
-import os
 import queue
 import signal
-import stat
 import sys
 import threading
 from typing import IO, Any
@@ -29,6 +30,31 @@ from core.progress import CancelToken
 log = logging.getLogger(__name__)
 
 COMMANDS = ("stop", "pause", "resume", "snapshot")
+# Put on the queue when a controlling stdin ends: a stop that can say why.
+STDIN_ENDED = "__stdin-ended__"
+CONTROL_NONE = "none"
+CONTROL_STDIN = "stdin"
+REASON_STDIN_CLOSED = "stdin-closed"
+STDIN_ENDED_WHY = (
+    "stdin ended, and with --control stdin the end of stdin means stop (the app that "
+    "started this process closed its pipe or went away)"
+)
+
+
+def add_control_argument(parser: argparse.ArgumentParser) -> None:
+    """``--control stdin``: obey commands on stdin, and stop when it ends (the app's flag)."""
+    parser.add_argument(
+        "--control",
+        choices=(CONTROL_NONE, CONTROL_STDIN),
+        default=CONTROL_NONE,
+        help="stdin: read stop/pause/resume/snapshot from stdin and stop when it ends "
+        "(how the app runs its children); none (default): ignore stdin and run until "
+        "SIGTERM or Ctrl-C",
+    )
+
+
+def stdin_controls(args: argparse.Namespace) -> bool:
+    return getattr(args, "control", CONTROL_NONE) == CONTROL_STDIN
 
 
 class EventPrinter:
@@ -89,21 +115,6 @@ def parse_command(line: str) -> str | None:
     return None
 
 
-def stdin_is_pipe(stream: IO[str] | None = None) -> bool:
-    """True when stdin is a pipe (an app's QProcess or Popen(stdin=PIPE)), on every OS.
-
-    On Windows, os.fstat reports anonymous and named pipes as FIFOs too.
-    """
-    stream = stream if stream is not None else sys.stdin
-    if stream is None:
-        return False
-    try:
-        mode = os.fstat(stream.fileno()).st_mode
-    except (OSError, ValueError, AttributeError):
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
 def stop_signals(platform: str = sys.platform) -> list[signal.Signals]:
     """The signals that mean "stop" on this OS."""
     names = ["SIGTERM", "SIGINT"]
@@ -128,7 +139,7 @@ class CommandQueue:
             return None
 
     def read_stdin(self, stream: IO[str]) -> threading.Thread:
-        """Feed commands from ``stream`` on a daemon thread; its end is a ``stop``."""
+        """Feed commands from ``stream`` on a daemon thread; its end is :data:`STDIN_ENDED`."""
 
         def read() -> None:
             try:
@@ -138,7 +149,7 @@ class CommandQueue:
                         self.put(command)
             except (OSError, ValueError) as exc:
                 log.info("stdin closed: %s", exc)
-            self.put("stop")
+            self.put(STDIN_ENDED)
 
         reader = threading.Thread(target=read, name="meshnet-stdin", daemon=True)
         reader.start()
@@ -155,21 +166,28 @@ class CommandQueue:
                 log.debug("cannot handle %s here", signum)
 
 
-def cancel_on_stop(token: CancelToken, platform: str = sys.platform) -> None:
+def cancel_on_stop(
+    token: CancelToken, platform: str = sys.platform, *, stdin_control: bool = False
+) -> None:
     """Let one-shot commands (doctor, import) be stopped as ``run`` is.
 
-    A ``stop`` line on a stdin pipe, the pipe's end, or a stop signal sets
-    ``token``; the running step ends at its next progress point and cleans up
-    (an import removes its staging folder) instead of dying half-way.
+    A stop signal sets ``token``, and with ``stdin_control`` (``--control
+    stdin``) so do a ``stop`` line and the end of stdin (the stop then says
+    why); the running step ends at its next progress point and cleans up (an
+    import removes its staging folder) instead of dying half-way.
     """
     commands = CommandQueue()
     commands.install_signals(platform)
-    if stdin_is_pipe():
+    if stdin_control:
         commands.read_stdin(sys.stdin)
 
     def watch() -> None:
         while True:
-            if commands.get(3600.0) == "stop":
+            command = commands.get(3600.0)
+            if command == STDIN_ENDED:
+                token.cancel(STDIN_ENDED_WHY)
+                return
+            if command == "stop":
                 token.cancel()
                 return
 

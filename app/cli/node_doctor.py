@@ -15,7 +15,7 @@ import json
 import sys
 
 from app.cli import arguments
-from app.cli.node_control import cancel_on_stop
+from app.cli.node_control import add_control_argument, cancel_on_stop, stdin_controls
 from core.capability import CapabilityReport
 from core.doctor import DEFAULT_DEADLINE_S, DoctorRequest, run_doctor
 from core.events import KIND_PROGRESS, NodeEvent
@@ -68,6 +68,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="print only the report as JSON; progress goes to stderr as JSON lines",
     )
+    add_control_argument(doctor)
     doctor.set_defaults(func=doctor_command)
 
 
@@ -97,7 +98,7 @@ def doctor_command(args: argparse.Namespace) -> int:
         memory_cap_bytes=None if args.memory_cap_mb is None else args.memory_cap_mb * 1024**2,
     )
     stop = CancelToken()
-    cancel_on_stop(stop)
+    cancel_on_stop(stop, stdin_control=stdin_controls(args))
     outcome = run_doctor(request, progress=ProgressPrinter(args.json), cancel=stop)
     if args.json:
         if outcome.report_path is not None:

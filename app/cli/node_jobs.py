@@ -1,26 +1,44 @@
-"""`meshnet-node jobs run | logout` — run batch jobs from a tracker when not serving.
+"""`meshnet-node jobs run | login | logout` — run batch jobs from a tracker when not serving.
 
-``run`` registers this node as an executor (signed with the node key), keeps the
-session credential per tracker URL (OS keyring, or a 0600 file), and runs the
-pull loop of ``core.jobs.loop`` until stopped, ``--once`` task, ``--max-tasks``
-accepted, or ``--idle-exit`` seconds without work. Log lines on stderr are JSON.
+``run`` reuses the session credential saved for the tracker's URL (OS keyring,
+or the 0600 file of ``--credentials-file``) until the tracker refuses it as
+expired or unknown; only then, or when none is saved, does it register this
+node as an executor again (signed with the node key). It runs the pull loop of
+``core.jobs.loop`` until stopped, ``--once`` task, ``--max-tasks`` accepted, or
+``--idle-exit`` seconds without work. Log lines on stderr are JSON. Stdin is
+read only with ``--control stdin`` (the app's flag): then ``stop`` or the end
+of stdin ends the executor, and its last log line says which.
+
+``login`` is the manual-token form: it saves a session credential the operator
+was handed for a tracker, keyed by the tracker's normalised URL, in the same
+store ``run`` reads.
 """
 
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import logging
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from types import FrameType
 
+from app.cli import arguments
+from app.cli.node_control import (
+    STDIN_ENDED,
+    STDIN_ENDED_WHY,
+    CommandQueue,
+    add_control_argument,
+    stdin_controls,
+)
 from app.cli.node_identity import add_identity_arguments
 from core.jobs.archives import DEFAULT_MAX_BYTES, DEFAULT_MAX_MEMBERS
 from core.jobs.client import JobsClient
-from core.jobs.credentials import CredentialStore
+from core.jobs.credentials import CredentialStore, normalize
 from core.jobs.loop import ExecutorLoop
 from core.jobs.runner import SubprocessRunner
 from core.keystore import load_or_create_identity
@@ -74,8 +92,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="most files one archive input may hold",
     )
     _credential_arguments(run)
+    add_control_argument(run)
     add_identity_arguments(run)
     run.set_defaults(func=run_jobs)
+    login = verbs.add_parser("login", help="save a session credential for a tracker (manual token)")
+    login.add_argument("--tracker", required=True, type=arguments.tracker_url)
+    login.add_argument("--token", default=None, help="the credential (asked for when omitted)")
+    _credential_arguments(login)
+    login.set_defaults(func=login_jobs)
     logout = verbs.add_parser("logout", help="forget the session credential for a tracker")
     logout.add_argument("--tracker", required=True)
     _credential_arguments(logout)
@@ -121,16 +145,13 @@ def run_jobs(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     log = logging.getLogger("meshnet.jobs")
-    backoff = 1.0
-    while not loop.stop_event.is_set():  # the first registration retries like any outage
-        try:
-            client.register()
-            break
-        except Exception as exc:
-            log.warning(json.dumps({"event": "registration failed", "error": str(exc)}))
-            if loop.stop_event.wait(backoff):
-                return 0
-            backoff = min(backoff * 2, 30.0)
+    if stdin_controls(args):
+        _stop_on_stdin(loop.stop_event, log)
+    if client.has_session:
+        # Reused until the tracker refuses it; the client registers again then.
+        log.info(json.dumps({"event": "reusing the saved session credential"}))
+    elif not _register_until_stopped(client, loop.stop_event, log):
+        return 0
     log.info(
         json.dumps(
             {"event": "executor started", "node": identity.node_id, "tracker": client.base_url}
@@ -149,6 +170,67 @@ def run_jobs(args: argparse.Namespace) -> int:
         )
     )
     client.close()
+    return 0
+
+
+def _register_until_stopped(
+    client: JobsClient, stop_event: threading.Event, log: logging.Logger
+) -> bool:
+    """The first registration retries like any outage; False when stopped meanwhile."""
+    backoff = 1.0
+    while not stop_event.is_set():
+        try:
+            client.register()
+            return True
+        except Exception as exc:
+            log.warning(json.dumps({"event": "registration failed", "error": str(exc)}))
+            if stop_event.wait(backoff):
+                return False
+            backoff = min(backoff * 2, 30.0)
+    return False
+
+
+def _stop_on_stdin(stop_event: threading.Event, log: logging.Logger) -> None:
+    """``--control stdin``: a ``stop`` line or the end of stdin ends the executor."""
+    commands = CommandQueue()
+    commands.read_stdin(sys.stdin)
+
+    def watch() -> None:
+        while True:
+            command = commands.get(3600.0)
+            if command == STDIN_ENDED:
+                log.warning(json.dumps({"event": "stopping", "why": STDIN_ENDED_WHY}))
+            elif command == "stop":
+                log.info(json.dumps({"event": "stopping", "why": "a stop command on stdin"}))
+            else:
+                continue
+            stop_event.set()
+            return
+
+    threading.Thread(target=watch, name="meshnet-jobs-stdin", daemon=True).start()
+
+
+def login_jobs(args: argparse.Namespace) -> int:
+    """Save a manual session credential for ``--tracker`` (keyring, or the named file)."""
+    try:
+        token = args.token if args.token is not None else getpass.getpass("Session token: ")
+    except EOFError:  # no terminal and nothing on stdin: say so, not a traceback
+        print(
+            "meshnet-node: no session token was given; pass --token or type it when asked "
+            "[bad-config]",
+            file=sys.stderr,
+        )
+        return 2
+    token = token.strip()
+    if not token:
+        print(
+            "meshnet-node: an empty session token was given; nothing saved [bad-config]",
+            file=sys.stderr,
+        )
+        return 2
+    store = CredentialStore(args.credentials_file)
+    store.save(args.tracker, token)
+    print(f"saved the session credential for {normalize(args.tracker)} ({store.describe()})")
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from app.cli.node_control import cancel_on_stop
+from app.cli.node_control import add_control_argument, cancel_on_stop, stdin_controls
 from app.cli.node_doctor import ProgressPrinter
 from core.models.default_model import DEFAULT_MODEL_ID, ensure_default_model
 from core.models.local import list_local_models
@@ -23,6 +23,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help='progress as JSON lines on stderr; {"path", "model_id"} on stdout',
     )
+    add_control_argument(import_default_parser)
     import_default_parser.set_defaults(func=import_default)
     verbs.add_parser("list", help="local models, sizes and digests").set_defaults(func=list_models)
 
@@ -31,7 +32,7 @@ def import_default(args: argparse.Namespace) -> int:
     """Import once (staged, then renamed: a killed import leaves no half model)."""
     as_json = bool(getattr(args, "json", False))
     stop = CancelToken()
-    cancel_on_stop(stop)
+    cancel_on_stop(stop, stdin_control=stdin_controls(args))
     folder = ensure_default_model(progress=reporter(ProgressPrinter(as_json), stop))
     if as_json:
         print(json.dumps({"path": str(folder), "model_id": DEFAULT_MODEL_ID}), flush=True)

@@ -19,13 +19,21 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app.cli import arguments
-from app.cli.node_control import CommandQueue, EventPrinter, stdin_is_pipe
+from app.cli.node_control import (
+    REASON_STDIN_CLOSED,
+    STDIN_ENDED,
+    STDIN_ENDED_WHY,
+    CommandQueue,
+    EventPrinter,
+    add_control_argument,
+    stdin_controls,
+)
 from app.cli.node_identity import add_identity_arguments
 from core.errors import MeshnetError
 from core.events import NodeEvent, NodeState
 from core.join_tokens import save_join_token
 from core.keystore import load_or_create_identity
-from core.node.lifecycle import Node, NodeSettings
+from core.node import Node, NodeSettings
 from core.node_network import network_to_serve
 from core.progress import Cancelled
 
@@ -98,6 +106,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="serve a range at least S seconds before a rebalancing move (default 600)",
     )
     run.add_argument("--events", choices=("text", "json"), default="text", help="event format")
+    add_control_argument(run)
     add_identity_arguments(run)
     run.set_defaults(func=run_node)
 
@@ -133,11 +142,17 @@ def run_node(args: argparse.Namespace) -> int:
         relay=args.relay,
         relay_url=args.relay_url,
     )
-    return supervise(Node(settings, identity), printer)
+    return supervise(Node(settings, identity), printer, stdin_control=stdin_controls(args))
 
 
-def supervise(node: Node, printer: Callable[[NodeEvent], None]) -> int:
-    """Start the node and obey commands until a stop (0) or a refusal or error (2)."""
+def supervise(
+    node: Node, printer: Callable[[NodeEvent], None], *, stdin_control: bool = False
+) -> int:
+    """Start the node and obey commands until a stop (0) or a refusal or error (2).
+
+    Commands come from stop signals always, and from stdin only with
+    ``stdin_control`` (``--control stdin``); without it stdin is never read.
+    """
     commands = CommandQueue()
 
     def on_event(event: NodeEvent) -> None:
@@ -147,7 +162,7 @@ def supervise(node: Node, printer: Callable[[NodeEvent], None]) -> int:
 
     node.bus.subscribe(on_event, replay=False)
     commands.install_signals()
-    if stdin_is_pipe():
+    if stdin_control:
         commands.read_stdin(sys.stdin)
     printer(node.snapshot_event())
     workers = [_in_background(node.start, "meshnet-start")]
@@ -162,11 +177,14 @@ def supervise(node: Node, printer: Callable[[NodeEvent], None]) -> int:
         elif command == "resume":
             if node.state in (NodeState.PAUSING, NodeState.PAUSED):  # resume waits for the pause
                 workers.append(_in_background(node.resume, "meshnet-resume"))
-        elif command in ("stop", _FAILED):
-            node.stop()
+        elif command in ("stop", STDIN_ENDED, _FAILED):
+            why, reason = ("", None)
+            if command == STDIN_ENDED:
+                why, reason = STDIN_ENDED_WHY, REASON_STDIN_CLOSED
+            node.stop(why, reason)
             for worker in workers:
                 worker.join(60.0)
-            node.stop()  # a start that began after the first stop is stopped too
+            node.stop(why, reason)  # a start that began after the first stop is stopped too
             return EXIT_FAILED if command == _FAILED else EXIT_STOPPED
 
 

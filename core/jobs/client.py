@@ -95,6 +95,11 @@ class JobsClient:
     def node_id(self) -> str:
         return self.identity.node_id
 
+    @property
+    def has_session(self) -> bool:
+        """A session credential is at hand (saved by an earlier run, or by ``jobs login``)."""
+        return self._session is not None
+
     def close(self) -> None:
         self._http.close()
 

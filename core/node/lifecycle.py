@@ -63,13 +63,21 @@ from core.placement import Capacity
 from core.progress import STAGE_PROBE, Cancelled, CancelToken, Progress
 from core.runtime.kv_budget import default_kv_budget_bytes
 from core.runtime.sessions import SessionManager
-from core.tracker_client import Registration, TrackerClient, TrackerRefused, TrackerUnreachable
+from core.tracker_client import (
+    STALE_REASONS,
+    Registration,
+    TrackerClient,
+    TrackerRefused,
+    TrackerUnreachable,
+)
 
 log = logging.getLogger(__name__)
 
 __all__ = ["Node", "NodeSettings"]
 
 REASON_INTERNAL = "internal-error"
+# A report is proven again once it is this fraction of the binding age limit old.
+REPROVE_AT_FRACTION = 0.5
 
 
 class Doctor(Protocol):
@@ -108,6 +116,7 @@ class Node:
         self._transport = transport  # tests: httpx.MockTransport for tracker error paths
         self._lifecycle = threading.RLock()  # start, pause, resume and stop take turns
         self._cancel = CancelToken()  # set by stop/pause to interrupt start-up
+        self._stop_reason: str | None = None  # the reason code of the stop in progress
         self._stopped = threading.Event()
         self._serving: ServingLoop | None = None
         self._server: DataPlaneServer | None = None
@@ -128,6 +137,9 @@ class Node:
         )
         self.state = NodeState.STOPPED
         self.registration: Registration | None = None
+        # The tracker's report age limit from its last registration answer (kept across
+        # re-registrations; None until a tracker said it).
+        self._tracker_max_age_s: float | None = None
         self.relay = NodeRelay(self)  # serving through a relay when the tracker cannot dial us
 
     # -- events ------------------------------------------------------------------------
@@ -180,8 +192,10 @@ class Node:
             try:
                 self._start()
             except Cancelled:
+                why, reason = self._cancel.why, self._stop_reason
                 self._teardown()
-                self.set_state(NodeState.STOPPED, "stopped before serving began")
+                said = "stopped before serving began"
+                self.set_state(NodeState.STOPPED, f"{said}: {why}" if why else said, reason)
                 raise
             except CapabilityAdmissionError as exc:
                 self.gate(Gate.ADMISSION, GateState.FAILED, exc.message, exc.reason)
@@ -243,9 +257,9 @@ class Node:
         self._cancel.check("registering")
         self.set_state(NodeState.REGISTERING, f"registering with {self.settings.tracker_url}")
         self._client = self._tracker_client()
-        self.register()
+        self.register_fresh()
         if self.relay.after_registration():  # --relay: the link is up, register its endpoint
-            self.register()
+            self.register_fresh()
         # A stop asked while the tracker was answering: the teardown deregisters.
         self._cancel.check("registering")
         self.set_state(NodeState.SERVING, "serving")
@@ -333,11 +347,21 @@ class Node:
         self._report = admit(advertised_requirement(self.settings, outcome, context.device), report)
         self.gate(Gate.ADMISSION, GateState.PASSED, "a fresh capability report covers this shard")
 
+    @property
+    def report_max_age_s(self) -> float:
+        """The freshness limit that binds: this node's gate's, or the tracker's if lower."""
+        limit = self.settings.report_max_age_s
+        if self._tracker_max_age_s is not None:
+            limit = min(limit, self._tracker_max_age_s)
+        return limit
+
     def report_is_stale(self, now: float | None = None) -> bool:
+        """Is the report due to be proven again? Past half the binding limit it is, so
+        a report the node sends is always well inside the tracker's limit."""
         if self._report is None:
             return True
         age = (time.time() if now is None else now) - self._report.validated_at
-        return age > self.settings.report_max_age_s
+        return age >= self.report_max_age_s * REPROVE_AT_FRACTION
 
     def _start_data_plane(self, outcome: DoctorOutcome) -> None:
         assert outcome.shard is not None and outcome.identity_block is not None
@@ -400,6 +424,8 @@ class Node:
             raise
         self._tracker_key = b64decode(registration.tracker_public_key)
         self.registration = registration
+        if registration.capability_max_age_s is not None:
+            self._tracker_max_age_s = registration.capability_max_age_s
         fingerprint = block["fingerprint"]
         self.gate(
             Gate.REGISTRATION,
@@ -424,6 +450,19 @@ class Node:
             status=status,
             detail=registration.recipe_detail,
         )
+
+    def register_fresh(self) -> None:
+        """:meth:`register`; when the tracker refuses the report as stale (its age limit
+        is lower than this node's, or the clocks differ), prove the layers again with a
+        real forward and register once more, by itself."""
+        try:
+            self.register()
+        except TrackerRefused as exc:
+            if exc.reason not in STALE_REASONS:
+                raise
+            log.warning("the tracker found the report stale (%s): proving again", exc.detail)
+            self.reprove()
+            self.register()
 
     @property
     def open_sessions(self) -> int:
@@ -513,22 +552,29 @@ class Node:
             self._teardown()
             self.set_state(NodeState.PAUSED, sentence)
 
-    def stop(self) -> None:
-        """Drain: leave routing first, let open sessions finish, then close the data plane."""
-        self._cancel.cancel()
+    def stop(self, why: str = "", reason: str | None = None) -> None:
+        """Drain: leave routing first, let open sessions finish, then close the data plane.
+
+        ``why`` and ``reason`` say in the stopped state what asked for the stop
+        (e.g. the end of a controlling stdin), so an operator is not left guessing.
+        """
+        self._stop_reason = reason
+        self._cancel.cancel(why)
+        stopped = f"stopped: {why}" if why else "stopped"
         with self._lifecycle:
             try:
                 if self.state in _IDLE and not self._holds_anything():
                     if self.state is NodeState.PAUSED:
-                        self.set_state(NodeState.STOPPED, "stopped")
+                        self.set_state(NodeState.STOPPED, stopped, reason)
                     return
                 self.set_state(NodeState.DRAINING, "leaving routing and finishing open sessions")
                 self._leave_routing_and_drain()
                 self._teardown()
-                self.set_state(NodeState.STOPPED, "stopped")
+                self.set_state(NodeState.STOPPED, stopped, reason)
             finally:
                 self._stopped.set()
                 self._cancel.reset()
+                self._stop_reason = None
 
     def _holds_anything(self) -> bool:
         return any(

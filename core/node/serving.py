@@ -11,6 +11,16 @@ past the live window) the node registers again. The seed gates every
 registration, so a report older than the gate's freshness limit is not
 resent: a fresh probe runs through the loaded shard first and the gate judges
 that one.
+
+Freshness: the tracker says in its registration answer how old a report it
+admits (``capability_max_age_s``). Once the report is half that old (or half
+the node's own gate limit, if lower) the loop proves the layers again with a
+real forward through the loaded shard and registers the fresh report, while
+serving goes on, so a long-serving node's report never ages out. Should the
+tracker still refuse a registration as ``stale`` (older trackers said
+``capability-stale``), the node proves again and registers once more by itself. Every
+registration made here, the relayed endpoint's included, goes through that
+age check.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ from core.node.relay import NodeRelay
 from core.node.settings import NodeSettings
 from core.progress import Cancelled
 from core.tracker_client import (
+    STALE_REASONS,
     HeartbeatAck,
     ReRegisterRequired,
     TrackerClient,
@@ -98,6 +109,9 @@ class ServingLoop:
         self._last_gate: dict[Gate, tuple[object, ...]] = {}
         self._started = time.monotonic()
         self._thread = threading.Thread(target=self._run, name="meshnet-heartbeat", daemon=True)
+        # Proving again runs beside the heartbeats: a slow forward must not make the
+        # node miss its live window.
+        self._refresher: threading.Thread | None = None
 
     def start(self) -> None:
         self._thread.start()
@@ -105,8 +119,10 @@ class ServingLoop:
     def stop(self, timeout_s: float = 30.0) -> None:
         """Ask the loop to end and wait for it (an in-flight request finishes first)."""
         self._stop.set()
-        if self._thread is not threading.current_thread() and self._thread.is_alive():
-            self._thread.join(timeout_s)
+        here = threading.current_thread()
+        for thread in (self._thread, self._refresher):
+            if thread is not None and thread is not here and thread.is_alive():
+                thread.join(timeout_s)
 
     @property
     def alive(self) -> bool:
@@ -125,6 +141,8 @@ class ServingLoop:
                 return
             if time.monotonic() >= next_beat:
                 try:
+                    if node.report_is_stale():
+                        self._start_refresh()
                     interval, backoff = self._beat(interval, backoff)
                 except Cancelled:
                     return
@@ -149,21 +167,18 @@ class ServingLoop:
                 throughput=node.throughput,
             )
         except ReRegisterRequired as exc:
-            self._set_state(NodeState.REGISTERING, f"re-registering: {exc.detail}", exc.reason)
-            try:
-                self.reregister()
-            except (Cancelled, CapabilityAdmissionError):
-                raise
-            except MeshnetError as failed:
-                self._set_state(NodeState.RECONNECTING, str(failed), failed.reason)
-                return backoff, min(backoff * 2, MAX_BACKOFF_S)
-            self._set_state(NodeState.SERVING, "serving")
-            return node.heartbeat_interval_s, 1.0
+            return self._reregister_or_back_off(
+                f"re-registering: {exc.detail}", exc.reason, backoff
+            )
         except TrackerUnreachable as exc:
             # Only here, once serving, does the node keep retrying (a first registration exits).
             self._set_state(NodeState.RECONNECTING, f"{exc} The node keeps retrying.", exc.reason)
             return backoff, min(backoff * 2, MAX_BACKOFF_S)
         except TrackerRefused as exc:
+            if exc.reason in STALE_REASONS:  # the report aged out at the tracker: prove again
+                return self._reregister_or_back_off(
+                    f"re-proving: {exc.detail}", exc.reason, backoff, reprove=True
+                )
             if exc.reason in OUT_OF_ROUTING:
                 # Tell the operator why routes stopped (the tray shows the sentence), and
                 # keep asking slowly: only the tracker's operator can lift it.
@@ -188,23 +203,72 @@ class ServingLoop:
         self.apply_view(ack)
         return ack.heartbeat_interval_s, 1.0
 
-    def _register_relayed(self) -> None:
-        """The relay link is up: tell the tracker to reach this node through it."""
+    def _reregister_or_back_off(
+        self, sentence: str, reason: str, backoff: float, *, reprove: bool = False
+    ) -> tuple[float, float]:
+        self._set_state(NodeState.REGISTERING, sentence, reason)
         try:
-            self._node.register()
+            self.reregister(reprove=reprove)
+        except (Cancelled, CapabilityAdmissionError):
+            raise
+        except MeshnetError as failed:
+            self._set_state(NodeState.RECONNECTING, str(failed), failed.reason)
+            return backoff, min(backoff * 2, MAX_BACKOFF_S)
+        self._set_state(NodeState.SERVING, "serving")
+        return self._node.heartbeat_interval_s, 1.0
+
+    def _register_relayed(self) -> None:
+        """The relay link is up: tell the tracker to reach this node through it (with a
+        report young enough for the tracker: the age is checked first, as everywhere)."""
+        try:
+            self.reregister()
+        except (Cancelled, CapabilityAdmissionError):
+            raise
         except MeshnetError as exc:  # the next heartbeat's refusal re-registers again
             log.warning("registering the relayed endpoint failed", extra={"error": str(exc)})
 
-    def reregister(self) -> None:
-        """Register again; prove the shard afresh first when the report aged out."""
+    def _start_refresh(self) -> None:
+        """Prove the layers again on a thread of its own, unless that is under way."""
+        if self._refresher is not None and self._refresher.is_alive():
+            return
+        self._refresher = threading.Thread(
+            target=self._refresh_report, name="meshnet-reprove", daemon=True
+        )
+        self._refresher.start()
+
+    def _refresh_report(self) -> None:
+        """Prove the layers again before the report ages out, and register the fresh one.
+
+        Serving and heartbeats go on meanwhile (the state stays what it is); a
+        registration the tracker cannot take now is tried again at the next beat.
+        A fresh report that does not pass ends serving, as at re-registration.
+        """
+        log.info("the capability report is due: proving the layers again")
+        try:
+            self._node.reprove()
+            if not self._stop.is_set():
+                self._node.register_fresh()
+        except Cancelled:
+            return
+        except CapabilityAdmissionError as exc:
+            self._set_state(NodeState.REFUSED, exc.message, exc.reason)
+            self._stop.set()  # this node may not register any more: the heartbeats end
+        except MeshnetError as exc:
+            log.warning("refreshing the capability report failed: %s [%s]", exc, exc.reason)
+        except Exception:  # a bug must not pass silently, nor end serving
+            log.exception("refreshing the capability report failed unexpectedly")
+
+    def reregister(self, *, reprove: bool = False) -> None:
+        """Register again; prove the shard afresh first when the report is due (or
+        ``reprove``: the tracker said it aged out)."""
         node = self._node
-        if node.report_is_stale():
+        if reprove or node.report_is_stale():
             self._set_state(
                 NodeState.PROBING, "the capability report is too old: running a new test forward"
             )
             node.reprove()
             self._set_state(NodeState.REGISTERING, "re-registering with a fresh report")
-        node.register()
+        node.register_fresh()
 
     def _set_state(self, state: NodeState, message: str, reason: str | None = None) -> None:
         if not self._stop.is_set():  # a pause or stop in progress owns the state now

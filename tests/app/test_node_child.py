@@ -23,8 +23,16 @@ from typing import Any
 import httpx
 import pytest
 
-from app.cli.node_control import EventPrinter, parse_command, stdin_is_pipe, stop_signals
+from app.cli.node_control import (
+    STDIN_ENDED,
+    STDIN_ENDED_WHY,
+    CommandQueue,
+    EventPrinter,
+    parse_command,
+    stop_signals,
+)
 from core.events import Gate, GateState, NodeEvent, NodeState
+from core.progress import Cancelled, CancelToken
 from tests.tracker_service.server_process import TrackerProcess
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,6 +51,7 @@ class NodeChild:
             "--identity-file", str(home / "identity.key"),
             "--device", "cpu",
             "--events", "json",
+            "--control", "stdin",
             *extra,
         ]  # fmt: skip
         self.process = subprocess.Popen(
@@ -212,6 +221,9 @@ def test_closing_stdin_stops_the_node_and_it_leaves_the_network(
         child.process.stdin.close()  # what a killed app leaves behind
         assert child.exit_code() == 0, child.stderr
         assert _listed(tracker, node_id)["live"] is False  # type: ignore[index]
+        stopped = child.events[-1]  # the stop says why: the controlling stdin ended
+        assert stopped["state"] == "stopped" and stopped["reason"] == "stdin-closed"
+        assert "stdin ended" in stopped["message"] and "--control stdin" in stopped["message"]
     finally:
         child.kill()
 
@@ -296,17 +308,14 @@ def test_commands_are_plain_words_or_json(line: str, command: str | None) -> Non
     assert parse_command(line) == command
 
 
-def test_only_a_pipe_on_stdin_is_a_control_channel(tmp_path: Path) -> None:
-    read_fd, write_fd = os.pipe()
-    with os.fdopen(read_fd) as pipe, open(os.devnull) as devnull:
-        assert stdin_is_pipe(pipe) is True
-        assert stdin_is_pipe(devnull) is False
-    os.close(write_fd)
-    regular = tmp_path / "commands.txt"
-    regular.write_text("stop\n")
-    with regular.open() as handle:
-        assert stdin_is_pipe(handle) is False
-    assert stdin_is_pipe(io.StringIO("stop\n")) is False  # no file descriptor at all
+def test_the_end_of_a_controlling_stdin_is_a_stop_that_says_why() -> None:
+    commands = CommandQueue()
+    commands.read_stdin(io.StringIO("snapshot\n")).join(5)
+    assert [commands.get(1.0), commands.get(1.0)] == ["snapshot", STDIN_ENDED]
+    token = CancelToken()
+    token.cancel(STDIN_ENDED_WHY)
+    with pytest.raises(Cancelled, match="stopped while importing: stdin ended"):
+        token.check("importing")
 
 
 def test_stop_signals_per_platform(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -437,8 +446,9 @@ def test_the_wizards_report_is_reused_by_run_without_a_second_test_forward(
 @pytest.mark.parametrize("how", ["stop-line", "stdin-closed", "sigterm"])
 def test_an_import_stopped_midway_leaves_no_folder_behind(tmp_path: Path, how: str) -> None:
     env = dict(os.environ, MESHNET_HOME=str(tmp_path), PYTHONUNBUFFERED="1")
+    argv = [sys.executable, "-m", "app.cli.node", "models", "import-default", "--json"]
     child = subprocess.Popen(
-        [sys.executable, "-m", "app.cli.node", "models", "import-default", "--json"],
+        [*argv, "--control", "stdin"],
         cwd=REPO,
         env=env,
         stdin=subprocess.PIPE,

@@ -20,6 +20,11 @@ must not take the whole address off the network:
   guessed join token) counts as a failure;
 * public reads (the status page, ``/api/v1/state``, static files) are never
   refused: they take no credential.
+
+A 401 that a route marks as no guess (:func:`mark_not_a_guess`) is not counted:
+an executor presenting its own session credential after it expired holds the
+right secret, and a busy pool of executors behind one address re-registering
+at once must not lock that address out.
 """
 
 from __future__ import annotations
@@ -51,6 +56,13 @@ _PUBLIC_PATHS = frozenset({"/", "/api/v1/state", "/api/v1/network"})
 # An unknown invite code (redeemed, or its page asked for) is a guess that must cost.
 _INVITE_PATHS = ("/api/v1/invites/redeem", "/join/")
 _PUBLIC_PREFIX = "/static/"
+# Set in the ASGI scope by a route whose 401 is not a failed guess (see mark_not_a_guess).
+_NOT_A_GUESS = "meshnet.auth_not_a_guess"
+
+
+def mark_not_a_guess(scope: Scope) -> None:
+    """Say this request's 401 is not a failed guess (an expired credential of its own)."""
+    scope[_NOT_A_GUESS] = True
 
 
 def door_of(scope: Scope) -> str:
@@ -120,8 +132,10 @@ class FailedAuthThrottle:
                 return
 
         async def watch(message: Message) -> None:
-            if message["type"] == "http.response.start" and _is_failure(
-                scope, door, message["status"]
+            if (
+                message["type"] == "http.response.start"
+                and _is_failure(scope, door, message["status"])
+                and not scope.get(_NOT_A_GUESS)
             ):
                 self._count((host, door))
             await send(message)

@@ -28,6 +28,10 @@ class JobSettings(BaseSettings):
     artifact_max_bytes: int = Field(default=64 * MIB, ge=1024)
     executor_session_ttl_s: float = Field(default=3600.0, gt=0)
     executor_heartbeat_s: float = Field(default=5.0, gt=0)
+    # A task that failed (or whose lease expired) on an executor is not given back to
+    # that executor for this long after its retry backoff, while another executor is
+    # live (seen within 3 heartbeats): a failure is retried elsewhere (docs/jobs.md).
+    failed_executor_cooldown_s: float = Field(default=60.0, ge=0)
 
 
 @dataclass

@@ -49,11 +49,25 @@ def executor_key(session: Session, node_id: str) -> str | None:
     return None if row is None else row.public_key_b64
 
 
-def check_session(session: Session, node_id: str, token: str, *, now: float) -> bool:
+SESSION_VALID = "valid"
+SESSION_EXPIRED = "expired"
+SESSION_UNKNOWN = "unknown"
+
+
+def session_status(session: Session, node_id: str, token: str, *, now: float) -> str:
+    """``valid``; ``expired`` (the right credential, past its expiry); or ``unknown``.
+
+    Only a credential that matches the stored hash can be called expired, so the
+    answer tells a guesser nothing it did not already hold.
+    """
     row = session.get(JobExecutor, node_id)
-    if row is None or row.session_expires_at < now:
-        return False
-    return hmac.compare_digest(row.session_hash, _hash(token))
+    if row is None or not hmac.compare_digest(row.session_hash, _hash(token)):
+        return SESSION_UNKNOWN
+    return SESSION_EXPIRED if row.session_expires_at < now else SESSION_VALID
+
+
+def check_session(session: Session, node_id: str, token: str, *, now: float) -> bool:
+    return session_status(session, node_id, token, now=now) == SESSION_VALID
 
 
 def touch_executor(session: Session, node_id: str, *, now: float, done: int = 0) -> bool:

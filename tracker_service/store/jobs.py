@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
 from tracker_service.errors import TrackerError
@@ -30,6 +30,7 @@ from tracker_service.store.job_tables import (
     Artifact,
     Job,
     JobCheckpoint,
+    JobExecutor,
     JobTask,
 )
 
@@ -165,19 +166,54 @@ def expire_leases(session: Session, *, now: float) -> int:
     return expired
 
 
-def claim_task(session: Session, node_id: str, *, now: float) -> tuple[JobTask, Job] | None:
+def another_executor_live(session: Session, node_id: str, *, since: float) -> bool:
+    """Has an executor other than `node_id` been seen since `since`?"""
+    row = session.execute(
+        select(JobExecutor.node_id)
+        .where(JobExecutor.node_id != node_id, JobExecutor.last_seen_at >= since)
+        .limit(1)
+    ).first()
+    return row is not None
+
+
+def claim_task(
+    session: Session,
+    node_id: str,
+    *,
+    now: float,
+    cooldown_s: float = 0.0,
+    live_since: float | None = None,
+) -> tuple[JobTask, Job] | None:
     """Lease the oldest claimable task to `node_id`; None when the queue is empty.
+
+    A task whose last attempt failed or expired on `node_id` is skipped for
+    `cooldown_s` after its retry backoff, while another executor has been seen
+    since `live_since`: it goes elsewhere instead of straight back to the machine
+    that just failed it. With no other executor the cool-down does not apply.
 
     The lease is taken with a compare-and-set UPDATE (state still queued, attempts
     unchanged): SQLite's driver reads outside the write transaction, so two claims
     can pick the same row, and only the one whose UPDATE matches wins it.
     """
     expire_leases(session, now=now)
+    claimable = [JobTask.state == QUEUED, JobTask.not_before <= now]
+    if (
+        cooldown_s > 0
+        and live_since is not None
+        and another_executor_live(session, node_id, since=live_since)
+    ):
+        claimable.append(
+            or_(
+                JobTask.node_id.is_(None),
+                JobTask.node_id != node_id,
+                JobTask.not_before <= now - cooldown_s,
+            )
+        )
     for _ in range(_CLAIM_RETRIES):
         row = session.execute(
             select(JobTask.task_id, JobTask.attempts, Job.lease_s)
             .join(Job, Job.job_id == JobTask.job_id)
-            .where(JobTask.state == QUEUED, JobTask.not_before <= now)
+            .where(*claimable)
             .order_by(Job.created_at, JobTask.index)
             .limit(1)
             .with_for_update(skip_locked=True, of=JobTask)

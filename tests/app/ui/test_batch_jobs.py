@@ -22,7 +22,7 @@ def test_the_setting_round_trips_and_defaults_off() -> None:
 
 def test_the_executor_command_names_the_tracker() -> None:
     argv = jobs_run_argv(AppSettings(tracker_url="http://t:1"), frozen=False)
-    assert argv[-4:] == ["jobs", "run", "--tracker", "http://t:1"]
+    assert argv[-6:] == ["jobs", "run", "--tracker", "http://t:1", "--control", "stdin"]
 
 
 def test_the_executor_runs_only_while_on_and_not_serving(qtbot: QtBot) -> None:

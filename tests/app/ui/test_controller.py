@@ -298,6 +298,8 @@ def test_node_argv_from_settings() -> None:
         "http://tracker:8765",
         "--events",
         "json",
+        "--control",
+        "stdin",
         "--model",
         "org/model",
         "--layers",
@@ -310,8 +312,9 @@ def test_node_argv_from_settings() -> None:
         "/r/report.json",
     ]
     plain = node_run_argv(AppSettings(tracker_url="http://t"), frozen=False)
-    assert plain[3:] == ["run", "--tracker", "http://t", "--events", "json"]
-    assert node_doctor_argv(settings, frozen=False)[3:6] == ["doctor", "--json", "--model"]
+    assert plain[3:] == ["run", "--tracker", "http://t", "--events", "json", "--control", "stdin"]
+    doctor = node_doctor_argv(settings, frozen=False)
+    assert doctor[3:8] == ["doctor", "--json", "--control", "stdin", "--model"]
     assert "--layers" not in node_hardware_argv(settings, frozen=False)
 
 

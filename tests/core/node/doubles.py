@@ -34,6 +34,10 @@ class FakeTracker:
         self.allocation_asks: list[dict[str, str]] = []
         # set: every heartbeat is refused with (status, reason, detail), like a quarantine
         self.heartbeat_refusal: tuple[int, str, str] | None = None
+        # The report age limit the registration answer carries (None: not said).
+        self.capability_max_age_s: float | None = None
+        # Registrations refused in turn with (status, reason, detail) before any succeeds.
+        self.register_refusals: list[tuple[int, str, str]] = []
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         path = request.url.path
@@ -42,16 +46,19 @@ class FakeTracker:
             self.registered.append(json.loads(request.content))
             if self.on_register is not None:
                 self.on_register()
-            return httpx.Response(
-                200,
-                json={
-                    "node_id": IDENTITY.node_id,
-                    "tracker_public_key": b64encode(TRACKER_KEY.public_key_raw),
-                    "heartbeat_interval_s": 0.05,
-                    "recipe": {"status": "dark", "detail": "registered"},
-                    "session": {"credential": {"expires_at": time.time() + 900}},
-                },
-            )
+            if self.register_refusals:
+                code, reason, detail = self.register_refusals.pop(0)
+                return httpx.Response(code, json={"reason": reason, "detail": detail})
+            answer: dict[str, Any] = {
+                "node_id": IDENTITY.node_id,
+                "tracker_public_key": b64encode(TRACKER_KEY.public_key_raw),
+                "heartbeat_interval_s": 0.05,
+                "recipe": {"status": "dark", "detail": "registered"},
+                "session": {"credential": {"expires_at": time.time() + 900}},
+            }
+            if self.capability_max_age_s is not None:
+                answer["capability_max_age_s"] = self.capability_max_age_s
+            return httpx.Response(200, json=answer)
         if path.endswith("/heartbeat"):
             status = self._heartbeats.pop(0) if self._heartbeats else 200
             if self.refuse_heartbeats.is_set():
@@ -104,7 +111,7 @@ def wait_for(predicate: Callable[[], object], timeout_s: float = 30.0) -> None:
 
 def node_threads() -> list[str]:
     """Threads a node may start; none may outlive a stop or a pause."""
-    names = ("meshnet-heartbeat", "doctor-probe")
+    names = ("meshnet-heartbeat", "meshnet-reprove", "doctor-probe")
     return [t.name for t in threading.enumerate() if t.name in names and t.is_alive()]
 
 

@@ -43,6 +43,8 @@ from tracker_service.store.job_tables import Job, JobTask
 
 router = APIRouter(prefix="/api/v1/jobs", tags=["jobs"])
 T = TypeVar("T")
+# An executor seen within this many heartbeat intervals counts as live (claim cool-down).
+EXECUTOR_LIVE_BEATS = 3
 
 _STATUS = {
     queue.LEASE_LOST: 410,
@@ -206,13 +208,23 @@ async def executor_heartbeat(node_id: str, context: Context, caller: ExecutorDep
     response_model=LeasePublic,
     responses={204: {"description": "no work"}, **QUEUE_REFUSALS},
 )
-async def claim(context: Context, node_id: ExecutorDep) -> Any:
-    """Lease the next claimable task to the calling node; 204 when there is none."""
+async def claim(request: Request, context: Context, node_id: ExecutorDep) -> Any:
+    """Lease the next claimable task to the calling node; 204 when there is none.
+
+    A task this node just failed goes to another live executor first (the
+    ``failed_executor_cooldown_s`` setting)."""
+    settings = jobs_state(request).settings
 
     def take(session: Any) -> LeasePublic | None:
         now = time.time()
         touch_executor(session, node_id, now=now)
-        claimed = queue.claim_task(session, node_id, now=now)
+        claimed = queue.claim_task(
+            session,
+            node_id,
+            now=now,
+            cooldown_s=settings.failed_executor_cooldown_s,
+            live_since=now - EXECUTOR_LIVE_BEATS * settings.executor_heartbeat_s,
+        )
         if claimed is None:
             return None
         task, job = claimed

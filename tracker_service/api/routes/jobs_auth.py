@@ -14,15 +14,22 @@ from typing import Annotated
 from fastapi import Depends, Request
 from starlette.concurrency import run_in_threadpool
 
+from tracker_service.api.auth_throttle import mark_not_a_guess
 from tracker_service.api.deps import Context, TrackerContext, verified_request
 from tracker_service.api.routes import refuse
 from tracker_service.domain.wire import HEADER_NODE, PUBLIC_KEY_BYTES, b64decode_exact
-from tracker_service.store.executors import check_session, executor_key
+from tracker_service.store.executors import (
+    SESSION_EXPIRED,
+    SESSION_VALID,
+    executor_key,
+    session_status,
+)
 from tracker_service.store.submitters import use_submitter_token
 
 SESSION_SCHEME = "MeshNet-Session "
 SUBMITTER_REQUIRED = "submitter-token-required"
 SESSION_INVALID = "session-invalid"
+SESSION_EXPIRED_REASON = "session-expired"
 
 
 def _submitter(context: TrackerContext, header: str) -> int:
@@ -49,9 +56,9 @@ async def submitter(request: Request, context: Context) -> int:
 SubmitterDep = Annotated[int, Depends(submitter)]
 
 
-def _session_node(context: TrackerContext, node_id: str, token: str) -> bool:
+def _session_node(context: TrackerContext, node_id: str, token: str) -> str:
     with context.database.session() as session:
-        return check_session(session, node_id, token, now=time.time())
+        return session_status(session, node_id, token, now=time.time())
 
 
 def _cache_executor_key(context: TrackerContext, node_id: str) -> None:
@@ -69,13 +76,23 @@ async def executor_node(request: Request, context: Context) -> str:
     node_id = request.headers.get(HEADER_NODE, "")
     if header.startswith(SESSION_SCHEME):
         token = header[len(SESSION_SCHEME) :].strip()
-        valid = bool(node_id) and await run_in_threadpool(_session_node, context, node_id, token)
-        if valid:
+        status = await run_in_threadpool(_session_node, context, node_id, token) if node_id else ""
+        if status == SESSION_VALID:
             return node_id
+        if status == SESSION_EXPIRED:
+            # The executor's own credential, aged out: it registers again, and this is
+            # no failed guess, so the address's failed-authentication count is spared.
+            mark_not_a_guess(request.scope)
+            raise refuse(
+                401,
+                SESSION_EXPIRED_REASON,
+                "the executor session credential has expired; register again "
+                "(POST /api/v1/jobs/executors/register, signed)",
+            )
         raise refuse(
             401,
             SESSION_INVALID,
-            "the executor session credential is unknown or expired; register again "
+            "the executor session credential is unknown; register again "
             "(POST /api/v1/jobs/executors/register, signed)",
         )
     if node_id:

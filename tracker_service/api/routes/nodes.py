@@ -277,6 +277,7 @@ async def register(request: Request, context: Context) -> NodeRegisterPublic:
         recipe=recipe,
         rebound=registration.rebound,
         relay=None if relay_url is None else RelayOfferPublic(url=relay_url),
+        capability_max_age_s=context.settings.capability_max_age_s,
     )
 
 

@@ -135,6 +135,11 @@ class NodeRegisterPublic(BaseModel):
     relay: RelayOfferPublic | None = Field(
         default=None, description="the relay to use when the tracker cannot dial this node"
     )
+    capability_max_age_s: float = Field(
+        description="the oldest capability report (seconds since validated_at) this tracker "
+        "admits; a node proves its layers again and re-registers before its report is this "
+        "old, and re-proves before any later registration once it is"
+    )
 
 
 # Finite floats and bounded ints: NaN, infinities or 2**70 would otherwise reach

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from app.node_command import STDIN_CONTROL
 from app.ui.screens.doctor.child_page import ChildPage
 from app.ui.screens.doctor.state import NodeCommand, WizardState
 
@@ -15,7 +16,7 @@ class ImportPage(ChildPage):
         self.layout_.addStretch(1)
 
     def argv(self) -> list[str]:
-        return self.node_command("models", "import-default", "--json")
+        return self.node_command("models", "import-default", "--json", *STDIN_CONTROL)
 
     def before_start(self) -> None:
         self.status.setText("Preparing the default model for this computer…")

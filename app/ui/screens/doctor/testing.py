@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from app.node_command import STDIN_CONTROL
 from app.ui.screens.doctor.child_page import ChildPage
 from app.ui.screens.doctor.state import NodeCommand, WizardState
 
@@ -18,7 +19,12 @@ class TestPage(ChildPage):
     def argv(self) -> list[str]:
         start, end = self.state.layers or (0, 1)
         return self.node_command(
-            "doctor", "--json", "--layers", f"{start}:{end}", *self.state.node_options()
+            "doctor",
+            "--json",
+            *STDIN_CONTROL,
+            "--layers",
+            f"{start}:{end}",
+            *self.state.node_options(),
         )
 
     def before_start(self) -> None:

@@ -199,6 +199,7 @@ def test_happy_path_imports_tests_and_starts_contributing_with_the_saved_report(
     doctor = next(c for c in fake.calls() if c[0] == "doctor")
     assert doctor[doctor.index("--layers") + 1] == "0:30"
     assert doctor[doctor.index("--memory-cap-mb") + 1] == "2048"
+    assert doctor[doctor.index("--control") + 1] == "stdin"  # the wizard stops it on stdin
     assert store.last_hardware() == HARDWARE
 
 
