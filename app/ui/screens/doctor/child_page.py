@@ -26,6 +26,8 @@ class ChildPage(QWizardPage):
     """A page whose work is one child command: busy while it runs, complete when it is done."""
 
     busy_changed = Signal(bool)
+    # How long a cancelled child may take to stop by itself before it is killed.
+    kill_after_s = 8.0
 
     def __init__(self, state: WizardState, node_command: NodeCommand, title: str) -> None:
         super().__init__()
@@ -75,7 +77,7 @@ class ChildPage(QWizardPage):
         self.ok = False
         self.progress_events = 0
         self.before_start()
-        self.child = JsonChild(self)
+        self.child = JsonChild(self, kill_after_s=self.kill_after_s)
         self.child.event.connect(self.on_event)
         self.child.log_line.connect(self.on_log_line)
         self.child.finished.connect(self._on_finished)

@@ -10,6 +10,11 @@ from app.ui.screens.doctor.state import NodeCommand, WizardState
 
 
 class ImportPage(ChildPage):
+    # A cancelled import stops at its next progress point and removes its staging
+    # folder; writing the model's one big file has none, and on a busy machine it can
+    # take longer than the default 8 s. Killed half-way, it would leave the folder.
+    kill_after_s = 60.0
+
     def __init__(self, state: WizardState, node_command: NodeCommand) -> None:
         super().__init__(state, node_command, "Getting the model")
         self.cancel_button.setText("Cancel import")
