@@ -61,32 +61,46 @@ def resolve_key(database: Database, text: str) -> Key:
     return matches[0]
 
 
-def cmd_revoke(args: argparse.Namespace, database: Database) -> int:
+def _change(
+    args: argparse.Namespace,
+    database: Database,
+    change: Callable[..., bool],
+    *,
+    refused: str,
+    done: str,
+) -> int:
+    """Revoke and unrevoke differ only in the ledger call and their sentences;
+    ``done`` names the recipe as ``{recipe}``."""
     key = resolve_key(database, args.fingerprint)
     with database.sessions.begin() as session:
-        done = revoke_certification(session, key, reason=args.reason, now=time.time())
-    if not done:
-        print(f"recipe {args.fingerprint} is revoked already", file=sys.stderr)
+        changed = change(session, key, reason=args.reason, now=time.time())
+    if not changed:
+        print(refused, file=sys.stderr)
         return 1
-    print(
-        f"recipe {key[0][:12]}/{key[1][:12]} revoked: dark, and not certified again until "
-        "`meshnet-tracker recipes unrevoke` lifts it"
-    )
+    print(done.format(recipe=f"{key[0][:12]}/{key[1][:12]}"))
     return 0
+
+
+def cmd_revoke(args: argparse.Namespace, database: Database) -> int:
+    return _change(
+        args,
+        database,
+        revoke_certification,
+        refused=f"recipe {args.fingerprint} is revoked already",
+        done="recipe {recipe} revoked: dark, and not certified again until "
+        "`meshnet-tracker recipes unrevoke` lifts it",
+    )
 
 
 def cmd_unrevoke(args: argparse.Namespace, database: Database) -> int:
-    key = resolve_key(database, args.fingerprint)
-    with database.sessions.begin() as session:
-        done = lift_revocation(session, key, reason=args.reason, now=time.time())
-    if not done:
-        print(f"recipe {args.fingerprint} is not revoked", file=sys.stderr)
-        return 1
-    print(
-        f"revocation of {key[0][:12]}/{key[1][:12]} lifted: dark until the certifier "
-        "certifies it again with a fresh forward"
+    return _change(
+        args,
+        database,
+        lift_revocation,
+        refused=f"recipe {args.fingerprint} is not revoked",
+        done="revocation of {recipe} lifted: dark until the certifier "
+        "certifies it again with a fresh forward",
     )
-    return 0
 
 
 def add_recipe_actions(
