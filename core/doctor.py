@@ -40,8 +40,9 @@ from core.capability import (
 )
 from core.doctor_probe import Deadline, ProbeOutcome, ProbePlan, ProbeTimeout, run_probe
 from core.errors import ConfigError, MeshnetError
-from core.hardware import DEFAULT_KV_TOKENS, HardwareInfo, detect_hardware, model_footprint
+from core.hardware import DEFAULT_KV_TOKENS, HardwareInfo, detect_hardware, tensor_shapes
 from core.hardware import suggest_layer_range as _suggest
+from core.hardware_report import recipe_footprint
 from core.models.manifest import ModelManifest
 from core.paths import models_dir
 from core.progress import (
@@ -55,7 +56,6 @@ from core.progress import (
 from core.recipe import identity_block_for, recipe_digest
 from core.recipe_catalogue import Recipe, RuntimeRecipe, load_catalogue, resolve_runtime_recipe
 from core.runtime.config import ModelConfig
-from core.runtime.dtypes import parse_dtype
 from core.runtime.shard import Shard
 
 log = logging.getLogger(__name__)
@@ -316,19 +316,8 @@ def run_doctor(
     )
     device = hardware.device.kind if request.device is None else request.device
     catalogue = load_catalogue()
-    recipe = (
-        catalogue.get(request.recipe_id)
-        if request.recipe_id
-        else catalogue.default_for(config.architecture, hardware.device.kind)
-    )
-    footprint = model_footprint(
-        model_dir,
-        layer_count=config.num_layers,
-        num_kv_heads=config.num_kv_heads,
-        head_dim=config.head_dim,
-        compute_itemsize=parse_dtype(recipe.compute_dtype).itemsize,
-        kv_itemsize=parse_dtype(recipe.kv_dtype).itemsize,
-    )
+    recipe = catalogue.choose(request.recipe_id, config.architecture, hardware.device.kind)
+    footprint = recipe_footprint(tensor_shapes(model_dir), config, recipe)
     free = hardware.device.free_bytes
     where = "GPU memory" if hardware.device.kind == "cuda" else "memory"
 

@@ -211,25 +211,6 @@ class ModelFootprint:
         return int(weights * (1 + OVERHEAD_FRACTION)) + kv + FIXED_OVERHEAD_BYTES
 
 
-def model_footprint(
-    model_dir: Path,
-    *,
-    layer_count: int,
-    num_kv_heads: int,
-    head_dim: int,
-    compute_itemsize: int,
-    kv_itemsize: int,
-) -> ModelFootprint:
-    return footprint_from_shapes(
-        tensor_shapes(model_dir),
-        layer_count=layer_count,
-        num_kv_heads=num_kv_heads,
-        head_dim=head_dim,
-        compute_itemsize=compute_itemsize,
-        kv_itemsize=kv_itemsize,
-    )
-
-
 def footprint_from_shapes(
     shapes: dict[str, list[int]],
     *,

@@ -25,7 +25,7 @@ from core.hardware import (
 from core.models.default_model import DEFAULT_MODEL_ID, default_model_folder, find_default_gguf
 from core.models.manifest import MANIFEST_NAME
 from core.paths import models_dir
-from core.recipe_catalogue import load_catalogue
+from core.recipe_catalogue import Recipe, load_catalogue
 from core.runtime.config import ModelConfig
 from core.runtime.dtypes import parse_dtype
 
@@ -68,6 +68,20 @@ def model_shapes(model: str | None) -> tuple[str, ModelConfig, dict[str, list[in
     return manifest.model_id, ModelConfig.from_folder(folder), tensor_shapes(folder), True
 
 
+def recipe_footprint(
+    shapes: dict[str, list[int]], config: ModelConfig, recipe: Recipe
+) -> ModelFootprint:
+    """A model's sizes as this recipe runs it (its compute and KV cache dtypes)."""
+    return footprint_from_shapes(
+        shapes,
+        layer_count=config.num_layers,
+        num_kv_heads=config.num_kv_heads,
+        head_dim=config.head_dim,
+        compute_itemsize=parse_dtype(recipe.compute_dtype).itemsize,
+        kv_itemsize=parse_dtype(recipe.kv_dtype).itemsize,
+    )
+
+
 def hardware_report(
     model: str | None = None,
     device: str | None = None,
@@ -82,14 +96,7 @@ def hardware_report(
     )
     model_id, config, shapes, imported = model_shapes(model)
     recipe = load_catalogue().default_for(config.architecture, hardware.device.kind)
-    footprint = footprint_from_shapes(
-        shapes,
-        layer_count=config.num_layers,
-        num_kv_heads=config.num_kv_heads,
-        head_dim=config.head_dim,
-        compute_itemsize=parse_dtype(recipe.compute_dtype).itemsize,
-        kv_itemsize=parse_dtype(recipe.kv_dtype).itemsize,
-    )
+    footprint = recipe_footprint(shapes, config, recipe)
     suggested = suggest_layer_range(footprint, hardware.device.free_bytes, kv_tokens)
     room = max_layers_anywhere(footprint, hardware.device.free_bytes, kv_tokens)
     return {

@@ -23,11 +23,10 @@ from pathlib import Path
 
 from core.capability import CapabilityReport, saved_reports
 from core.errors import MeshnetError, TrackerError
-from core.hardware import DEFAULT_KV_TOKENS, detect_device, footprint_from_shapes
+from core.hardware import DEFAULT_KV_TOKENS, detect_device
 from core.hardware import suggest_layer_range as fit_locally
-from core.hardware_report import max_layers_anywhere, model_shapes
+from core.hardware_report import max_layers_anywhere, model_shapes, recipe_footprint
 from core.recipe_catalogue import load_catalogue
-from core.runtime.dtypes import parse_dtype
 from core.tracker_client import TrackerClient
 
 __all__ = ["Capacity", "LayerChoice", "choose_layers", "max_layers_anywhere", "measure_capacity"]
@@ -90,20 +89,8 @@ def measure_capacity(
     """Read the model's sizes (headers only) and this machine's free memory."""
     model_id, config, shapes, _imported = model_shapes(model)
     found = detect_device(device, memory_cap_bytes)
-    catalogue = load_catalogue()
-    recipe = (
-        catalogue.get(recipe_id)
-        if recipe_id
-        else catalogue.default_for(config.architecture, found.kind)
-    )
-    footprint = footprint_from_shapes(
-        shapes,
-        layer_count=config.num_layers,
-        num_kv_heads=config.num_kv_heads,
-        head_dim=config.head_dim,
-        compute_itemsize=parse_dtype(recipe.compute_dtype).itemsize,
-        kv_itemsize=parse_dtype(recipe.kv_dtype).itemsize,
-    )
+    recipe = load_catalogue().choose(recipe_id, config.architecture, found.kind)
+    footprint = recipe_footprint(shapes, config, recipe)
     return Capacity(
         model_id=model_id,
         layer_count=config.num_layers,

@@ -89,6 +89,10 @@ class RecipeCatalogue:
             f"unknown recipe {recipe_id!r}; this node knows: {known}", reason="unknown-recipe"
         )
 
+    def choose(self, recipe_id: str | None, architecture: str, device: str) -> Recipe:
+        """The recipe named, else :meth:`default_for` this architecture and device."""
+        return self.get(recipe_id) if recipe_id else self.default_for(architecture, device)
+
     def default_for(self, architecture: str, device: str) -> Recipe:
         """float32 on a CPU (bfloat16 matmuls there are slow and less exact),
         bfloat16 on an accelerator (half the memory per layer); dense weights: a

@@ -44,6 +44,12 @@ log = logging.getLogger(__name__)
 MB = 1024 * 1024
 
 
+def _unknown_session(session_id: str) -> SessionError:
+    return SessionError(
+        f"session {session_id} is unknown, closed or expired", reason="session-unknown"
+    )
+
+
 def _mb(n_bytes: int) -> str:
     return f"{n_bytes / MB:.3g} MB"
 
@@ -357,9 +363,7 @@ class SessionManager:
         with self._lock:
             session = self._sessions.get(session_id)
             if session is None:
-                raise SessionError(
-                    f"session {session_id} is unknown, closed or expired", reason="session-unknown"
-                )
+                raise _unknown_session(session_id)
             idle = self.clock() - session.last_used
             if idle <= self.idle_timeout_s:
                 return session
@@ -374,9 +378,7 @@ class SessionManager:
         with self._lock:
             session = self._sessions.get(session_id)
         if session is None:
-            raise SessionError(
-                f"session {session_id} is unknown, closed or expired", reason="session-unknown"
-            )
+            raise _unknown_session(session_id)
         session.close()
 
     def expire_idle(self) -> list[str]:

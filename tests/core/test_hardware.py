@@ -12,7 +12,7 @@ from core.hardware import (
     ModelFootprint,
     detect_device,
     detect_hardware,
-    model_footprint,
+    footprint_from_shapes,
     suggest_layer_range,
     system_memory,
     tensor_shapes,
@@ -23,8 +23,8 @@ from core.runtime.shard import Shard
 
 def _footprint(model_dir: Path, itemsize: int = 4) -> ModelFootprint:
     cfg = ModelConfig.from_folder(model_dir)
-    return model_footprint(
-        model_dir,
+    return footprint_from_shapes(
+        tensor_shapes(model_dir),
         layer_count=cfg.num_layers,
         num_kv_heads=cfg.num_kv_heads,
         head_dim=cfg.head_dim,
@@ -205,7 +205,7 @@ def test_hardware_report_sizes_match_between_the_gguf_and_the_imported_model(
         "kv_itemsize": 4,
     }
     from_gguf = footprint_from_shapes(shapes, **sizes)
-    assert from_gguf == model_footprint(default_model_dir, **sizes)
+    assert from_gguf == footprint_from_shapes(tensor_shapes(default_model_dir), **sizes)
 
 
 def test_hardware_report_under_a_tiny_cap_suggests_nothing_and_says_why() -> None:

@@ -14,6 +14,7 @@ import re
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from tracker_service.cli.errors import CliRefusal
 from tracker_service.store.db import Database
@@ -61,32 +62,38 @@ def resolve_key(database: Database, text: str) -> Key:
     return matches[0]
 
 
-def cmd_revoke(args: argparse.Namespace, database: Database) -> int:
-    key = resolve_key(database, args.fingerprint)
-    with database.sessions.begin() as session:
-        done = revoke_certification(session, key, reason=args.reason, now=time.time())
-    if not done:
-        print(f"recipe {args.fingerprint} is revoked already", file=sys.stderr)
-        return 1
-    print(
-        f"recipe {key[0][:12]}/{key[1][:12]} revoked: dark, and not certified again until "
-        "`meshnet-tracker recipes unrevoke` lifts it"
-    )
-    return 0
+@dataclass(frozen=True)
+class _LedgerChange:
+    """``recipes revoke`` or ``recipes unrevoke``: they differ only in the ledger call and
+    their sentences (``{fingerprint}`` as given, ``{recipe}`` the digests' short form)."""
+
+    change: Callable[..., bool]
+    refused: str
+    done: str
+
+    def __call__(self, args: argparse.Namespace, database: Database) -> int:
+        key = resolve_key(database, args.fingerprint)
+        with database.sessions.begin() as session:
+            changed = self.change(session, key, reason=args.reason, now=time.time())
+        if not changed:
+            print(self.refused.format(fingerprint=args.fingerprint), file=sys.stderr)
+            return 1
+        print(self.done.format(recipe=f"{key[0][:12]}/{key[1][:12]}"))
+        return 0
 
 
-def cmd_unrevoke(args: argparse.Namespace, database: Database) -> int:
-    key = resolve_key(database, args.fingerprint)
-    with database.sessions.begin() as session:
-        done = lift_revocation(session, key, reason=args.reason, now=time.time())
-    if not done:
-        print(f"recipe {args.fingerprint} is not revoked", file=sys.stderr)
-        return 1
-    print(
-        f"revocation of {key[0][:12]}/{key[1][:12]} lifted: dark until the certifier "
-        "certifies it again with a fresh forward"
-    )
-    return 0
+cmd_revoke = _LedgerChange(
+    revoke_certification,
+    refused="recipe {fingerprint} is revoked already",
+    done="recipe {recipe} revoked: dark, and not certified again until "
+    "`meshnet-tracker recipes unrevoke` lifts it",
+)
+cmd_unrevoke = _LedgerChange(
+    lift_revocation,
+    refused="recipe {fingerprint} is not revoked",
+    done="revocation of {recipe} lifted: dark until the certifier "
+    "certifies it again with a fresh forward",
+)
 
 
 def add_recipe_actions(

@@ -19,11 +19,25 @@ from typing import Any
 from tracker_service.errors import TrackerError
 
 
+def _openai_type(status_code: int) -> str:
+    """OpenAI's ``error.type`` for a status: its clients branch on it."""
+    if status_code == 429:
+        return "rate_limit_error"
+    return "server_error" if status_code >= 500 else "invalid_request_error"
+
+
 class GatewayError(TrackerError):
     reason = "gateway-error"
     status_code = 500
     error_type = "server_error"
     code = "internal_error"
+
+    def __init_subclass__(cls, *, status_code: int, code: str, **kwargs: Any) -> None:
+        # Each refusal is a status and a default code; the OpenAI type follows the status.
+        super().__init_subclass__(**kwargs)
+        cls.status_code = status_code
+        cls.error_type = _openai_type(status_code)
+        cls.code = code
 
     def __init__(
         self,
@@ -57,37 +71,25 @@ class GatewayError(TrackerError):
         return {"Retry-After": str(max(1, int(self.retry_after_s)))}
 
 
-class BadRequest(GatewayError):
-    status_code = 400
-    error_type = "invalid_request_error"
-    code = "invalid_parameter"
+class BadRequest(GatewayError, status_code=400, code="invalid_parameter"):
+    """Bad parameters, or a context overflow."""
 
 
-class Unauthorized(GatewayError):
-    status_code = 401
-    error_type = "invalid_request_error"
-    code = "invalid_api_key"
+class Unauthorized(GatewayError, status_code=401, code="invalid_api_key"):
+    """No API key, an unknown or revoked one, or none configured off loopback."""
 
 
-class ModelNotFound(GatewayError):
-    status_code = 404
-    error_type = "invalid_request_error"
-    code = "model_not_found"
+class ModelNotFound(GatewayError, status_code=404, code="model_not_found"):
+    """The request names a model the gateway does not serve."""
 
 
-class BodyTooLarge(GatewayError):
-    status_code = 413
-    error_type = "invalid_request_error"
-    code = "body_too_large"
+class BodyTooLarge(GatewayError, status_code=413, code="body_too_large"):
+    """Answered by the body limit, before any route."""
 
 
-class RateLimited(GatewayError):
-    status_code = 429
-    error_type = "rate_limit_error"
-    code = "rate_limit_exceeded"
+class RateLimited(GatewayError, status_code=429, code="rate_limit_exceeded"):
+    """Over a per-minute limit (Retry-After)."""
 
 
-class Unavailable(GatewayError):
-    status_code = 503
-    error_type = "server_error"
-    code = "no_live_route"
+class Unavailable(GatewayError, status_code=503, code="no_live_route"):
+    """No live route, the recipe dark, or the route broke (Retry-After)."""

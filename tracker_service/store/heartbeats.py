@@ -13,11 +13,13 @@ all, with no separate read (and worker-thread hop) per heartbeat after it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, cast
 
 from sqlalchemy import Table, and_, bindparam, exists, func, literal, select, true, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.pool import PoolProxiedConnection
 
 from tracker_service.store.db import Database, PreparedStatement
 from tracker_service.store.tables import NODE_ACTIVE, REACH_UNCHECKED, Node, Recipe, SpentNonce
@@ -136,6 +138,20 @@ class HeartbeatWriter:
             ).select_from(one.outerjoin(seen, true()))
             self._pipelined = PreparedStatement(both.compile(dialect=dialect))
 
+    @contextmanager
+    def _driver_transaction(self) -> Iterator[PoolProxiedConnection]:
+        """A pooled driver connection: committed when the block ends, rolled back on any
+        error, returned to the pool either way."""
+        connection = self._engine.raw_connection()
+        try:
+            yield connection
+            connection.commit()
+        except BaseException:
+            connection.rollback()
+            raise
+        finally:
+            connection.close()
+
     def beat(self, values: dict[str, Any]) -> tuple[bool, bool]:
         """(nonce was fresh, node was refreshed), committed together.
 
@@ -158,8 +174,7 @@ class HeartbeatWriter:
         """:meth:`beat_many`, each refreshed node's view read in the same transaction."""
         if self._pipelined is not None:
             return self._beat_pipelined(batch, self._pipelined)
-        connection = self._engine.raw_connection()
-        try:
+        with self._driver_transaction() as connection:
             cursor = connection.cursor()
             outcomes: list[Viewed] = []
             for values in batch:
@@ -175,13 +190,7 @@ class HeartbeatWriter:
                 row = cursor.fetchone()  # the row just refreshed, in this transaction
                 assert row is not None
                 outcomes.append((True, True, _node_view(row)))
-            connection.commit()
             return outcomes
-        except BaseException:
-            connection.rollback()
-            raise
-        finally:
-            connection.close()
 
     def _beat_pipelined(
         self, batch: Sequence[dict[str, Any]], statement: PreparedStatement
@@ -191,8 +200,7 @@ class HeartbeatWriter:
         Statements run in order inside one transaction, so a nonce repeated in the
         batch conflicts with its own earlier insert, exactly as on SQLite.
         """
-        connection = self._engine.raw_connection()
-        try:
+        with self._driver_transaction() as connection:
             driver = connection.driver_connection
             assert driver is not None
             cursors = []
@@ -206,10 +214,4 @@ class HeartbeatWriter:
                 spent, refreshed, *view = cursor.fetchone()
                 fresh = refreshed == 1
                 outcomes.append((spent == 1, fresh, _node_view(view) if fresh else None))
-            connection.commit()
             return outcomes
-        except BaseException:
-            connection.rollback()
-            raise
-        finally:
-            connection.close()

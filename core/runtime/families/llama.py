@@ -8,41 +8,43 @@ from typing import Any
 from core.runtime.families.base import FamilyAdapter, refuse, window_everywhere
 
 
+def _refuse_active_window(
+    d: Mapping[str, Any], common: Mapping[str, Any], *, used_by_default: bool, why: str
+) -> None:
+    """Refuse a sliding window shorter than the context (one that would change the
+    output) on a family computed here with full attention only."""
+    window = d.get("sliding_window")
+    if (
+        window is not None
+        and d.get("use_sliding_window", used_by_default)
+        and int(window) < common["max_position_embeddings"]
+    ):
+        refuse("sliding_window", window, why, reason="unsupported-sliding-window")
+
+
 def _llama_fields(d: Mapping[str, Any], common: Mapping[str, Any]) -> dict[str, Any]:
     bias = bool(d.get("attention_bias", False))
     fields: dict[str, Any] = {"attention_out_bias": bias}
     if d.get("model_type") == "mistral" or "MistralForCausalLM" in (d.get("architectures") or ()):
         return {**fields, **window_everywhere(d, common)}
     # transformers' Llama ignores a sliding_window field; one that would matter is refused
-    window = d.get("sliding_window")
-    if (
-        window is not None
-        and d.get("use_sliding_window", True)
-        and int(window) < common["max_position_embeddings"]
-    ):
-        refuse(
-            "sliding_window",
-            window,
-            f"it is active (max_position_embeddings {common['max_position_embeddings']}) "
-            "on a model_type the reference computes with full attention",
-            reason="unsupported-sliding-window",
-        )
+    _refuse_active_window(
+        d,
+        common,
+        used_by_default=True,
+        why=f"it is active (max_position_embeddings {common['max_position_embeddings']}) "
+        "on a model_type the reference computes with full attention",
+    )
     return fields
 
 
 def _qwen2_fields(d: Mapping[str, Any], common: Mapping[str, Any]) -> dict[str, Any]:
-    window = d.get("sliding_window")
-    if (
-        window is not None
-        and d.get("use_sliding_window", False)
-        and int(window) < common["max_position_embeddings"]
-    ):
-        refuse(
-            "sliding_window",
-            window,
-            "Qwen2's sliding window (max_window_layers) is not computed; full attention only",
-            reason="unsupported-sliding-window",
-        )
+    _refuse_active_window(
+        d,
+        common,
+        used_by_default=False,
+        why="Qwen2's sliding window (max_window_layers) is not computed; full attention only",
+    )
     return {"attention_bias": True, "attention_out_bias": False}  # q/k/v bias, o without
 
 
