@@ -4,6 +4,7 @@ runs (forwarded over the single-instance socket), and a branded installer's netw
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +17,26 @@ from app.ui.screens.doctor.wizard import DoctorWizard
 from app.ui.single_instance import SingleInstance
 from installers.layout import NETWORK_FILE
 from installers.network_file import place_network
-from tests.app.ui.screens.test_join_page import (  # noqa: F401 - fixtures
+from tests.app.ui.join_support import (
     NAME,
-    dict_keyring,
     make_app,
     make_invite,
-    network,
     open_wizard,
+    start_network,
+    use_dict_keyring,
 )
+from tests.core.keyring_backend import DictKeyring
 from tests.tracker_service.server_process import TrackerProcess
+
+
+@pytest.fixture(autouse=True)
+def dict_keyring() -> Iterator[DictKeyring]:
+    yield from use_dict_keyring()
+
+
+@pytest.fixture
+def network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TrackerProcess]:
+    yield from start_network(tmp_path, monkeypatch)
 
 
 def test_join_is_a_command_line_option() -> None:

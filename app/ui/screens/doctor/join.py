@@ -328,7 +328,7 @@ class JoinPage(QWizardPage):
 
 
 def _network_words(joined: JoinedNetwork) -> str:
-    """"<b>Name</b> (run by Operator)", escaped; the brackets keep "e.V." from doubling
+    """ "<b>Name</b> (run by Operator)", escaped; the brackets keep "e.V." from doubling
     the sentence's full stop."""
     by = f" (run by {_escape(joined.operator)})" if joined.operator else ""
     return f"<b>{_escape(joined.name or joined.tracker_url)}</b>{by}"

@@ -7,19 +7,16 @@ joins with one click; refused invites and forged links say so and save nothing.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-import keyring
 import pytest
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QPushButton, QWizard
+from PySide6.QtWidgets import QAbstractButton, QWizard
 
 from app.settings_model import AppSettings
-from app.ui.main import MeshNetApp
 from app.ui.screens.doctor.join import JoinPage
 from app.ui.screens.doctor.wizard import DoctorWizard
 from app.ui.settings_store import SettingsStore
@@ -27,91 +24,38 @@ from core.identity import NodeIdentity
 from core.invites import join_network
 from core.joined_network import load_joined_network
 from core.keystore import DEFAULT_PROFILE
+from tests.app.ui.join_support import (
+    ENGINEERING_WORDS,
+    NAME,
+    OPERATOR,
+    make_app,
+    make_invite,
+    open_wizard,
+    start_network,
+    use_dict_keyring,
+)
 from tests.core.keyring_backend import DictKeyring
 from tests.tracker_service.server_process import TrackerProcess
-
-OPERATOR = "Riverside Makerspace"
-NAME = "Riverside Makers"
-# Words the main path must not use (issue 22).
-ENGINEERING_WORDS = (
-    "shard", "layer", "recipe", "fingerprint", "digest", "admission", "gate", "dark",
-    "certified", "capability", "registration", "reachability", "data plane", "identity key",
-    "token", "ws://", "wss://", "port",
-)  # fmt: skip
 
 
 @pytest.fixture(autouse=True)
 def dict_keyring() -> Iterator[DictKeyring]:
-    previous = keyring.get_keyring()
-    backend = DictKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
+    yield from use_dict_keyring()
 
 
 @pytest.fixture
 def network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TrackerProcess]:
-    """A tracker that describes its network; invites are made with its own CLI."""
-    data = tmp_path / "tracker-data"
-    monkeypatch.setenv("MESHNET_TRACKER_DATA_DIR", str(data))  # the invite CLI's key too
-    tracker = TrackerProcess(
-        tmp_path,
-        f"sqlite:///{tmp_path / 'tracker.db'}",
-        MESHNET_TRACKER_DATA_DIR=str(data),
-        MESHNET_TRACKER_NETWORK_NAME=NAME,
-        MESHNET_TRACKER_NETWORK_OPERATOR=OPERATOR,
-        MESHNET_TRACKER_NETWORK_DESCRIPTION="Gaming PCs answer questions in the evenings.",
-        MESHNET_TRACKER_REACHABILITY_POLL_S="3600",
-    ).start()
-    yield tracker
-    tracker.stop()
+    yield from start_network(tmp_path, monkeypatch)
 
 
-def make_invite(
-    tracker: TrackerProcess, capsys: pytest.CaptureFixture[str], *, uses: int = 5
-) -> str:
-    from tracker_service.cli.commands import main
-
-    capsys.readouterr()
-    argv = ["invite", "create", "--db", tracker.db_url, "--tracker-url", tracker.url]
-    assert main([*argv, "--uses", str(uses), "--json"]) == 0
-    link: str = json.loads(capsys.readouterr().out)["link"]
-    return link
-
-
-def make_app(qtbot: Any, tmp_path: Path) -> MeshNetApp:
-    """A fresh profile: no settings saved, no network joined, no tray."""
-    from tests.app.ui.test_main import NoProbes, StubApp, Usage
-
-    store = SettingsStore(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
-    app = MeshNetApp(
-        StubApp(),  # type: ignore[arg-type]
-        store=store,
-        probes=NoProbes(),
-        usage=Usage(),
-        tray_available=False,
-        state=QSettings(str(tmp_path / "state.ini"), QSettings.Format.IniFormat),
-    )
-    qtbot.addWidget(app.status_window)
-    return app
-
-
-def open_wizard(qtbot: Any, app: MeshNetApp) -> DoctorWizard:
-    qtbot.waitUntil(lambda: isinstance(app._windows.get("doctor"), DoctorWizard), timeout=5000)
-    wizard = app._windows["doctor"]
-    assert isinstance(wizard, DoctorWizard)
-    qtbot.addWidget(wizard)
-    return wizard
-
-
-def click(qtbot: Any, button: QPushButton, clicks: list[str]) -> None:
+def click(qtbot: Any, button: QAbstractButton, clicks: list[str]) -> None:
     assert button.isVisible() and button.isEnabled(), button.text()
     clicks.append(button.text())
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
 
 def visible_text(page: JoinPage) -> str:
-    from PySide6.QtWidgets import QAbstractButton, QLabel
+    from PySide6.QtWidgets import QLabel
 
     parts = [page.title(), page.subTitle()]
     for widget in page.findChildren(QLabel) + page.findChildren(QAbstractButton):
@@ -157,9 +101,7 @@ def test_join_link_shows_the_organiser_then_one_click_joins_the_network(
     wizard.reject()
 
 
-def _refused(
-    qtbot: Any, page: JoinPage, link: str, *, expect_preview: bool
-) -> tuple[str, bool]:
+def _refused(qtbot: Any, page: JoinPage, link: str, *, expect_preview: bool) -> tuple[str, bool]:
     page.link_edit.setText(link)
     if expect_preview:
         qtbot.waitUntil(lambda: page.network_box.isVisible(), timeout=20_000)
