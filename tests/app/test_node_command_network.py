@@ -1,0 +1,28 @@
+"""The node children the app starts use the joined network unless the user runs their own
+tracker (the Advanced choice); without either, nothing is started against a guess."""
+
+from __future__ import annotations
+
+from app.node_command import jobs_run_argv, node_run_argv
+from app.settings_model import AppSettings
+from core.joined_network import JoinedNetwork, save_joined_network
+from core.keystore import DEFAULT_PROFILE
+
+JOINED = JoinedNetwork(
+    tracker_url="https://tracker.club.example", key_fingerprint="a" * 32, join_token="mnj_x"
+)
+
+
+def test_the_node_runs_on_the_joined_network_without_tracker_flag() -> None:
+    argv = node_run_argv(AppSettings(), frozen=True)
+    assert argv[1:4] == ["run", "--events", "json"] and "--tracker" not in argv
+    own = node_run_argv(AppSettings(tracker_url="http://10.0.0.5:8765"), frozen=True)
+    assert own[1:4] == ["run", "--tracker", "http://10.0.0.5:8765"]
+
+
+def test_batch_jobs_ask_the_joined_network_or_nobody() -> None:
+    assert jobs_run_argv(AppSettings(), frozen=True) == []  # no network joined yet
+    save_joined_network(DEFAULT_PROFILE, JOINED)
+    assert jobs_run_argv(AppSettings(), frozen=True)[-2:] == ["--tracker", JOINED.tracker_url]
+    own = jobs_run_argv(AppSettings(tracker_url="http://10.0.0.5:8765"), frozen=True)
+    assert own[-2:] == ["--tracker", "http://10.0.0.5:8765"]
