@@ -71,6 +71,7 @@ class JoinPage(QWizardPage):
         self._join_fn = join
         self._joined_now = joined_now
         self.joined: JoinedNetwork | None = None
+        self.own_tracker_url = ""  # set by the wizard from the settings (Advanced)
         self.preview: Preview | None = None
         self.sample = False
         self._task: BackgroundTask | None = None
@@ -176,7 +177,7 @@ class JoinPage(QWizardPage):
     # -- what the wizard asks ----------------------------------------------------------
 
     def isComplete(self) -> bool:
-        return self.joined is not None and self._task is None
+        return (self.joined is not None or bool(self.own_tracker_url)) and self._task is None
 
     def set_link(self, link: str) -> None:
         """Fill in a link (opened, given with --join, or from the installer); look it up."""
@@ -204,8 +205,16 @@ class JoinPage(QWizardPage):
 
     def _show_joined(self) -> None:
         joined = self.joined
-        self.current_box.setVisible(joined is not None)
-        self.entry.setVisible(joined is None)
+        own = self.own_tracker_url if joined is None else ""
+        self.current_box.setVisible(joined is not None or bool(own))
+        self.entry.setVisible(joined is None and not own)
+        self.another.setText("Join a network" if own else "Join another network")
+        if own:
+            self.current.setText(
+                f"This computer uses your own tracker at {_escape(own)} (Settings, "
+                "Connection). Press Next to continue, or join a network."
+            )
+            return
         if joined is None:
             return
         self.current.setText(

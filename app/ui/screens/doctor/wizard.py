@@ -153,6 +153,8 @@ class DoctorWizard(QWizard):
     # -- flow -------------------------------------------------------------------
 
     def initializePage(self, page_id: int) -> None:
+        if page_id == self.PAGE_JOIN and not self.state.sample:
+            self.join_page.own_tracker_url = self.store.load().tracker_url.strip()
         if page_id == self.PAGE_WELCOME and not self.state.sample:
             self._reset_state()
         if page_id == self.PAGE_LAYERS and self.state.hardware and not self.state.sample:

@@ -217,3 +217,24 @@ def test_contribute_without_a_network_says_to_join_one(
     assert len(shown) == 1 and shown[0].startswith("This computer has not joined a network yet.")
     wizard = open_wizard(qtbot, app)
     assert wizard.isVisible() and wizard.currentId() == DoctorWizard.PAGE_JOIN
+
+
+def test_an_own_tracker_in_the_settings_needs_no_invite(qtbot: Any, tmp_path: Path) -> None:
+    store = SettingsStore(QSettings(str(tmp_path / "own.ini"), QSettings.Format.IniFormat))
+    store.save(AppSettings(tracker_url="http://10.0.0.5:8765"))
+
+    class Controller:
+        running = False
+
+        def start(self, report_path: str | None = None) -> None:
+            raise AssertionError("nothing starts from the join page")
+
+    wizard = DoctorWizard(store, Controller())
+    qtbot.addWidget(wizard)
+    wizard.show()
+    page = wizard.join_page
+    assert page.isComplete() and "your own tracker at http://10.0.0.5:8765" in page.current.text()
+    wizard.next()
+    assert wizard.currentId() == DoctorWizard.PAGE_WELCOME
+    assert wizard.state.tracker_url == "http://10.0.0.5:8765"
+    assert load_joined_network(DEFAULT_PROFILE) is None
