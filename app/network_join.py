@@ -19,6 +19,7 @@ from urllib.parse import urlencode
 
 from core.invites import (
     CODE_RE,
+    InviteError,
     InviteLink,
     NetworkInfo,
     check_network_info,
@@ -53,6 +54,9 @@ _REFUSALS = {
     "Try again later, or ask for a fresh link.",
     "bad-invite-link": "That is not a whole invite link. Copy all of it: it starts with "
     "meshnet://join?",
+    "bad-network-address": "Type the network's address as its organiser gave it, starting "
+    "with https:// or http://.",
+    "bad-invite-code": "Type the invite code as you were given it (letters, digits and dashes).",
     "tracker-unreachable": "The network could not be reached. Check this computer is online "
     "and try again.",
 }
@@ -88,13 +92,15 @@ def refusal_sentence(exc: BaseException) -> str | None:
 
 
 def link_from_parts(tracker_url: str, code: str) -> tuple[str, str]:
-    """(address, code) typed by hand, checked; InviteError with the sentence when not."""
-    code = code.strip()
+    """(address, code) typed by hand, checked; InviteError with the reason when not."""
+    url, code = tracker_url.strip().rstrip("/"), code.strip()
+    try:
+        parse_invite_link(_build_link(url, "ABCD", "0" * 32))  # the address as a link has it
+    except InviteError as exc:
+        raise InviteError(_REFUSALS["bad-network-address"], reason="bad-network-address") from exc
     if not CODE_RE.match(code):
-        from core.invites import InviteError
-
-        raise InviteError("Type the invite code as you were given it (letters and digits).")
-    return tracker_url.strip().rstrip("/"), code
+        raise InviteError(_REFUSALS["bad-invite-code"], reason="bad-invite-code")
+    return url, code
 
 
 def _build_link(tracker_url: str, code: str, fingerprint: str) -> str:
@@ -114,7 +120,6 @@ def preview_parts(tracker_url: str, code: str, *, timeout_s: float = 10.0) -> Pr
     """ "I run my own tracker": an address and a code, no link. The network's own key is
     taken as it answers now (there is no link to check it against) and pinned from then on."""
     url, code = link_from_parts(tracker_url, code)
-    parse_invite_link(_build_link(url, code, "0" * 32))  # the address is checked as in a link
     identity = load_or_create_identity(APP_PROFILE, None)
     challenge = secrets.token_hex(16)
     with TrackerClient(url, identity, timeout_s=timeout_s) as client:

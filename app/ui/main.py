@@ -36,6 +36,7 @@ from app.ui.actions import AppActions
 from app.ui.batch_jobs import BatchJobsSupervisor
 from app.ui.controller import NodeController
 from app.ui.errors import apology, guarded, install_excepthook, set_log_file, user_sentence
+from app.ui.link_events import LinkOpenFilter
 from app.ui.pause_monitor import DEFAULT_PERIOD_MS, PauseMonitor
 from app.ui.screens.status_window import StatusWindow
 from app.ui.screens.tray import Tray
@@ -399,6 +400,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     instance.raise_requested.connect(app.raise_window)
     instance.join_requested.connect(app.open_join)
+    links = LinkOpenFilter(app)
+    links.link_opened.connect(app.open_join)
+    qapp.installEventFilter(links)
     app.show_initial(hidden=args.hidden, join_link=args.join)
     log.info("MeshNet %s started (tray: %s)", app_version(), app.has_tray)
     # The first turn of the event loop paints the window: log how long launch took

@@ -113,3 +113,52 @@ def test_a_damaged_network_file_is_ignored(tmp_path: Path) -> None:
     (tmp_path / NETWORK_FILE).write_text("not json")
     assert network_join.bundled_network_link([tmp_path]) is None
     assert network_join.bundled_network_link([tmp_path / "missing"]) is None
+
+
+def test_a_link_the_system_opens_as_an_event_reaches_the_join_page(qtbot: Any) -> None:
+    from PySide6.QtCore import QCoreApplication, QUrl
+    from PySide6.QtGui import QFileOpenEvent
+
+    from app.ui.link_events import LinkOpenFilter
+
+    link = "meshnet://join?tracker=https://t.example.org&code=ABCD-1234&key=" + "a" * 32
+    app = QCoreApplication.instance()
+    assert app is not None
+    links = LinkOpenFilter()
+    app.installEventFilter(links)
+    try:
+        with qtbot.waitSignal(links.link_opened, timeout=2000) as signal:
+            QCoreApplication.sendEvent(app, QFileOpenEvent(QUrl(link)))
+        assert signal.args == [QUrl(link).toString()]
+        opened: list[str] = []
+        links.link_opened.connect(opened.append)
+        QCoreApplication.sendEvent(app, QFileOpenEvent("/tmp/some-file.txt"))
+        assert opened == []  # other files are not invites
+    finally:
+        app.removeEventFilter(links)
+
+
+def test_every_sentence_on_the_way_in_is_plain() -> None:
+    from app.network_join import _REFUSALS, NO_NETWORK_SENTENCE
+    from tests.app.ui.join_support import ENGINEERING_WORDS
+
+    for sentence in [*_REFUSALS.values(), NO_NETWORK_SENTENCE]:
+        words = sentence.lower()
+        assert [w for w in ENGINEERING_WORDS if w in words] == [], sentence
+
+
+def test_an_address_and_code_typed_by_hand_are_checked_with_a_sentence() -> None:
+    from app.network_join import link_from_parts
+    from core.invites import InviteError
+
+    assert link_from_parts(" https://t.example.org/ ", " ABCD-1234 ") == (
+        "https://t.example.org",
+        "ABCD-1234",
+    )
+    with pytest.raises(InviteError) as address:
+        link_from_parts("tracker.example.org", "ABCD-1234")
+    assert address.value.reason == "bad-network-address"
+    assert str(address.value).startswith("Type the network's address")
+    with pytest.raises(InviteError) as code:
+        link_from_parts("https://t.example.org", "a b")
+    assert code.value.reason == "bad-invite-code"
