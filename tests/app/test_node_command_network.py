@@ -26,3 +26,16 @@ def test_batch_jobs_ask_the_joined_network_or_nobody() -> None:
     assert jobs_run_argv(AppSettings(), frozen=True)[-2:] == ["--tracker", JOINED.tracker_url]
     own = jobs_run_argv(AppSettings(tracker_url="http://10.0.0.5:8765"), frozen=True)
     assert own[-2:] == ["--tracker", "http://10.0.0.5:8765"]
+
+
+def test_joining_needs_nothing_from_the_tests_folder() -> None:
+    """An installed app has no tests/ package: joining must not import from it."""
+    import subprocess
+    import sys
+
+    code = "import sys, app.network_join, app.cli.node_join; print(sorted(m for m in sys.modules if m.split('.')[0] == 'tests'))"  # noqa: E501
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
