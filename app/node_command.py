@@ -77,10 +77,13 @@ def node_run_argv(
 ) -> list[str]:
     """``meshnet-node run`` serving with JSON events, from the user's settings.
 
-    ``report_path`` reuses the wizard's fresh report instead of a second test
-    forward.
+    No tracker address in the settings (the usual case) runs without --tracker: the
+    node serves on the network the app joined. ``report_path`` reuses the wizard's
+    fresh report instead of a second test forward.
     """
-    argv = [*node_base_argv(frozen=frozen), "run", "--tracker", settings.tracker_url]
+    argv = [*node_base_argv(frozen=frozen), "run"]
+    if settings.tracker_url.strip():  # "I run my own tracker"
+        argv += ["--tracker", settings.tracker_url.strip()]
     argv += ["--events", "json", *STDIN_CONTROL, *_model_flags(settings)]
     if report_path:
         argv += ["--report", report_path]
@@ -128,12 +131,12 @@ def child_environment(base: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def jobs_run_argv(settings: NodeSettings, *, frozen: bool | None = None) -> list[str]:
-    """``meshnet-node jobs run``: the batch executor the app runs while not serving."""
-    return [
-        *node_base_argv(frozen=frozen),
-        "jobs",
-        "run",
-        "--tracker",
-        settings.tracker_url,
-        *STDIN_CONTROL,
-    ]
+    """``meshnet-node jobs run``: the batch executor the app runs while not serving.
+
+    Empty when there is no tracker to ask (no network joined yet): nothing runs."""
+    from app.network_join import tracker_url_for
+
+    url = tracker_url_for(settings.tracker_url)
+    if url is None:
+        return []
+    return [*node_base_argv(frozen=frozen), "jobs", "run", "--tracker", url, *STDIN_CONTROL]

@@ -21,7 +21,9 @@ from urllib.parse import urlsplit
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TRACKER_URL = "http://127.0.0.1:8765"
+# Empty: the app uses the network it joined (an invite). An address here is the
+# Advanced choice "I run my own tracker".
+DEFAULT_TRACKER_URL = ""
 MIN_MEMORY_CAP_MB = 256
 GPU_TEMP_MIN_C, GPU_TEMP_MAX_C = 40, 100
 IDLE_MINUTES_MIN, IDLE_MINUTES_MAX = 1, 240
@@ -76,7 +78,7 @@ def _program_problem(names: tuple[str, ...]) -> str | None:
 def validate_settings(s: AppSettings) -> dict[str, str]:
     """Field name -> a sentence saying what to change; empty when every field is valid."""
     problems: dict[str, str] = {}
-    url_problem = tracker_url_problem(s.tracker_url)
+    url_problem = tracker_url_problem(s.tracker_url) if s.tracker_url.strip() else None
     if url_problem is not None:
         problems["tracker_url"] = url_problem
     if s.model is not None and not s.model.strip():

@@ -95,6 +95,13 @@ def _codes_in(tree: ast.AST) -> Iterator[tuple[str, int]]:
                 if _literal(key) == "reason" and value and KEBAB.fullmatch(value):
                     yield value, node.lineno
         elif isinstance(node, ast.ClassDef):
+            # class Refusal(GatewayError, status_code=401, code="invalid_api_key"): ...
+            for keyword in node.keywords:
+                value = _literal(keyword.value)
+                if keyword.arg == "code" and value and SNAKE.fullmatch(value):
+                    yield value, node.lineno
+                if keyword.arg == "reason" and value and KEBAB.fullmatch(value):
+                    yield value, node.lineno
             for statement in node.body:
                 if not isinstance(statement, ast.Assign):
                     continue

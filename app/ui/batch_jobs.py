@@ -60,7 +60,7 @@ class BatchJobsSupervisor(QObject):
             return None
         if not getattr(self._settings, "run_batch_jobs", False):
             return None
-        return list(self._argv_factory(self._settings))
+        return list(self._argv_factory(self._settings)) or None  # empty: no network yet
 
     def _apply(self) -> None:
         wanted = self.wanted_argv()

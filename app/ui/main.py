@@ -7,7 +7,10 @@ settings), opened on demand. The GUI process never imports torch: the node
 runs as a child process (``app.ui.controller``).
 
 ``--screenshot DIR`` renders every screen offscreen and exits; a second
-launch asks the first to show its window and exits 0.
+launch asks the first to show its window and exits 0. ``--join LINK`` (what a
+``meshnet://`` link opens) shows the wizard's join page with the link, in this app
+or in the one already running; a branded installer's ``network.json`` does the same
+on a first run.
 """
 
 from __future__ import annotations
@@ -27,11 +30,13 @@ from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import QObject, QSettings, QTimer, qVersion
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
 
+from app.network_join import NO_NETWORK_SENTENCE, tracker_url_for
 from app.settings_model import validate_settings
 from app.ui.actions import AppActions
 from app.ui.batch_jobs import BatchJobsSupervisor
 from app.ui.controller import NodeController
 from app.ui.errors import apology, guarded, install_excepthook, set_log_file, user_sentence
+from app.ui.link_events import LinkOpenFilter
 from app.ui.pause_monitor import DEFAULT_PERIOD_MS, PauseMonitor
 from app.ui.screens.status_window import StatusWindow
 from app.ui.screens.tray import Tray
@@ -166,16 +171,21 @@ class MeshNetApp(QObject):
         self.batch_jobs.set_settings(self.store.load())
         self.qapp.aboutToQuit.connect(self.shutdown)
 
-    def show_initial(self, *, hidden: bool = False) -> None:
-        """Show the tray (and the status window unless started hidden, e.g. at login)."""
+    def show_initial(self, *, hidden: bool = False, join_link: str | None = None) -> None:
+        """Show the tray (and the status window unless started hidden, e.g. at login);
+        with ``join_link``, the wizard's join page with it."""
         if self.tray is not None:
             self.tray.show()
         if not hidden or self.tray is None:
             self.status_window.show()
         self.monitor.start()
-        if not hidden and self.store.never_saved():
-            # A first launch: the doctor finds the hardware, suggests layers and proves them.
-            QTimer.singleShot(0, self.open_doctor)
+        if join_link:
+            QTimer.singleShot(0, lambda: self.open_join(join_link))
+        elif not hidden and self.store.never_saved():
+            # A first launch: join a network (a branded installer's is filled in), then
+            # the doctor finds the hardware and proves it.
+            link = self.first_run_link()
+            QTimer.singleShot(0, (lambda: self.open_join(link)) if link else self.open_doctor)
         if self.contribute_wish():
             log.info("Contribute was on when MeshNet last ran; starting the node")
             self.set_contributing(True)
@@ -207,7 +217,17 @@ class MeshNetApp(QObject):
             self._remember_wish(False)
             self.open_settings()
             return
+        if not self._has_network():
+            # Nowhere to contribute to yet: say so and open the page that fixes it.
+            self._remember_wish(False)
+            self.actions.refresh()
+            QMessageBox.information(self._parent_window(), APP_NAME, NO_NETWORK_SENTENCE)
+            self.open_doctor()
+            return
         self.controller.start()
+
+    def _has_network(self) -> bool:
+        return tracker_url_for(self.store.load().tracker_url) is not None
 
     @guarded
     def raise_window(self) -> None:
@@ -250,6 +270,28 @@ class MeshNetApp(QObject):
             existing.deleteLater()  # a fresh wizard each time it is opened again
             del self._windows["doctor"]
         self._show("doctor")
+
+    @guarded
+    def open_join(self, link: str) -> None:
+        """Show the wizard's join page with ``link`` (opened, --join, network.json)."""
+        from app.ui.screens.doctor.wizard import DoctorWizard
+
+        existing = self._windows.get("doctor")
+        if existing is None or not existing.isVisible():
+            self.open_doctor()
+        wizard = self._windows["doctor"]
+        assert isinstance(wizard, DoctorWizard)
+        wizard.open_link(link)
+        wizard.raise_()
+        wizard.activateWindow()
+
+    def first_run_link(self) -> str | None:
+        """The network a branded installer carries, until this computer joined one."""
+        from app.network_join import bundled_network_link, joined_network
+
+        if joined_network() is not None:
+            return None
+        return bundled_network_link()
 
     @guarded
     def open_recipes(self) -> None:
@@ -318,6 +360,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--hidden", action="store_true", help="start in the tray without opening a window"
     )
+    parser.add_argument(
+        "--join",
+        metavar="LINK",
+        help="open the join page with this invite link (meshnet://join?...); what a "
+        "meshnet:// link opens",
+    )
     return parser.parse_args(argv)
 
 
@@ -342,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     qapp.setWindowIcon(app_icon())
     install_excepthook()
     instance = SingleInstance()
-    if not instance.claim():
+    if not instance.claim(args.join):
         return 0
     try:
         app = MeshNetApp(qapp)
@@ -351,7 +399,11 @@ def main(argv: list[str] | None = None) -> int:
         QMessageBox.critical(None, APP_NAME, user_sentence(exc) or apology())
         return 1
     instance.raise_requested.connect(app.raise_window)
-    app.show_initial(hidden=args.hidden)
+    instance.join_requested.connect(app.open_join)
+    links = LinkOpenFilter(app)
+    links.link_opened.connect(app.open_join)
+    qapp.installEventFilter(links)
+    app.show_initial(hidden=args.hidden, join_link=args.join)
     log.info("MeshNet %s started (tray: %s)", app_version(), app.has_tray)
     # The first turn of the event loop paints the window: log how long launch took
     # (benchmarks/app_startup.py reads this line).

@@ -3,8 +3,9 @@
 Two apps would start two nodes for one identity and fight over the tray, so
 the first app listens on a per-user local socket (a named pipe on Windows, a
 Unix socket elsewhere) and a later launch that can connect to it sends
-``raise`` and leaves. A socket left by a crashed app is removed before
-listening, since nothing answers on it.
+``raise`` and leaves; a launch with an invite link (``--join``, a ``meshnet://`` link
+the OS opened) sends ``join <link>`` instead, so the running app shows it. A socket
+left by a crashed app is removed before listening, since nothing answers on it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT_MS = 1000
 RAISE_MESSAGE = b"raise\n"
+JOIN_PREFIX = b"join "
+MAX_MESSAGE_BYTES = 4096  # an invite link is at most 2048 characters
 
 
 def default_server_name() -> str:
@@ -38,32 +41,40 @@ class SingleInstance(QObject):
     """Claim the app for this user, or hand over to the app that has it."""
 
     raise_requested = Signal()
+    join_requested = Signal(str)  # an invite link another launch was given
 
     def __init__(self, name: str | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.name = name or default_server_name()
         self._server: QLocalServer | None = None
         self._clients: list[QLocalSocket] = []
+        self._buffers: dict[int, bytes] = {}
 
     @property
     def is_primary(self) -> bool:
         return self._server is not None
 
-    def ask_running_instance_to_raise(self) -> bool:
-        """True when another app answered (and was asked to show its window)."""
+    def ask_running_instance_to_raise(self, join_link: str | None = None) -> bool:
+        """True when another app answered (and was asked to show its window, or the
+        join page with ``join_link``)."""
         socket = QLocalSocket()
         socket.connectToServer(self.name)
         if not socket.waitForConnected(CONNECT_TIMEOUT_MS):
             return False
-        socket.write(RAISE_MESSAGE)
+        message = RAISE_MESSAGE
+        if join_link:
+            one_line = " ".join(join_link.split())  # a link never spans lines
+            message = JOIN_PREFIX + one_line.encode("utf-8")[: MAX_MESSAGE_BYTES - 6] + b"\n"
+        socket.write(message)
         socket.flush()
         socket.waitForBytesWritten(CONNECT_TIMEOUT_MS)
         socket.disconnectFromServer()
         return True
 
-    def claim(self) -> bool:
-        """Become the one app, or return False after asking the running one to raise."""
-        if self.ask_running_instance_to_raise():
+    def claim(self, join_link: str | None = None) -> bool:
+        """Become the one app, or return False after asking the running one to raise
+        (or to show ``join_link``)."""
+        if self.ask_running_instance_to_raise(join_link):
             log.info("MeshNet is already running; asked it to show its window")
             return False
         QLocalServer.removeServer(self.name)  # a socket a crashed app left behind
@@ -73,7 +84,7 @@ class SingleInstance(QObject):
             # Losing a race with a launch at the same moment is fine; anything else
             # is logged and the app runs anyway (better two windows than none).
             log.warning("could not listen on %s: %s", self.name, server.errorString())
-            return not self.ask_running_instance_to_raise()
+            return not self.ask_running_instance_to_raise(join_link)
         server.newConnection.connect(self._accept)
         self._server = server
         return True
@@ -101,13 +112,25 @@ class SingleInstance(QObject):
 
     @guarded
     def _read_all(self) -> None:
-        """Read every client; a client that said "raise" or left is dropped."""
+        """Read every client up to its first line; a client that said it or left is dropped."""
         for socket in list(self._clients):
-            data = bytes(socket.readAll().data())
-            if b"raise" in data:
-                log.info("another launch asked to show the window")
-                self.raise_requested.emit()
-            if data or socket.state() != QLocalSocket.LocalSocketState.ConnectedState:
-                self._clients.remove(socket)
-                socket.abort()
-                socket.deleteLater()
+            key = id(socket)
+            data = self._buffers.get(key, b"") + bytes(socket.readAll().data())
+            connected = socket.state() == QLocalSocket.LocalSocketState.ConnectedState
+            if b"\n" not in data and connected and len(data) < MAX_MESSAGE_BYTES:
+                self._buffers[key] = data  # the rest of the line is on its way
+                continue
+            self._buffers.pop(key, None)
+            self._handle(data.partition(b"\n")[0].strip())
+            self._clients.remove(socket)
+            socket.abort()
+            socket.deleteLater()
+
+    def _handle(self, line: bytes) -> None:
+        if line.startswith(JOIN_PREFIX):
+            link = line[len(JOIN_PREFIX) :].decode("utf-8", "replace").strip()
+            log.info("another launch opened an invite link")
+            self.join_requested.emit(link)
+        elif line == RAISE_MESSAGE.strip():
+            log.info("another launch asked to show the window")
+            self.raise_requested.emit()

@@ -42,7 +42,6 @@ def test_a_fully_filled_in_settings_value_is_valid() -> None:
 @pytest.mark.parametrize(
     ("url", "words"),
     [
-        ("", "Enter the tracker's address"),
         ("ftp://tracker.example.org", "must start with http:// or https://"),
         ("127.0.0.1:8765", "must start with http:// or https://"),
         ("http://", "needs a host name"),
@@ -54,6 +53,13 @@ def test_a_bad_tracker_url_says_what_to_type(url: str, words: str) -> None:
     assert list(problems) == ["tracker_url"]
     assert words in problems["tracker_url"]
     assert tracker_url_problem(url) == problems["tracker_url"]
+
+
+def test_no_tracker_address_means_the_joined_network() -> None:
+    assert AppSettings().tracker_url == ""
+    assert validate_settings(AppSettings(tracker_url="  ")) == {}
+    # An address typed on purpose ("I run my own tracker") must still be one.
+    assert "Enter the tracker's address" in (tracker_url_problem("") or "")
 
 
 @pytest.mark.parametrize(

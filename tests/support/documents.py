@@ -1,15 +1,15 @@
 """Sign and check a whole JSON document under a domain tag, as the tracker does.
 
-Only the tests use these (the node signs requests and receipts, never whole
-documents), so they live here rather than in core/signing.py.
+The node signs requests and receipts, never whole documents, so signing lives
+here; checking is core/signing.py's (the node checks its tracker's invite answers).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from core.identity import NodeIdentity, verify
-from core.signing import canonical_json
+from core.identity import NodeIdentity
+from core.signing import canonical_json, verify_document
 
 
 def sign_document(identity: NodeIdentity, domain: bytes, document: Any) -> str:
@@ -17,9 +17,4 @@ def sign_document(identity: NodeIdentity, domain: bytes, document: Any) -> str:
     return identity.sign_b64(domain + canonical_json(document))
 
 
-def verify_document(public_key_b64: str, domain: bytes, document: Any, signature: str) -> bool:
-    try:
-        message = domain + canonical_json(document)
-    except (TypeError, ValueError):
-        return False
-    return verify(public_key_b64, message, signature)
+__all__ = ["sign_document", "verify_document"]

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.network_join import NO_NETWORK_SENTENCE, tracker_url_for
 from app.tracker_api import RecipeRow, TrackerReadError, fetch_recipes
 from app.ui.settings_store import SettingsStore
 from app.ui.tasks import BackgroundTask, run_in_background
@@ -164,7 +165,10 @@ class RecipesView(QWidget):
         """Read the recipes again in the background (one read at a time)."""
         if self._sample or self._pending is not None:
             return
-        url = self.store.load().tracker_url
+        url = tracker_url_for(self.store.load().tracker_url)
+        if url is None:
+            self.message.setText(NO_NETWORK_SENTENCE)
+            return
         self.refresh_button.setEnabled(False)
         self.message.setStyleSheet("")
         self.message.setText(f"Reading recipes from {url}…")

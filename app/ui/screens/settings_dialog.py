@@ -1,4 +1,8 @@
-"""Settings: the tracker, this computer's share, and when to pause for the person using it.
+"""Settings: the network, this computer's share, and when to pause for the person using it.
+
+The Connection tab names the network this computer joined (the wizard's join page
+does the joining); a tracker address of one's own sits behind the Advanced choice
+"I run my own tracker", and is saved only while that is ticked.
 
 Every field is checked as it changes (``validate_settings``); a bad value gets
 its sentence right beside it, the tab holding it is marked, and Save stays
@@ -35,11 +39,13 @@ from PySide6.QtWidgets import (
 )
 
 from app.autostart import AutostartError, set_autostart
+from app.network_join import joined_network
 from app.node_command import is_frozen
 from app.settings_model import AppSettings, validate_settings
 from app.tracker_api import TrackerCheck, TrackerReadError, check_tracker
 from app.ui.settings_store import SettingsStore
 from app.ui.tasks import BackgroundTask, run_in_background
+from app.ui.widgets.labels import wrapping_label
 from app.ui.widgets.settings_fields import (
     ERROR_STYLE,
     OK_STYLE,
@@ -50,6 +56,7 @@ from app.ui.widgets.settings_fields import (
 )
 from core.errors import MeshnetError
 from core.join_tokens import load_join_token, save_join_token
+from core.joined_network import JoinedNetwork
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +154,7 @@ class SettingsDialog(QDialog):
         self.problems["start_at_login"].setVisible(False)
         self.device_field.set_hardware(self.store.last_hardware())
         self.fill(self.original)
+        self.show_network(joined_network())
         self._token_loaded = None
         self.token_edit.clear()
         self._load_token(self.original.tracker_url)
@@ -159,8 +167,13 @@ class SettingsDialog(QDialog):
     # -- building -------------------------------------------------------------------
 
     def _build_connection(self) -> None:
+        self.network_label = wrapping_label()
+        self.network_label.setObjectName("joinedNetwork")
+        self.own_tracker = QCheckBox("I run my own tracker (Advanced)")
+        self.own_tracker.setAccessibleName("I run my own tracker")
         self.url_edit = QLineEdit()
-        self.url_edit.setPlaceholderText("http://127.0.0.1:8765")
+        self.url_edit.setPlaceholderText("https://tracker.example.org")
+        self.url_edit.setAccessibleName("Tracker address")
         self.check_button = QPushButton("Check")
         self.check_button.clicked.connect(self.check_url)
         self.url_result = problem_label()
@@ -179,22 +192,27 @@ class SettingsDialog(QDialog):
         token_row = QHBoxLayout()
         token_row.addWidget(self.token_edit, 1)
         token_row.addWidget(self.show_token)
-        self.tabs.addTab(
-            form_page(
-                [
-                    ("Tracker address:", [url_row, self.url_result, self.problems["tracker_url"]]),
-                    (
-                        "Join token:",
-                        [
-                            token_row,
-                            QLabel("Only for a private tracker; kept in this computer's keyring."),
-                            self.problems["join_token"],
-                        ],
-                    ),
-                ]
-            ),
-            "Connection",
+        self.own_tracker_box = form_page(
+            [
+                ("Tracker address:", [url_row, self.url_result, self.problems["tracker_url"]]),
+                (
+                    "Join token:",
+                    [
+                        token_row,
+                        QLabel("Only for a private tracker; kept in this computer's keyring."),
+                        self.problems["join_token"],
+                    ],
+                ),
+            ]
         )
+        page = QWidget()
+        column = QVBoxLayout(page)
+        column.addWidget(self.network_label)
+        column.addWidget(self.own_tracker)
+        column.addWidget(self.own_tracker_box)
+        column.addStretch(1)
+        self.tabs.addTab(page, "Connection")
+        self.own_tracker.toggled.connect(self._own_tracker_toggled)
         self.url_edit.textChanged.connect(self._url_edited)
         self.token_edit.textChanged.connect(self.validate)
 
@@ -297,6 +315,8 @@ class SettingsDialog(QDialog):
     def fill(self, s: AppSettings) -> None:
         """Show ``s`` in the fields."""
         self.url_edit.setText(s.tracker_url)
+        self.own_tracker.setChecked(bool(s.tracker_url))
+        self._own_tracker_toggled(self.own_tracker.isChecked())
         self.device_field.set_value(s.device)
         self.model_edit.setText(s.model or "")
         self.own_layers.setChecked(s.layers is not None)
@@ -324,7 +344,7 @@ class SettingsDialog(QDialog):
         model = self.model_edit.text().strip()
         return replace(
             self.original,
-            tracker_url=self.url_edit.text().strip(),
+            tracker_url=self.url_edit.text().strip() if self.own_tracker.isChecked() else "",
             model=model or None,
             layers=(
                 (self.layer_start.value(), self.layer_end.value())
@@ -362,7 +382,27 @@ class SettingsDialog(QDialog):
 
     # -- the tracker check --------------------------------------------------------
 
+    def _own_tracker_toggled(self, on: bool) -> None:
+        self.own_tracker_box.setVisible(on)
+        self.validate()
+
+    def show_network(self, joined: JoinedNetwork | None) -> None:
+        """Say which network this computer belongs to (the wizard's join page changes it)."""
+        if joined is None:
+            self.network_label.setText(
+                "This computer has not joined a network yet. Open Run doctor… and paste the "
+                "invite you were sent."
+            )
+            return
+        by = f" (run by {joined.operator})" if joined.operator else ""
+        self.network_label.setText(
+            f"This computer is part of {joined.name or joined.tracker_url}{by}. To join "
+            "another network, open Run doctor… and paste its invite."
+        )
+
     def _url_edited(self) -> None:
+        if self.url_edit.text().strip():
+            self.own_tracker.setChecked(True)  # an address of one's own is the Advanced choice
         self._save_anyway = False
         self.save_button.setText("Save")
         self.url_result.setVisible(False)
@@ -479,7 +519,6 @@ class SettingsDialog(QDialog):
         self.device_field.set_hardware(_SAMPLE_HARDWARE)
         self.fill(
             AppSettings(
-                tracker_url="https://tracker.meshnet.example",
                 device="cuda:0",
                 memory_cap_mb=8192,
                 start_at_login=True,
@@ -488,8 +527,15 @@ class SettingsDialog(QDialog):
                 idle_minutes=10,
             )
         )
-        self.token_edit.setText("mesh-join-2f9c81d4")
-        self._show_url_result("✓ Connected to a MeshNet tracker: 14 live nodes, 2 recipes.", True)
+        self.show_network(
+            JoinedNetwork(
+                tracker_url="https://tracker.riverside-makers.example",
+                key_fingerprint="3f9a1c0e7b2d4a6f8e1b3c5d7f9a0b2c",
+                join_token="",
+                name="Riverside Makers",
+                operator="Riverside Makerspace e.V.",
+            )
+        )
         self.tabs.setCurrentIndex(self.SAMPLE_NAMES.index(name))
 
 

@@ -68,7 +68,8 @@ def make_store(tmp_path: Path, settings: AppSettings | None = None) -> SettingsS
 def make_app(qtbot: Any, tmp_path: Path, **kwargs: Any) -> tuple[MeshNetApp, StubApp]:
     stub = StubApp()
     if "store" not in kwargs:
-        kwargs["store"] = make_store(tmp_path, AppSettings())  # saved: not a first launch
+        # saved: not a first launch; an own tracker stands in for a joined network
+        kwargs["store"] = make_store(tmp_path, AppSettings(tracker_url="http://127.0.0.1:9"))
     kwargs.setdefault("state", QSettings(str(tmp_path / "state.ini"), QSettings.Format.IniFormat))
     app = MeshNetApp(
         stub,  # type: ignore[arg-type]

@@ -1,5 +1,7 @@
 """The doctor wizard's shell: page order, Back and Finish, and screenshot samples.
 
+The first page joins a network (join.py); the checks of this computer follow.
+
 Each step that works runs one ``meshnet-node`` child (``hardware --json``,
 ``models import-default --json``, ``doctor --json``) through
 :class:`~app.ui.json_child.JsonChild`; the GUI never loads the model itself.
@@ -19,9 +21,11 @@ from typing import Any
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QWidget, QWizard, QWizardPage
 
+from app.network_join import Preview
 from app.ui.json_child import node_argv
 from app.ui.screens.doctor.child_page import ChildPage
 from app.ui.screens.doctor.hardware import HardwarePage
+from app.ui.screens.doctor.join import JoinPage
 from app.ui.screens.doctor.layers import LayersPage
 from app.ui.screens.doctor.model_import import ImportPage
 from app.ui.screens.doctor.result import ResultPage
@@ -29,6 +33,8 @@ from app.ui.screens.doctor.state import Controller, NodeCommand, WizardState
 from app.ui.screens.doctor.testing import TestPage
 from app.ui.screens.doctor.welcome import WelcomePage
 from app.ui.settings_store import SettingsStore
+from core.invites import NetworkInfo
+from core.joined_network import JoinedNetwork
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +69,35 @@ _SAMPLE_REPORT: dict[str, Any] = {
 }
 
 
+SAMPLE_LINK = (
+    "meshnet://join?tracker=https://tracker.riverside-makers.example&code=K7QX-2M9P"
+    "&key=3f9a1c0e7b2d4a6f8e1b3c5d7f9a0b2c"
+)
+SAMPLE_NETWORK = NetworkInfo(
+    name="Riverside Makers",
+    operator="Riverside Makerspace e.V.",
+    description="Members' gaming PCs answer questions for the makerspace's chat assistant "
+    "in the evenings and at weekends.",
+    models=("HuggingFaceTB/SmolLM2-135M-Instruct",),
+    raw={},
+)
+SAMPLE_JOINED = JoinedNetwork(
+    tracker_url="https://tracker.riverside-makers.example",
+    key_fingerprint="3f9a1c0e7b2d4a6f8e1b3c5d7f9a0b2c",
+    join_token="",
+    name="Riverside Makers",
+    operator="Riverside Makerspace e.V.",
+)
+
+
 class DoctorWizard(QWizard):
     """The doctor as a wizard. ``show_sample(name)`` fills one page for screenshots."""
 
     PAGE_WELCOME, PAGE_HARDWARE, PAGE_LAYERS, PAGE_IMPORT, PAGE_TEST, PAGE_RESULT = range(6)
+    PAGE_JOIN = 6  # shown first (setStartId); the numbers above stay as they were
     SAMPLE_NAMES = (
+        "join",
+        "join-joined",
         "welcome",
         "hardware",
         "layers",
@@ -84,6 +114,7 @@ class DoctorWizard(QWizard):
         parent: QWidget | None = None,
         *,
         node_command: NodeCommand = node_argv,
+        join_page: JoinPage | None = None,
     ) -> None:
         super().__init__(parent)
         self.store = store
@@ -94,6 +125,7 @@ class DoctorWizard(QWizard):
         self.setWizardStyle(QWizard.WizardStyle.ModernStyle)
         self.setOption(QWizard.WizardOption.NoBackButtonOnLastPage, False)
         self.setButtonText(QWizard.WizardButton.FinishButton, "Finish")
+        self.join_page = join_page or JoinPage()
         self.welcome = WelcomePage()
         self.hardware = HardwarePage(self.state, node_command)
         self.layers = LayersPage(self.state)
@@ -112,6 +144,8 @@ class DoctorWizard(QWizard):
             self.setPage(page_id, page)
             if isinstance(page, ChildPage):
                 page.busy_changed.connect(self._refresh_back)
+        self.setPage(self.PAGE_JOIN, self.join_page)
+        self.setStartId(self.PAGE_JOIN)
         self.currentIdChanged.connect(self._refresh_back)
         self.result_page.other_layers_requested.connect(self._back_to_layers)
         self.resize(620, 460)
@@ -119,6 +153,8 @@ class DoctorWizard(QWizard):
     # -- flow -------------------------------------------------------------------
 
     def initializePage(self, page_id: int) -> None:
+        if page_id == self.PAGE_JOIN and not self.state.sample:
+            self.join_page.own_tracker_url = self.store.load().tracker_url.strip()
         if page_id == self.PAGE_WELCOME and not self.state.sample:
             self._reset_state()
         if page_id == self.PAGE_LAYERS and self.state.hardware and not self.state.sample:
@@ -127,6 +163,8 @@ class DoctorWizard(QWizard):
 
     def nextId(self) -> int:
         current = self.currentId()
+        if current == self.PAGE_JOIN:
+            return self.PAGE_WELCOME
         if current == self.PAGE_LAYERS and not self._needs_import():
             return self.PAGE_TEST
         if current == self.PAGE_RESULT:
@@ -145,14 +183,26 @@ class DoctorWizard(QWizard):
             if self.currentId() == before:
                 break
 
+    def open_link(self, link: str) -> None:
+        """An invite link opened (--join, a meshnet:// link, network.json): show it on the
+        join page, going back there when the wizard is further along."""
+        current = self.currentId()
+        if current not in (-1, self.PAGE_JOIN):
+            for page in (self.hardware, self.import_page, self.test):
+                page.cancel()  # a check under way belongs to the network being left
+            self.restart()
+        self.join_page.set_link(link)  # shown now, or when the page first opens
+
     def _back_to_layers(self) -> None:
         self.go_back_to(self.PAGE_LAYERS)
 
     def _reset_state(self, **values: Any) -> None:
         settings = self.store.load()
+        joined = self.join_page.joined
         fresh = WizardState(
             model=settings.model,
-            tracker_url=settings.tracker_url or None,
+            # the layers page asks this tracker: your own, else the network joined
+            tracker_url=settings.tracker_url or (joined.tracker_url if joined else None),
             device=settings.device,
             memory_cap_mb=settings.memory_cap_mb,
             layers=settings.layers,
@@ -180,6 +230,7 @@ class DoctorWizard(QWizard):
         """Closing, Cancel and Finish all end here: stop any child first."""
         for page in (self.hardware, self.import_page, self.test):
             page.cancel()
+        self.join_page.cancel()
         if result == QWizard.DialogCode.Accepted and not self.state.sample:
             self.finish()
         super().done(result)
@@ -213,6 +264,9 @@ class DoctorWizard(QWizard):
                     "Choose fewer layers."
                 ],
             }
+        if name.startswith("join"):
+            self._show_join_sample(joined=name == "join-joined")
+            return
         hardware = dict(SAMPLE_HARDWARE)
         hardware_page = name == "hardware"
         self._reset_state(
@@ -232,7 +286,7 @@ class DoctorWizard(QWizard):
         }.get(name, self.PAGE_RESULT)
         self.setStartId(page_id)
         self.restart()
-        self.setStartId(self.PAGE_WELCOME)
+        self.setStartId(self.PAGE_JOIN)
         # No history behind a sample page; show Back as a real run would.
         self._sample_back = page_id not in (self.PAGE_WELCOME, self.PAGE_IMPORT, self.PAGE_TEST)
         self.button(QWizard.WizardButton.BackButton).setEnabled(self._sample_back)
@@ -246,6 +300,23 @@ class DoctorWizard(QWizard):
             self._sample_progress(
                 self.test, 12, "Checking this computer computes its layers correctly…", 19
             )
+
+    def _show_join_sample(self, *, joined: bool) -> None:
+        self._reset_state(sample=True)
+        page = self.join_page
+        page.sample = True
+        self.setStartId(self.PAGE_JOIN)
+        self.restart()
+        self._sample_back = False
+        page.joined = SAMPLE_JOINED if joined else None
+        page._show_joined()
+        if not joined:
+            page.link_edit.blockSignals(True)
+            page.link_edit.setText(SAMPLE_LINK)
+            page.link_edit.setCursorPosition(0)
+            page.link_edit.blockSignals(False)
+            page.show_preview(Preview(SAMPLE_LINK, SAMPLE_NETWORK))
+        page.completeChanged.emit()
 
     @staticmethod
     def _sample_progress(page: ChildPage, done: int, message: str, total: int = 100) -> None:

@@ -20,8 +20,10 @@ from PySide6.QtWidgets import QWizard
 
 from app.settings_model import AppSettings
 from app.tracker_api import TrackerAllocation, TrackerReadError
+from app.ui.screens.doctor.join import JoinPage
 from app.ui.screens.doctor.wizard import DoctorWizard
 from app.ui.settings_store import SettingsStore
+from core.joined_network import JoinedNetwork
 from tests.tracker_service.conftest import register
 from tests.tracker_service.helpers import FakeNode as TrackerNode
 from tests.tracker_service.helpers import identity_block
@@ -147,12 +149,27 @@ def fake(tmp_path: Path) -> FakeNode:
     return FakeNode(tmp_path)
 
 
-def make_wizard(qtbot: Any, store: SettingsStore, fake: FakeNode, **kw: Any) -> DoctorWizard:
-    controller = FakeController(**kw)
-    wizard = DoctorWizard(store, controller, node_command=fake.command)
+JOINED = JoinedNetwork(
+    tracker_url="http://tracker.invalid", key_fingerprint="0" * 32, join_token="", name="Test"
+)
+
+
+def past_the_join_page(qtbot: Any, wizard: DoctorWizard) -> DoctorWizard:
+    """The wizard opens on its join page (tests/app/ui/screens/test_join_page.py); this
+    computer has joined already, so Next goes on to the checks."""
     qtbot.addWidget(wizard)
     wizard.show()
+    assert wizard.currentId() == DoctorWizard.PAGE_JOIN and next_enabled(wizard)
+    wizard.next()
+    assert wizard.currentId() == DoctorWizard.PAGE_WELCOME
     return wizard
+
+
+def make_wizard(qtbot: Any, store: SettingsStore, fake: FakeNode, **kw: Any) -> DoctorWizard:
+    controller = FakeController(**kw)
+    join_page = JoinPage(joined_now=lambda: JOINED)
+    wizard = DoctorWizard(store, controller, node_command=fake.command, join_page=join_page)
+    return past_the_join_page(qtbot, wizard)
 
 
 def next_enabled(wizard: DoctorWizard) -> bool:
@@ -367,10 +384,8 @@ def test_every_sample_page_renders_without_a_child(
 
 
 def real_wizard(qtbot: Any, store: SettingsStore) -> DoctorWizard:
-    wizard = DoctorWizard(store, FakeController())
-    qtbot.addWidget(wizard)
-    wizard.show()
-    return wizard
+    join_page = JoinPage(joined_now=lambda: JOINED)
+    return past_the_join_page(qtbot, DoctorWizard(store, FakeController(), join_page=join_page))
 
 
 def to_result(qtbot: Any, wizard: DoctorWizard) -> None:

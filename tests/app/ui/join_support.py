@@ -1,0 +1,93 @@
+"""What the join tests share: a tracker that describes its network, invites made with
+its own CLI, and a fresh app with no network joined (tests/app/ui/screens/test_join_page.py,
+tests/app/ui/test_join_entry.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import keyring
+import pytest
+from PySide6.QtCore import QSettings
+
+from app.ui.main import MeshNetApp
+from app.ui.screens.doctor.wizard import DoctorWizard
+from app.ui.settings_store import SettingsStore
+from tests.core.keyring_backend import DictKeyring
+from tests.tracker_service.server_process import TrackerProcess
+
+OPERATOR = "Riverside Makerspace"
+NAME = "Riverside Makers"
+# Words the main path must not use (issue 22).
+ENGINEERING_WORDS = (
+    "shard", "layer", "recipe", "fingerprint", "digest", "admission", "gate", "dark",
+    "certified", "capability", "registration", "reachability", "data plane", "identity key",
+    "token", "ws://", "wss://", "port",
+)  # fmt: skip
+
+
+def use_dict_keyring() -> Iterator[DictKeyring]:
+    previous = keyring.get_keyring()
+    backend = DictKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
+
+
+def start_network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TrackerProcess]:
+    """A tracker that describes its network; invites are made with its own CLI."""
+    data = tmp_path / "tracker-data"
+    monkeypatch.setenv("MESHNET_TRACKER_DATA_DIR", str(data))  # the invite CLI's key too
+    tracker = TrackerProcess(
+        tmp_path,
+        f"sqlite:///{tmp_path / 'tracker.db'}",
+        MESHNET_TRACKER_DATA_DIR=str(data),
+        MESHNET_TRACKER_NETWORK_NAME=NAME,
+        MESHNET_TRACKER_NETWORK_OPERATOR=OPERATOR,
+        MESHNET_TRACKER_NETWORK_DESCRIPTION="Gaming PCs answer questions in the evenings.",
+        MESHNET_TRACKER_REACHABILITY_POLL_S="3600",
+    ).start()
+    try:
+        yield tracker
+    finally:
+        tracker.stop()
+
+
+def make_invite(
+    tracker: TrackerProcess, capsys: pytest.CaptureFixture[str], *, uses: int = 5
+) -> str:
+    from tracker_service.cli.commands import main
+
+    capsys.readouterr()
+    argv = ["invite", "create", "--db", tracker.db_url, "--tracker-url", tracker.url]
+    assert main([*argv, "--uses", str(uses), "--json"]) == 0
+    link: str = json.loads(capsys.readouterr().out)["link"]
+    return link
+
+
+def make_app(qtbot: Any, tmp_path: Path) -> MeshNetApp:
+    """A fresh profile: no settings saved, no network joined, no tray."""
+    from tests.app.ui.test_main import NoProbes, StubApp, Usage
+
+    store = SettingsStore(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    app = MeshNetApp(
+        StubApp(),  # type: ignore[arg-type]
+        store=store,
+        probes=NoProbes(),
+        usage=Usage(),
+        tray_available=False,
+        state=QSettings(str(tmp_path / "state.ini"), QSettings.Format.IniFormat),
+    )
+    qtbot.addWidget(app.status_window)
+    return app
+
+
+def open_wizard(qtbot: Any, app: MeshNetApp) -> DoctorWizard:
+    qtbot.waitUntil(lambda: isinstance(app._windows.get("doctor"), DoctorWizard), timeout=5000)
+    wizard = app._windows["doctor"]
+    assert isinstance(wizard, DoctorWizard)
+    qtbot.addWidget(wizard)
+    return wizard
