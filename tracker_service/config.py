@@ -45,6 +45,13 @@ class Settings(BaseSettings):
     # relay (store/node_caps.py); the embedded relay's links per address too.
     max_nodes_per_address: int = Field(default=64, ge=1)
 
+    # HTTPS served directly (`serve --tls-cert/--tls-key`, cli/hosting.py): PEM files.
+    tls_cert: str = ""
+    tls_key: str = ""
+    # Reverse proxies whose X-Forwarded-For/-Proto headers uvicorn believes (comma-separated
+    # addresses or networks); from any other peer the headers are ignored.
+    forwarded_allow_ips: str = "127.0.0.1"
+
     # The URL nodes and people reach this tracker at (https://tracker.example.org), which
     # invites carry; empty means http://host:port as served. Behind a proxy, set it.
     public_url: str = ""
@@ -138,7 +145,8 @@ class Settings(BaseSettings):
         if self.public_url:
             return self.public_url.rstrip("/")
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        scheme = "https" if self.tls_cert else "http"
+        return f"{scheme}://{host}:{self.port}"
 
     def key_path(self) -> Path:
         return self.data_dir / "tracker_key"

@@ -16,6 +16,12 @@ from typing import Any
 from tracker_service.cli.backup import add_backup_commands
 from tracker_service.cli.check_db import add_check_db_command
 from tracker_service.cli.errors import CliRefusal, explain, report, require_existing_sqlite
+from tracker_service.cli.hosting import (
+    HOSTING_SETTINGS,
+    add_hosting_options,
+    check_tls_files,
+    uvicorn_hosting_options,
+)
 from tracker_service.cli.invites import add_invite_commands
 from tracker_service.cli.jobs import SUBMITTERS, add_jobs_commands
 from tracker_service.cli.network import NETWORK_SETTINGS, add_network_options
@@ -37,6 +43,9 @@ def _settings(args: argparse.Namespace) -> Settings:
         for name in ("host", "port", "db", "capability_max_age_s", *NETWORK_SETTINGS)
         if getattr(args, name, None) is not None
     }
+    overrides.update(
+        (name, getattr(args, name)) for name in HOSTING_SETTINGS if getattr(args, name, None)
+    )
     if getattr(args, "allow_private_endpoints", False):
         overrides["allow_private_endpoints"] = True
     if getattr(args, "relay_url", None):
@@ -92,6 +101,7 @@ def _require_free_port(host: str, port: int) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     settings = _settings(args)
+    check_tls_files(settings)
     _require_free_port(settings.host, settings.port)
     hold_while_serving(settings.database_url())  # `restore` refuses while it is held
     before = _release_before_dying_of(signal.SIGTERM)
@@ -133,6 +143,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         "port": settings.port,
         "log_level": settings.log_level,
         "access_log": args.access_log,
+        **uvicorn_hosting_options(settings),
     }
     if args.workers <= 1:
         uvicorn.run(create_app(settings), **common)
@@ -141,7 +152,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     # schema and the key are made here first, so the workers only read them.
     _open_store(settings).dispose()
     load_key(settings)
-    for name in ("host", "port", "db", "capability_max_age_s", *NETWORK_SETTINGS):
+    for name in ("host", "port", "db", "capability_max_age_s", *NETWORK_SETTINGS, "tls_cert"):
         value = getattr(args, name, None)
         if value is not None:
             os.environ[f"MESHNET_TRACKER_{name.upper()}"] = str(value)
@@ -279,6 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not run a relay on the tracker's own port",
     )
     add_network_options(serve)
+    add_hosting_options(serve)
     serve.add_argument(
         "--workers",
         type=int,
