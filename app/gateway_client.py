@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from core.errors import MeshnetError
+from core.tls_trust import tracker_verify
 
 
 class GatewayError(MeshnetError):
@@ -33,10 +35,18 @@ class Reply:
 class GatewayClient:
     """The few calls `meshnet chat` and the demo make; plain httpx, SSE parsed here."""
 
-    def __init__(self, tracker: str, api_key: str | None = None, timeout_s: float = 300) -> None:
+    def __init__(
+        self,
+        tracker: str,
+        api_key: str | None = None,
+        timeout_s: float = 300,
+        ca_file: str | Path | None = None,
+    ) -> None:
         self.base = tracker.rstrip("/") + "/v1"
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = httpx.Client(headers=headers, timeout=timeout_s, trust_env=False)
+        self._http = httpx.Client(
+            headers=headers, timeout=timeout_s, trust_env=False, verify=tracker_verify(ca_file)
+        )
 
     def close(self) -> None:
         self._http.close()

@@ -22,6 +22,7 @@ import httpx
 
 from app.settings_model import tracker_url_problem
 from core.errors import MeshnetError
+from core.tls_trust import tracker_verify
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +79,12 @@ def _request(
 ) -> httpx.Response:
     """One GET; transport failures become TrackerReadError sentences here."""
     try:
-        with httpx.Client(timeout=timeout_s, transport=transport, follow_redirects=True) as client:
+        with httpx.Client(
+            timeout=timeout_s,
+            transport=transport,
+            follow_redirects=True,
+            verify=tracker_verify(),  # the OS's CAs, or MESHNET_CA_FILE's (core/tls_trust.py)
+        ) as client:
             return client.get(base + path, params=params, headers={"Accept": "application/json"})
     except httpx.ConnectError as exc:
         text = str(exc).lower()

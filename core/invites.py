@@ -14,6 +14,7 @@ import re
 import secrets
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -180,6 +181,7 @@ def join_network(
     *,
     transport: httpx.BaseTransport | None = None,
     timeout_s: float = 10.0,
+    ca_file: str | Path | None = None,
 ) -> JoinedNetwork:
     """Check the tracker's key, redeem the code for this identity, return what to save."""
     link = parse_invite_link(link_text)
@@ -189,6 +191,7 @@ def join_network(
         key_fingerprint=link.key_fingerprint,
         timeout_s=timeout_s,
         transport=transport,
+        ca_file=ca_file,
     ) as client:
         info = fetch_network_info(client, link)
         nonce = secrets.token_hex(16)

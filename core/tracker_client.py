@@ -12,6 +12,7 @@ import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,6 +20,7 @@ import httpx
 from core.errors import TrackerError
 from core.identity import NodeIdentity
 from core.signing import signed_headers
+from core.tls_trust import tracker_verify
 from core.tracker_key import key_fingerprint_b64
 
 log = logging.getLogger(__name__)
@@ -94,13 +96,17 @@ class TrackerClient:
         key_fingerprint: str | None = None,
         timeout_s: float = 10.0,
         transport: httpx.BaseTransport | None = None,
+        ca_file: str | Path | None = None,
     ) -> None:
         self._identity = identity
         self._join_token = join_token
         # The tracker key an invite named (core/invites.py): registration checks it.
         self._key_fingerprint = key_fingerprint
         self._http = httpx.Client(
-            base_url=base_url.rstrip("/"), timeout=timeout_s, transport=transport
+            base_url=base_url.rstrip("/"),
+            timeout=timeout_s,
+            transport=transport,
+            verify=tracker_verify(ca_file),  # https: the OS's CAs, or --ca-file's
         )
 
     @property

@@ -9,11 +9,13 @@ reason, so these wrappers carry the sentence and the code across.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from core.doctor import parse_layers
 from core.errors import ConfigError, MeshnetError
 from core.recipe_catalogue import load_catalogue
+from core.tls_trust import CA_FILE_ENV, tracker_verify
 
 MAX_PORT = 65535
 
@@ -74,3 +76,24 @@ def recipe(text: str) -> str:
     except MeshnetError as exc:
         raise argparse.ArgumentTypeError(f"{exc} [{exc.reason}]") from None
     return text
+
+
+def ca_file(text: str) -> Path:
+    """``--ca-file``: a readable PEM file of the CA an https:// tracker's certificate
+    chains to, checked (by loading it) before anything is dialled."""
+    try:
+        tracker_verify(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} [{exc.reason}]") from None
+    return Path(text)
+
+
+def add_ca_file_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--ca-file",
+        type=ca_file,
+        default=None,
+        metavar="PEM",
+        help=f"trust an https:// tracker whose certificate this private CA signed "
+        f"(default: ${CA_FILE_ENV}, else the operating system's CA store)",
+    )

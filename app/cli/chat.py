@@ -80,6 +80,7 @@ def add_parser(subparsers: Any) -> None:
     )
     chat.add_argument("--model", help="a model id from /v1/models (default: the first one)")
     chat.add_argument("--api-key", default=os.environ.get("MESHNET_API_KEY"))
+    arguments.add_ca_file_argument(chat)
     chat.add_argument(
         "--max-tokens", type=int, help="answer length cap (default: the gateway's, within context)"
     )
@@ -89,7 +90,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run_chat(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
-    client = GatewayClient(args.tracker, args.api_key)
+    client = GatewayClient(args.tracker, args.api_key, ca_file=args.ca_file)
     try:
         model = args.model
         if model is None:

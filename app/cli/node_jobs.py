@@ -92,6 +92,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="most files one archive input may hold",
     )
     _credential_arguments(run)
+    arguments.add_ca_file_argument(run)
     add_control_argument(run)
     add_identity_arguments(run)
     run.set_defaults(func=run_jobs)
@@ -129,7 +130,12 @@ def _install_json_logging() -> None:
 def run_jobs(args: argparse.Namespace) -> int:
     _install_json_logging()
     identity = load_or_create_identity(args.profile, args.identity_file)
-    client = JobsClient(args.tracker, identity, credentials=CredentialStore(args.credentials_file))
+    client = JobsClient(
+        args.tracker,
+        identity,
+        credentials=CredentialStore(args.credentials_file),
+        ca_file=args.ca_file,
+    )
     loop = ExecutorLoop(
         client,
         SubprocessRunner(timeout_seconds=args.task_timeout),

@@ -105,6 +105,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="S",
         help="serve a range at least S seconds before a rebalancing move (default 600)",
     )
+    arguments.add_ca_file_argument(run)
     run.add_argument("--events", choices=("text", "json"), default="text", help="event format")
     add_control_argument(run)
     add_identity_arguments(run)
@@ -136,6 +137,7 @@ def run_node(args: argparse.Namespace) -> int:
         kv_budget_bytes=args.kv_budget_mb * 1024 * 1024 if args.kv_budget_mb else None,
         join_token=network.join_token,
         tracker_key_fingerprint=network.key_fingerprint,
+        tracker_ca_file=args.ca_file,
         memory_cap_mb=args.memory_cap_mb,
         report_path=args.report,
         move_dwell_s=args.move_dwell_s,

@@ -29,6 +29,7 @@ from core.errors import TrackerError
 from core.identity import NodeIdentity
 from core.jobs.credentials import CredentialStore
 from core.signing import signed_headers
+from core.tls_trust import tracker_verify
 from core.tracker_client import TrackerRefused, TrackerUnreachable, _refusal
 
 log = logging.getLogger(__name__)
@@ -84,11 +85,14 @@ class JobsClient:
         *,
         credentials: CredentialStore | None = None,
         timeout_s: float = 30.0,
+        ca_file: str | Path | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.identity = identity
         self.credentials = credentials
-        self._http = httpx.Client(base_url=self.base_url, timeout=timeout_s)
+        self._http = httpx.Client(
+            base_url=self.base_url, timeout=timeout_s, verify=tracker_verify(ca_file)
+        )
         self._session: str | None = credentials.load(self.base_url) if credentials else None
 
     @property

@@ -274,6 +274,7 @@ class Node:
             join_token=self.settings.join_token,
             key_fingerprint=self.settings.tracker_key_fingerprint,
             transport=self._transport,
+            ca_file=self.settings.tracker_ca_file,
         )
 
     def _report_to_reuse(self) -> CapabilityReport | None:

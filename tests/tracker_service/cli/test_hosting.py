@@ -3,53 +3,19 @@ X-Forwarded-For believed only from --forwarded-allow-ips (real processes on loop
 
 from __future__ import annotations
 
-import os
 import ssl
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.support.tls_ca import TestCA
-from tests.tracker_service.server_process import REPO, free_port
+from tests.support.tracker_serve import serving_tracker as tracker
 from tracker_service.cli.commands import main
 
 pytestmark = pytest.mark.slow
 
 SPOOFED = "203.0.113.7"  # TEST-NET-3: never loopback
-
-
-@contextmanager
-def tracker(home: Path, *args: str, scheme: str = "http", verify: object = False) -> Iterator[str]:
-    port = free_port()
-    env = {**os.environ, "MESHNET_HOME": str(home), "PYTHONPATH": str(REPO)}
-    env["MESHNET_TRACKER_LOG_LEVEL"] = "warning"
-    command = [sys.executable, "-m", "tracker_service.cli", "serve", "--port", str(port)]
-    command += ["--db", f"sqlite:///{home / 'tracker.db'}", *args]
-    home.mkdir(parents=True, exist_ok=True)
-    log = home / "tracker.log"
-    with log.open("ab") as out:
-        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=out)
-    url = f"{scheme}://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, f"tracker exited: {log.read_text()}"
-            try:
-                httpx.get(url + "/api/v1/state", timeout=2, verify=verify)  # type: ignore[arg-type]
-                break
-            except httpx.HTTPError:
-                assert time.monotonic() < deadline, f"tracker never answered: {log.read_text()}"
-                time.sleep(0.2)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
 
 
 def test_serve_with_tls_answers_https_to_a_client_trusting_its_ca(tmp_path: Path) -> None:
@@ -93,21 +59,21 @@ def test_a_forwarded_for_from_an_allowed_proxy_is_the_client_address(tmp_path: P
 
 
 def test_per_address_limits_count_the_real_client_not_the_spoofed_one(tmp_path: Path) -> None:
-    env_limit = "MESHNET_TRACKER_ROUTE_REQUESTS_PER_MINUTE_PER_ADDRESS"
-    os.environ[env_limit] = "2"
-    try:
-        with tracker(tmp_path / "t", "--forwarded-allow-ips", "192.0.2.1") as url:
-            codes = [
-                httpx.post(
-                    url + "/api/v1/routes",
-                    json={"artifact_id": "m"},
-                    headers={"X-Forwarded-For": f"198.51.100.{i}"},
-                    timeout=10,
-                ).status_code
-                for i in range(4)
-            ]
-    finally:
-        del os.environ[env_limit]
+    with tracker(
+        tmp_path / "t",
+        "--forwarded-allow-ips",
+        "192.0.2.1",
+        MESHNET_TRACKER_ROUTE_REQUESTS_PER_MINUTE_PER_ADDRESS="2",
+    ) as url:
+        codes = [
+            httpx.post(
+                url + "/api/v1/routes",
+                json={"artifact_id": "m"},
+                headers={"X-Forwarded-For": f"198.51.100.{i}"},
+                timeout=10,
+            ).status_code
+            for i in range(4)
+        ]
     # Four "different" clients are one address to this tracker: past two a minute, 429.
     assert codes[2:] == [429, 429], codes
     assert 429 not in codes[:2], codes
