@@ -62,7 +62,10 @@ def env_file(path: Path) -> dict[str, str]:
         line = line.strip()
         if line and not line.startswith("#"):
             key, _, value = line.partition("=")
-            values[key.strip()] = value.strip()
+            value = value.strip()
+            if len(value) > 1 and value[0] == value[-1] == '"':
+                value = value[1:-1]
+            values[key.strip()] = value
     return values
 
 
