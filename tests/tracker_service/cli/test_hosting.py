@@ -39,6 +39,18 @@ def test_serve_with_tls_answers_https_to_a_client_trusting_its_ca(tmp_path: Path
             plain.raise_for_status()
 
 
+def test_two_workers_serve_https(tmp_path: Path) -> None:
+    ca = TestCA.create(tmp_path / "ca")
+    cert, key = ca.issue("tracker")
+    trusting = ssl.create_default_context(cafile=str(ca.cert_path))
+    args = ("--tls-cert", str(cert), "--tls-key", str(key), "--workers", "2")
+    with tracker(tmp_path / "t", *args, scheme="https", verify=trusting) as url:
+        # The TLS options reach every worker process, not only the parent.
+        for _ in range(4):  # several connections, so both workers are likely asked
+            with httpx.Client(verify=trusting, timeout=10) as client:
+                assert client.get(url + "/api/v1/network").json()["tracker_url"] == url
+
+
 def _gateway_status(url: str, forwarded_for: str) -> int:
     # With no API keys the gateway answers loopback only: the address it believes shows.
     headers = {"X-Forwarded-For": forwarded_for, "X-Forwarded-Proto": "https"}
