@@ -106,6 +106,11 @@
 
   async function loadModels() {
     clearTimeout(modelsTimer);
+    if (document.body.dataset.needsKey === "true" && !ui.key.value.trim()) {
+      fillModels([]); // asking without a key would only be refused
+      askForKey("This network's gateway needs an API key: ask its operator for one.");
+      return;
+    }
     let retry = true;
     try {
       const response = await fetch(MODELS_URL, { headers: headers(), cache: "no-store" });
