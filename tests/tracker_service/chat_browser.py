@@ -16,6 +16,7 @@ import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,7 +27,8 @@ from tests.tracker_service.browser import missing_browser
 
 
 def require_browser() -> None:
-    """Skip, saying why, where Chromium is missing; under CI fail instead (as the status page's test)."""
+    """Skip, saying why, where Chromium is missing; under CI fail instead (as the status
+    page's test does)."""
     why = missing_browser()
     if why is None:
         return
@@ -75,52 +77,7 @@ def send(driver: Any, text: str) -> None:
     box.send_keys(Keys.ENTER)
 
 
-FAKE_GATEWAY = """
-(() => {
-  const fake = %s;
-  const realFetch = window.fetch.bind(window);
-  const encoder = new TextEncoder();
-  const event = (payload) => `data: ${typeof payload === "string" ? payload : JSON.stringify(payload)}\\n\\n`;
-  const chunk = (content, finish) => event({
-    object: "chat.completion.chunk", model: fake.models[0],
-    choices: [{ index: 0, delta: content === null ? {} : { content }, finish_reason: finish }],
-  });
-  window.meshnetSent = [];
-  window.fetch = async (url, init) => {
-    const path = new URL(String(url), location.href).pathname;
-    if (path === "/v1/models") {
-      const data = fake.models.map((id) => ({ id, object: "model", owned_by: "meshnet" }));
-      return new Response(JSON.stringify({ object: "list", data }), { headers: { "Content-Type": "application/json" } });
-    }
-    if (path !== "/v1/chat/completions") return realFetch(url, init);
-    window.meshnetSent.push(JSON.parse(init.body));
-    if (fake.status !== 200) {
-      return new Response(JSON.stringify({ error: fake.error }), { status: fake.status, headers: { "Content-Type": "application/json" } });
-    }
-    const signal = init.signal;
-    let timer = 0;
-    const body = new ReadableStream({
-      start(controller) {
-        // The whole answer as bytes, cut in 7-byte slices: events and UTF-8 split anywhere.
-        const text = fake.pieces.map((p) => chunk(p, null)).join("")
-          + (fake.forever ? "" : chunk(null, fake.finish) + event("[DONE]"));
-        const bytes = encoder.encode(text);
-        for (let i = 0; i < bytes.length; i += 7) controller.enqueue(bytes.slice(i, i + 7));
-        if (!fake.forever) return controller.close();
-        // A model that never stops: one more word every 50 ms (or, silent, none) until the page aborts.
-        if (!fake.silent) timer = setInterval(() => controller.enqueue(encoder.encode(chunk(" more", null))), 50);
-        signal.addEventListener("abort", () => {
-          clearInterval(timer);
-          window.meshnetAborted = (window.meshnetAborted || 0) + 1;
-          controller.error(new DOMException("The user aborted a request.", "AbortError"));
-        });
-      },
-      cancel() { clearInterval(timer); },
-    });
-    return new Response(body, { headers: { "Content-Type": "text/event-stream" } });
-  };
-})();
-"""
+FAKE_GATEWAY = (Path(__file__).parent / "chat_fake_gateway.js").read_text()
 
 
 @contextmanager
@@ -147,7 +104,8 @@ def fake_gateway(
         "error": error,
     }
     added = driver.execute_cdp_cmd(
-        "Page.addScriptToEvaluateOnNewDocument", {"source": FAKE_GATEWAY % json.dumps(config)}
+        "Page.addScriptToEvaluateOnNewDocument",
+        {"source": f"window.meshnetFakeConfig = {json.dumps(config)};\n{FAKE_GATEWAY}"},
     )
     try:
         yield

@@ -250,7 +250,8 @@
         }
       }
     } catch (error) {
-      if (error.name !== "AbortError") problem = error.message || String(error);
+      if (error.name === "TypeError") problem = `cannot reach the tracker (${error.message})`;
+      else if (error.name !== "AbortError") problem = error.message || String(error);
     } finally {
       if (streaming === controller) streaming = null;
       updateButtons();

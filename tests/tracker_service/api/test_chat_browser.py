@@ -40,10 +40,10 @@ pytestmark = pytest.mark.slow
 HOSTILE_MESSAGE = '<img src=x onerror="window.meshnetPwned = 1">'
 # A "model" answering markup, cut so the tag is split between two pieces.
 HOSTILE_ANSWER = (
-    "Here: <scr",
+    "Here — ü: <scr",
     'ipt>window.meshnetPwned = 2</script> and <img src=x onerror="window.meshnetPwned = 3">\n\n',
     "[a link](javascript:window.meshnetPwned=4) [home](https://example.org/?a=1&b=2)\n\n",
-    "```html\n<iframe src=\"https://example.org\"></iframe>\n```",
+    '```html\n<iframe src="https://example.org"></iframe>\n```',
 )
 
 # markdown source -> the DOM chat_markdown.js builds for it, as the browser serializes it.
@@ -173,7 +173,7 @@ def test_markup_in_a_message_and_in_an_answer_shows_as_text(
         assert (mine["who"], mine["text"]) == ("You", HOSTILE_MESSAGE)
         assert answer["who"] == "tests/stand-in"
         said = driver.find_element(By.CSS_SELECTOR, "#log .assistant .text").text
-        assert "Here: <script>window.meshnetPwned = 2</script> and <img src=x" in said
+        assert "Here — ü: <script>window.meshnetPwned = 2</script> and <img src=x" in said
         assert "[a link](javascript:window.meshnetPwned=4) home" in said
         assert '<iframe src="https://example.org"></iframe>' in said
         assert driver.execute_script(INJECTED) == 0
@@ -318,4 +318,3 @@ def test_page_fits_the_screen_with_no_clipped_text(
         )
         assert bottom <= size[1] + 1
     assert console_problems(driver) == []
-
