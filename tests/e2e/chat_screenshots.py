@@ -4,8 +4,8 @@
 
 Starts a real tracker and two real node processes on the default model (layers
 0–15 and 15–30, as tests/e2e/conftest.py), waits for the recipe to be certified,
-opens /chat in headless Chromium, asks one question, lets the answer stream to its
-end and writes chat-desktop.png and chat-phone.png.
+opens /chat in headless Chromium, asks one question at temperature 0, lets the
+answer stream to its end and writes chat-desktop.png and chat-phone.png.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from selenium.webdriver.common.by import By
 
 from tests.tracker_service.browser import DESKTOP, PHONE, chromium, missing_browser, set_viewport
 from tests.tracker_service.chat_browser import last, models_shown, send
@@ -38,21 +39,31 @@ def until(check: Any, what: str, timeout_s: float) -> None:
         time.sleep(0.2)
 
 
-def converse(driver: Any, url: str, question: str, timeout_s: float = 300.0) -> None:
-    """Open the chat page, ask `question` of the first model and wait for the whole answer."""
+def converse(
+    driver: Any, url: str, question: str, temperature: str | None, timeout_s: float = 300.0
+) -> None:
+    """Open the chat page, ask `question` of the first model (at `temperature`, typed into
+    its field; None: the page's default) and wait for the whole answer."""
     driver.get(url + "/chat")
     until(lambda: any(models_shown(driver)), "the model list", 60)
+    if temperature is not None:
+        field = driver.find_element(By.ID, "temperature")
+        field.clear()
+        field.send_keys(temperature)
     send(driver, question)
     until(lambda: last(driver, "assistant")["state"] == "done", "the answer", timeout_s)
 
 
-def take_screenshots(driver: Any, url: str, out_dir: Path, question: str = QUESTION) -> list[Path]:
-    """Each screen size: the page with one question answered, as a PNG."""
+def take_screenshots(
+    driver: Any, url: str, out_dir: Path, question: str = QUESTION, temperature: str | None = "0"
+) -> list[Path]:
+    """Each screen size: the page with one question answered, as a PNG. Temperature 0 by
+    default: the same answer at both sizes, the model's most likely one."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for name, ((width, height), mobile) in SHOTS.items():
         set_viewport(driver, width, height, mobile=mobile)
-        converse(driver, url, question)
+        converse(driver, url, question, temperature)
         driver.execute_script("document.activeElement.blur()")  # no focus ring in the picture
         path = out_dir / name
         path.write_bytes(full_page_png(driver, width, height, mobile=mobile))

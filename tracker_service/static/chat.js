@@ -18,6 +18,7 @@
     model: $("model"),
     keyField: $("key-field"),
     key: $("api-key"),
+    temperature: $("temperature"),
     newChat: $("new-chat"),
     notice: $("notice"),
     log: $("log"),
@@ -206,6 +207,14 @@
     }
   }
 
+  // The request body; an empty temperature field leaves the gateway's default.
+  function request(model) {
+    const body = { model, messages: conversation, stream: true };
+    const temperature = ui.temperature.value.trim();
+    if (temperature) body.temperature = Number(temperature);
+    return body;
+  }
+
   async function ask(text) {
     const model = ui.model.value;
     const thisChat = chat;
@@ -227,7 +236,7 @@
       const response = await fetch(CHAT_URL, {
         method: "POST",
         headers: headers(),
-        body: JSON.stringify({ model, messages: conversation, stream: true }),
+        body: JSON.stringify(request(model)),
         signal: controller.signal,
       });
       if (response.status === 401) {

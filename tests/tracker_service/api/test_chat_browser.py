@@ -37,6 +37,7 @@ from tracker_service.store.db import Database
 
 pytestmark = pytest.mark.slow
 
+START_S = 120.0  # a tracker's start on a loaded machine (the default 30 s ran out here once)
 HOSTILE_MESSAGE = '<img src=x onerror="window.meshnetPwned = 1">'
 # A "model" answering markup, cut so the tag is split between two pieces.
 HOSTILE_ANSWER = (
@@ -92,7 +93,7 @@ return [box.innerHTML, [...box.querySelectorAll("*")].map((e) => e.tagName)];
 def tracker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TrackerProcess]:
     require_browser()
     home = tmp_path_factory.mktemp("chat-page")
-    process = TrackerProcess(home, f"sqlite:///{home / 'tracker.db'}").start()
+    process = TrackerProcess(home, f"sqlite:///{home / 'tracker.db'}").start(START_S)
     try:
         yield process
     finally:
@@ -110,7 +111,7 @@ def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TrackerPro
     with database.sessions.begin() as session:
         _row, key = add_api_key(session, label="chat-page", now=time.time())
     database.dispose()
-    process = TrackerProcess(home, db_url).start()
+    process = TrackerProcess(home, db_url).start(START_S)
     try:
         yield process, key
     finally:
@@ -186,6 +187,7 @@ def test_markup_in_a_message_and_in_an_answer_shows_as_text(
                 "model": "tests/stand-in",
                 "messages": [{"role": "user", "content": HOSTILE_MESSAGE}],
                 "stream": True,
+                "temperature": 0.7,  # the field's default, as `meshnet chat`
             }
         ]
     assert console_problems(driver) == []
