@@ -32,6 +32,7 @@ from tracker_service.api.routes import (
     SIGNED_BODY_MODELS,
     admin,
     allocation,
+    chat,
     http_refusal_response,
     invites,
     job_artifacts,
@@ -218,6 +219,7 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
     app.include_router(allocation.router)
     app.include_router(invites.router)
     app.include_router(network.router)
+    app.include_router(chat.router)
     if settings.embedded_relay:  # a small deployment's relay, on the tracker's own port
         mount_relay(
             app,
