@@ -8,6 +8,7 @@ a refused heartbeat whose reason is ``re-register`` is ``ReRegisterRequired``.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 from collections.abc import Mapping
@@ -154,6 +155,7 @@ class TrackerClient:
         endpoint: str,
         relay_reason: str | None = None,
         device_class: str | None = None,
+        tls_pin: tuple[str, bytes] | None = None,
     ) -> Registration:
         """``relay_reason``: with a relayed endpoint, why (shown on the tracker's status).
         ``device_class``: the class of device the shard runs on (cpu, cuda, mps); the
@@ -169,6 +171,9 @@ class TrackerClient:
             body["relay_reason"] = plain_reason(relay_reason)
         if device_class:
             body["device_class"] = device_class
+        if tls_pin is not None:  # (pin, signature): docs/wire.md#tls
+            body["tls_pin"] = tls_pin[0]
+            body["tls_pin_signature"] = base64.b64encode(tls_pin[1]).decode("ascii")
         data = self._post("/api/v1/nodes/register", body, extra)
         self._check_key(str(data.get("tracker_public_key", "")))
         recipe = data.get("recipe") or {}

@@ -36,6 +36,9 @@ class Settings(BaseSettings):
     # Dial node endpoints on loopback/private/link-local addresses (demo, tests, LAN);
     # off on a public tracker, which dials only public addresses (endpoint_policy.py).
     allow_private_endpoints: bool = False
+    # Admit and route through nodes serving plaintext ws:// without a TLS pin
+    # (development only; docs/wire.md#tls). Off: every direct node is wss:// and pinned.
+    allow_plaintext_nodes: bool = False
     # Doors that need no account, limited per client address (address_limits.py).
     route_requests_per_minute_per_address: int = Field(default=120, ge=1)
     registrations_per_minute_per_address: int = Field(default=30, ge=1)

@@ -84,6 +84,11 @@ ADMIN_REQUIRED = "admin-required"
 NOT_FOUND = "not-found"
 ENDPOINT_REFUSED = "endpoint-refused"
 TOO_MANY_NODES = "too-many-nodes"
+# The data plane's TLS pin (docs/wire.md#tls): a bad or missing pin at registration,
+# and a node whose certificate is not the one it registered.
+BAD_TLS_PIN = "bad-tls-pin"
+TLS_PIN_REQUIRED = "tls-pin-required"
+TLS_PIN_MISMATCH = "tls-pin-mismatch"
 
 
 class TrackerError(Exception):

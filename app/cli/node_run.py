@@ -82,6 +82,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the relay to use (ws://host:port/relay; default: the one the tracker offers)",
     )
     run.add_argument(
+        "--insecure-plaintext-dataplane",
+        action="store_true",
+        help="development only: serve ws:// without TLS (a tracker routes through this "
+        "node only when started with --allow-plaintext-nodes)",
+    )
+    run.add_argument(
         "--kv-budget-mb", type=arguments.megabytes, default=None, help="memory for KV sessions"
     )
     run.add_argument(
@@ -143,6 +149,7 @@ def run_node(args: argparse.Namespace) -> int:
         move_dwell_s=args.move_dwell_s,
         relay=args.relay,
         relay_url=args.relay_url,
+        insecure_plaintext_dataplane=args.insecure_plaintext_dataplane,
     )
     return supervise(Node(settings, identity), printer, stdin_control=stdin_controls(args))
 

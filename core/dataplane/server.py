@@ -28,6 +28,7 @@ from urllib.parse import parse_qs, urlsplit
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
+from websockets.server import ServerProtocol
 
 from core.dataplane import wire
 from core.dataplane.batcher import BatchStats
@@ -36,6 +37,8 @@ from core.dataplane.hop import MAX_CONTROL_BYTES, HopContext, HopSession, refuse
 from core.dataplane.limits import ConnectionLimits
 from core.dataplane.plain_http import PlainHttpConnection
 from core.dataplane.tickets import TicketVerifier
+from core.dataplane.tls import NodeCertificate, server_context
+from core.dataplane.tls_listener import TlsListener
 from core.errors import ConfigError, ProtocolError
 
 if TYPE_CHECKING:
@@ -70,7 +73,10 @@ class DataPlaneServer:
         expire_interval_s: float = 5.0,
         open_timeout_s: float = 30.0,
         limits: ConnectionLimits | None = None,
+        tls: NodeCertificate | None = None,
     ) -> None:
+        """``tls``: serve ``wss://`` with this certificate (its pin registered by the
+        node); None serves plaintext ``ws://``, a development mode only."""
         if max_frame_bytes < 1024:
             raise ConfigError(f"max_frame_bytes must be at least 1024, got {max_frame_bytes}")
         self._sessions = shard_sessions
@@ -87,6 +93,8 @@ class DataPlaneServer:
         self._metadata: dict[str, bytes] = {}
         self._expire_interval_s = expire_interval_s
         self._limits = limits or ConnectionLimits()
+        self._tls = tls
+        self._open_timeout_s = open_timeout_s
         self._max_message_bytes = max_frame_bytes + max(max_frame_bytes, MIN_SLACK_BYTES)
         self._ctx = HopContext(
             sessions=shard_sessions,
@@ -131,8 +139,17 @@ class DataPlaneServer:
         return self._ctx.batcher.stats
 
     @property
+    def tls(self) -> NodeCertificate | None:
+        """The certificate this port serves (None in plaintext development mode)."""
+        return self._tls
+
+    @property
+    def scheme(self) -> str:
+        return "ws" if self._tls is None else "wss"
+
+    @property
     def url(self) -> str:
-        return f"ws://{self._host}:{self._port}"
+        return f"{self.scheme}://{self._host}:{self._port}"
 
     @property
     def session_url(self) -> str:
@@ -140,7 +157,8 @@ class DataPlaneServer:
 
     @property
     def http_url(self) -> str:
-        return f"http://{self._host}:{self._port}"
+        scheme = "http" if self._tls is None else "https"
+        return f"{scheme}://{self._host}:{self._port}"
 
     # -- async lifecycle -------------------------------------------------------------------
 
@@ -148,20 +166,23 @@ class DataPlaneServer:
         if self._tokenizer_path is not None:
             self._tokenizer = await asyncio.to_thread(self._tokenizer_path.read_bytes)
             self._metadata = await asyncio.to_thread(_read_metadata, self._tokenizer_path.parent)
+        server = serve(
+            self._handle,
+            self._host,
+            self._port,
+            process_request=self._process_request,
+            # One plain request per connection, answered; garbage gets a 400.
+            create_connection=PlainHttpConnection,
+            max_size=self._max_message_bytes,
+            compression=None,  # tensors do not deflate; save the CPU
+            ping_interval=20,
+            ping_timeout=20,
+            close_timeout=3,  # a vanished client must not hold up stop() for long
+        )
+        if self._tls is not None:
+            self._listen_tls(server, self._tls)
         try:
-            self._server = await serve(
-                self._handle,
-                self._host,
-                self._port,
-                process_request=self._process_request,
-                # One plain request per connection, answered; garbage gets a 400.
-                create_connection=PlainHttpConnection,
-                max_size=self._max_message_bytes,
-                compression=None,  # tensors do not deflate; save the CPU
-                ping_interval=20,
-                ping_timeout=20,
-                close_timeout=3,  # a vanished client must not hold up stop() for long
-            )
+            self._server = await server
         except OSError as exc:
             raise ConfigError(
                 f"the data plane cannot listen on {self._host}:{self._port}: {exc.strerror}; "
@@ -171,6 +192,24 @@ class DataPlaneServer:
         self._port = self._server.sockets[0].getsockname()[1]
         self._expiry = asyncio.create_task(self._expire_idle_forever())
         logger.info("data plane listening", extra={"url": self.url, "node_id": self._node_id})
+
+    def _listen_tls(self, server: Server, certificate: NodeCertificate) -> None:
+        """Put a :class:`TlsListener` where websockets would create its asyncio server:
+        it peeks at each connection (a plaintext one gets a 400 naming wss://) and hands
+        TLS ones, handshaken, to the same connection class and handler as plaintext."""
+        context = server_context(certificate)
+
+        def connection() -> PlainHttpConnection:
+            protocol = ServerProtocol(max_size=self._max_message_bytes, logger=server.logger)
+            return PlainHttpConnection(
+                protocol, server, ping_interval=20, ping_timeout=20, close_timeout=3
+            )
+
+        listener = TlsListener(
+            self._host, self._port, context, connection, handshake_timeout_s=self._open_timeout_s
+        )
+        # websockets' Server only closes, awaits and lists the sockets of what this returns.
+        server.create_server = cast(Any, listener.start)
 
     async def stop_async(self) -> None:
         if self._expiry is not None:

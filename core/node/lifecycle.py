@@ -38,6 +38,7 @@ from core.admission import (
 )
 from core.capability import CapabilityReport
 from core.dataplane.server import DataPlaneServer
+from core.dataplane.tls import generate_certificate, sign_pin
 from core.doctor import (
     DoctorOutcome,
     DoctorRequest,
@@ -384,6 +385,11 @@ class Node:
             host=self.settings.host,
             port=self.settings.port,
             tokenizer_path=outcome.model_dir / "tokenizer.json",
+            # A fresh key pair per start: a restart rotates the certificate, and the new
+            # pin reaches the tracker with the registration that follows.
+            tls=None
+            if self.settings.insecure_plaintext_dataplane
+            else generate_certificate(self.identity.node_id),
         )
         self._server.start()
         self.gate(Gate.DATA_PLANE, GateState.PASSED, f"listening on {self.endpoint}")
@@ -396,11 +402,19 @@ class Node:
         if self.relay.endpoint is not None:
             return self.relay.endpoint
         host = self.settings.advertise_host or self.settings.host
-        return f"ws://{host}:{self._server.port}"
+        return f"{self._server.scheme}://{host}:{self._server.port}"
 
     @property
     def data_plane(self) -> DataPlaneServer | None:
         return self._server
+
+    def _signed_pin(self) -> tuple[str, bytes] | None:
+        """The data plane certificate's pin and the identity's signature over it."""
+        certificate = None if self._server is None else self._server.tls
+        if certificate is None:
+            return None
+        node_id = self.identity.node_id
+        return certificate.pin, sign_pin(certificate.pin, node_id, self.identity.sign)
 
     @property
     def client(self) -> TrackerClient | None:
@@ -419,6 +433,7 @@ class Node:
                 self.relay.reason,
                 # What the shard runs on now, never read from the report it is checked against.
                 device_class=self._outcome.shard.device.type if self._outcome.shard else None,
+                tls_pin=self._signed_pin(),
             )
         except (TrackerRefused, TrackerUnreachable) as exc:
             self.gate(Gate.REGISTRATION, GateState.FAILED, str(exc), exc.reason)

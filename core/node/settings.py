@@ -43,6 +43,9 @@ class NodeSettings:
     # and which relay (else the one the tracker offers): core/node/lifecycle/relay.py.
     relay: bool = False
     relay_url: str | None = None
+    # Development only: serve ws:// with no TLS and no pin (a tracker admits such a node
+    # only with --allow-plaintext-nodes); by default the data plane is wss://, pinned.
+    insecure_plaintext_dataplane: bool = False
 
     def public_view(self) -> dict[str, Any]:
         """The settings a snapshot shows (no join token)."""

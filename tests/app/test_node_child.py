@@ -173,7 +173,7 @@ def test_the_child_speaks_the_protocol_pauses_resumes_and_stops(
         assert report["passed"] is True and report["shard"] == {"start": 0, "end": 30}
         registration = gates[4]["data"]
         assert registration["shard"] == [0, 30] and registration["tracker_url"] == tracker.url
-        assert registration["endpoint"].startswith("ws://127.0.0.1:")
+        assert registration["endpoint"].startswith("wss://127.0.0.1:")  # TLS by default
         node_id = registration["node_id"]
         progress = [e for e in child.events if e["kind"] == "progress"]
         assert {"load", "probe"} <= {p["data"]["stage"] for p in progress}

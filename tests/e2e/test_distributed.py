@@ -29,8 +29,14 @@ def _certified(cluster: Cluster) -> dict[str, Any]:
     return next(r for r in cluster.state()["recipes"] if r["status"] == "certified")
 
 
+# Each node's TLS pin as its route hops publish it (docs/wire.md#tls), by endpoint.
+PINS: dict[str, str] = {}
+
+
 def _route(cluster: Cluster) -> dict[str, Any]:
-    return asyncio.run(request_route(cluster.url, _certified(cluster)))
+    route = asyncio.run(request_route(cluster.url, _certified(cluster)))
+    PINS.update({str(h["endpoint"]): str(h.get("tls_pin") or "") for h in route["hops"]})
+    return route
 
 
 def _tracker_identity(cluster: Cluster) -> NodeIdentity:
@@ -93,7 +99,7 @@ async def _refused(
     max_length: int = 64,
     raw: bytes | None = None,
 ) -> str:
-    client = HopClient(endpoint)
+    client = HopClient(endpoint, tls_pin=PINS.get(endpoint))
     try:
         await client.open(ticket, max_length)
         if raw is not None:

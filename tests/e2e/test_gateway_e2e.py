@@ -31,6 +31,7 @@ import pytest
 import torch
 
 from app.demo.processes import Child, start_node, start_tracker
+from core.dataplane.tls import pinned_client_context
 from core.models.tokenizer import ChatTokenizer
 
 pytestmark = pytest.mark.slow
@@ -61,8 +62,10 @@ class Network:
         for node in self.state()["nodes"]:
             if node["node_id"] not in self.nodes or self.nodes[node["node_id"]].exited is not None:
                 continue
-            health = node["endpoint"].replace("ws://", "http://") + "/v1/health"
-            counts[node["node_id"]] = int(httpx.get(health, timeout=5).json()["open_sessions"])
+            # The data plane is https:// with a self-signed certificate (docs/wire.md#tls).
+            base = node["endpoint"].replace("wss://", "https://").replace("ws://", "http://")
+            reply = httpx.get(base + "/v1/health", timeout=5, verify=pinned_client_context())
+            counts[node["node_id"]] = int(reply.json()["open_sessions"])
         return counts
 
     def model(self) -> str:

@@ -17,6 +17,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from core.dataplane import frames, wire
+from core.dataplane.tls_client import PinnedConnect
 from core.errors import ProtocolError
 
 DEFAULT_MAX_REPLY_BYTES = 256 * 1024 * 1024
@@ -31,7 +32,10 @@ class HopClient:
         *,
         max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
         open_timeout_s: float = 30.0,
+        tls_pin: str | None = None,
     ) -> None:
+        """``tls_pin``: a ``wss://`` node's pin (route plans carry it); required there."""
+        self._tls_pin = tls_pin
         self.url = url if url.endswith(wire.SESSION_PATH) else url.rstrip("/") + wire.SESSION_PATH
         self._max_reply_bytes = max_reply_bytes
         self._open_timeout_s = open_timeout_s
@@ -51,12 +55,15 @@ class HopClient:
         sampling: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Send the ticket; returns the node's ``opened`` message."""
-        self._ws = await connect(
-            self.url,
-            max_size=self._max_reply_bytes,
-            compression=None,
-            open_timeout=self._open_timeout_s,
-        )
+        options: dict[str, Any] = {
+            "max_size": self._max_reply_bytes,
+            "compression": None,
+            "open_timeout": self._open_timeout_s,
+        }
+        if self.url.startswith("wss://"):
+            self._ws = await PinnedConnect(self.url, pin=self._tls_pin or "", **options)
+        else:
+            self._ws = await connect(self.url, **options)
         message: dict[str, Any] = {"type": "open", "max_length": max_length}
         if signed_ticket is not None:
             message["ticket"] = dict(signed_ticket)

@@ -31,6 +31,7 @@ class RouteHop:
     start: int
     end: int
     effective_start: int
+    tls_pin: str = ""  # the node's certificate pin (docs/wire.md#tls)
 
 
 @dataclass
@@ -59,7 +60,7 @@ class RouteSession:
         self._ticket = signed_ticket
         self._max_length = max_length
         self._sampling = dict(sampling or {"temperature": 0.0})
-        self._clients = [HopClient(hop.endpoint) for hop in self.hops]
+        self._clients = [HopClient(hop.endpoint, tls_pin=hop.tls_pin) for hop in self.hops]
         self.position = 0
         self.timings = [StepTiming() for _ in self.hops]
 
@@ -174,6 +175,7 @@ def hops_from_route(route: Mapping[str, Any]) -> list[RouteHop]:
                 start=int(hop["start"]),
                 end=int(hop["end"]),
                 effective_start=int(hop.get("effective_start", hop["start"])),
+                tls_pin=str(hop.get("tls_pin") or ""),
             )
         )
     return hops

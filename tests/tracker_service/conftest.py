@@ -19,6 +19,9 @@ def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
         "data_dir": tmp_path / "tracker",
         "admin_token": "s3cret-admin",
         "allow_private_endpoints": True,
+        # The fake and real test nodes serve plaintext ws:// unless a test says otherwise
+        # (tests/tracker_service/services/test_node_tls.py runs the pinned default).
+        "allow_plaintext_nodes": True,
         # Tests register many nodes from one address; the limits have their own tests.
         "registrations_per_minute_per_address": 100_000,
         "route_requests_per_minute_per_address": 100_000,

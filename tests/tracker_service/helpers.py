@@ -107,6 +107,8 @@ class FakeNode:
     endpoint: str = "ws://127.0.0.1:9001"
     relay_reason: str | None = None  # sent at registration when set (a relayed node's why)
     device_class: str = "cpu"  # the class advertised at registration (the report's: "cpu")
+    # (pin, base64 signature) sent at registration when set (docs/wire.md#tls).
+    tls_pin: tuple[str, str] | None = None
 
     @property
     def public_raw(self) -> bytes:
@@ -157,6 +159,8 @@ class FakeNode:
             del payload["capability"]
         if self.relay_reason is not None:
             payload["relay_reason"] = self.relay_reason
+        if self.tls_pin is not None:
+            payload["tls_pin"], payload["tls_pin_signature"] = self.tls_pin
         return json.dumps(payload).encode()
 
 

@@ -18,6 +18,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from core.dataplane.server import DataPlaneServer
+from core.dataplane.tls import generate_certificate
 from core.recipe import build_identity_block
 from core.runtime.sessions import SessionManager
 from core.runtime.shard import Shard
@@ -119,7 +120,9 @@ def start_real_node(
     serve_tokenizer: bool = True,
     identity: dict[str, Any] | None = None,
     key: Ed25519PrivateKey | None = None,
+    tls: bool = False,
 ) -> RealNode:
+    """``tls``: serve wss:// with a fresh certificate (its pin: ``node.server.tls.pin``)."""
     key = key or Ed25519PrivateKey.generate()
     shard = Shard.load(model_dir, start, end)
     sessions = SessionManager(shard, kv_budget_bytes=kv_budget_bytes)
@@ -140,6 +143,7 @@ def start_real_node(
         "127.0.0.1",
         0,
         tokenizer_path=model_dir / "tokenizer.json" if serve_tokenizer else None,
+        tls=generate_certificate(hashlib.sha256(public).hexdigest()[:32]) if tls else None,
     )
     server.start()
     return RealNode(key, shard, sessions, server, identity, holder)

@@ -79,6 +79,7 @@ def node_public(node: Node | Row[Any], now: float) -> NodePublic:
         state_reason=node.state_reason,
         audits_passed=node.audits_passed or 0,
         relay=relay_public(node.endpoint, node.relay_reason or ""),
+        tls_pin=node.tls_pin or "",
         quarantine_evidence=node.quarantine_evidence,
     )
 

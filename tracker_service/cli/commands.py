@@ -48,6 +48,8 @@ def _settings(args: argparse.Namespace) -> Settings:
     )
     if getattr(args, "allow_private_endpoints", False):
         overrides["allow_private_endpoints"] = True
+    if getattr(args, "allow_plaintext_nodes", False):
+        overrides["allow_plaintext_nodes"] = True
     if getattr(args, "relay_url", None):
         overrides["relay_urls"] = ",".join(args.relay_url)
     if getattr(args, "no_embedded_relay", False):
@@ -158,6 +160,8 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
             os.environ[f"MESHNET_TRACKER_{name.upper()}"] = str(value)
     if settings.allow_private_endpoints:
         os.environ["MESHNET_TRACKER_ALLOW_PRIVATE_ENDPOINTS"] = "true"
+    if settings.allow_plaintext_nodes:
+        os.environ["MESHNET_TRACKER_ALLOW_PLAINTEXT_NODES"] = "true"
     os.environ["MESHNET_TRACKER_RELAY_URLS"] = settings.relay_urls
     embedded = settings.embedded_relay and not settings.relay_urls
     if embedded:
@@ -277,6 +281,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="dial nodes on loopback, private and link-local addresses (demo, LAN); "
         "a public tracker leaves this off",
+    )
+    serve.add_argument(
+        "--allow-plaintext-nodes",
+        action="store_true",
+        help="development only: admit and route through nodes serving plaintext ws:// "
+        "without a TLS pin (nodes started with --insecure-plaintext-dataplane)",
     )
     serve.add_argument(
         "--relay-url",

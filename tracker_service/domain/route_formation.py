@@ -62,6 +62,7 @@ class Candidate(NamedTuple):
     throughput: float  # measured tokens/s through its whole shard; 0 = unknown
     load: float = 0.0
     open_sessions: int = 0
+    tls_pin: str = ""  # the node's signed certificate pin (docs/wire.md#tls)
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,7 @@ class GenerationSettings:
     step_timeout_s: float = 30.0
     max_failovers: int = 4
     allow_private_endpoints: bool = False
+    allow_plaintext_nodes: bool = False  # route through unpinned ws:// nodes (development)
 
 
 class Generation:
@@ -163,6 +164,7 @@ class Generation:
                 step_timeout_s=self._settings.step_timeout_s,
                 auditor=self._auditor,
                 allow_private_endpoints=self._settings.allow_private_endpoints,
+                allow_plaintext_nodes=self._settings.allow_plaintext_nodes,
             )
             self._session = session
             try:

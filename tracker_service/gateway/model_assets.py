@@ -33,6 +33,7 @@ from tracker_service.domain.recipe_identity import RecipeIdentityError, parse_id
 from tracker_service.domain.route_formation import Candidate
 from tracker_service.errors import TrackerError
 from tracker_service.gateway.chat_template import ChatTemplate, TemplateError
+from tracker_service.security.node_tls import node_http_client
 from tracker_service.services.certifier import fetch_tokenizer
 from tracker_service.services.node_files import CONFIG_PATH, TOKENIZER_CONFIG_PATH, fetch_metadata
 from tracker_service.store.db import Database
@@ -129,7 +130,7 @@ class AssetStore:
                 return self._cache[info.key]
             try:
                 if self._client is None:
-                    async with httpx.AsyncClient(trust_env=False) as client:
+                    async with node_http_client() as client:
                         assets = await self._load(client, info, candidates)
                 else:
                     assets = await self._load(self._client, info, candidates)

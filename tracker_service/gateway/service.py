@@ -145,6 +145,7 @@ class Gateway:
             step_timeout_s=settings.gateway_step_timeout_s,
             max_failovers=settings.gateway_max_failovers,
             allow_private_endpoints=settings.allow_private_endpoints,
+            allow_plaintext_nodes=settings.allow_plaintext_nodes,
         )
 
     def plan(self, key: Key, exclude: Collection[str]) -> RoutePlan:

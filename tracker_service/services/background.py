@@ -13,6 +13,8 @@ import logging
 
 import httpx
 
+from tracker_service.security.node_tls import node_http_client
+
 log = logging.getLogger(__name__)
 
 
@@ -33,7 +35,7 @@ class BackgroundLoop:
         raise NotImplementedError
 
     async def start(self) -> None:
-        self._client = httpx.AsyncClient(follow_redirects=False, trust_env=False)
+        self._client = node_http_client()
         self._task = asyncio.create_task(self._run(), name=self.task_name)
 
     async def stop(self) -> None:

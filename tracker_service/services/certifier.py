@@ -48,6 +48,7 @@ from tracker_service.domain.recipe_identity import (
 from tracker_service.domain.route_formation import PURPOSE_CERTIFY, NoRoute
 from tracker_service.domain.tickets import HopReceipt
 from tracker_service.errors import TrackerError
+from tracker_service.security.node_tls import node_http_client
 from tracker_service.services.background import BackgroundLoop
 from tracker_service.services.hop_link import CONNECTION_CLOSED, TIMEOUT, UNREACHABLE, RouteFailure
 from tracker_service.services.node_files import (
@@ -213,6 +214,7 @@ class CertifierSettings:
     step_timeout_s: float = 60.0
     # The endpoint policy for every dial the certifier makes (files and sessions).
     allow_private_endpoints: bool = False
+    allow_plaintext_nodes: bool = False  # route through unpinned ws:// nodes (development)
 
 
 class Certifier(BackgroundLoop):
@@ -361,6 +363,7 @@ class Certifier(BackgroundLoop):
                 open_timeout_s=self._settings.open_timeout_s,
                 step_timeout_s=self._settings.step_timeout_s,
                 allow_private_endpoints=self._settings.allow_private_endpoints,
+                allow_plaintext_nodes=self._settings.allow_plaintext_nodes,
             ) as session:
                 await session.open(len(prompt) + new_tokens, Sampling(temperature=0.0))
                 tokens = [t.token_id async for t in session.generate(prompt, new_tokens)]
@@ -436,7 +439,7 @@ class Certifier(BackgroundLoop):
                     for h in plan.hops
                 ]
             else:
-                async with httpx.AsyncClient(trust_env=False) as client:
+                async with node_http_client() as client:
                     bodies = [
                         await fetch_metadata(
                             client, h.endpoint, TOKENIZER_CONFIG_PATH, allow_private=private
@@ -490,7 +493,7 @@ class Certifier(BackgroundLoop):
                     self._client, endpoints, revision, allow_private=private
                 )
             else:
-                async with httpx.AsyncClient(trust_env=False) as client:
+                async with node_http_client() as client:
                     tokenizer = await fetch_tokenizer(
                         client, endpoints, revision, allow_private=private
                     )

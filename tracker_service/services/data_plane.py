@@ -76,6 +76,7 @@ class RouteServices:
                 backoff_max_s=settings.certifier_backoff_max_s,
                 new_tokens=settings.certify_new_tokens,
                 allow_private_endpoints=settings.allow_private_endpoints,
+                allow_plaintext_nodes=settings.allow_plaintext_nodes,
             ),
         )
         self.auditor = Auditor(
@@ -86,6 +87,7 @@ class RouteServices:
                 probation_rate=settings.audit_probation_rate,
                 probation_audits=settings.audit_probation_audits,
                 allow_private_endpoints=settings.allow_private_endpoints,
+                allow_plaintext_nodes=settings.allow_plaintext_nodes,
             ),
             disputes=self.disputes,
         )

@@ -66,6 +66,7 @@ class AuditSettings:
     timeout_s: float = 10.0
     # The endpoint policy for the replays it dials (endpoint_policy.py).
     allow_private_endpoints: bool = False
+    allow_plaintext_nodes: bool = False  # route through unpinned ws:// nodes (development)
 
 
 Bind = Callable[[], Awaitable[dict[str, Any] | None]]
@@ -385,6 +386,7 @@ class Auditor:
                     effective_start,
                     node.endpoint,
                     node.public_key,
+                    node.tls_pin,
                 ),
             ),
             signed_ticket=signed,
@@ -398,6 +400,7 @@ class Auditor:
                 open_timeout_s=timeout,
                 step_timeout_s=timeout,
                 allow_private_endpoints=self.settings.allow_private_endpoints,
+                allow_plaintext_nodes=self.settings.allow_plaintext_nodes,
             ) as session:
                 await session.open(max_length, Sampling(temperature=0.0) if last else None)
                 for frame in frames:

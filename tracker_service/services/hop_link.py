@@ -18,8 +18,10 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from tracker_service.errors import TrackerError
+from tracker_service.errors import TLS_PIN_REQUIRED, TrackerError
+from tracker_service.relay.directory import relay_of
 from tracker_service.security.endpoint_policy import EndpointRefused, resolve_endpoint
+from tracker_service.security.node_tls import PinMismatch, PinnedConnect
 from tracker_service.services.session_plan import PlannedHop
 
 log = logging.getLogger(__name__)
@@ -64,24 +66,51 @@ class HopLink:
     def fail(self, reason: str, message: str) -> RouteFailure:
         return RouteFailure(reason, message, hop_index=self.index, node_id=self.plan.node_id)
 
-    async def connect(self, *, allow_private: bool, max_size: int, open_timeout_s: float) -> None:
+    async def connect(
+        self,
+        *,
+        allow_private: bool,
+        max_size: int,
+        open_timeout_s: float,
+        allow_plaintext: bool = False,
+    ) -> None:
         """Open the hop's WebSocket at the address its host resolves to, once, under the
-        endpoint policy (a rebinding resolver cannot redirect the session)."""
+        endpoint policy (a rebinding resolver cannot redirect the session).
+
+        A direct node is dialled over TLS and its certificate checked against the pin it
+        registered before anything is sent; plaintext ``ws://`` only with
+        ``allow_plaintext`` (a development tracker). A relayed node's session runs over
+        the relay's own link (docs/wire.md#tls says why that is equivalent)."""
+        direct = relay_of(self.plan.endpoint) is None
+        secure = self.plan.endpoint.startswith("wss://")
+        if direct and not self.plan.tls_pin and not (allow_plaintext and not secure):
+            raise self.fail(
+                TLS_PIN_REQUIRED,
+                f"{self.plan.endpoint} registered no TLS pin; this tracker routes through "
+                "plaintext nodes only when started with --allow-plaintext-nodes",
+            )
         try:
             pinned = await asyncio.to_thread(
                 resolve_endpoint, self.plan.endpoint, allow_private=allow_private
             )
         except EndpointRefused as exc:
             raise self.fail(UNREACHABLE, str(exc)) from exc
+        options: dict[str, Any] = {
+            "host": pinned.address,  # the URI still names the host (Host header, SNI)
+            "port": pinned.port,
+            "max_size": max_size,
+            "compression": None,
+            "open_timeout": open_timeout_s,
+        }
         try:
-            self.ws = await connect(
-                self.plan.session_url,
-                host=pinned.address,  # the URI still names the host (Host header, SNI)
-                port=pinned.port,
-                max_size=max_size,
-                compression=None,
-                open_timeout=open_timeout_s,
-            )
+            if direct and secure:
+                self.ws = await PinnedConnect(
+                    self.plan.session_url, pin=self.plan.tls_pin, **options
+                )
+            else:
+                self.ws = await connect(self.plan.session_url, **options)
+        except PinMismatch as exc:
+            raise self.fail(exc.reason, str(exc)) from exc
         except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as exc:
             raise self.fail(
                 UNREACHABLE, f"cannot open {self.plan.session_url}: {exc or type(exc).__name__}"

@@ -33,6 +33,7 @@ from tracker_service.domain.wire import b64encode
 from tracker_service.errors import TrackerError
 from tracker_service.relay.directory import relay_of
 from tracker_service.security.endpoint_policy import EndpointRefused, dial_path, resolve_endpoint
+from tracker_service.security.node_tls import PinMismatch, check_response_pin, node_http_client
 from tracker_service.services.background import BackgroundLoop
 from tracker_service.store.db import Database
 from tracker_service.store.route_candidates import (
@@ -110,6 +111,7 @@ async def dial(
     public_key: bytes,
     timeout_s: float,
     allow_private: bool = False,
+    tls_pin: str = "",
 ) -> Verdict:
     """Dial one node's data plane once; never raises.
 
@@ -128,9 +130,14 @@ async def dial(
     dial_url = pinned.http_url(f"{CHALLENGE_PATH}?nonce={nonce}")
     headers = {"Host": pinned.host_header}
     extensions = {"sni_hostname": pinned.host} if pinned.scheme == "wss" else {}
+    # A direct wss:// node must present the certificate it pinned; through a relay the
+    # TLS peer is the relay (docs/wire.md#tls).
+    pin = tls_pin if relay is None and pinned.scheme == "wss" else None
     began = time.perf_counter()
     try:
-        status, body = await _get_capped(client, dial_url, timeout_s, headers, extensions)
+        status, body = await _get_capped(client, dial_url, timeout_s, headers, extensions, pin)
+    except PinMismatch as exc:
+        return Verdict(REACH_UNREACHABLE, f"{exc} [{exc.reason}]")
     except (httpx.TimeoutException, TimeoutError):
         return Verdict(
             REACH_UNREACHABLE,
@@ -179,8 +186,10 @@ async def _get_capped(
     timeout_s: float,
     headers: Mapping[str, str] | None = None,
     extensions: Mapping[str, Any] | None = None,
+    pin: str | None = None,
 ) -> tuple[int, bytes | None]:
-    """(status, body), body None past MAX_ANSWER_BYTES: a node cannot flood the tracker."""
+    """(status, body), body None past MAX_ANSWER_BYTES: a node cannot flood the tracker.
+    With ``pin``, the peer's certificate must carry it (else PinMismatch)."""
     async with asyncio.timeout(timeout_s * 2):
         async with client.stream(
             "GET",
@@ -189,6 +198,8 @@ async def _get_capped(
             headers=dict(headers or {}),
             extensions=dict(extensions or {}),
         ) as response:
+            if pin is not None:
+                check_response_pin(response, pin)
             body = bytearray()
             async for chunk in response.aiter_bytes():
                 body += chunk
@@ -250,7 +261,7 @@ class ReachabilityMonitor(BackgroundLoop):
         targets = await asyncio.to_thread(self._due, now)
         if not targets:
             return 0
-        client = self._client or httpx.AsyncClient(trust_env=False)
+        client = self._client or node_http_client()
         gate = asyncio.Semaphore(self._concurrency)
 
         async def one(target: DialTarget) -> Verdict:
@@ -262,6 +273,7 @@ class ReachabilityMonitor(BackgroundLoop):
                     public_key=target.public_key,
                     timeout_s=self._timeout_s,
                     allow_private=self._allow_private,
+                    tls_pin=target.tls_pin,
                 )
 
         try:

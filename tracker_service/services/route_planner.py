@@ -192,6 +192,7 @@ def plan_for(route: Route, fingerprint: Key, tracker_key: TrackerKey, *, ttl_s: 
                 effective_start=h.effective_start,
                 endpoint=h.candidate.endpoint,
                 public_key=h.candidate.public_key,
+                tls_pin=h.candidate.tls_pin,
             )
             for h in route.hops
         ),

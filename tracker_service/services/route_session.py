@@ -98,6 +98,7 @@ class RouteSession:
         step_timeout_s: float = 120.0,
         auditor: StepAuditor | None = None,
         allow_private_endpoints: bool = True,
+        allow_plaintext_nodes: bool = True,
     ) -> None:
         if not plan.hops:
             raise ValueError("a route plan needs at least one hop")
@@ -105,6 +106,9 @@ class RouteSession:
         # Each hop's host is resolved once, checked (unless private ones are allowed)
         # and dialled at that address: a rebinding resolver cannot redirect a session.
         self._allow_private = allow_private_endpoints
+        # Plaintext ws:// hops without a TLS pin: a direct client's choice; the tracker's
+        # own sessions pass its --allow-plaintext-nodes setting (off by default).
+        self._allow_plaintext = allow_plaintext_nodes
         self._max_reply = max_reply_bytes
         self._open_timeout_s = open_timeout_s
         self._step_timeout_s = step_timeout_s
@@ -142,6 +146,7 @@ class RouteSession:
                 allow_private=self._allow_private,
                 max_size=self._max_reply,
                 open_timeout_s=self._open_timeout_s,
+                allow_plaintext=self._allow_plaintext,
             )
             await hop.send(json.dumps(message))
             opened = await hop.expect_text("opened", self._open_timeout_s)

@@ -26,8 +26,11 @@ class PlannedHop:
     start: int
     end: int
     effective_start: int
-    endpoint: str  # ws://host:port as registered
+    endpoint: str  # wss://host:port as registered
     public_key: bytes
+    # SHA-256 hex of the node's certificate key, which the node signed (docs/wire.md#tls);
+    # "" for a node registered without one (only routed by a --allow-plaintext-nodes tracker).
+    tls_pin: str = ""
 
     @property
     def session_url(self) -> str:
@@ -69,6 +72,7 @@ class RoutePlan:
                     "endpoint": h.endpoint,
                     "session_url": h.session_url,
                     "public_key": b64encode(h.public_key),
+                    "tls_pin": h.tls_pin,
                 }
                 for h in self.hops
             ],
@@ -96,6 +100,7 @@ class RoutePlan:
                     effective_start=int(h["effective_start"]),
                     endpoint=str(h["endpoint"]),
                     public_key=b64decode_exact(str(h["public_key"]), 32, "hop public key"),
+                    tls_pin=str(h.get("tls_pin") or ""),
                 )
                 for h in raw["hops"]
             ),

@@ -108,6 +108,7 @@ def register_node(
     liveness: Liveness,
     relay_reason: str = "",
     relayed_from: str = "",
+    tls_pin: str = "",
 ) -> Registration:
     """Admit (or re-admit) a node. Every registration starts a fresh session.
 
@@ -151,6 +152,7 @@ def register_node(
         "relay_reason": relay_reason,
         "relayed_from": relayed_from,
         "cap_host": cap_host(endpoint, relayed_from),
+        "tls_pin": tls_pin,
     }
     if row is None:
         row = Node(node_id=node_id, registrations=1, tokens_served=0, **fields)
@@ -358,6 +360,7 @@ _PUBLIC_COLUMNS = (
     Node.audits_passed,
     Node.quarantine_evidence,
     Node.relay_reason,
+    Node.tls_pin,
 )
 
 

@@ -52,6 +52,7 @@ def route_candidates(session: Session, key: Key, *, now: float) -> list[Candidat
         Node.throughput,
         Node.load,
         Node.open_sessions,
+        Node.tls_pin,
     ).where(
         Node.model_artifact_digest == key[0],
         Node.runtime_recipe_digest == key[1],
@@ -73,6 +74,7 @@ _CANDIDATE_COLUMNS = (
     "throughput",
     "load",
     "open_sessions",
+    "tls_pin",
 )
 _TIMED_QUERIES: dict[str, PreparedStatement] = {}
 
@@ -124,6 +126,7 @@ class DialTarget:
     registered_at: float
     reachability: str
     fingerprint: Key
+    tls_pin: str = ""
 
 
 def nodes_due_for_dial(
@@ -145,6 +148,7 @@ def nodes_due_for_dial(
             Node.reachability,
             Node.model_artifact_digest,
             Node.runtime_recipe_digest,
+            Node.tls_pin,
         )
         .where(Node.state == NODE_ACTIVE, Node.live_until >= now, due)
         .order_by(Node.reachability_checked_at.is_not(None), Node.reachability_checked_at)
@@ -158,6 +162,7 @@ def nodes_due_for_dial(
             registered_at=row.registered_at,
             reachability=row.reachability,
             fingerprint=(row.model_artifact_digest, row.runtime_recipe_digest),
+            tls_pin=row.tls_pin or "",
         )
         for row in session.execute(query)
     ]

@@ -109,6 +109,9 @@ class Node(Base):
     # relayed_from for a relayed node, else its endpoint's host. Indexed so the cap
     # is an equality count, not a scan of every live endpoint.
     cap_host: Mapped[str] = mapped_column(String(512), default="", server_default="")
+    # SHA-256 hex of the data plane's TLS certificate key, signed by the node's identity
+    # key at registration (docs/wire.md#tls); "" for a plaintext development node.
+    tls_pin: Mapped[str] = mapped_column(String(64), default="", server_default="")
 
     __table_args__ = (
         # Route formation: live nodes of one fingerprint in one range scan that

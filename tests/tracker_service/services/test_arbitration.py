@@ -98,7 +98,12 @@ def test_a_dispute_withdraws_both_nodes_until_a_recruited_arbiter_convicts_the_l
         auditor = Auditor(
             app.state.tracker.database,
             app.state.tracker.key,
-            AuditSettings(rate=1.0, probation_rate=1.0, allow_private_endpoints=True),
+            AuditSettings(
+                rate=1.0,
+                probation_rate=1.0,
+                allow_private_endpoints=True,
+                allow_plaintext_nodes=True,  # the real test nodes serve ws://
+            ),
             rng=random.Random(1),
             disputes=routing.disputes,
         )

@@ -87,7 +87,12 @@ def test_a_lying_node_is_quarantined_by_a_majority_and_routes_avoid_it(
         auditor = Auditor(
             app.state.tracker.database,
             app.state.tracker.key,
-            AuditSettings(rate=1.0, probation_rate=1.0, allow_private_endpoints=True),
+            AuditSettings(
+                rate=1.0,
+                probation_rate=1.0,
+                allow_private_endpoints=True,
+                allow_plaintext_nodes=True,  # the real test nodes serve ws://
+            ),
             rng=random.Random(1),
         )
         exclude = [n.node_id for n in honest_peers]
@@ -148,7 +153,12 @@ def test_a_node_lying_on_one_step_in_ten_is_quarantined_too(
         auditor = Auditor(
             app.state.tracker.database,
             app.state.tracker.key,
-            AuditSettings(rate=1.0, probation_rate=1.0, allow_private_endpoints=True),
+            AuditSettings(
+                rate=1.0,
+                probation_rate=1.0,
+                allow_private_endpoints=True,
+                allow_plaintext_nodes=True,  # the real test nodes serve ws://
+            ),
             rng=random.Random(3),
         )
         exclude = [n.node_id for n in nodes[1:3]]

@@ -85,7 +85,12 @@ def test_honest_nodes_with_different_thread_counts_agree_on_2000_audited_steps(
         auditor = Auditor(
             app.state.tracker.database,
             app.state.tracker.key,
-            AuditSettings(rate=1.0, probation_rate=1.0, allow_private_endpoints=True),
+            AuditSettings(
+                rate=1.0,
+                probation_rate=1.0,
+                allow_private_endpoints=True,
+                allow_plaintext_nodes=True,  # the real test nodes serve ws://
+            ),
             rng=random.Random(2),
         )
         planner = app.state.routing.planner

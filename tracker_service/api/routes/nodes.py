@@ -39,8 +39,9 @@ from tracker_service.domain.recipe_identity import (
     RecipeIdentityError,
     parse_identity,
 )
+from tracker_service.domain.tls_pin import pin_signed_by
 from tracker_service.domain.wire import HEADER_JOIN_TOKEN
-from tracker_service.relay.directory import RelayDirectory
+from tracker_service.relay.directory import RelayDirectory, relay_of
 from tracker_service.security.auth import SignedRequest
 from tracker_service.security.endpoint_policy import EndpointRefused, resolve_endpoint
 from tracker_service.store.invites import token_owner
@@ -112,8 +113,44 @@ def _admit(
             liveness=_liveness(context),
             relay_reason=(body.relay_reason or "") if relayed_from else "",
             relayed_from=relayed_from,
+            tls_pin=body.tls_pin or "",
         )
     return registration, RecipeStatusPublic(**status.to_dict())
+
+
+def _check_tls_pin(
+    context: TrackerContext, signed: SignedRequest, body: NodeRegisterCreate
+) -> None:
+    """A pin is admitted only with the node's signature over it; a node without one
+    (plaintext ws://) only by a tracker started with --allow-plaintext-nodes."""
+    if body.tls_pin is None and body.tls_pin_signature is None:
+        if context.settings.allow_plaintext_nodes and body.endpoint.startswith("ws://"):
+            return
+        context.metrics.registrations.labels(errors.TLS_PIN_REQUIRED).inc()
+        raise refuse(
+            422,
+            errors.TLS_PIN_REQUIRED,
+            "this tracker routes only through nodes serving TLS pinned to their identity: "
+            "register a wss:// endpoint with tls_pin and tls_pin_signature (a node does so "
+            "unless started with --insecure-plaintext-dataplane)",
+        )
+    if not pin_signed_by(
+        signed.public_key, body.tls_pin or "", signed.node_id, body.tls_pin_signature or ""
+    ):
+        context.metrics.registrations.labels(errors.BAD_TLS_PIN).inc()
+        raise refuse(
+            422,
+            errors.BAD_TLS_PIN,
+            "tls_pin must be 64 lowercase hex chars and tls_pin_signature the node key's "
+            'signature of b"meshnet.tls-pin.v1\\n" + tls_pin + "\\n" + node_id',
+        )
+    if relay_of(body.endpoint) is None and not body.endpoint.startswith("wss://"):
+        context.metrics.registrations.labels(errors.TLS_PIN_REQUIRED).inc()
+        raise refuse(
+            422,
+            errors.TLS_PIN_REQUIRED,
+            f"a node with a TLS pin serves wss://, not {body.endpoint}",
+        )
 
 
 def _check_nodes_per_host(
@@ -220,6 +257,7 @@ async def register(request: Request, context: Context) -> NodeRegisterPublic:
         context.metrics.registrations.labels(exc.reason).inc()
         log.info("registration refused node_id=%s reason=%s: %s", signed.node_id, exc.reason, exc)
         raise
+    _check_tls_pin(context, signed, body)
     try:  # refused here, with the reason, rather than found unreachable later
         await run_in_threadpool(
             resolve_endpoint,

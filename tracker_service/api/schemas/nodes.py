@@ -71,6 +71,18 @@ class NodeRegisterCreate(BaseModel):
         "capability report must have been made on a device of this class, and a "
         "registration without one is refused (backend-mismatch)",
     )
+    tls_pin: str | None = Field(
+        default=None,
+        max_length=64,
+        description="SHA-256 hex of the data plane certificate's SubjectPublicKeyInfo "
+        "(docs/wire.md#tls); required unless the tracker allows plaintext nodes",
+    )
+    tls_pin_signature: str | None = Field(
+        default=None,
+        max_length=128,
+        description='base64 Ed25519 signature of b"meshnet.tls-pin.v1\\n" + tls_pin + '
+        '"\\n" + node_id by the node\'s key',
+    )
     relay_reason: str | None = Field(
         default=None,
         max_length=RELAY_REASON_MAX,

@@ -62,7 +62,12 @@ class RouteHopPublic(BaseModel):
     start: int
     end: int
     effective_start: int = Field(description="the layer this hop starts computing at")
-    endpoint: str = Field(description="the node's data plane, ws://host:port")
+    endpoint: str = Field(description="the node's data plane, wss://host:port")
+    tls_pin: str = Field(
+        default="",
+        description="SHA-256 hex of the node's certificate key: a client refuses any other "
+        "certificate (tls-pin-mismatch); empty only for a plaintext development node",
+    )
     session_url: str
     public_key: str = Field(description="base64 of the node's raw Ed25519 key (receipts)")
 

@@ -41,6 +41,11 @@ class NodePublic(BaseModel):
     relay: RelayPublic | None = Field(
         default=None, description="set when the node serves through a relay, with why"
     )
+    tls_pin: str = Field(
+        default="",
+        description="SHA-256 hex of the data plane certificate's key, signed by the node "
+        "(docs/wire.md#tls); empty for a plaintext development node",
+    )
     quarantine_evidence: dict[str, Any] | None = Field(
         default=None,
         description="when quarantined: the hop, each node's output digest and its own "
