@@ -37,6 +37,7 @@ from core.dataplane.limits import ConnectionLimits
 from core.dataplane.plain_http import PlainHttpConnection
 from core.dataplane.tickets import TicketVerifier
 from core.errors import ConfigError, ProtocolError
+from core.runtime.prefix_cache import describe as prefix_cache_health
 
 if TYPE_CHECKING:
     from core.runtime.sessions import SessionManager
@@ -348,6 +349,7 @@ class DataPlaneServer:
                     # the mean batch, how well sessions shared their weight reads.
                     "decode_forwards": self._ctx.batcher.stats.forwards,
                     "decode_rows": self._ctx.batcher.stats.rows,
+                    "prefix_cache": prefix_cache_health(self._sessions.prefix_cache),
                 },
             )
         if url.path == wire.TOKENIZER_PATH and self._tokenizer is not None:
