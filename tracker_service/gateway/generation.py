@@ -62,6 +62,9 @@ class GenerationStats:
     failed_nodes: list[str] = field(default_factory=list)
     stall_s: float = 0.0  # time from a hop's failure to the next token
     first_token_at: float | None = None  # perf_counter() when the first token came
+    # Prompt tokens the route's nodes took from their prefix caches instead of computing
+    # (of the prefill that produced the first token): usage.prompt_tokens_details.cached_tokens
+    cached_tokens: int = 0
     started: float = field(default_factory=time.perf_counter)
 
     @property
@@ -136,6 +139,7 @@ class Generation:
                     failed_at = None
                 if self.stats.first_token_at is None:
                     self.stats.first_token_at = time.perf_counter()
+                    self.stats.cached_tokens = min(token.cached, len(prompt_ids))
                 produced += 1
                 context.append(token.token_id)
                 yield token.token_id
