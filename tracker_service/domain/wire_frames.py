@@ -236,7 +236,7 @@ def cached_of(data: bytes, max_bytes: int) -> int:
 
 def _cached(metadata: Mapping[str, str]) -> int:
     text = metadata.get(CACHED_KEY)
-    if text is None or not text.isdigit():  # absent or not a count: nothing was cached
+    if text is None or not (text.isascii() and text.isdigit()):  # absent or not a count
         return 0
     return int(text)
 

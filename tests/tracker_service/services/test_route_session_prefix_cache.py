@@ -73,3 +73,15 @@ def test_a_repeated_prompt_reports_its_cached_positions_and_keeps_its_tokens(
     assert cached_second == first_token_cached == 32  # (40 - 1) // 16 whole blocks
     shards = [Shard.load(tiny_model, 0, 2), Shard.load(tiny_model, 2, 4)]
     assert first == second == list(generate_local(shards, PROMPT, 5, SamplingParams()))
+
+
+def test_a_reply_without_a_count_or_with_a_bad_one_reads_as_nothing_cached() -> None:
+    from tracker_service.domain import wire_frames
+
+    def reply(metadata: dict[str, str]) -> bytes:
+        return wire_frames.encode({}, metadata)
+
+    assert wire_frames.cached_of(reply({"compute_ms": "1.0"}), 1024) == 0
+    assert wire_frames.cached_of(reply({"cached": "32"}), 1024) == 32
+    for bad in ("-3", "1e9", "x", "", "\u0663"):
+        assert wire_frames.cached_of(reply({"cached": bad}), 1024) == 0
