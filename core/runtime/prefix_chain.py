@@ -67,10 +67,14 @@ class PrefixRecorder:
             if self._filled < BLOCK_POSITIONS:
                 continue
             key = self._hasher.digest()
-            replied = torch.cat(self._hidden).clone() if self.keep_hidden else None
+            replied = torch.cat(self._hidden) if self.keep_hidden else None  # a copy
             done.append((len(self.keys), key, replied))
             self.keys.append(key)
             self._hasher = hashlib.sha256(key)
             self._filled = 0
             self._hidden = []
+        if len(self._hidden) > 1 or (self._hidden and self._hidden[0].shape[0] < total):
+            # the block in progress: its own few rows, not views that keep a prefill's
+            # whole reply alive until the block fills
+            self._hidden = [torch.cat(self._hidden)]
         return done
