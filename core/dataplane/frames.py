@@ -46,6 +46,9 @@ TOP_IDS = "top_ids"
 TOP_LOGPROBS = "top_logprobs"
 POSITION_KEY = "position"
 COMPUTE_MS_KEY = "compute_ms"
+# A prefill reply's positions this hop took from its prefix cache instead of computing
+# (absent: none); docs/wire.md#prefix-cache.
+CACHED_KEY = "cached"
 
 
 @dataclass(frozen=True)

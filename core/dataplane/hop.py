@@ -39,10 +39,10 @@ from core.errors import (
     RuntimeInputError,
     SessionError,
 )
-from core.runtime.sessions import SamplingParams
+from core.runtime.sessions import SamplingParams, StepResult
 
 if TYPE_CHECKING:
-    from core.runtime.sessions import InferenceSession, SessionManager, StepResult
+    from core.runtime.sessions import InferenceSession, SessionManager
 
 logger = logging.getLogger(__name__)
 
@@ -312,19 +312,37 @@ class HopSession:
         frame = frames.decode_frame(data, self._ctx.max_frame_bytes)
         inputs = next(iter(frame.tensors.values()))  # token range, NaN: the runtime checks
         began = time.perf_counter()
-        result = await self._ctx.batcher.submit(session, inputs)
+        cached, replied = 0, None
+        if positions > INLINE_STEP_POSITIONS and session.position == 0:
+            # a prefill: take the longest prefix this node computed recently
+            cached, replied = await asyncio.to_thread(
+                self._ctx.sessions.restore_prefix, session, inputs
+            )
+        rest = inputs.narrow(1, cached, positions - cached) if cached else inputs
+        try:
+            result = await self._ctx.batcher.submit(session, rest)
+        except MeshnetError:
+            if cached:  # a refused suffix leaves no half of the prompt either
+                with contextlib.suppress(MeshnetError):
+                    session.rewind(0)
+            raise
+        if replied is not None and result.hidden is not None:
+            hidden = torch.cat([replied.to(result.hidden.device), result.hidden], dim=1)
+            result = StepResult(hidden=hidden)  # (1, T, H): every position, as asked
         compute_ms = (time.perf_counter() - began) * 1000.0
         if positions <= INLINE_STEP_POSITIONS:
-            reply = self._reply(result, compute_ms)
+            reply = self._reply(result, compute_ms, cached)
         else:
-            reply = await asyncio.to_thread(self._reply, result, compute_ms)
+            reply = await asyncio.to_thread(self._reply, result, compute_ms, cached)
         self._steps += 1
         self._tokens += positions * self.BATCH_SIZE
         self._ctx.tokens_served += positions * self.BATCH_SIZE
         return reply
 
-    def _reply(self, result: StepResult, compute_ms: float) -> bytes:
+    def _reply(self, result: StepResult, compute_ms: float, cached: int = 0) -> bytes:
         meta = {frames.COMPUTE_MS_KEY: f"{compute_ms:.3f}"}
+        if cached:
+            meta[frames.CACHED_KEY] = str(cached)
         liar = self._ctx.lie
         lie = liar is not None and liar.now()
         if not self._shard.is_last:

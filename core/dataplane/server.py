@@ -40,6 +40,7 @@ from core.dataplane.tickets import TicketVerifier
 from core.dataplane.tls import NodeCertificate, server_context
 from core.dataplane.tls_listener import TlsListener
 from core.errors import ConfigError, ProtocolError
+from core.runtime.prefix_cache import describe as prefix_cache_health
 
 if TYPE_CHECKING:
     from core.runtime.sessions import SessionManager
@@ -387,6 +388,7 @@ class DataPlaneServer:
                     # the mean batch, how well sessions shared their weight reads.
                     "decode_forwards": self._ctx.batcher.stats.forwards,
                     "decode_rows": self._ctx.batcher.stats.rows,
+                    "prefix_cache": prefix_cache_health(self._sessions.prefix_cache),
                 },
             )
         if url.path == wire.TOKENIZER_PATH and self._tokenizer is not None:

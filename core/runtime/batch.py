@@ -76,7 +76,7 @@ def step_batch(
                 results = None
             if results is not None:
                 for i, result in zip(members, results, strict=True):
-                    sessions[i].advance(1)
+                    sessions[i].advance(1, inputs[i], result)
                     outcomes[i] = result
                 members = []
     for i in members:  # one member, or the batch failed: each on its own

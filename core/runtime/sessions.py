@@ -35,6 +35,17 @@ from core.errors import (
     ShapeError,
 )
 from core.runtime.layers import LayerCache
+from core.runtime.prefix_cache import (
+    BLOCK_POSITIONS,
+    HIDDEN,
+    TOKENS,
+    CachedBlock,
+    PrefixCache,
+    block_keys,
+    chain_root,
+    position_rows,
+)
+from core.runtime.prefix_chain import PrefixRecorder
 from core.runtime.sampling import SamplingParams, sample
 from core.runtime.shard import Shard
 
@@ -74,6 +85,7 @@ class InferenceSession:
         start_layer: int,
         clock: Callable[[], float],
         on_close: Callable[[InferenceSession], None],
+        store_block: Callable[[bytes, CachedBlock, list[bytes]], None] | None = None,
     ) -> None:
         self.shard = shard
         self.session_id = session_id
@@ -103,6 +115,13 @@ class InferenceSession:
             device=shard.device,
         )
         self._caches = [LayerCache.of(self._kv[i]) for i in range(n_layers)]
+        # the prefix cache's view of this session (batch 1 only): None when caching is off
+        self.prefix: PrefixRecorder | None = None
+        self._store_block = store_block
+        if store_block is not None and batch_size == 1:
+            kind = TOKENS if self.takes_tokens else HIDDEN
+            root = chain_root(kind, start_layer, shard.compute_dtype)
+            self.prefix = PrefixRecorder(root, keep_hidden=not shard.is_last)
         self._generator: torch.Generator | None = None
         if shard.is_last and not sampling.greedy:
             self._generator = torch.Generator(device=shard.device)
@@ -129,10 +148,69 @@ class InferenceSession:
         """Validate a step's inputs (the caller holds ``lock``); the positions it holds."""
         return self._check(inputs)
 
-    def advance(self, positions: int) -> None:
-        """A batched step succeeded for this session (the caller holds ``lock``)."""
+    def advance(
+        self,
+        positions: int,
+        inputs: torch.Tensor | None = None,
+        result: StepResult | None = None,
+    ) -> None:
+        """A batched step succeeded for this session (the caller holds ``lock``); its
+        inputs and result feed the prefix cache."""
         self.position += positions
         self.last_used = self._clock()
+        if inputs is not None and result is not None:
+            self._record(inputs, result)
+        elif self.prefix is not None:
+            self.prefix.stop()  # positions the cache never saw: no key past here
+
+    # -- prefix cache ----------------------------------------------------------------------
+    def prefix_keys(self, inputs: torch.Tensor) -> list[bytes]:
+        """Keys of the full blocks a prefill at position 0 could take from the cache; the
+        last position is always computed (the last hop samples from it)."""
+        if self.prefix is None or self.position != 0:
+            return []
+        rows = position_rows(inputs, self.takes_tokens, self.shard.compute_dtype)
+        return block_keys(self.prefix.root, rows, (int(rows.shape[0]) - 1) // BLOCK_POSITIONS)
+
+    def restore_prefix(self, keys: list[bytes], blocks: list[CachedBlock]) -> torch.Tensor | None:
+        """Copy cached blocks into positions [0, n * block) of a fresh session.
+
+        Returns the hidden states replied for them (1, n * block, H) on a hop that is
+        not the last, else None. Nothing changes unless the session is still at 0."""
+        with self._lock:
+            if self.closed or self.position != 0 or self.prefix is None or not blocks:
+                return None
+            replied = [b.hidden for b in blocks]
+            if not self.shard.is_last and any(h is None for h in replied):
+                return None
+            for i, block in enumerate(blocks):
+                at = i * BLOCK_POSITIONS
+                self._kv[:, 0, :, at : at + BLOCK_POSITIONS, :].copy_(block.kv)
+            self.position = len(blocks) * BLOCK_POSITIONS
+            self.last_used = self._clock()
+            self.prefix.restart(keys[: len(blocks)])
+            if self.shard.is_last:
+                return None
+            return torch.cat([h for h in replied if h is not None]).unsqueeze(0)
+
+    def _record(self, inputs: torch.Tensor, result: StepResult) -> None:
+        """Offer the blocks a successful step completed to the cache (holding ``lock``).
+
+        Never fails the step: a cache that cannot keep a block only misses later."""
+        recorder, store = self.prefix, self._store_block
+        if recorder is None or store is None or recorder.stopped:
+            return
+        try:
+            rows = position_rows(inputs, self.takes_tokens, self.shard.compute_dtype)
+            hidden = result.hidden[0] if result.hidden is not None else None
+            done = recorder.record(rows, hidden)
+            for index, key, replied in done:
+                at = index * BLOCK_POSITIONS
+                kv = self._kv[:, 0, :, at : at + BLOCK_POSITIONS, :].clone()
+                store(key, CachedBlock(kv, replied), recorder.keys)
+        except (RuntimeError, ValueError, MemoryError) as exc:
+            log.warning("session %s stops feeding the prefix cache: %s", self.session_id, exc)
+            recorder.stop()
 
     @property
     def kv_cache(self) -> torch.Tensor:
@@ -198,6 +276,7 @@ class InferenceSession:
                 ) from exc
             self.position += T
             self.last_used = self._clock()
+            self._record(inputs, result)
             log.debug(
                 "session %s step T=%d -> position %d on [%d, %d)",
                 self.session_id,
@@ -236,6 +315,8 @@ class InferenceSession:
                     f"cannot rewind session {self.session_id} to {position}; "
                     f"it holds positions [0, {self.position})"
                 )
+            if position != self.position and self.prefix is not None:
+                self.prefix.stop()  # the rewound block's bytes are gone: no key past here
             self.position = position
             self.last_used = self._clock()
 
@@ -257,9 +338,13 @@ class SessionManager:
         kv_budget_bytes: int | None = None,
         idle_timeout_s: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
+        prefix_cache_bytes: int | None = None,
     ) -> None:
         """kv_budget_bytes=None: no budget of our own; an allocation the machine cannot
-        satisfy is still refused with CapacityError."""
+        satisfy is still refused with CapacityError.
+
+        prefix_cache_bytes: the most the prefix cache (prefix_cache.py) may hold, inside
+        the budget; None: half the budget, or no cache without a budget; 0: no cache."""
         self.shard = shard
         self.kv_budget_bytes = kv_budget_bytes
         self.idle_timeout_s = idle_timeout_s
@@ -268,6 +353,9 @@ class SessionManager:
         self._sessions: dict[str, InferenceSession] = {}
         self._opening: set[str] = set()  # ids reserved, cache still being allocated
         self._reserved = 0
+        if prefix_cache_bytes is None:
+            prefix_cache_bytes = kv_budget_bytes // 2 if kv_budget_bytes else 0
+        self.prefix_cache = PrefixCache(prefix_cache_bytes) if prefix_cache_bytes > 0 else None
 
     @property
     def reserved_bytes(self) -> int:
@@ -321,6 +409,9 @@ class SessionManager:
         with self._lock:
             if sid in self._sessions or sid in self._opening:
                 raise SessionError(f"session {sid} is already open", reason="session-exists")
+            cache = self.prefix_cache
+            if cache is not None and self.kv_budget_bytes is not None:
+                cache.shrink_to(self.kv_budget_bytes - self._reserved - need)  # sessions first
             if self.kv_budget_bytes is not None and self._reserved + need > self.kv_budget_bytes:
                 free = self.kv_budget_bytes - self._reserved
                 raise CapacityError(
@@ -341,6 +432,7 @@ class SessionManager:
                 first,
                 self.clock,
                 self._forget,
+                self._store_block if self.prefix_cache is not None else None,
             )
         except BaseException as exc:  # any failure at open gives its reservation back
             with self._lock:
@@ -397,6 +489,37 @@ class SessionManager:
             sessions = list(self._sessions.values())
         for session in sessions:
             session.close()
+
+    def restore_prefix(
+        self, session: InferenceSession, inputs: torch.Tensor
+    ) -> tuple[int, torch.Tensor | None]:
+        """Give a fresh session the longest cached prefix of a prefill's ``inputs``.
+
+        Returns how many positions it now holds (0: nothing cached, compute them all) and,
+        on a hop that is not the last, the hidden states to reply for them."""
+        cache = self.prefix_cache
+        if cache is None:
+            return 0, None
+        keys = session.prefix_keys(inputs)
+        blocks = cache.match(keys) if keys else []
+        if not blocks:
+            return 0, None
+        replied = session.restore_prefix(keys, blocks)
+        if session.position == 0:  # refused: the session moved meanwhile
+            return 0, None
+        log.debug("session %s took %d cached positions", session.session_id, session.position)
+        return session.position, replied
+
+    def _store_block(self, key: bytes, block: CachedBlock, chain: list[bytes]) -> None:
+        cache = self.prefix_cache
+        if cache is None:
+            return
+        with self._lock:  # the budget's room and the insert agree: sessions come first
+            room = cache.capacity_bytes
+            if self.kv_budget_bytes is not None:
+                room = self.kv_budget_bytes - self._reserved
+            cache.put(key, block, room, keep=chain)
+        cache.refresh(chain)
 
     def _forget(self, session: InferenceSession) -> None:
         with self._lock:

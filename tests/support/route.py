@@ -63,6 +63,8 @@ class RouteSession:
         self._clients = [HopClient(hop.endpoint, tls_pin=hop.tls_pin) for hop in self.hops]
         self.position = 0
         self.timings = [StepTiming() for _ in self.hops]
+        # per hop: positions of the last step it took from its prefix cache
+        self.cached = [0 for _ in self.hops]
 
     async def __aenter__(self) -> RouteSession:
         await self.open()
@@ -100,6 +102,7 @@ class RouteSession:
                     raise ProtocolError("the last hop returned no token")
                 metadata = frame.metadata
             self.timings[index].compute_ms.append(_compute_ms(metadata, index))
+            self.cached[index] = int(metadata.get(frames.CACHED_KEY, "0"))
         token = frame.tensors[frames.TOKEN_IDS]
         if token.numel() != 1:
             raise ProtocolError(f"the last hop returned {token.numel()} tokens for one sequence")

@@ -155,8 +155,11 @@ class CandidatePool:
         latency: Mapping[str, float],
         recent: Mapping[str, int],
         rng: random.Random,
+        prefer: AbstractSet[str] = frozenset(),
     ) -> Route:
-        """:func:`form_route` over this pool (`latency`: the measured hop latencies)."""
+        """:func:`form_route` over this pool (`latency`: the measured hop latencies;
+        `prefer`: nodes taken first among the near-best, e.g. holders of the prompt's
+        prefix in their caches)."""
         excluded = set(exclude)
         # Distinct ranges decide coverage; 10,000 nodes share a handful of them.
         gap = coverage_gap(self.usable_shapes(layer_count, excluded), layer_count)
@@ -164,7 +167,9 @@ class CandidatePool:
             raise NoRoute(
                 f"no live reachable nodes cover the model: {gap.replace('Shard', 'node')}"
             )
-        shapes = self.pick(layer_count, exclude=excluded, latency=latency, recent=recent, rng=rng)
+        shapes = self.pick(
+            layer_count, exclude=excluded, latency=latency, recent=recent, rng=rng, prefer=prefer
+        )
         return _chain(shapes, layer_count, min_nodes)
 
     def usable_shapes(self, layer_count: int, exclude: AbstractSet[str]) -> set[tuple[int, int]]:
@@ -186,10 +191,13 @@ class CandidatePool:
         latency: Mapping[str, float],
         recent: Mapping[str, int],
         rng: random.Random,
+        prefer: AbstractSet[str] = frozenset(),
     ) -> dict[tuple[int, int], tuple[Candidate, float, float]]:
         """One node per usable shape, drawn among the near-best: (node, hop ms, full-shard ms).
 
         `latency` holds the measured hop latencies (others weigh the policy's default).
+        A near-best node in `prefer` is taken before the others: affinity never picks a
+        node the cost model puts outside the band, so it cannot pile load on one node.
         """
         policy = self.policy
         default = policy.default_latency_ms
@@ -208,6 +216,8 @@ class CandidatePool:
                 continue  # every node of this range is excluded
             limit = best * (1.0 + policy.slack)
             band = [i for i, cost in enumerate(costs) if cost <= limit]
+            if prefer:
+                band = [i for i in band if shape.node_ids[i] in prefer] or band
             node = shape.candidates[rng.choice(band)]
             hop_ms, compute_ms = node_cost_ms(
                 node,

@@ -34,6 +34,8 @@ TOP_IDS = "top_ids"
 TOP_LOGPROBS = "top_logprobs"
 POSITION_KEY = "position"
 COMPUTE_MS_KEY = "compute_ms"
+# A prefill reply's positions the hop took from its prefix cache (docs/wire.md#prefix-cache)
+CACHED_KEY = "cached"
 
 MAX_HEADER_BYTES = 64 * 1024
 HIDDEN_DTYPES = frozenset({"F32", "BF16", "F16"})
@@ -69,6 +71,7 @@ class LastHopReply:
     top_ids: list[list[int]]  # (B, k)
     top_logprobs: list[list[float]]  # (B, k)
     compute_ms: float | None
+    cached: int = 0  # positions of this step the hop took from its prefix cache
 
 
 def read_header(data: bytes, max_bytes: int) -> FrameHeader:
@@ -218,11 +221,24 @@ def decode_last_hop(data: bytes, *, max_bytes: int, batch_size: int) -> LastHopR
         top_ids=arrays[TOP_IDS].astype(np.int64).tolist(),
         top_logprobs=arrays[TOP_LOGPROBS].astype(np.float64).tolist(),
         compute_ms=_float_or_none(header.metadata.get(COMPUTE_MS_KEY)),
+        cached=_cached(header.metadata),
     )
 
 
 def compute_ms_of(data: bytes, max_bytes: int) -> float | None:
     return _float_or_none(read_header(data, max_bytes).metadata.get(COMPUTE_MS_KEY))
+
+
+def cached_of(data: bytes, max_bytes: int) -> int:
+    """Positions of a reply's step the hop took from its prefix cache (0: none said)."""
+    return _cached(read_header(data, max_bytes).metadata)
+
+
+def _cached(metadata: Mapping[str, str]) -> int:
+    text = metadata.get(CACHED_KEY)
+    if text is None or not (text.isascii() and text.isdigit()):  # absent or not a count
+        return 0
+    return int(text)
 
 
 def _float_or_none(text: str | None) -> float | None:

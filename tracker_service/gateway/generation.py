@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from tracker_service.domain.route_formation import NoRoute
 from tracker_service.errors import TrackerError
 from tracker_service.services.hop_link import RouteFailure
+from tracker_service.services.prefix_affinity import PrefixAffinity
 from tracker_service.services.route_planner import RouteRefused
 from tracker_service.services.route_session import RouteSession
 from tracker_service.services.session_plan import RoutePlan, Sampling
@@ -41,7 +42,8 @@ from tracker_service.store.route_candidates import Key
 
 log = logging.getLogger(__name__)
 
-Planner = Callable[[Key, Collection[str]], RoutePlan]  # blocking; run in a thread
+# (recipe, nodes to exclude, nodes to prefer) -> a route; blocking, run in a thread
+Planner = Callable[[Key, Collection[str], Collection[str]], RoutePlan]
 
 
 class GenerationFailed(TrackerError):
@@ -62,6 +64,9 @@ class GenerationStats:
     failed_nodes: list[str] = field(default_factory=list)
     stall_s: float = 0.0  # time from a hop's failure to the next token
     first_token_at: float | None = None  # perf_counter() when the first token came
+    # Prompt tokens the route's nodes took from their prefix caches instead of computing
+    # (of the prefill that produced the first token): usage.prompt_tokens_details.cached_tokens
+    cached_tokens: int = 0
     started: float = field(default_factory=time.perf_counter)
 
     @property
@@ -101,8 +106,13 @@ class Generation:
         *,
         on_suspect: Callable[[str], object] | None = None,
         auditor: StepAuditor | None = None,
+        affinity: PrefixAffinity | None = None,
     ) -> None:
         self._key = key
+        # the nodes that served this prompt's prefix lately are preferred: their prefix
+        # caches hold its KV (docs/wire.md#prefix-cache)
+        self._affinity = affinity
+        self._prefer: frozenset[str] = frozenset()
         self._plan = plan
         self._sampling = sampling
         self._settings = settings
@@ -120,6 +130,8 @@ class Generation:
         feed: list[int] = list(context)
         failed_at: float | None = None
         produced = 0
+        if self._affinity is not None:
+            self._prefer = self._affinity.nodes_for(self._key, context)
         try:
             while produced < max_new_tokens:
                 if self._session is None:
@@ -137,6 +149,10 @@ class Generation:
                     failed_at = None
                 if self.stats.first_token_at is None:
                     self.stats.first_token_at = time.perf_counter()
+                    self.stats.cached_tokens = min(token.cached, len(prompt_ids))
+                    if self._affinity is not None:
+                        hops = self._session.plan.hops
+                        self._affinity.record(self._key, prompt_ids, [h.node_id for h in hops])
                 produced += 1
                 context.append(token.token_id)
                 yield token.token_id
@@ -150,7 +166,7 @@ class Generation:
     async def _open(self, max_length: int, excluded: list[str]) -> None:
         while True:
             try:
-                plan = await asyncio.to_thread(self._plan, self._key, tuple(excluded))
+                plan = await asyncio.to_thread(self._plan, self._key, tuple(excluded), self._prefer)
             except (NoRoute, RouteRefused) as exc:
                 detail = exc.message
                 if excluded:

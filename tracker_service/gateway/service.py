@@ -32,6 +32,7 @@ from tracker_service.gateway.model_catalogue import ModelCatalogue, ServedModel
 from tracker_service.gateway.observability import GatewayMetrics, RequestRecord
 from tracker_service.gateway.openai_schemas import ChatCompletionCreate, CompletionCreate
 from tracker_service.gateway.text_stream import TextStream
+from tracker_service.services.prefix_affinity import PrefixAffinity
 from tracker_service.services.reachability import ReachabilityMonitor
 from tracker_service.services.route_planner import RoutePlanner
 from tracker_service.services.session_plan import RoutePlan, Sampling
@@ -138,6 +139,7 @@ class Gateway:
         self.limiter = RateLimiter()
         self.metrics = metrics
         self._planner = planner
+        self.affinity = PrefixAffinity()  # routes that served a prompt's prefix lately
         self._monitor = monitor
         self._auditor = auditor  # audits the final hop too: a lying last node is caught
         self._generation = GenerationSettings(
@@ -148,8 +150,8 @@ class Gateway:
             allow_plaintext_nodes=settings.allow_plaintext_nodes,
         )
 
-    def plan(self, key: Key, exclude: Collection[str]) -> RoutePlan:
-        return self._planner.plan(key, purpose=PURPOSE_SERVE, exclude=exclude)
+    def plan(self, key: Key, exclude: Collection[str], prefer: Collection[str] = ()) -> RoutePlan:
+        return self._planner.plan(key, purpose=PURPOSE_SERVE, exclude=exclude, prefer=prefer)
 
     async def models(self) -> list[ServedModel]:
         return await asyncio.to_thread(self.catalogue.listed)
@@ -192,6 +194,7 @@ class Gateway:
             self._generation,
             on_suspect=self._monitor.suspect,
             auditor=self._auditor,
+            affinity=self.affinity,
         )
         tokens = generation.run(prompt, max_tokens, assets.eos_ids)
         try:

@@ -116,8 +116,12 @@ class RoutePlanner:
         purpose: str = PURPOSE_SERVE,
         min_nodes: int = 1,
         exclude: Iterable[str] = (),
+        prefer: Iterable[str] = (),
     ) -> RoutePlan:
-        """Form a route and sign its ticket. Raises RouteRefused or NoRoute."""
+        """Form a route and sign its ticket. Raises RouteRefused or NoRoute.
+
+        `prefer`: nodes to take where they are among the near-best of their range (the
+        gateway names those that served the prompt's prefix: prefix_affinity.py)."""
         info, candidates = self.cache.shared(key)
         if info is None:
             with self._pools_guard:  # the recipe is gone: so is its pool
@@ -134,6 +138,7 @@ class RoutePlanner:
                 latency=self._latency_map(candidates),
                 recent=self.assignments.snapshot(),
                 rng=self._rng,
+                prefer=frozenset(prefer),
             )
         except NoRoute as exc:
             why = self._disputes.sentence(key) if disputed and self._disputes else None

@@ -115,6 +115,8 @@ class RouteSession:
         self._hops = [HopLink(hop, i) for i, hop in enumerate(plan.hops)]
         self.position = 0
         self.max_length = 0
+        # prompt positions of the prefill every hop took from its prefix cache
+        self.cached_tokens = 0
         self._auditor = auditor
         self._greedy = False
 
@@ -174,6 +176,7 @@ class RouteSession:
             )
         frame = wire_frames.input_ids_frame([list(token_ids)], self.position)
         compute: list[float | None] = []
+        cached: list[int] = []
         for hop in self._hops:
             reply = await hop.exchange(frame, self._step_timeout_s)
             hop.steps += 1
@@ -187,8 +190,10 @@ class RouteSession:
                         reply, max_bytes=self._max_reply, batch_size=1
                     )
                     compute.append(result.compute_ms)
+                    cached.append(result.cached)
                 else:
                     compute.append(wire_frames.compute_ms_of(reply, self._max_reply))
+                    cached.append(wire_frames.cached_of(reply, self._max_reply))
                     frame = wire_frames.relay_hidden(
                         reply, self.position, max_bytes=self._max_reply
                     )
@@ -205,7 +210,10 @@ class RouteSession:
             top_logprobs=[float(v) for v in result.top_logprobs[0]],
             position=self.position,
             compute_ms=tuple(compute),
+            cached=min(min(cached, default=0), count - 1),
         )
+        if self.position == 0:
+            self.cached_tokens = token.cached
         self.position += count
         return token
 

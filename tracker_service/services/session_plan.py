@@ -135,3 +135,6 @@ class GeneratedToken:
     top_logprobs: list[float]
     position: int  # cache positions before the step that produced it
     compute_ms: tuple[float | None, ...]  # per hop, as the nodes reported
+    # positions of the step every hop took from its prefix cache instead of computing
+    # (the least any hop said; 0 on a decode step): usage's cached prompt tokens
+    cached: int = 0

@@ -48,6 +48,7 @@ def test_health_reports_node_range_open_sessions_and_kv_per_token(
         "kv_reserved_bytes": 0,
         "decode_forwards": b.server.batch_stats.forwards,
         "decode_rows": b.server.batch_stats.rows,
+        "prefix_cache": None,  # no budget given, so no cache
     }
 
 

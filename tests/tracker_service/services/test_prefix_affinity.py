@@ -1,0 +1,51 @@
+"""Prefix affinity: the planner prefers the nodes that served a prompt's prefix, but only
+among the near-best of their range."""
+
+from __future__ import annotations
+
+import random
+
+from tracker_service.domain.route_formation import Candidate, CandidatePool, RoutingPolicy
+from tracker_service.services.prefix_affinity import PrefixAffinity
+
+RECIPE = ("a" * 64, "b" * 64)
+SYSTEM = list(range(100, 150))  # 50 tokens: three whole blocks
+
+
+def candidates(throughputs: dict[str, float]) -> list[Candidate]:
+    return [
+        Candidate(node_id, f"ws://{node_id}:1", b"k" * 32, 0, 4, tps)
+        for node_id, tps in throughputs.items()
+    ]
+
+
+def pick(pool: CandidatePool, prefer: frozenset[str], seed: int) -> str:
+    route = pool.form(4, latency={}, recent={}, rng=random.Random(seed), prefer=prefer)
+    return route.node_ids[0]
+
+
+def test_a_prompt_sharing_a_prefix_names_the_nodes_that_served_it() -> None:
+    affinity = PrefixAffinity()
+    affinity.record(RECIPE, [*SYSTEM, 1, 2, 3], ["n1", "n2"])
+    assert affinity.nodes_for(RECIPE, [*SYSTEM, 7, 8, 9]) == {"n1", "n2"}
+    assert affinity.nodes_for(("c" * 64, "d" * 64), [*SYSTEM, 7]) == frozenset()  # other recipe
+    assert affinity.nodes_for(RECIPE, [999, *SYSTEM]) == frozenset()  # differs in block 0
+    assert affinity.nodes_for(RECIPE, SYSTEM[:10]) == frozenset()  # shorter than a block
+
+
+def test_the_longest_known_prefix_wins_and_old_entries_are_forgotten() -> None:
+    affinity = PrefixAffinity(max_entries=6)
+    affinity.record(RECIPE, SYSTEM[:16], ["short"])
+    affinity.record(RECIPE, SYSTEM[:48], ["long"])  # blocks 0..2, block 0 now "long"
+    assert affinity.nodes_for(RECIPE, [*SYSTEM[:48], 5]) == {"long"}
+    affinity.record(RECIPE, list(range(500, 564)), ["other"])  # 4 blocks: evicts the oldest
+    assert affinity.nodes_for(RECIPE, [*SYSTEM[:48], 5]) == {"long"}  # block 2 still known
+    assert affinity.nodes_for(RECIPE, [*SYSTEM[:16], 5]) == frozenset()
+
+
+def test_the_planner_takes_a_preferred_node_among_equals_only() -> None:
+    pool = CandidatePool(candidates({"n1": 10.0, "n2": 10.0, "n3": 10.0}), RoutingPolicy())
+    assert {pick(pool, frozenset({"n2"}), seed) for seed in range(20)} == {"n2"}
+    assert len({pick(pool, frozenset(), seed) for seed in range(20)}) > 1  # random otherwise
+    slow = CandidatePool(candidates({"fast": 10.0, "slow": 1.0}), RoutingPolicy())
+    assert {pick(slow, frozenset({"slow"}), seed) for seed in range(20)} == {"fast"}
