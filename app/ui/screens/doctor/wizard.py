@@ -22,11 +22,12 @@ from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QWidget, QWizard, QWizardPage
 
 from app.network_join import Preview
+from app.texts import text
 from app.ui.json_child import node_argv
 from app.ui.screens.doctor.child_page import ChildPage
 from app.ui.screens.doctor.hardware import HardwarePage
 from app.ui.screens.doctor.join import JoinPage
-from app.ui.screens.doctor.layers import LayersPage
+from app.ui.screens.doctor.memory import MemoryPage
 from app.ui.screens.doctor.model_import import ImportPage
 from app.ui.screens.doctor.result import ResultPage
 from app.ui.screens.doctor.state import Controller, NodeCommand, WizardState
@@ -93,14 +94,14 @@ SAMPLE_JOINED = JoinedNetwork(
 class DoctorWizard(QWizard):
     """The doctor as a wizard. ``show_sample(name)`` fills one page for screenshots."""
 
-    PAGE_WELCOME, PAGE_HARDWARE, PAGE_LAYERS, PAGE_IMPORT, PAGE_TEST, PAGE_RESULT = range(6)
+    PAGE_WELCOME, PAGE_HARDWARE, PAGE_MEMORY, PAGE_IMPORT, PAGE_TEST, PAGE_RESULT = range(6)
     PAGE_JOIN = 6  # shown first (setStartId); the numbers above stay as they were
     SAMPLE_NAMES = (
         "join",
         "join-joined",
         "welcome",
         "hardware",
-        "layers",
+        "memory",
         "import",
         "test",
         "result-passed",
@@ -121,21 +122,21 @@ class DoctorWizard(QWizard):
         self.controller = controller
         self.state = WizardState()
         self._sample_back = False
-        self.setWindowTitle("MeshNet doctor")
+        self.setWindowTitle(text("wizard.title"))
         self.setWizardStyle(QWizard.WizardStyle.ModernStyle)
         self.setOption(QWizard.WizardOption.NoBackButtonOnLastPage, False)
         self.setButtonText(QWizard.WizardButton.FinishButton, "Finish")
         self.join_page = join_page or JoinPage()
         self.welcome = WelcomePage()
         self.hardware = HardwarePage(self.state, node_command)
-        self.layers = LayersPage(self.state)
+        self.memory = MemoryPage(self.state)
         self.import_page = ImportPage(self.state, node_command)
         self.test = TestPage(self.state, node_command)
         self.result_page = ResultPage(self.state, controller)
         pages: list[QWizardPage] = [
             self.welcome,
             self.hardware,
-            self.layers,
+            self.memory,
             self.import_page,
             self.test,
             self.result_page,
@@ -147,7 +148,7 @@ class DoctorWizard(QWizard):
         self.setPage(self.PAGE_JOIN, self.join_page)
         self.setStartId(self.PAGE_JOIN)
         self.currentIdChanged.connect(self._refresh_back)
-        self.result_page.other_layers_requested.connect(self._back_to_layers)
+        self.result_page.other_layers_requested.connect(self._back_to_memory)
         self.resize(620, 460)
 
     # -- flow -------------------------------------------------------------------
@@ -157,7 +158,7 @@ class DoctorWizard(QWizard):
             self.join_page.own_tracker_url = self.store.load().tracker_url.strip()
         if page_id == self.PAGE_WELCOME and not self.state.sample:
             self._reset_state()
-        if page_id == self.PAGE_LAYERS and self.state.hardware and not self.state.sample:
+        if page_id == self.PAGE_MEMORY and self.state.hardware and not self.state.sample:
             self.store.save_hardware(self.state.hardware)  # the settings dialog offers its device
         super().initializePage(page_id)
 
@@ -165,7 +166,7 @@ class DoctorWizard(QWizard):
         current = self.currentId()
         if current == self.PAGE_JOIN:
             return self.PAGE_WELCOME
-        if current == self.PAGE_LAYERS and not self._needs_import():
+        if current == self.PAGE_MEMORY and not self._needs_import():
             return self.PAGE_TEST
         if current == self.PAGE_RESULT:
             return -1
@@ -193,15 +194,15 @@ class DoctorWizard(QWizard):
             self.restart()
         self.join_page.set_link(link)  # shown now, or when the page first opens
 
-    def _back_to_layers(self) -> None:
-        self.go_back_to(self.PAGE_LAYERS)
+    def _back_to_memory(self) -> None:
+        self.go_back_to(self.PAGE_MEMORY)
 
     def _reset_state(self, **values: Any) -> None:
         settings = self.store.load()
         joined = self.join_page.joined
         fresh = WizardState(
             model=settings.model,
-            # the layers page asks this tracker: your own, else the network joined
+            # the memory page asks this tracker: your own, else the network joined
             tracker_url=settings.tracker_url or (joined.tracker_url if joined else None),
             device=settings.device,
             memory_cap_mb=settings.memory_cap_mb,
@@ -236,7 +237,8 @@ class DoctorWizard(QWizard):
         super().done(result)
 
     def finish(self) -> None:
-        """Save the tested layers; start contributing with the fresh report when asked."""
+        """Save the tested part and memory share; start contributing with the fresh report
+        when asked."""
         if not self.result_page.passed:
             return
         self.store.update(layers=self.state.layers, memory_cap_mb=self.state.memory_cap_mb)
@@ -280,7 +282,7 @@ class DoctorWizard(QWizard):
         page_id = {
             "welcome": self.PAGE_WELCOME,
             "hardware": self.PAGE_HARDWARE,
-            "layers": self.PAGE_LAYERS,
+            "memory": self.PAGE_MEMORY,
             "import": self.PAGE_IMPORT,
             "test": self.PAGE_TEST,
         }.get(name, self.PAGE_RESULT)
