@@ -437,6 +437,8 @@ def tooltip_text(status: NodeStatus) -> str:
     if state in FAILED_STATES:
         label = state_label(state).lower()
         return text("tooltip.problem", state=label, sentence=why_sentence(status))
+    if state == "paused" and status.message:  # the app's pause rules wrote it: plain
+        return text("tooltip.problem", state=state_label(state).lower(), sentence=status.message)
     return text("tooltip.other", state=state_label(state).lower())
 
 
@@ -458,7 +460,7 @@ def gate_sentence(row: GateRow, status: NodeStatus, now: float | None = None) ->
             freshness = (
                 f"Report {format_duration(age)} old, stale in {format_duration(left)}."
                 if left > 0
-                else f"Report {format_duration(age)} old: stale, run the doctor again."
+                else f"Report {format_duration(age)} old: stale; Retry tests this computer again."
             )
             sentence = f"{sentence}\n{freshness}" if sentence else freshness
     return sentence

@@ -167,8 +167,40 @@ TEXTS: dict[str, str] = {
     "notify.ready": "Ready to answer",
     "notify.ready.text": "The network can now answer questions with {model}, with this "
     "computer's help.",
+    # --- the wizard: joining a network -------------------------------------------
+    "join.title": "Join a network",
+    "join.subtitle": "A network is a group of computers that answer questions together. "
+    "Paste the invite you were sent to see who runs it before you join.",
+    "join.another": "Join another network",
+    "join.one": "Join a network",
+    "join.link": "&Invite link:",
+    "join.link.name": "Invite link",
+    "join.show": "Show network",
+    "join.show.name": "Show the network this invite is for",
+    "join.advanced": "I run my own tracker (Advanced)",
+    "join.advanced.name": "I run my own tracker",
+    "join.address": "Network &address:",
+    "join.code": "Invite &code:",
+    "join.join": "Join this network",
+    "join.own": "This computer uses your own tracker at {url} (Settings, Connection). "
+    "Press Next to continue, or join a network.",
+    "join.part-of": "This computer is part of {network}. Press Next to continue, or join "
+    "another network.",
+    "join.run-by": "Run by {operator}",
+    "join.no-operator": "The organiser gave no name.",
+    "join.serves": "Answers questions with: {models}",
+    "join.explain": "Joining lets this computer help answer questions for this network while "
+    "you are not using it. You can pause or leave at any time.",
+    "join.type-both": "Type the network's address and the invite code.",
+    "join.paste": "Paste the invite link you were sent.",
+    "join.looking": "Looking up the network…",
+    "join.joining": "Joining {network}…",
+    "join.the-network": "the network",
+    "join.joined": "You joined {network}. Press Next to check this computer.",
+    "join.network-by": "{name} (run by {operator})",
     # --- the wizard -------------------------------------------------------------
     "wizard.title": "MeshNet — check this computer",
+    "wizard.finish": "Finish",
     "welcome.title": "Check this computer",
     "welcome.one": "MeshNet lets this computer help answer questions for the network "
     "while you are not using it.",

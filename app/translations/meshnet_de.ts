@@ -300,7 +300,7 @@
     </message>
     <message>
       <source>Join another network</source>
-      <extracomment>button.join</extracomment>
+      <extracomment>button.join, join.another</extracomment>
       <translation>Einem anderen Netzwerk beitreten</translation>
     </message>
     <message>
@@ -379,9 +379,134 @@
       <translation>Das Netzwerk kann jetzt mit Hilfe dieses Computers Fragen mit {model} beantworten.</translation>
     </message>
     <message>
+      <source>Join a network</source>
+      <extracomment>join.title, join.one</extracomment>
+      <translation>Einem Netzwerk beitreten</translation>
+    </message>
+    <message>
+      <source>A network is a group of computers that answer questions together. Paste the invite you were sent to see who runs it before you join.</source>
+      <extracomment>join.subtitle</extracomment>
+      <translation>Ein Netzwerk ist eine Gruppe von Computern, die gemeinsam Fragen beantworten. Fügen Sie die Einladung ein, die Sie bekommen haben, um vor dem Beitritt zu sehen, wer es betreibt.</translation>
+    </message>
+    <message>
+      <source>&amp;Invite link:</source>
+      <extracomment>join.link</extracomment>
+      <translation>&amp;Einladungslink:</translation>
+    </message>
+    <message>
+      <source>Invite link</source>
+      <extracomment>join.link.name</extracomment>
+      <translation>Einladungslink</translation>
+    </message>
+    <message>
+      <source>Show network</source>
+      <extracomment>join.show</extracomment>
+      <translation>Netzwerk anzeigen</translation>
+    </message>
+    <message>
+      <source>Show the network this invite is for</source>
+      <extracomment>join.show.name</extracomment>
+      <translation>Das Netzwerk dieser Einladung anzeigen</translation>
+    </message>
+    <message>
+      <source>I run my own tracker (Advanced)</source>
+      <extracomment>join.advanced</extracomment>
+      <translation>Ich betreibe meinen eigenen Tracker (Fortgeschritten)</translation>
+    </message>
+    <message>
+      <source>I run my own tracker</source>
+      <extracomment>join.advanced.name</extracomment>
+      <translation>Ich betreibe meinen eigenen Tracker</translation>
+    </message>
+    <message>
+      <source>Network &amp;address:</source>
+      <extracomment>join.address</extracomment>
+      <translation>Netzwerk&amp;adresse:</translation>
+    </message>
+    <message>
+      <source>Invite &amp;code:</source>
+      <extracomment>join.code</extracomment>
+      <translation>Einladungs&amp;code:</translation>
+    </message>
+    <message>
+      <source>Join this network</source>
+      <extracomment>join.join</extracomment>
+      <translation>Diesem Netzwerk beitreten</translation>
+    </message>
+    <message>
+      <source>This computer uses your own tracker at {url} (Settings, Connection). Press Next to continue, or join a network.</source>
+      <extracomment>join.own</extracomment>
+      <translation>Dieser Computer nutzt Ihren eigenen Tracker unter {url} (Einstellungen, Verbindung). Klicken Sie auf „Weiter“ oder treten Sie einem Netzwerk bei.</translation>
+    </message>
+    <message>
+      <source>This computer is part of {network}. Press Next to continue, or join another network.</source>
+      <extracomment>join.part-of</extracomment>
+      <translation>Dieser Computer gehört zu {network}. Klicken Sie auf „Weiter“ oder treten Sie einem anderen Netzwerk bei.</translation>
+    </message>
+    <message>
+      <source>Run by {operator}</source>
+      <extracomment>join.run-by</extracomment>
+      <translation>Betrieben von {operator}</translation>
+    </message>
+    <message>
+      <source>The organiser gave no name.</source>
+      <extracomment>join.no-operator</extracomment>
+      <translation>Der Betreiber hat keinen Namen angegeben.</translation>
+    </message>
+    <message>
+      <source>Answers questions with: {models}</source>
+      <extracomment>join.serves</extracomment>
+      <translation>Beantwortet Fragen mit: {models}</translation>
+    </message>
+    <message>
+      <source>Joining lets this computer help answer questions for this network while you are not using it. You can pause or leave at any time.</source>
+      <extracomment>join.explain</extracomment>
+      <translation>Mit dem Beitritt hilft dieser Computer diesem Netzwerk beim Beantworten von Fragen, während Sie ihn nicht benutzen. Sie können jederzeit pausieren oder austreten.</translation>
+    </message>
+    <message>
+      <source>Type the network's address and the invite code.</source>
+      <extracomment>join.type-both</extracomment>
+      <translation>Geben Sie die Adresse des Netzwerks und den Einladungscode ein.</translation>
+    </message>
+    <message>
+      <source>Paste the invite link you were sent.</source>
+      <extracomment>join.paste</extracomment>
+      <translation>Fügen Sie den Einladungslink ein, den Sie bekommen haben.</translation>
+    </message>
+    <message>
+      <source>Looking up the network…</source>
+      <extracomment>join.looking</extracomment>
+      <translation>Das Netzwerk wird nachgeschlagen…</translation>
+    </message>
+    <message>
+      <source>Joining {network}…</source>
+      <extracomment>join.joining</extracomment>
+      <translation>Tritt {network} bei…</translation>
+    </message>
+    <message>
+      <source>the network</source>
+      <extracomment>join.the-network</extracomment>
+      <translation>dem Netzwerk</translation>
+    </message>
+    <message>
+      <source>You joined {network}. Press Next to check this computer.</source>
+      <extracomment>join.joined</extracomment>
+      <translation>Sie sind {network} beigetreten. Klicken Sie auf „Weiter“, um diesen Computer zu prüfen.</translation>
+    </message>
+    <message>
+      <source>{name} (run by {operator})</source>
+      <extracomment>join.network-by</extracomment>
+      <translation>{name} (betrieben von {operator})</translation>
+    </message>
+    <message>
       <source>MeshNet — check this computer</source>
       <extracomment>wizard.title</extracomment>
       <translation>MeshNet — diesen Computer prüfen</translation>
+    </message>
+    <message>
+      <source>Finish</source>
+      <extracomment>wizard.finish</extracomment>
+      <translation>Fertigstellen</translation>
     </message>
     <message>
       <source>Check this computer</source>

@@ -300,7 +300,7 @@
     </message>
     <message>
       <source>Join another network</source>
-      <extracomment>button.join</extracomment>
+      <extracomment>button.join, join.another</extracomment>
       <translation>Unirse a otra red</translation>
     </message>
     <message>
@@ -379,9 +379,134 @@
       <translation>La red ya puede responder preguntas con {model}, con la ayuda de este ordenador.</translation>
     </message>
     <message>
+      <source>Join a network</source>
+      <extracomment>join.title, join.one</extracomment>
+      <translation>Unirse a una red</translation>
+    </message>
+    <message>
+      <source>A network is a group of computers that answer questions together. Paste the invite you were sent to see who runs it before you join.</source>
+      <extracomment>join.subtitle</extracomment>
+      <translation>Una red es un grupo de ordenadores que responden preguntas juntos. Pegue la invitación que recibió para ver quién la gestiona antes de unirse.</translation>
+    </message>
+    <message>
+      <source>&amp;Invite link:</source>
+      <extracomment>join.link</extracomment>
+      <translation>Enlace de &amp;invitación:</translation>
+    </message>
+    <message>
+      <source>Invite link</source>
+      <extracomment>join.link.name</extracomment>
+      <translation>Enlace de invitación</translation>
+    </message>
+    <message>
+      <source>Show network</source>
+      <extracomment>join.show</extracomment>
+      <translation>Mostrar la red</translation>
+    </message>
+    <message>
+      <source>Show the network this invite is for</source>
+      <extracomment>join.show.name</extracomment>
+      <translation>Mostrar la red de esta invitación</translation>
+    </message>
+    <message>
+      <source>I run my own tracker (Advanced)</source>
+      <extracomment>join.advanced</extracomment>
+      <translation>Tengo mi propio tracker (Avanzado)</translation>
+    </message>
+    <message>
+      <source>I run my own tracker</source>
+      <extracomment>join.advanced.name</extracomment>
+      <translation>Tengo mi propio tracker</translation>
+    </message>
+    <message>
+      <source>Network &amp;address:</source>
+      <extracomment>join.address</extracomment>
+      <translation>&amp;Dirección de la red:</translation>
+    </message>
+    <message>
+      <source>Invite &amp;code:</source>
+      <extracomment>join.code</extracomment>
+      <translation>&amp;Código de invitación:</translation>
+    </message>
+    <message>
+      <source>Join this network</source>
+      <extracomment>join.join</extracomment>
+      <translation>Unirse a esta red</translation>
+    </message>
+    <message>
+      <source>This computer uses your own tracker at {url} (Settings, Connection). Press Next to continue, or join a network.</source>
+      <extracomment>join.own</extracomment>
+      <translation>Este ordenador usa su propio tracker en {url} (Ajustes, Conexión). Pulse «Siguiente» para continuar, o únase a una red.</translation>
+    </message>
+    <message>
+      <source>This computer is part of {network}. Press Next to continue, or join another network.</source>
+      <extracomment>join.part-of</extracomment>
+      <translation>Este ordenador forma parte de {network}. Pulse «Siguiente» para continuar, o únase a otra red.</translation>
+    </message>
+    <message>
+      <source>Run by {operator}</source>
+      <extracomment>join.run-by</extracomment>
+      <translation>Gestionada por {operator}</translation>
+    </message>
+    <message>
+      <source>The organiser gave no name.</source>
+      <extracomment>join.no-operator</extracomment>
+      <translation>El organizador no dio ningún nombre.</translation>
+    </message>
+    <message>
+      <source>Answers questions with: {models}</source>
+      <extracomment>join.serves</extracomment>
+      <translation>Responde preguntas con: {models}</translation>
+    </message>
+    <message>
+      <source>Joining lets this computer help answer questions for this network while you are not using it. You can pause or leave at any time.</source>
+      <extracomment>join.explain</extracomment>
+      <translation>Al unirse, este ordenador ayuda a esta red a responder preguntas mientras usted no lo usa. Puede pausar o salir cuando quiera.</translation>
+    </message>
+    <message>
+      <source>Type the network's address and the invite code.</source>
+      <extracomment>join.type-both</extracomment>
+      <translation>Escriba la dirección de la red y el código de invitación.</translation>
+    </message>
+    <message>
+      <source>Paste the invite link you were sent.</source>
+      <extracomment>join.paste</extracomment>
+      <translation>Pegue el enlace de invitación que recibió.</translation>
+    </message>
+    <message>
+      <source>Looking up the network…</source>
+      <extracomment>join.looking</extracomment>
+      <translation>Buscando la red…</translation>
+    </message>
+    <message>
+      <source>Joining {network}…</source>
+      <extracomment>join.joining</extracomment>
+      <translation>Uniéndose a {network}…</translation>
+    </message>
+    <message>
+      <source>the network</source>
+      <extracomment>join.the-network</extracomment>
+      <translation>la red</translation>
+    </message>
+    <message>
+      <source>You joined {network}. Press Next to check this computer.</source>
+      <extracomment>join.joined</extracomment>
+      <translation>Se ha unido a {network}. Pulse «Siguiente» para comprobar este ordenador.</translation>
+    </message>
+    <message>
+      <source>{name} (run by {operator})</source>
+      <extracomment>join.network-by</extracomment>
+      <translation>{name} (gestionada por {operator})</translation>
+    </message>
+    <message>
       <source>MeshNet — check this computer</source>
       <extracomment>wizard.title</extracomment>
       <translation>MeshNet — comprobar este ordenador</translation>
+    </message>
+    <message>
+      <source>Finish</source>
+      <extracomment>wizard.finish</extracomment>
+      <translation>Finalizar</translation>
     </message>
     <message>
       <source>Check this computer</source>

@@ -291,9 +291,9 @@ class NodeController(QObject):
         self._status.set_local_state(state, sentence, reason)
         self._status.pid = None
         self._emit_state()
-        self.crashed.emit(sentence)
-        if notify:
-            self.notify.emit("MeshNet stopped contributing", sentence)
+        self.crashed.emit(sentence)  # the node's words, for logs and Details
+        if notify:  # the notification speaks plainly
+            self.notify.emit(text("headline.error"), why_sentence(self._status))
 
     def _emit_state(self) -> None:
         self.state_changed.emit(self._status.state)

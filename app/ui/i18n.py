@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QLocale, QTranslator
+from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
 
 from app import texts
 
@@ -51,4 +51,10 @@ def install_language(app: QCoreApplication, language: str | None = None) -> str:
         return "en"
     app.installTranslator(translator)
     _installed.append(translator)
+    # Qt's own words (the wizard's Back/Next/Cancel, the line edits' menus)
+    qt_words = QTranslator(app)
+    qt_folder = QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)
+    if qt_words.load(f"qtbase_{wanted}", qt_folder):
+        app.installTranslator(qt_words)
+        _installed.append(qt_words)
     return wanted

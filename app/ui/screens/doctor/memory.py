@@ -92,19 +92,27 @@ class MemoryPage(QWizardPage):
     def choose(self, name: str) -> None:
         self.buttons[name].setChecked(True)
 
-    def cap_mb(self) -> int | None:
-        """The memory cap for the chosen share; None when the size is unknown."""
+    def cap_bytes(self) -> float | None:
+        """The chosen share of the memory; None when the size is unknown."""
         total = self.total_bytes()
-        if total <= 0:
-            return None
-        share = dict(CHOICES)[self.choice()]
-        return int(total * share) // MIB
+        return total * dict(CHOICES)[self.choice()] if total > 0 else None
+
+    def cap_mb(self) -> int | None:
+        """The memory cap the node is given for the chosen share."""
+        cap = self.cap_bytes()
+        return None if cap is None else int(cap) // MIB
+
+    def room(self) -> int | None:
+        """Layers that fit in the chosen share (estimated from the hardware check)."""
+        cap = self.cap_bytes()
+        hardware = self.state.hardware or {}
+        return room_at_cap(hardware, int(cap)) if cap else hardware.get("room_layers")
 
     def problem(self) -> str | None:
         cap = self.cap_mb()
         if cap is None:
             return None
-        room = room_at_cap(self.state.hardware or {}, cap * MIB)
+        room = self.room()
         if cap < MIN_MEMORY_CAP_MB or (room is not None and room < 1):
             return text("memory.too-little")
         return None
@@ -112,8 +120,7 @@ class MemoryPage(QWizardPage):
     def local_range(self) -> tuple[int, int]:
         """A part that fits this computer when the network cannot choose."""
         count = self.state.layer_count or 1
-        cap = self.cap_mb()
-        room = room_at_cap(self.state.hardware or {}, cap * MIB) if cap else None
+        room = self.room()
         if room is None:
             suggested = (self.state.hardware or {}).get("suggested_layers")
             return (int(suggested[0]), int(suggested[1])) if suggested else (0, count)
@@ -162,8 +169,7 @@ class MemoryPage(QWizardPage):
         hardware = self.state.hardware or {}
         model = hardware.get("model") or {}
         count = model.get("layer_count")
-        cap = self.cap_mb()
-        room = room_at_cap(hardware, cap * MIB) if cap else hardware.get("room_layers")
+        room = self.room()
         if not self.state.tracker_url or not isinstance(room, int) or not isinstance(count, int):
             return None
         return {

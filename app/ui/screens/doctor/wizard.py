@@ -125,7 +125,7 @@ class DoctorWizard(QWizard):
         self.setWindowTitle(text("wizard.title"))
         self.setWizardStyle(QWizard.WizardStyle.ModernStyle)
         self.setOption(QWizard.WizardOption.NoBackButtonOnLastPage, False)
-        self.setButtonText(QWizard.WizardButton.FinishButton, "Finish")
+        self.setButtonText(QWizard.WizardButton.FinishButton, text("wizard.finish"))
         self.join_page = join_page or JoinPage()
         self.welcome = WelcomePage()
         self.hardware = HardwarePage(self.state, node_command)
