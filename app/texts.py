@@ -47,15 +47,19 @@ FORBIDDEN_WORDS: tuple[str, ...] = (
     "wss://",
     "port",
 )
+# whole words: "report" and "darker" pass; "ws://" matches wherever an address starts
 _FORBIDDEN = re.compile(
-    r"(?<![\w/])(" + "|".join(re.escape(word) for word in FORBIDDEN_WORDS) + r")(?![\w])",
+    "|".join(
+        rf"(?<![\w/])({re.escape(word)})" + (r"(?!\w)" if word[-1].isalnum() else "")
+        for word in sorted(FORBIDDEN_WORDS, key=len, reverse=True)
+    ),
     re.IGNORECASE,
 )
 
 
 def forbidden_words_in(sentence: str) -> list[str]:
     """The engineering words in ``sentence`` (whole words, any case)."""
-    return [match.group(1).lower() for match in _FORBIDDEN.finditer(sentence)]
+    return [match.group(0).lower() for match in _FORBIDDEN.finditer(sentence)]
 
 
 TEXTS: dict[str, str] = {
@@ -145,7 +149,7 @@ TEXTS: dict[str, str] = {
     "button.check": "Check this computer…",
     "button.settings": "Open settings",
     "button.join": "Join another network",
-    "button.details": "Details",
+    "button.details": "&Details",
     "button.details.tip": "The technical steps, the log and the usage chart, for the "
     "curious and for whoever helps you",
     "button.serves": "What this network serves",

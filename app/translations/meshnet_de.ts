@@ -304,9 +304,9 @@
       <translation>Einem anderen Netzwerk beitreten</translation>
     </message>
     <message>
-      <source>Details</source>
+      <source>&amp;Details</source>
       <extracomment>button.details</extracomment>
-      <translation>Details</translation>
+      <translation>&amp;Details</translation>
     </message>
     <message>
       <source>The technical steps, the log and the usage chart, for the curious and for whoever helps you</source>

@@ -304,9 +304,9 @@
       <translation>Unirse a otra red</translation>
     </message>
     <message>
-      <source>Details</source>
+      <source>&amp;Details</source>
       <extracomment>button.details</extracomment>
-      <translation>Detalles</translation>
+      <translation>&amp;Detalles</translation>
     </message>
     <message>
       <source>The technical steps, the log and the usage chart, for the curious and for whoever helps you</source>

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QFont, QGuiApplication, QKeySequence, QShowEvent
+from PySide6.QtGui import QCloseEvent, QFont, QGuiApplication, QShowEvent
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -187,7 +187,6 @@ class StatusWindow(QMainWindow):
         self.details_button = QPushButton(text("button.details"))
         self.details_button.setAccessibleName(plain("button.details"))
         self.details_button.setToolTip(text("button.details.tip"))
-        self.details_button.setShortcut(QKeySequence("Alt+D"))
         self.details_button.clicked.connect(self.show_details)
         bottom.addWidget(self.network_label, 1)
         bottom.addWidget(self.serves_button)

@@ -262,7 +262,7 @@ def test_screenshot_mode_renders_every_screen(qtbot: Any, tmp_path: Path) -> Non
         "status-serving",
         "status-refused",
         "status-relay",
-        "status-log",
+        "status-details",
         "status-main-window",
         "tray-menu",
         "tray-icons",

@@ -27,6 +27,7 @@ class ChildPage(QWizardPage):
     """A page whose work is one child command: busy while it runs, complete when it is done."""
 
     busy_changed = Signal(bool)
+    succeeded = Signal()  # the work finished and the page is complete
     # How long a cancelled child may take to stop by itself before it is killed.
     kill_after_s = 8.0
     # The node's own progress sentences may name layers and gates: a page that
@@ -134,6 +135,8 @@ class ChildPage(QWizardPage):
             self.ok = self.on_finished(exit_code, stdout)
             self.retry_button.setVisible(not self.ok)
         self._changed()
+        if self.ok:
+            self.succeeded.emit()
 
     def on_finished(self, exit_code: int, stdout: str) -> bool:
         """Judge the finished command; True when the page's work is done."""

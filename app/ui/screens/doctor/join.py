@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QFormLayout,
@@ -57,6 +57,8 @@ def plain_sentence(exc: BaseException) -> str:
 
 class JoinPage(QWizardPage):
     """Paste → see the network → Join. Complete once this computer belongs to a network."""
+
+    network_joined = Signal()  # Join succeeded: the wizard goes on by itself
 
     def __init__(
         self,
@@ -303,6 +305,7 @@ class JoinPage(QWizardPage):
         self.another.setVisible(True)
         self.current.setText(text("join.joined", network=_network_words(joined)))
         self._say("")
+        self.network_joined.emit()
 
     def _start(self, fn: Callable[[], Any], done: Callable[[Any], None]) -> None:
         def succeeded(value: Any) -> None:

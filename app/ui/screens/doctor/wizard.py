@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QWidget, QWizard, QWizardPage
 
@@ -147,6 +148,12 @@ class DoctorWizard(QWizard):
                 page.busy_changed.connect(self._refresh_back)
         self.setPage(self.PAGE_JOIN, self.join_page)
         self.setStartId(self.PAGE_JOIN)
+        # The quick path (issue 22): a network just joined goes on by itself through
+        # the checks; the contributor clicks Join, Next (the memory share) and Finish.
+        self.quick = False
+        self.join_page.network_joined.connect(self._joined_now)
+        for page in (self.hardware, self.import_page):
+            page.succeeded.connect(self._quick_next)
         self.currentIdChanged.connect(self._refresh_back)
         self.result_page.other_layers_requested.connect(self._back_to_memory)
         self.resize(620, 460)
@@ -162,10 +169,24 @@ class DoctorWizard(QWizard):
             self.store.save_hardware(self.state.hardware)  # the settings dialog offers its device
         super().initializePage(page_id)
 
+    def _joined_now(self) -> None:
+        if self.state.sample:
+            return
+        self.quick = True
+        self._reset_state()  # what the skipped welcome page would have done
+        if self.currentId() == self.PAGE_JOIN:
+            QTimer.singleShot(0, self.next)  # once the page has said it is complete
+
+    def _quick_next(self) -> None:
+        page = self.currentPage()
+        if self.quick and isinstance(page, ChildPage) and page.isComplete():
+            self.next()
+
     def nextId(self) -> int:
         current = self.currentId()
         if current == self.PAGE_JOIN:
-            return self.PAGE_WELCOME
+            # the welcome page says what the join page already said: skip it after a join
+            return self.PAGE_HARDWARE if self.quick else self.PAGE_WELCOME
         if current == self.PAGE_MEMORY and not self._needs_import():
             return self.PAGE_TEST
         if current == self.PAGE_RESULT:
@@ -188,6 +209,7 @@ class DoctorWizard(QWizard):
         """An invite link opened (--join, a meshnet:// link, network.json): show it on the
         join page, going back there when the wizard is further along."""
         current = self.currentId()
+        self.quick = False
         if current not in (-1, self.PAGE_JOIN):
             for page in (self.hardware, self.import_page, self.test):
                 page.cancel()  # a check under way belongs to the network being left
