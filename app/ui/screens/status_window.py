@@ -132,7 +132,7 @@ class StatusWindow(QMainWindow):
         self._network_name = network_name  # read when the window shows (a file read)
         self.setWindowTitle("MeshNet")
         self.setWindowIcon(app_icon())
-        self.resize(760, 560)
+        self.resize(720, 400)
         self._build()
         self.set_network_name(network_name() if network_name else None)
         if main_window:
@@ -365,6 +365,7 @@ class StatusWindow(QMainWindow):
     # --- the two views ---------------------------------------------------
     def show_details(self) -> None:
         self.views.setCurrentIndex(self.DETAILS_VIEW)
+        self.resize(max(self.width(), 760), max(self.height(), 640))  # nine rows and a log
         self.back_button.setFocus()
 
     def show_main(self) -> None:
