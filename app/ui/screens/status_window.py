@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QStackedWidget,
     QTabWidget,
     QToolBar,
@@ -159,6 +160,7 @@ class StatusWindow(QMainWindow):
         self.views.addWidget(self._build_main_view())
         self.views.addWidget(self._build_details_view())
         self.setCentralWidget(self.views)
+        self._set_view(self.MAIN_VIEW)
         self.setStyleSheet(BANNER_STYLE)
 
     def _build_main_view(self) -> QWidget:
@@ -363,13 +365,24 @@ class StatusWindow(QMainWindow):
         self.toolbar = toolbar
 
     # --- the two views ---------------------------------------------------
+    def _set_view(self, index: int) -> None:
+        # a hidden view must not hold the window at its size: only the shown one counts
+        for page in (self.main_view, self.details_view):
+            policy = (
+                QSizePolicy.Policy.Preferred
+                if page is self.views.widget(index)
+                else (QSizePolicy.Policy.Ignored)
+            )
+            page.setSizePolicy(policy, policy)
+        self.views.setCurrentIndex(index)
+
     def show_details(self) -> None:
-        self.views.setCurrentIndex(self.DETAILS_VIEW)
+        self._set_view(self.DETAILS_VIEW)
         self.resize(max(self.width(), 760), max(self.height(), 640))  # nine rows and a log
         self.back_button.setFocus()
 
     def show_main(self) -> None:
-        self.views.setCurrentIndex(self.MAIN_VIEW)
+        self._set_view(self.MAIN_VIEW)
         self.details_button.setFocus()
 
     @property
