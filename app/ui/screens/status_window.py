@@ -103,6 +103,7 @@ def _stat(caption_text: str) -> tuple[QFrame, QLabel]:
     value.setAccessibleName(caption_text)
     layout.addWidget(value)
     layout.addWidget(caption)
+    layout.addStretch(1)  # values line up when a caption wraps
     return frame, value
 
 
