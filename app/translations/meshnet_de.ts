@@ -386,7 +386,7 @@
     <message>
       <source>A network is a group of computers that answer questions together. Paste the invite you were sent to see who runs it before you join.</source>
       <extracomment>join.subtitle</extracomment>
-      <translation>Ein Netzwerk ist eine Gruppe von Computern, die gemeinsam Fragen beantworten. Fügen Sie die Einladung ein, die Sie bekommen haben, um vor dem Beitritt zu sehen, wer es betreibt.</translation>
+      <translation>Ein Netzwerk ist eine Gruppe von Computern, die gemeinsam Fragen beantworten. Fügen Sie Ihre Einladung ein, um zu sehen, wer es betreibt.</translation>
     </message>
     <message>
       <source>&amp;Invite link:</source>

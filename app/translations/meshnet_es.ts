@@ -386,7 +386,7 @@
     <message>
       <source>A network is a group of computers that answer questions together. Paste the invite you were sent to see who runs it before you join.</source>
       <extracomment>join.subtitle</extracomment>
-      <translation>Una red es un grupo de ordenadores que responden preguntas juntos. Pegue la invitación que recibió para ver quién la gestiona antes de unirse.</translation>
+      <translation>Una red es un grupo de ordenadores que responden preguntas juntos. Pegue su invitación para ver quién la gestiona.</translation>
     </message>
     <message>
       <source>&amp;Invite link:</source>

@@ -18,6 +18,7 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QAbstractButton, QApplication, QWizard
 
+from app.ui.i18n import install_language
 from app.ui.screens.doctor.wizard import DoctorWizard
 from core.joined_network import load_joined_network
 from core.keystore import DEFAULT_PROFILE
@@ -65,7 +66,16 @@ class QuietProbes:
         return ProbeReadings()
 
 
+CLICKS = {
+    "en": ["Join this network", "Next >", "Finish"],
+    "de": ["Diesem Netzwerk beitreten", "Weiter >", "Fertigstellen"],
+}
+HEADLINE = {"en": "Contributing", "de": "Hilft mit"}
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
 def test_an_invite_to_serving_in_three_clicks(
+    language: str,
     qtbot: Any,
     tmp_path: Path,
     shared_keyring: None,
@@ -83,6 +93,7 @@ def test_an_invite_to_serving_in_three_clicks(
     store.save(AppSettings(model=str(default_model_dir)))  # the model is already here
     qapp = QApplication.instance()
     assert isinstance(qapp, QApplication)
+    assert install_language(qapp, language) == language  # what --language does
     app = MeshNetApp(
         qapp,
         store=store,
@@ -115,10 +126,11 @@ def test_an_invite_to_serving_in_three_clicks(
         assert wizard.result_page.contribute.isChecked()
         click(wizard.button(QWizard.WizardButton.FinishButton))  # 3: contribute
         qtbot.waitUntil(lambda: app.controller.status.state == "serving", timeout=300_000)
-        assert clicks == ["Join this network", "Next >", "Finish"]
+        assert clicks == CLICKS[language]
         registration = app.controller.status.registration or {}
         assert registration.get("tracker_url", network.url).rstrip("/") == network.url
-        assert app.status_window.headline_label.text() == "Contributing"
+        assert app.status_window.headline_label.text() == HEADLINE[language]
     finally:
         app.controller.kill()
         app.status_window.close()
+        install_language(qapp, "en")
