@@ -64,7 +64,7 @@ _REFUSALS = {
 
 NO_NETWORK_SENTENCE = (
     "This computer has not joined a network yet. Paste the invite you were sent on the "
-    "Join a network page (Run doctor…), then press Contribute again."
+    "Join a network page (Check this computer…), then press Contribute again."
 )
 
 

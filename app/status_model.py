@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.texts import TEXTS, text
+
 log = logging.getLogger(__name__)
 
 # The admission gate refuses a capability report older than this
@@ -328,21 +330,61 @@ class NodeStatus:
 
 
 # --- words the app shows ---------------------------------------------------
-STATE_LABELS: dict[str, str] = {
-    "stopped": "Off",
-    "loading": "Starting",
-    "probing": "Testing this computer",
-    "admitting": "Checking admission",
-    "starting": "Starting",
-    "registering": "Joining the network",
-    "serving": "Serving",
-    "reconnecting": "Reconnecting",
-    "draining": "Stopping",
-    "pausing": "Pausing",
-    "paused": "Paused",
-    "refused": "Refused",
-    "error": "Stopped by an error",
+# The main path's words come from app.texts (plain, translated); the Details
+# view keeps the engineer's words (GATE_TITLES, gate_sentence, layers_text).
+STATE_KEYS: tuple[str, ...] = (
+    "stopped",
+    "loading",
+    "probing",
+    "admitting",
+    "starting",
+    "registering",
+    "serving",
+    "reconnecting",
+    "draining",
+    "pausing",
+    "paused",
+    "refused",
+    "error",
+)
+
+
+def state_label(state: str) -> str:
+    """A state in one or two plain words ("Contributing", "Paused")."""
+    return text(f"state.{state}") if state in STATE_KEYS else state.capitalize()
+
+
+# Reason codes (core's refusals and the app's own) -> the plain "why" sentence.
+WHY_BY_REASON: dict[str, str] = {
+    "out-of-memory": "why.out-of-memory",
+    "too-little-memory": "why.too-little-memory",
+    "load-failed": "why.load-failed",
+    "probe-failed": "why.test-failed",
+    "probe-timeout": "why.test-failed",
+    "not-passed": "why.test-failed",
+    "no-report": "why.stale",
+    "stale": "why.stale",
+    "model-mismatch": "why.mismatch",
+    "shard-mismatch": "why.mismatch",
+    "recipe-mismatch": "why.mismatch",
+    "backend-mismatch": "why.mismatch",
+    "bad-layers": "why.mismatch",
+    "tracker-unreachable": "why.network",
+    "unreachable": "why.network",
+    "network": "why.network",
+    "crashed": "why.crashed",
+    "bad-settings": "why.settings",
+    "no-tracker": "why.not-joined",
+    "not-joined": "why.not-joined",
 }
+
+
+def why_sentence(status: NodeStatus) -> str:
+    """Why the node is refused or stopped, in plain words, with what to do next."""
+    key = WHY_BY_REASON.get(status.reason or "")
+    if key is None:
+        key = "why.refused" if status.state == "refused" else "why.other"
+    return text(key)
 
 
 def tray_state(state: str) -> str:
@@ -386,22 +428,18 @@ def short_model_name(model_id: str) -> str:
 
 
 def tooltip_text(status: NodeStatus) -> str:
-    """One line for the tray tooltip, e.g. "MeshNet — serving layers 0–15, 120 tokens served"."""
+    """One line for the tray tooltip, e.g. "MeshNet — contributing: helping answer questions"."""
     state = status.state
     if state == "serving":
-        tokens = status.tokens_served
-        noun = "token" if tokens == 1 else "tokens"
-        via = " through a relay" if relay_note(status) else ""
-        return (
-            f"MeshNet — serving {layers_text(status.shard)}{via}, "
-            f"{format_count(tokens)} {noun} served"
-        )
+        return text("tooltip.serving.relay" if relay_note(status) else "tooltip.serving")
     if state == "stopped":
-        return "MeshNet — contribution is off"
+        return text("tooltip.stopped")
     if state in FAILED_STATES:
-        return f"MeshNet — {STATE_LABELS[state].lower()}: {status.message}".rstrip(": ")
-    label = STATE_LABELS.get(state, state)
-    return f"MeshNet — {label.lower()}" + (f": {status.message}" if status.message else "")
+        label = state_label(state).lower()
+        return text("tooltip.problem", state=label, sentence=why_sentence(status))
+    if state == "paused" and status.message:  # the app's pause rules wrote it: plain
+        return text("tooltip.problem", state=state_label(state).lower(), sentence=status.message)
+    return text("tooltip.other", state=state_label(state).lower())
 
 
 def gate_sentence(row: GateRow, status: NodeStatus, now: float | None = None) -> str:
@@ -422,7 +460,7 @@ def gate_sentence(row: GateRow, status: NodeStatus, now: float | None = None) ->
             freshness = (
                 f"Report {format_duration(age)} old, stale in {format_duration(left)}."
                 if left > 0
-                else f"Report {format_duration(age)} old: stale, run the doctor again."
+                else f"Report {format_duration(age)} old: stale; Retry tests this computer again."
             )
             sentence = f"{sentence}\n{freshness}" if sentence else freshness
     return sentence
@@ -467,35 +505,33 @@ def relay_note(status: NodeStatus) -> str | None:
 
 
 def headline(status: NodeStatus) -> tuple[str, str]:
-    """(title, sentence) for the status window's banner: what is happening, what to do."""
+    """(title, sentence) for the status window's banner: what is happening, what to do.
+
+    Plain words only: the node's own messages (which name gates and reason codes)
+    are shown in Details; a pause keeps its sentence (the app's pause rules wrote it).
+    """
     state = status.state
     if state == "stopped":
-        return (
-            "Contribution is off",
-            "Click Start contributing to lend this computer to the network; it pauses by "
-            "itself while you need the computer. New here? Run the doctor first.",
-        )
+        return text("headline.stopped"), text("sentence.stopped")
     if state == "serving":
-        model = f" of {short_model_name(status.model_id)}" if status.model_id else ""
-        relayed = relay_note(status)
-        return (
-            f"Serving {layers_text(status.shard)}{model}",
-            "Thank you: this computer is part of the network and answers requests."
-            + (f" {relayed}" if relayed else ""),
+        model = short_model_name(status.model_id) if status.model_id else None
+        sentence = (
+            text("sentence.serving.model", model=model) if model else text("sentence.serving")
         )
+        if relay_note(status):
+            sentence = f"{sentence} {text('sentence.relay')}"
+        return text("headline.serving"), sentence
     if state in ("paused", "pausing"):
-        return "Paused", status.message or "Contribution is paused."
-    if state == "refused":
-        return "The network did not accept this computer", status.message
-    if state == "error":
-        return "Contribution stopped", status.message
+        return text("headline.paused"), status.message or text("sentence.paused")
+    if state in FAILED_STATES:
+        return text(f"headline.{state}"), why_sentence(status)
     if state == "draining":
-        return "Stopping", status.message or "Finishing open sessions and leaving the network…"
-    detail = status.message
+        return text("headline.draining"), text("sentence.draining")
+    sentence = text(f"sentence.{state}") if f"sentence.{state}" in TEXTS else ""
     progress = status.progress
     if progress:
-        detail = progress.get("message") or detail
         total = progress.get("total") or 0
         if total > 0:
-            detail = f"{detail} ({100 * progress.get('done', 0) // total}%)"
-    return STATE_LABELS.get(state, state.capitalize()) + "…", detail
+            percent = 100 * progress.get("done", 0) // total
+            sentence = text("sentence.percent", sentence=sentence, percent=percent)
+    return state_label(state) + "…", sentence

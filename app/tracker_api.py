@@ -283,3 +283,56 @@ def fetch_allocation(
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise _not_meshnet(base, "its layer suggestion is not in the MeshNet shape") from exc
     return TrackerAllocation(fits, start if fits else None, end if fits else None, sentence)
+
+
+NETWORK_PATH = "/api/v1/network"
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """One model the network answers questions with (GET /api/v1/network's ``models``)."""
+
+    artifact_id: str
+    ready: bool
+    computers: int
+
+
+@dataclass(frozen=True)
+class NetworkSummary:
+    name: str
+    description: str
+    operator: str
+    models: tuple[ServedModel, ...]
+
+
+def fetch_network(
+    url: str, *, timeout_s: float = 10.0, transport: httpx.BaseTransport | None = None
+) -> NetworkSummary:
+    """What the network says it is and serves, for "What this network serves".
+
+    Only shown, never trusted for joining: the join page checks the signed answer."""
+    base = _base(url)
+    response = _request(base, NETWORK_PATH, timeout_s, transport)
+    if response.status_code >= 400:
+        raise TrackerReadError(
+            f"{base} answered with HTTP {response.status_code}: ask the network's organiser.",
+            reason="http-error",
+        )
+    try:
+        data = response.json()
+        models = tuple(
+            ServedModel(
+                artifact_id=str(item["artifact_id"]),
+                ready=bool(item.get("ready")),
+                computers=int(item.get("computers") or 0),
+            )
+            for item in data.get("models") or []
+        )
+        return NetworkSummary(
+            name=str(data.get("name") or ""),
+            description=str(data.get("description") or ""),
+            operator=str(data.get("operator") or ""),
+            models=models,
+        )
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise _not_meshnet(base, "its network answer is not in the MeshNet shape") from exc

@@ -45,6 +45,7 @@ class UsageHistory:
         self._buckets: dict[int, int] = {}  # hour start (epoch s) -> tokens served
         self._run_id: str | None = None
         self._last_total = 0
+        self._all_time = 0  # every token counted on this PC, kept past the week's buckets
         self._dirty = False
         self._load()
 
@@ -88,7 +89,12 @@ class UsageHistory:
             raise TypeError("run_id")
         if isinstance(total, bool) or not isinstance(total, int) or total < 0:
             raise TypeError("total")
+        # files written before "all_time" existed start it from the week they kept
+        all_time = data.get("all_time", sum(buckets.values()))
+        if isinstance(all_time, bool) or not isinstance(all_time, int) or all_time < 0:
+            raise TypeError("all_time")
         self._buckets, self._run_id, self._last_total = buckets, run_id, total
+        self._all_time = max(all_time, sum(buckets.values()))
 
     def save(self) -> None:
         """Write the history if it changed; atomic, so a crash mid-write keeps the old file."""
@@ -98,6 +104,7 @@ class UsageHistory:
             "version": FORMAT_VERSION,
             "buckets": {str(hour): tokens for hour, tokens in sorted(self._buckets.items())},
             "last": {"run_id": self._run_id, "total": self._last_total},
+            "all_time": self._all_time,
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_name(self.path.name + ".tmp")
@@ -123,6 +130,7 @@ class UsageHistory:
         if added:
             hour = _hour(now)
             self._buckets[hour] = self._buckets.get(hour, 0) + added
+            self._all_time += added
             self._dirty = True
         self._prune(now)
         return added
@@ -142,3 +150,11 @@ class UsageHistory:
             (float(hour), self._buckets.get(hour, 0))
             for hour in range(current - (HOURS_KEPT - 1) * HOUR_S, current + HOUR_S, HOUR_S)
         ]
+
+    def totals(self, now: float) -> tuple[int, int, int]:
+        """(today since local midnight, the last 7 days, all time) for the status window."""
+        local = time.localtime(now)
+        midnight = time.mktime((local.tm_year, local.tm_mon, local.tm_mday, 0, 0, 0, 0, 0, -1))
+        today = sum(tokens for hour, tokens in self._buckets.items() if hour + HOUR_S > midnight)
+        week = sum(tokens for _hour_start, tokens in self.hourly(now))
+        return today, week, max(self._all_time, week)

@@ -1,9 +1,9 @@
 """The app's commands, held once as QActions.
 
 :class:`AppActions` holds the commands (Contribute, Pause for 1 hour,
-Run doctor…, Status, Recipes, Settings, Quit) so the tray menu and, where no
-tray exists, the status window's toolbar show the same actions in the same
-state.
+Check this computer…, Status, What this network serves, Settings, Quit) so
+the tray menu and, where no tray exists, the status window's toolbar show
+the same actions in the same state.
 """
 
 from __future__ import annotations
@@ -11,11 +11,9 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 
+from app.texts import text
 from app.ui.controller import NodeController
 from app.ui.errors import guarded
-
-PAUSE_TEXT = "Pause for 1 hour"
-RESUME_TEXT = "Resume now"
 
 
 class AppActions(QObject):
@@ -31,18 +29,19 @@ class AppActions(QObject):
     def __init__(self, controller: NodeController, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._controller = controller
-        self.contribute = QAction("Contribute", self)
+        self.contribute = QAction(text("action.contribute"), self)
         self.contribute.setCheckable(True)
-        self.contribute.setToolTip("Lend this computer to the network, or stop lending it")
-        self.pause_hour = QAction(PAUSE_TEXT, self)
-        self.pause_hour.setToolTip("Stop contributing for an hour, then carry on by itself")
-        self.doctor = QAction("Run doctor…", self)
-        self.doctor.setToolTip("Test what this computer can serve")
-        self.status = QAction("Status", self)
-        self.recipes = QAction("Recipes", self)
-        self.settings = QAction("Settings", self)
-        self.quit = QAction("Quit", self)
-        self.quit.setToolTip("Stop contributing and close MeshNet")
+        self.contribute.setToolTip(text("action.contribute.tip"))
+        self.pause_hour = QAction(text("action.pause"), self)
+        self.pause_hour.setToolTip(text("action.pause.tip"))
+        self.doctor = QAction(text("action.check"), self)
+        self.doctor.setToolTip(text("action.check.tip"))
+        self.status = QAction(text("action.status"), self)
+        # "What this network serves" (the network's models); Details keep the recipes
+        self.recipes = QAction(text("action.serves"), self)
+        self.settings = QAction(text("action.settings"), self)
+        self.quit = QAction(text("action.quit"), self)
+        self.quit.setToolTip(text("action.quit.tip"))
         self.contribute.triggered.connect(self._contribute_triggered)
         controller.running_changed.connect(self.refresh)
         controller.state_changed.connect(self.refresh)
@@ -73,7 +72,7 @@ class AppActions(QObject):
         controller = self._controller
         self.contribute.setChecked(controller.running and not controller.stopping)
         self.contribute.setEnabled(not controller.stopping)
-        self.pause_hour.setText(RESUME_TEXT if self._manual_pause else PAUSE_TEXT)
+        self.pause_hour.setText(text("action.resume" if self._manual_pause else "action.pause"))
         self.pause_hour.setEnabled(
             self._manual_pause or (controller.running and not controller.stopping)
         )

@@ -21,7 +21,8 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, Signal
 
 from app.node_command import child_environment, node_run_argv
-from app.status_model import FAILED_STATES, NodeStatus, layers_text, short_model_name
+from app.status_model import FAILED_STATES, NodeStatus, short_model_name, why_sentence
+from app.texts import text
 from app.ui.errors import call_safely, guarded
 from app.ui.node_process import NodeProcess
 
@@ -220,12 +221,9 @@ class NodeController(QObject):
         if kind == "state" and changes.state:
             self._notify_state(previous)
         if changes.recipe_certified and not changes.snapshot:
-            recipe = (self._status.registration or {}).get("recipe_id") or "this node's recipe"
-            self.notify.emit(
-                "Recipe certified",
-                f"The recipe this computer serves ({recipe}) is certified: "
-                "users are being served through it.",
-            )
+            model_id = self._status.model_id
+            model = short_model_name(model_id) if model_id else "MeshNet"
+            self.notify.emit(text("notify.ready"), text("notify.ready.text", model=model))
 
     def _notify_state(self, previous: str) -> None:
         status = self._status
@@ -233,16 +231,15 @@ class NodeController(QObject):
             # a resume passes through loading and the gates again before serving
             again = self._resuming or previous == "reconnecting"
             self._resuming = False
-            model = f" of {short_model_name(status.model_id)}" if status.model_id else ""
             self.notify.emit(
-                "Contributing again" if again else "Contributing",
-                f"This computer is serving {layers_text(status.shard)}{model}.",
+                text("notify.contributing.again" if again else "notify.contributing"),
+                text("notify.contributing.text"),
             )
         elif status.state == "paused":
             self._resuming = True
-            self.notify.emit("Contribution paused", status.message or "Paused.")
+            self.notify.emit(text("notify.paused"), status.message or text("sentence.paused"))
         elif status.state == "refused":
-            self.notify.emit("Contribution refused", status.message)
+            self.notify.emit(text("notify.refused"), why_sentence(status))
 
     def _record_usage(self, event: Mapping[str, Any]) -> None:
         """Feed a stats sample to the usage history (``app.usage_history.UsageHistory``)."""
@@ -294,9 +291,9 @@ class NodeController(QObject):
         self._status.set_local_state(state, sentence, reason)
         self._status.pid = None
         self._emit_state()
-        self.crashed.emit(sentence)
-        if notify:
-            self.notify.emit("MeshNet stopped contributing", sentence)
+        self.crashed.emit(sentence)  # the node's words, for logs and Details
+        if notify:  # the notification speaks plainly
+            self.notify.emit(text("headline.error"), why_sentence(self._status))
 
     def _emit_state(self) -> None:
         self.state_changed.emit(self._status.state)

@@ -36,6 +36,7 @@ from app.ui.actions import AppActions
 from app.ui.batch_jobs import BatchJobsSupervisor
 from app.ui.controller import NodeController
 from app.ui.errors import apology, guarded, install_excepthook, set_log_file, user_sentence
+from app.ui.i18n import install_language
 from app.ui.link_events import LinkOpenFilter
 from app.ui.pause_monitor import DEFAULT_PERIOD_MS, PauseMonitor
 from app.ui.screens.status_window import StatusWindow
@@ -134,6 +135,7 @@ class MeshNetApp(QObject):
             usage=usage,
             main_window=not tray_available,
             versions=versions(),
+            network_name=_joined_name,
         )
         self.tray = Tray(self.controller, self.actions, self) if tray_available else None
         if probes is None:
@@ -253,6 +255,12 @@ class MeshNetApp(QObject):
             from app.ui.screens.recipes_view import RecipesView
 
             return RecipesView(self.store, self.controller)
+        if key == "network":
+            from app.ui.screens.network_view import NetworkView
+
+            view = NetworkView(self.store)
+            view.details_requested.connect(lambda: self._show("recipes"))
+            return view
         from app.ui.screens.settings_dialog import SettingsDialog
 
         return SettingsDialog(self.store)
@@ -295,7 +303,8 @@ class MeshNetApp(QObject):
 
     @guarded
     def open_recipes(self) -> None:
-        self._show("recipes")
+        """ "What this network serves"; its Details button opens the recipes."""
+        self._show("network")
 
     @guarded
     def open_settings(self) -> None:
@@ -344,6 +353,13 @@ class MeshNetApp(QObject):
         return self.status_window if self.status_window.isVisible() else None
 
 
+def _joined_name() -> str | None:
+    from app.network_join import joined_network
+
+    joined = joined_network()
+    return (joined.name or joined.tracker_url) if joined else None
+
+
 def log_startup_time() -> None:
     launched = psutil.Process().create_time()
     log.info("window shown %.3f s after launch (at %.3f)", time.time() - launched, time.time())
@@ -359,6 +375,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--hidden", action="store_true", help="start in the tray without opening a window"
+    )
+    parser.add_argument(
+        "--language",
+        choices=("en", "de", "es"),
+        help="show the app in this language (en, de, es); default: the system's",
     )
     parser.add_argument(
         "--join",
@@ -380,11 +401,13 @@ def main(argv: list[str] | None = None) -> int:
         from app.ui.screenshots import render_all
 
         qapp = QApplication.instance() or QApplication(["meshnet-app"])
+        install_language(qapp, args.language)
         return render_all(Path(args.screenshot), qapp)  # type: ignore[arg-type]
     log_file = setup_logging()
     set_log_file(log_file)
     qapp = QApplication.instance() or QApplication(["meshnet-app"])
     assert isinstance(qapp, QApplication)
+    install_language(qapp, args.language)
     qapp.setApplicationName(APP_NAME)
     qapp.setOrganizationName(APP_NAME)
     qapp.setWindowIcon(app_icon())

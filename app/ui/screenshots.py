@@ -1,4 +1,6 @@
-"""``meshnet-app --screenshot DIR``: every screen rendered to PNG with realistic data.
+"""``meshnet-app --screenshot DIR``: every screen rendered to PNG with realistic data,
+and ``DIR/texts.json``: each screen's name, whether it is on the main path (or a
+Details view), and every string it shows.
 
 No tracker and no node: the status window is driven by sample protocol events
 (the same path real events take, ``NodeController.handle_event``), the other
@@ -9,6 +11,7 @@ README shows the results; reviewers look at them to judge wording and spacing.
 
 from __future__ import annotations
 
+import json
 import logging
 import tempfile
 import time
@@ -25,6 +28,7 @@ from app.ui.controller import NodeController
 from app.ui.screens.status_window import StatusWindow
 from app.ui.screens.tray import Tray
 from app.ui.settings_store import SettingsStore
+from app.ui.visible_texts import visible_texts
 from app.ui.widgets.icons import TRAY_STATES, tray_icon
 
 log = logging.getLogger(__name__)
@@ -224,6 +228,24 @@ class SampleUsage:
     def save(self) -> None:
         return None
 
+    def totals(self, now: float) -> tuple[int, int, int]:
+        """(today, this week, all time), as app.usage_history.UsageHistory says them."""
+        hours = self.hourly(now)
+        midnight = time.mktime((*time.localtime(now)[:3], 0, 0, 0, 0, 0, -1))
+        today = sum(tokens for at, tokens in hours if at + 3600 > midnight)
+        week = sum(tokens for _at, tokens in hours)
+        return today, week, week * 9 + 3_112
+
+
+# Screens that are not the main path (issue 22): the engineer's views.
+DETAILS_SCREENS = ("status-details", "recipes-", "settings-")
+_texts: list[dict[str, Any]] = []  # what texts.json lists, screen by screen
+
+
+def _record(name: str, texts: list[str]) -> None:
+    main_path = not name.startswith(DETAILS_SCREENS)
+    _texts.append({"screen": name, "main_path": main_path, "texts": texts})
+
 
 _made: list[QObject] = []
 
@@ -257,6 +279,7 @@ def _save(widget: QWidget, path: Path) -> None:
     _settle(widget)
     if not widget.grab().save(str(path)):
         raise OSError(f"could not write {path}")
+    _record(path.stem, visible_texts(widget))
 
 
 def _tray_sheet(path: Path) -> None:
@@ -291,6 +314,7 @@ def _menu(controller: NodeController, actions: AppActions, path: Path) -> None:
     pixmap: QPixmap = menu.grab()
     if not pixmap.save(str(path)):
         raise OSError(f"could not write {path}")
+    _record(path.stem, [*visible_texts(menu), tray.icon.toolTip()])
     tray.hide()
 
 
@@ -323,11 +347,13 @@ def render_all(folder: Path, qapp: QApplication) -> int:
                     usage=SampleUsage() if events else None,
                     main_window=main_window,
                     versions={"MeshNet": "0.1.0"},
+                    network_name=lambda: "Riverside Makers",
                 )
             )
             if events:
                 window.set_pause_rules_sentence("Contributing: no pause rule applies")
-            if name == "status-log":
+            if name == "status-details":
+                window.show_details()
                 window.tabs.setCurrentIndex(1)
             _save(window, path)
             window.hide()
@@ -340,11 +366,12 @@ def render_all(folder: Path, qapp: QApplication) -> int:
     status("status-serving", serving_events(now))
     status("status-refused", refused_events(now))
     status("status-relay", relayed_events(now))
-    status("status-log", serving_events(now))
+    status("status-details", serving_events(now))
     status("status-main-window", serving_events(now), main_window=True)
     jobs.append(("tray-icons", _tray_sheet))
     jobs += _c2_screens(store)
     failed = []
+    _texts.clear()
     for name, job in jobs:
         path = folder / f"{name}.png"
         try:
@@ -355,6 +382,9 @@ def render_all(folder: Path, qapp: QApplication) -> int:
             failed.append(name)
     _tear_down()
     scratch.cleanup()
+    (folder / "texts.json").write_text(
+        json.dumps(_texts, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     if failed:
         log.error("screens not rendered: %s", ", ".join(failed))
         return 1
@@ -364,6 +394,7 @@ def render_all(folder: Path, qapp: QApplication) -> int:
 def _c2_screens(store: SettingsStore) -> list[tuple[str, Callable[[Path], None]]]:
     """The wizard, recipes and settings screens through their show_sample hooks."""
     from app.ui.screens.doctor.wizard import DoctorWizard
+    from app.ui.screens.network_view import NetworkView
     from app.ui.screens.recipes_view import RecipesView
     from app.ui.screens.settings_dialog import SettingsDialog
 
@@ -383,6 +414,8 @@ def _c2_screens(store: SettingsStore) -> list[tuple[str, Callable[[Path], None]]
 
     for name in DoctorWizard.SAMPLE_NAMES:
         sample(lambda: DoctorWizard(store, controller), name, "wizard")
+    for name in NetworkView.SAMPLE_NAMES:
+        sample(lambda: NetworkView(store), name, "serves")
     for name in RecipesView.SAMPLE_NAMES:
         sample(lambda: RecipesView(store, controller), name, "recipes")
     for name in SettingsDialog.SAMPLE_NAMES:

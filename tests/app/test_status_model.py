@@ -132,7 +132,8 @@ def test_progress_events_are_kept_while_starting_and_dropped_after() -> None:
         "total": 4,
         "message": "Loading layers 0–15…",
     }
-    assert headline(status)[1] == "Loading layers 0–15… (75%)"
+    # the node's sentence names layers: the banner says it plainly, with the percentage
+    assert headline(status)[1] == "Loading the model onto this computer… (75%)"
     status.apply(event("state", "Serving", state="serving"))
     assert status.progress is None
 
@@ -243,9 +244,12 @@ def test_recipe_becoming_certified_is_flagged_once() -> None:
 def test_words_for_the_tray_and_the_banner() -> None:
     status = serving_status()
     status.apply(event("stats", data={"open_sessions": 1, "tokens_served": 120, "uptime_s": 5}))
-    assert tooltip_text(status) == "MeshNet — serving layers 0–15, 120 tokens served"
-    assert headline(status)[0] == "Serving layers 0–15 of Model-1B"
-    assert tooltip_text(NodeStatus()) == "MeshNet — contribution is off"
+    assert tooltip_text(status) == "MeshNet — contributing: helping answer questions"
+    assert headline(status) == (
+        "Contributing",
+        "Thank you: this computer is helping the network answer questions with Model-1B.",
+    )
+    assert tooltip_text(NodeStatus()) == "MeshNet — not contributing"
     assert [tray_state(s) for s in ("stopped", "loading", "serving", "paused", "error")] == [
         "off",
         "starting",

@@ -22,7 +22,9 @@ def test_a_relayed_node_says_it_serves_through_a_relay_and_why() -> None:
         )
     )
     assert relay_note(status) == f"Serving through a relay because {WHY}."
-    assert relay_note(status) in headline(status)[1]
+    # the main view says it plainly; the node's reason stays in Details (the gate row)
+    assert "through a relay, because the network cannot reach" in headline(status)[1]
+    assert "dial" not in headline(status)[1]
     assert "through a relay" in tooltip_text(status)
     assert gate_sentence(status.gates["reachability"], status).startswith("Serving through a relay")
 

@@ -128,3 +128,18 @@ def test_a_corrupt_file_is_moved_aside_and_a_fresh_history_starts(
 
 def test_the_default_path_is_under_the_meshnet_data_home(isolated_meshnet_home: Path) -> None:
     assert default_history_path() == isolated_meshnet_home / "app" / "usage_history.json"
+
+
+def test_totals_count_today_this_week_and_all_time_across_restarts(tmp_path: Path) -> None:
+    import time as _time
+
+    path = tmp_path / "usage.json"
+    now = _time.mktime((2026, 12, 2, 15, 0, 0, 0, 0, -1))
+    history = UsageHistory(path)
+    history.record(now - 9 * 86400, 500, "old-run")  # before this week: all time only
+    history.record(now - 86400, 200, "yesterday")
+    history.record(now - 3600, 30, "today")
+    history.record(now, 70, "today")
+    history.save()
+    today, week, total = UsageHistory(path).totals(now)
+    assert (today, week, total) == (70, 270, 770)

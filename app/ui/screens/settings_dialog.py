@@ -390,14 +390,14 @@ class SettingsDialog(QDialog):
         """Say which network this computer belongs to (the wizard's join page changes it)."""
         if joined is None:
             self.network_label.setText(
-                "This computer has not joined a network yet. Open Run doctor… and paste the "
-                "invite you were sent."
+                "This computer has not joined a network yet. Open Check this computer… "
+                "and paste the invite you were sent."
             )
             return
         by = f" (run by {joined.operator})" if joined.operator else ""
         self.network_label.setText(
             f"This computer is part of {joined.name or joined.tracker_url}{by}. To join "
-            "another network, open Run doctor… and paste its invite."
+            "another network, open Check this computer… and paste its invite."
         )
 
     def _url_edited(self) -> None:

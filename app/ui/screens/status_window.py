@@ -1,4 +1,11 @@
-"""The Status window: what the node is doing, gate by gate, in plain sentences.
+"""The Status window: what this computer is doing for the network, in plain words.
+
+The main view says it in a sentence with the next step as a button, and shows
+the contribution (words written today, this week, in all, and for how long);
+nothing on it names a gate, a shard or a digest. **Details** (one click, or
+Alt+D) shows the engineer's view: the per-step rows, the usage chart, the
+node's log and Copy diagnostics. The main view is a column of sections
+(:meth:`StatusWindow.add_section` adds one, e.g. credits).
 
 It reads ``controller.status`` only (never the event stream) and refreshes
 when the controller says the status changed, plus once a second for the
@@ -11,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -24,6 +31,8 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
+    QStackedWidget,
     QTabWidget,
     QToolBar,
     QVBoxLayout,
@@ -41,6 +50,7 @@ from app.status_model import (
     headline,
     tray_state,
 )
+from app.texts import plain, text
 from app.ui.actions import AppActions
 from app.ui.controller import NodeController
 from app.ui.errors import guarded
@@ -58,9 +68,26 @@ GATE_STATE_WORDS = {
     "waiting": "Not reached yet",
 }
 CHART_REFRESH_MS = 60_000
+# Reason codes whose next step is not Retry (app.status_model.WHY_BY_REASON's keys)
+SETTINGS_REASONS = frozenset({"bad-settings"})
+JOIN_REASONS = frozenset({"no-tracker", "not-joined"})
+CHECK_REASONS = frozenset({"out-of-memory", "load-failed", "probe-failed", "not-passed"})
+# The banner's looks: a palette role blended with a hue, so dark palettes stay readable
+BANNER_STYLE = (
+    "#banner { border-radius: 8px; background: palette(alternate-base); }"
+    '#banner[look="error"] { border: 2px solid #d0473e; }'
+    '#banner[look="serving"] { border: 2px solid #2e9d5b; }'
+    '#banner[look="paused"] { border: 2px solid #d89a1e; }'
+    "#stat, #gates { border: 1px solid palette(mid); border-radius: 6px; }"
+    "#gates { background: palette(base); }"
+    "#gate-title { font-weight: bold; }"
+    "#reason { font-family: monospace; }"
+    "#caption { color: palette(placeholder-text); }"
+    "#section { font-weight: bold; }"
+)
 
 
-def _stat(title: str) -> tuple[QFrame, QLabel]:
+def _stat(caption_text: str) -> tuple[QFrame, QLabel]:
     frame = QFrame()
     frame.setObjectName("stat")
     layout = QVBoxLayout(frame)
@@ -70,17 +97,21 @@ def _stat(title: str) -> tuple[QFrame, QLabel]:
     font.setPointSizeF(font.pointSizeF() * 1.5)
     font.setBold(True)
     value.setFont(font)
-    caption = QLabel(title)
+    caption = QLabel(caption_text)
     caption.setObjectName("caption")
+    caption.setWordWrap(True)
+    value.setAccessibleName(caption_text)
     layout.addWidget(value)
     layout.addWidget(caption)
+    layout.addStretch(1)  # values line up when a caption wraps
     return frame, value
 
 
 class StatusWindow(QMainWindow):
-    """Live admission status, numbers, chart, node log and Copy diagnostics."""
+    """The main view in plain words, the Details view with every step, one click apart."""
 
     quit_requested = Signal()
+    MAIN_VIEW, DETAILS_VIEW = 0, 1
 
     def __init__(
         self,
@@ -90,6 +121,7 @@ class StatusWindow(QMainWindow):
         usage: Any | None = None,
         main_window: bool = False,
         versions: Mapping[str, str] | None = None,
+        network_name: Callable[[], str | None] | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -99,10 +131,12 @@ class StatusWindow(QMainWindow):
         self._main_window = main_window
         self._versions = dict(versions or {})
         self._pause_sentence = ""
+        self._network_name = network_name  # read when the window shows (a file read)
         self.setWindowTitle("MeshNet")
         self.setWindowIcon(app_icon())
-        self.resize(820, 760)
+        self.resize(720, 400)
         self._build()
+        self.set_network_name(network_name() if network_name else None)
         if main_window:
             self._build_toolbar()
         controller.status_changed.connect(self.refresh)
@@ -123,59 +157,69 @@ class StatusWindow(QMainWindow):
 
     # --- building --------------------------------------------------------
     def _build(self) -> None:
-        central = QWidget()
-        layout = QVBoxLayout(central)
+        self.views = QStackedWidget()
+        self.views.addWidget(self._build_main_view())
+        self.views.addWidget(self._build_details_view())
+        self.setCentralWidget(self.views)
+        self._set_view(self.MAIN_VIEW)
+        self.setStyleSheet(BANNER_STYLE)
+
+    def _build_main_view(self) -> QWidget:
+        self.main_view = QWidget()
+        layout = QVBoxLayout(self.main_view)
         layout.setContentsMargins(16, 16, 16, 12)
         layout.setSpacing(12)
         layout.addWidget(self._build_banner())
-        stats = QHBoxLayout()
-        stats.setSpacing(10)
-        tokens_frame, self.tokens_label = _stat("tokens served")
-        sessions_frame, self.sessions_label = _stat("open sessions")
-        uptime_frame, self.uptime_label = _stat("serving for")
-        for frame in (tokens_frame, sessions_frame, uptime_frame):
-            stats.addWidget(frame)
-        layout.addLayout(stats)
-        gates_title = QLabel("Admission, step by step")
-        gates_title.setObjectName("section")
-        layout.addWidget(gates_title)
-        layout.addWidget(self._build_gates())
-        self.tabs = QTabWidget()
-        self.chart = UsageChart()
-        self.tabs.addTab(self.chart, "Tokens served, last 7 days")
-        self.log_view = QPlainTextEdit()
-        self.log_view.setReadOnly(True)
-        self.log_view.setMaximumBlockCount(500)
-        self.log_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        self.log_view.setPlaceholderText("The node's messages appear here while it runs.")
-        self.tabs.addTab(self.log_view, "Node log")
-        layout.addWidget(self.tabs, 2)
-        bottom = QHBoxLayout()
+        # sections stack here, in order; add_section appends one (e.g. credits)
+        self.sections = QVBoxLayout()
+        self.sections.setSpacing(12)
+        self.sections.addWidget(self._build_contribution())
+        layout.addLayout(self.sections)
+        layout.addStretch(1)
         self.rules_label = QLabel("")
         self.rules_label.setObjectName("caption")
         self.rules_label.setWordWrap(True)
-        self.copy_button = QPushButton("Copy diagnostics")
-        self.copy_button.setToolTip(
-            "Copy the status, the gates, the report and the last log lines, "
-            "to paste into a message to someone helping you"
-        )
-        self.copy_button.clicked.connect(self.copy_diagnostics)
-        bottom.addWidget(self.rules_label, 1)
-        bottom.addWidget(self.copy_button)
+        layout.addWidget(self.rules_label)
+        bottom = QHBoxLayout()
+        self.network_label = QLabel()
+        self.network_label.setObjectName("caption")
+        self.network_label.setWordWrap(True)
+        self.serves_button = QPushButton(text("button.serves"))
+        self.serves_button.setAccessibleName(plain("button.serves"))
+        self.serves_button.clicked.connect(self._actions.recipes.trigger)
+        self.details_button = QPushButton(text("button.details"))
+        self.details_button.setAccessibleName(plain("button.details"))
+        self.details_button.setToolTip(text("button.details.tip"))
+        self.details_button.clicked.connect(self.show_details)
+        bottom.addWidget(self.network_label, 1)
+        bottom.addWidget(self.serves_button)
+        bottom.addWidget(self.details_button)
         layout.addLayout(bottom)
-        self.setCentralWidget(central)
-        self.setStyleSheet(
-            "#banner { border-radius: 8px; background: palette(alternate-base); }"
-            '#banner[look="error"] { background: #fdecec; }'
-            '#banner[look="serving"] { background: #e8f6ee; }'
-            '#banner[look="paused"] { background: #fdf3e1; }'
-            "#stat, #gates { border: 1px solid palette(mid); border-radius: 6px; }"
-            "#gates { background: palette(base); }"
-            "#gate-title { font-weight: bold; }"
-            "#reason { font-family: monospace; color: #8a4b00; }"
-            "#caption { color: palette(placeholder-text); }"
-            "#section { font-weight: bold; }"
-        )
+        return self.main_view
+
+    def add_section(self, widget: QWidget) -> None:
+        """Add a section to the main view, below the contribution numbers."""
+        self.sections.addWidget(widget)
+
+    def _build_contribution(self) -> QWidget:
+        section = QWidget()
+        column = QVBoxLayout(section)
+        column.setContentsMargins(0, 0, 0, 0)
+        title = QLabel(text("status.contribution"))
+        title.setObjectName("section")
+        column.addWidget(title)
+        stats = QHBoxLayout()
+        stats.setSpacing(10)
+        today, self.today_label = _stat(text("stat.today"))
+        week, self.week_label = _stat(text("stat.week"))
+        total, self.total_label = _stat(text("stat.total"))
+        uptime, self.uptime_label = _stat(text("stat.time"))
+        for frame in (today, week, total):
+            frame.setToolTip(text("stat.words.tip"))
+        for frame in (today, week, total, uptime):
+            stats.addWidget(frame)
+        column.addLayout(stats)
+        return section
 
     def _build_banner(self) -> QFrame:
         self.banner = QFrame()
@@ -201,19 +245,82 @@ class StatusWindow(QMainWindow):
         words.addWidget(self.sentence_label)
         row.addLayout(words, 1)
         buttons = QVBoxLayout()
-        self.contribute_button = QPushButton("Start contributing")
+        self.contribute_button = QPushButton(text("button.start"))
         self.contribute_button.setMinimumWidth(150)
         self.contribute_button.clicked.connect(self._actions.contribute.trigger)
         self._actions.contribute.changed.connect(self._sync_contribute)
-        self.retry_button = QPushButton("Retry")
+        self.retry_button = QPushButton(text("button.retry"))
         self.retry_button.clicked.connect(self._retry)
-        self.doctor_button = QPushButton("Run doctor…")
+        self.doctor_button = QPushButton(text("button.check"))
         self.doctor_button.clicked.connect(self._actions.doctor.trigger)
-        for button in (self.contribute_button, self.retry_button, self.doctor_button):
+        self.settings_button = QPushButton(text("button.settings"))
+        self.settings_button.clicked.connect(self._actions.settings.trigger)
+        self.join_button = QPushButton(text("button.join"))
+        self.join_button.clicked.connect(self._actions.doctor.trigger)  # opens on Join a network
+        for button in (
+            self.contribute_button,
+            self.retry_button,
+            self.doctor_button,
+            self.settings_button,
+            self.join_button,
+        ):
+            button.setAccessibleName(button.text().replace("…", ""))
             buttons.addWidget(button)
         buttons.addStretch(1)
         row.addLayout(buttons)
+        self.banner.setAccessibleName("Status")
         return self.banner
+
+    def _build_details_view(self) -> QWidget:
+        """The engineer's view: every step with its reason code, chart, log, diagnostics."""
+        self.details_view = QWidget()
+        layout = QVBoxLayout(self.details_view)
+        layout.setContentsMargins(16, 16, 16, 12)
+        layout.setSpacing(12)
+        top = QHBoxLayout()
+        self.back_button = QPushButton("← Back")
+        self.back_button.setAccessibleName("Back to the status")
+        self.back_button.clicked.connect(self.show_main)
+        gates_title = QLabel("Admission, step by step")
+        gates_title.setObjectName("section")
+        top.addWidget(self.back_button)
+        top.addWidget(gates_title, 1)
+        layout.addLayout(top)
+        self.details_state = QLabel()
+        self.details_state.setWordWrap(True)
+        self.details_state.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.details_state)
+        layout.addWidget(self._build_gates())
+        stats = QHBoxLayout()
+        stats.setSpacing(10)
+        tokens_frame, self.tokens_label = _stat("tokens served")
+        sessions_frame, self.sessions_label = _stat("open sessions")
+        for frame in (tokens_frame, sessions_frame):
+            stats.addWidget(frame)
+        layout.addLayout(stats)
+        self.tabs = QTabWidget()
+        self.chart = UsageChart()
+        self.tabs.addTab(self.chart, "Tokens served, last 7 days")
+        self.log_view = QPlainTextEdit()
+        self.log_view.setReadOnly(True)
+        self.log_view.setMaximumBlockCount(500)
+        self.log_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.log_view.setPlaceholderText("The node's messages appear here while it runs.")
+        self.log_view.setAccessibleName("Node log")
+        self.tabs.addTab(self.log_view, "Node log")
+        layout.addWidget(self.tabs, 2)
+        bottom = QHBoxLayout()
+        bottom.addStretch(1)
+        self.copy_button = QPushButton("Copy diagnostics")
+        self.copy_button.setAccessibleName("Copy diagnostics")
+        self.copy_button.setToolTip(
+            "Copy the status, the gates, the report and the last log lines, "
+            "to paste into a message to someone helping you"
+        )
+        self.copy_button.clicked.connect(self.copy_diagnostics)
+        bottom.addWidget(self.copy_button)
+        layout.addLayout(bottom)
+        return self.details_view
 
     def _build_gates(self) -> QFrame:
         """One row per gate: icon, name, sentence (wrapped), reason code, time."""
@@ -258,6 +365,37 @@ class StatusWindow(QMainWindow):
         self.addToolBar(toolbar)
         self.toolbar = toolbar
 
+    # --- the two views ---------------------------------------------------
+    def _set_view(self, index: int) -> None:
+        # a hidden view must not hold the window at its size: only the shown one counts
+        for page in (self.main_view, self.details_view):
+            policy = (
+                QSizePolicy.Policy.Preferred
+                if page is self.views.widget(index)
+                else (QSizePolicy.Policy.Ignored)
+            )
+            page.setSizePolicy(policy, policy)
+        self.views.setCurrentIndex(index)
+
+    def show_details(self) -> None:
+        self._set_view(self.DETAILS_VIEW)
+        self.resize(max(self.width(), 760), max(self.height(), 640))  # nine rows and a log
+        self.back_button.setFocus()
+
+    def show_main(self) -> None:
+        self._set_view(self.MAIN_VIEW)
+        self.details_button.setFocus()
+
+    @property
+    def showing_details(self) -> bool:
+        return self.views.currentIndex() == self.DETAILS_VIEW
+
+    def set_network_name(self, name: str | None) -> None:
+        """The joined network's name under the numbers (None: not joined yet)."""
+        self.network_label.setText(
+            text("status.network", name=name) if name else text("status.network.none")
+        )
+
     # --- refreshing ------------------------------------------------------
     @guarded
     def refresh(self) -> None:
@@ -265,21 +403,43 @@ class StatusWindow(QMainWindow):
         title, sentence = headline(status)
         self.headline_label.setText(title)
         self.sentence_label.setText(sentence)
+        self.banner.setAccessibleDescription(f"{title}. {sentence}")
         look = tray_state(status.state)
         self.state_icon.setPixmap(tray_icon(look).pixmap(48, 48))
+        self.state_icon.setAccessibleName(title)
         self.banner.setProperty("look", look)
         self.banner.style().unpolish(self.banner)
         self.banner.style().polish(self.banner)
         failed = status.state in FAILED_STATES
-        self.retry_button.setVisible(failed)
-        self.doctor_button.setVisible(failed or status.state == "stopped")
+        reason = status.reason or ""
+        self.settings_button.setVisible(failed and reason in SETTINGS_REASONS)
+        self.join_button.setVisible(failed and reason in JOIN_REASONS)
+        self.retry_button.setVisible(failed and reason not in JOIN_REASONS)
+        self.doctor_button.setVisible(
+            (failed and reason in CHECK_REASONS) or status.state == "stopped"
+        )
         self._sync_contribute()
         # pause rules apply to a running node only
         self.rules_label.setText(self._pause_sentence if status.active else "")
         self.tokens_label.setText(format_count(status.tokens_served))
         self.sessions_label.setText(format_count(status.open_sessions))
+        self.details_state.setText(
+            f"{status.state}: {status.message}" + (f" [{status.reason}]" if status.reason else "")
+        )
+        self._refresh_totals()
         self._refresh_gates()
         self._tick()
+
+    def _refresh_totals(self) -> None:
+        totals = getattr(self._usage, "totals", None)
+        if totals is None:
+            for label in (self.today_label, self.week_label, self.total_label):
+                label.setText("—")
+            return
+        today, week, everything = totals(time.time())
+        self.today_label.setText(format_count(today))
+        self.week_label.setText(format_count(week))
+        self.total_label.setText(format_count(everything))
 
     def _refresh_gates(self) -> None:
         status = self._controller.status
@@ -289,7 +449,9 @@ class StatusWindow(QMainWindow):
             if row is None:
                 continue
             icon.setPixmap(gate_icon(row.gate_state).pixmap(16, 16))
-            icon.setToolTip(GATE_STATE_WORDS.get(row.gate_state, row.gate_state))
+            words = GATE_STATE_WORDS.get(row.gate_state, row.gate_state)
+            icon.setToolTip(words)
+            icon.setAccessibleName(f"{GATE_TITLES.get(name, name)}: {words}")
             sentence.setText(gate_sentence(row, status, now))
             reason.setText(row.reason or "")
             reason.setToolTip("Reason code, for whoever helps you" if row.reason else "")
@@ -311,22 +473,23 @@ class StatusWindow(QMainWindow):
         if self._usage is None:
             return
         self.chart.set_hours(self._usage.hourly(time.time()))
+        self._refresh_totals()
 
     def _stats(self, _data: dict[str, Any]) -> None:
         if self.isVisible():  # a hidden window catches up on its next minute tick
             self.refresh_chart()
 
     def set_pause_rules_sentence(self, sentence: str) -> None:
-        """The pause monitor's latest decision, shown under the tabs."""
+        """The pause monitor's latest decision, shown under the numbers."""
         self._pause_sentence = sentence
         self.rules_label.setText(sentence if self._controller.status.active else "")
 
     def _sync_contribute(self) -> None:
         action = self._actions.contribute
         self.contribute_button.setEnabled(action.isEnabled())
-        self.contribute_button.setText(
-            "Stop contributing" if action.isChecked() else "Start contributing"
-        )
+        key = "button.stop" if action.isChecked() else "button.start"
+        self.contribute_button.setText(text(key))
+        self.contribute_button.setAccessibleName(self.contribute_button.text())
         failed = self._controller.status.state in FAILED_STATES
         self.contribute_button.setVisible(not failed)  # Retry says the same there
 
@@ -340,14 +503,16 @@ class StatusWindow(QMainWindow):
 
     @guarded
     def copy_diagnostics(self) -> None:
-        text = diagnostics_text(self._controller.status, self._versions)
+        diagnostics = diagnostics_text(self._controller.status, self._versions)
         clipboard = QGuiApplication.clipboard()
-        clipboard.setText(text)
+        clipboard.setText(diagnostics)
         self.statusBar().showMessage("Diagnostics copied: paste them into your message.", 5000)
 
     def showEvent(self, event: QShowEvent) -> None:
         """A window opened late shows the truth: refresh everything as it appears."""
         super().showEvent(event)
+        if self._network_name is not None:
+            self.set_network_name(self._network_name())
         self.refresh()
         self.refresh_chart()
 

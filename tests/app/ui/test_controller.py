@@ -157,7 +157,7 @@ def test_start_reaches_serving_and_fills_gates_and_usage(qtbot: Any, tmp_path: P
     assert status.shard == (0, 15)
     qtbot.waitUntil(lambda: bool(usage.records), timeout=5000)
     assert usage.records[0][1] == 5
-    assert any(title == "Contributing" and "layers 0–15" in text for title, text in notes)
+    assert ("Contributing", "This computer is helping the network answer questions.") in notes
     qtbot.waitUntil(lambda: any("fake node starting" in line for line in status.log_lines))
     with qtbot.waitSignal(controller.running_changed, timeout=15000) as blocker:
         controller.stop()
@@ -240,7 +240,7 @@ def test_certified_recipe_is_notified(qtbot: Any, tmp_path: Path) -> None:
     notes: list[str] = []
     controller.notify.connect(lambda title, text: notes.append(title))
     controller.start()
-    qtbot.waitUntil(lambda: "Recipe certified" in notes, timeout=15000)
+    qtbot.waitUntil(lambda: "Ready to answer" in notes, timeout=15000)
     with qtbot.waitSignal(controller.running_changed, timeout=15000):
         controller.stop()
 

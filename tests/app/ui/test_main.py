@@ -262,7 +262,7 @@ def test_screenshot_mode_renders_every_screen(qtbot: Any, tmp_path: Path) -> Non
         "status-serving",
         "status-refused",
         "status-relay",
-        "status-log",
+        "status-details",
         "status-main-window",
         "tray-menu",
         "tray-icons",
@@ -294,3 +294,13 @@ def test_logging_goes_to_a_file_under_the_data_home(
             if handler not in before:
                 root.removeHandler(handler)
                 handler.close()
+
+
+def test_language_is_a_command_line_option(capsys: pytest.CaptureFixture[str]) -> None:
+    from app.ui.main import parse_args
+
+    assert parse_args(["--language", "de"]).language == "de"
+    assert parse_args([]).language is None  # the system's language
+    with pytest.raises(SystemExit):
+        parse_args(["--language", "fr"])
+    assert "invalid choice: 'fr'" in capsys.readouterr().err

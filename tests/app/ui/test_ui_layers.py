@@ -54,7 +54,7 @@ def _layer(module: str) -> str:
 
 
 def _screen(module: str) -> str:
-    """The screen a module belongs to: app.ui.screens.doctor.layers -> doctor."""
+    """The screen a module belongs to: app.ui.screens.doctor.memory -> doctor."""
     return module.removeprefix("app.ui.screens.").partition(".")[0]
 
 
@@ -63,7 +63,7 @@ GRAPH = _ui_imports()
 
 def test_the_graph_sees_the_layers() -> None:
     assert {_layer(module) for module in GRAPH} == {"widgets", "screens", "composer", "plumbing"}
-    assert "app.ui.screens.doctor.layers" in GRAPH["app.ui.screens.doctor.wizard"]
+    assert "app.ui.screens.doctor.memory" in GRAPH["app.ui.screens.doctor.wizard"]
 
 
 def test_app_ui_has_no_import_circle() -> None:

@@ -15,6 +15,7 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QVBoxLayout, QWizardPage
 
+from app.texts import text
 from app.ui.json_child import JsonChild
 from app.ui.screens.doctor.state import NodeCommand, WizardState
 from app.ui.widgets.labels import wrapping_label
@@ -26,8 +27,12 @@ class ChildPage(QWizardPage):
     """A page whose work is one child command: busy while it runs, complete when it is done."""
 
     busy_changed = Signal(bool)
+    succeeded = Signal()  # the work finished and the page is complete
     # How long a cancelled child may take to stop by itself before it is killed.
     kill_after_s = 8.0
+    # The node's own progress sentences may name layers and gates: a page that
+    # keeps to plain words shows its own sentence and leaves the node's on hover.
+    shows_node_messages = True
 
     def __init__(self, state: WizardState, node_command: NodeCommand, title: str) -> None:
         super().__init__()
@@ -41,9 +46,9 @@ class ChildPage(QWizardPage):
         self.status = wrapping_label()
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
-        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button = QPushButton(text("child.cancel"))
         self.cancel_button.clicked.connect(self.cancel)
-        self.retry_button = QPushButton("Try again")
+        self.retry_button = QPushButton(text("child.retry"))
         self.retry_button.clicked.connect(self.start)
         buttons = QHBoxLayout()
         buttons.addStretch(1)
@@ -91,7 +96,7 @@ class ChildPage(QWizardPage):
     def cancel(self) -> None:
         if self.busy:
             assert self.child is not None
-            self.status.setText("Stopping…")
+            self.status.setText(text("child.stopping"))
             self.cancel_button.setEnabled(False)
             self.child.cancel()
 
@@ -114,7 +119,10 @@ class ChildPage(QWizardPage):
             self.progress.setRange(0, total)
             self.progress.setValue(min(done, total))
         if event.get("message"):
-            self.status.setText(str(event["message"]))
+            if self.shows_node_messages:
+                self.status.setText(str(event["message"]))
+            else:
+                self.progress.setToolTip(str(event["message"]))
 
     def _on_finished(self, exit_code: int, stdout: str) -> None:
         cancelled = self.child is not None and self.child.cancelled
@@ -127,13 +135,15 @@ class ChildPage(QWizardPage):
             self.ok = self.on_finished(exit_code, stdout)
             self.retry_button.setVisible(not self.ok)
         self._changed()
+        if self.ok:
+            self.succeeded.emit()
 
     def on_finished(self, exit_code: int, stdout: str) -> bool:
         """Judge the finished command; True when the page's work is done."""
         raise NotImplementedError
 
     def on_cancelled(self) -> None:
-        self.status.setText("Stopped. Nothing was changed on this computer.")
+        self.status.setText(text("child.stopped"))
 
     def last_error_sentence(self, fallback: str) -> str:
         """The child's own sentence for a failure (``meshnet-node: ... [reason]``)."""

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QFormLayout,
@@ -35,6 +35,7 @@ from app.network_join import (
     preview_parts,
     refusal_sentence,
 )
+from app.texts import plain, text
 from app.ui.errors import apology, user_sentence
 from app.ui.tasks import BackgroundTask, run_in_background
 from app.ui.widgets.labels import wrapping_label
@@ -57,6 +58,8 @@ def plain_sentence(exc: BaseException) -> str:
 class JoinPage(QWizardPage):
     """Paste → see the network → Join. Complete once this computer belongs to a network."""
 
+    network_joined = Signal()  # Join succeeded: the wizard goes on by itself
+
     def __init__(
         self,
         *,
@@ -76,11 +79,8 @@ class JoinPage(QWizardPage):
         self.sample = False
         self._task: BackgroundTask | None = None
         self._pending_link: str | None = None
-        self.setTitle("Join a network")
-        self.setSubTitle(
-            "A network is a group of computers that answer questions together. "
-            "Paste the invite you were sent to see who runs it before you join."
-        )
+        self.setTitle(text("join.title"))
+        self.setSubTitle(text("join.subtitle"))
         layout = QVBoxLayout(self)
         layout.setSpacing(10)
 
@@ -88,8 +88,8 @@ class JoinPage(QWizardPage):
         self.current = wrapping_label()
         self.current.setObjectName("joinedNetwork")
         self.current.setTextFormat(Qt.TextFormat.RichText)
-        self.another = QPushButton("Join another network")
-        self.another.setAccessibleName("Join another network")
+        self.another = QPushButton(text("join.another"))
+        self.another.setAccessibleName(text("join.another"))
         self.another.clicked.connect(self._show_entry)
         current_row = QHBoxLayout()
         current_row.addWidget(self.current, 1)
@@ -103,16 +103,16 @@ class JoinPage(QWizardPage):
         self.entry = QWidget()
         entry = QVBoxLayout(self.entry)
         entry.setContentsMargins(0, 0, 0, 0)
-        self.link_label = QLabel("&Invite link:")
+        self.link_label = QLabel(text("join.link"))
         self.link_edit = QLineEdit()
         self.link_edit.setPlaceholderText("meshnet://join?…")
-        self.link_edit.setAccessibleName("Invite link")
+        self.link_edit.setAccessibleName(text("join.link.name"))
         self.link_edit.setClearButtonEnabled(True)
         self.link_label.setBuddy(self.link_edit)
         self.link_edit.textChanged.connect(self._link_changed)
         self.link_edit.returnPressed.connect(self.look_up)
-        self.look_button = QPushButton("Show network")
-        self.look_button.setAccessibleName("Show the network this invite is for")
+        self.look_button = QPushButton(text("join.show"))
+        self.look_button.setAccessibleName(text("join.show.name"))
         self.look_button.clicked.connect(self.look_up)
         link_row = QHBoxLayout()
         link_row.addWidget(self.link_edit, 1)
@@ -121,8 +121,8 @@ class JoinPage(QWizardPage):
         entry.addLayout(link_row)
 
         # Advanced: an address and a code, for people who run their own network.
-        self.advanced = QCheckBox("I run my own tracker (Advanced)")
-        self.advanced.setAccessibleName("I run my own tracker")
+        self.advanced = QCheckBox(text("join.advanced"))
+        self.advanced.setAccessibleName(text("join.advanced.name"))
         self.advanced.toggled.connect(self._advanced_toggled)
         entry.addWidget(self.advanced)
         self.advanced_box = QWidget()
@@ -130,11 +130,11 @@ class JoinPage(QWizardPage):
         form.setContentsMargins(20, 0, 0, 0)
         self.address_edit = QLineEdit()
         self.address_edit.setPlaceholderText("https://tracker.example.org")
-        self.address_edit.setAccessibleName("Network address")
+        self.address_edit.setAccessibleName(plain("join.address").rstrip(":"))
         self.code_edit = QLineEdit()
-        self.code_edit.setAccessibleName("Invite code")
+        self.code_edit.setAccessibleName(plain("join.code").rstrip(":"))
         self.code_edit.returnPressed.connect(self.look_up)
-        address_label, code_label = QLabel("Network &address:"), QLabel("Invite &code:")
+        address_label, code_label = QLabel(text("join.address")), QLabel(text("join.code"))
         address_label.setBuddy(self.address_edit)
         code_label.setBuddy(self.code_edit)
         form.addRow(address_label, self.address_edit)
@@ -161,8 +161,8 @@ class JoinPage(QWizardPage):
             box.addWidget(label)
         join_row = QHBoxLayout()
         join_row.addStretch(1)
-        self.join_button = QPushButton("Join this network")
-        self.join_button.setAccessibleName("Join this network")
+        self.join_button = QPushButton(text("join.join"))
+        self.join_button.setAccessibleName(text("join.join"))
         self.join_button.clicked.connect(self.join)
         join_row.addWidget(self.join_button)
         box.addLayout(join_row)
@@ -208,19 +208,14 @@ class JoinPage(QWizardPage):
         own = self.own_tracker_url if joined is None else ""
         self.current_box.setVisible(joined is not None or bool(own))
         self.entry.setVisible(joined is None and not own)
-        self.another.setText("Join a network" if own else "Join another network")
+        self.another.setText(text("join.one" if own else "join.another"))
+        self.another.setAccessibleName(self.another.text())
         if own:
-            self.current.setText(
-                f"This computer uses your own tracker at {_escape(own)} (Settings, "
-                "Connection). Press Next to continue, or join a network."
-            )
+            self.current.setText(text("join.own", url=_escape(own)))
             return
         if joined is None:
             return
-        self.current.setText(
-            f"This computer is part of {_network_words(joined)}. "
-            "Press Next to continue, or join another network."
-        )
+        self.current.setText(text("join.part-of", network=_network_words(joined)))
 
     def _show_entry(self) -> None:
         self.entry.setVisible(True)
@@ -237,32 +232,31 @@ class JoinPage(QWizardPage):
         info = preview.info
         self.network_name.setText(_escape(info.name or preview.tracker_url))
         self.operator.setText(
-            f"Run by {_escape(info.operator)}" if info.operator else "The organiser gave no name."
+            text("join.run-by", operator=_escape(info.operator))
+            if info.operator
+            else text("join.no-operator")
         )
         self.description.setText(_escape(info.description))
         self.description.setVisible(bool(info.description))
         models = ", ".join(_short_model(m) for m in info.models if m)
-        self.serves.setText(f"Answers questions with: {_escape(models)}" if models else "")
+        self.serves.setText(text("join.serves", models=_escape(models)) if models else "")
         self.serves.setVisible(bool(models))
         self.network_box.setVisible(True)
         self.join_button.setEnabled(True)
         self.join_button.setFocus()
-        self.message.setText(
-            "Joining lets this computer help answer questions for this network while you "
-            "are not using it. You can pause or leave at any time."
-        )
+        self.message.setText(text("join.explain"))
 
     def _say(self, sentence: str) -> None:
         self.message.setText(sentence)
 
     # -- look up and join, in the background --------------------------------------------
 
-    def _link_changed(self, text: str) -> None:
+    def _link_changed(self, typed: str) -> None:
         self.network_box.setVisible(False)
         self.preview = None
         self.message.setText("")
         try:
-            parse_invite_link(text)
+            parse_invite_link(typed)
         except InviteError:
             return  # still typing; the button says what is wrong
         self.look_up()
@@ -275,7 +269,7 @@ class JoinPage(QWizardPage):
         if self.advanced.isChecked():
             address, code = self.address_edit.text(), self.code_edit.text()
             if not address.strip() or not code.strip():
-                self._say("Type the network's address and the invite code.")
+                self._say(text("join.type-both"))
                 return
 
             def fetch() -> Preview:
@@ -283,13 +277,13 @@ class JoinPage(QWizardPage):
         else:
             link = self.link_edit.text().strip()
             if not link:
-                self._say("Paste the invite link you were sent.")
+                self._say(text("join.paste"))
                 return
 
             def fetch() -> Preview:
                 return self._preview_fn(link)
 
-        self._say("Looking up the network…")
+        self._say(text("join.looking"))
         self._start(fetch, self._looked_up)
 
     def _looked_up(self, preview: Any) -> None:
@@ -300,7 +294,7 @@ class JoinPage(QWizardPage):
         if preview is None or self._task is not None:
             return
         self.join_button.setEnabled(False)
-        self._say(f"Joining {preview.info.name or 'the network'}…")
+        self._say(text("join.joining", network=preview.info.name or text("join.the-network")))
         self._start(lambda: self._join_fn(preview.link), self._joined)
 
     def _joined(self, joined: Any) -> None:
@@ -309,10 +303,9 @@ class JoinPage(QWizardPage):
         self.entry.setVisible(False)
         self.current_box.setVisible(True)
         self.another.setVisible(True)
-        self.current.setText(
-            f"You joined {_network_words(joined)}. Press Next to check this computer."
-        )
+        self.current.setText(text("join.joined", network=_network_words(joined)))
         self._say("")
+        self.network_joined.emit()
 
     def _start(self, fn: Callable[[], Any], done: Callable[[Any], None]) -> None:
         def succeeded(value: Any) -> None:
@@ -339,8 +332,10 @@ class JoinPage(QWizardPage):
 def _network_words(joined: JoinedNetwork) -> str:
     """ "<b>Name</b> (run by Operator)", escaped; the brackets keep "e.V." from doubling
     the sentence's full stop."""
-    by = f" (run by {_escape(joined.operator)})" if joined.operator else ""
-    return f"<b>{_escape(joined.name or joined.tracker_url)}</b>{by}"
+    name = f"<b>{_escape(joined.name or joined.tracker_url)}</b>"
+    if not joined.operator:
+        return name
+    return text("join.network-by", name=name, operator=_escape(joined.operator))
 
 
 def _short_model(artifact_id: str) -> str:
@@ -348,5 +343,5 @@ def _short_model(artifact_id: str) -> str:
     return artifact_id.rstrip("/").rpartition("/")[2] or artifact_id
 
 
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def _escape(raw: str) -> str:
+    return raw.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

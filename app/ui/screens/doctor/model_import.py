@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from app.node_command import STDIN_CONTROL
+from app.texts import text
 from app.ui.screens.doctor.child_page import ChildPage
 from app.ui.screens.doctor.state import NodeCommand, WizardState
 
@@ -16,15 +17,15 @@ class ImportPage(ChildPage):
     kill_after_s = 60.0
 
     def __init__(self, state: WizardState, node_command: NodeCommand) -> None:
-        super().__init__(state, node_command, "Getting the model")
-        self.cancel_button.setText("Cancel import")
+        super().__init__(state, node_command, text("import.title"))
+        self.cancel_button.setText(text("import.cancel"))
         self.layout_.addStretch(1)
 
     def argv(self) -> list[str]:
         return self.node_command("models", "import-default", "--json", *STDIN_CONTROL)
 
     def before_start(self) -> None:
-        self.status.setText("Preparing the default model for this computer…")
+        self.status.setText(text("import.preparing"))
 
     def on_finished(self, exit_code: int, stdout: str) -> bool:
         try:
@@ -32,18 +33,14 @@ class ImportPage(ChildPage):
         except json.JSONDecodeError:
             result = None
         if exit_code != 0 or not isinstance(result, dict):
-            self.status.setText(
-                self.last_error_sentence("The model could not be prepared.")
-                + " Check the free disk space, then try again."
-            )
+            self.status.setText(text("import.failed"))
+            self.status.setToolTip(self.last_error_sentence(""))
             return False
         model = dict((self.state.hardware or {}).get("model") or {})
         model["imported"] = True
         self.state.hardware = {**(self.state.hardware or {}), "model": model}
-        self.status.setText("The model is ready on this computer. Next: the test.")
+        self.status.setText(text("import.ready"))
         return True
 
     def on_cancelled(self) -> None:
-        self.status.setText(
-            "Import cancelled. Nothing was saved; you can try again whenever you like."
-        )
+        self.status.setText(text("import.cancelled"))

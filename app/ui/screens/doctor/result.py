@@ -5,14 +5,16 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QVBoxLayout, QWizardPage
 
+from app.texts import text
 from app.ui.screens.doctor.state import Controller, WizardState
 from app.ui.widgets.labels import wrapping_label
 
 
 class ResultPage(QWizardPage):
-    """Passed: offer to start contributing. Not passed: why, and a way back to the layers."""
+    """Passed: offer to start contributing. Not passed: what to do, the node's reasons
+    one click away (Show details), and a way back to the memory choice."""
 
-    # "Choose other layers": the wizard goes back to its layers page
+    # "Choose how much memory to use": the wizard goes back to its memory page
     other_layers_requested = Signal()
 
     def __init__(self, state: WizardState, controller: Controller) -> None:
@@ -28,17 +30,27 @@ class ResultPage(QWizardPage):
         self.headline.setFont(font)
         self.details = wrapping_label()
         self.advice = wrapping_label()
-        self.contribute = QCheckBox("Start contributing now")
-        self.other_layers = QPushButton("Choose other layers")
+        self.contribute = QCheckBox(text("result.start"))
+        self.contribute.setAccessibleName(text("result.start").replace("&", ""))
+        self.other_layers = QPushButton(text("result.back"))
+        self.other_layers.setAccessibleName(text("result.back").replace("&", ""))
         self.other_layers.clicked.connect(self._choose_other_layers)
+        # the node's own reasons (they name layers and memory sizes): one click away
+        self.show_why = QPushButton(text("result.details"))
+        self.show_why.setCheckable(True)
+        self.show_why.toggled.connect(self._toggle_why)
+        self.why = wrapping_label()
+        self.why.setObjectName("resultDetails")
         layout.addWidget(self.headline)
         layout.addWidget(self.details)
         layout.addWidget(self.advice)
         layout.addWidget(self.contribute)
         row = QHBoxLayout()
         row.addWidget(self.other_layers)
+        row.addWidget(self.show_why)
         row.addStretch(1)
         layout.addLayout(row)
+        layout.addWidget(self.why)
         layout.addStretch(1)
 
     @property
@@ -46,43 +58,49 @@ class ResultPage(QWizardPage):
         return bool(self.state.report) and (self.state.report or {}).get("status") == "passed"
 
     def initializePage(self) -> None:
-        self.setTitle("Test result")
+        self.setTitle(text("result.title"))
         report = self.state.report or {}
         shard = report.get("shard") or {}
         start, end = shard.get("start"), shard.get("end")
         if (start, end) == (None, None) and self.state.layers:
             start, end = self.state.layers
+        self.show_why.setChecked(False)
+        self._toggle_why(False)
         if self.passed:
             speed = report.get("tokens_per_second")
-            speed_text = (
-                f" at {speed:.1f} tokens per second" if isinstance(speed, int | float) else ""
+            self.headline.setText(text("result.passed"))
+            self.details.setText(
+                text("result.speed", speed=f"{speed:.0f}")
+                if isinstance(speed, int | float)
+                else text("result.speed.none")
             )
-            self.headline.setText("Passed: this computer is ready to contribute.")
-            self.details.setText(f"It ran layers {start} up to {end}{speed_text}.")
             running = self.controller.running
-            self.advice.setText(
-                "Contribute is already on; it uses these layers the next time it starts."
-                if running
-                else "Finish saves these layers and, with the box ticked, starts contributing."
-            )
+            self.advice.setText(text("result.running" if running else "result.finish"))
             self.contribute.setVisible(not running)
             self.contribute.setChecked(not running)
             self.other_layers.setVisible(False)
+            self.show_why.setVisible(False)
             return
-        self.headline.setText("The test did not pass.")
+        self.headline.setText(text("result.failed"))
         sentences = list(report.get("diagnostics") or [])
         if self.state.error:
             sentences.append(self.state.error)
         if not sentences:
-            sentences.append("The test stopped without saying why.")
-        self.details.setText("\n".join(f"• {sentence}" for sentence in sentences))
-        self.advice.setText(
-            "What to do: choose fewer layers or raise the memory limit, then test again. "
-            "Nothing was changed; Contribute stays as it was."
-        )
+            sentences.append(text("result.failed.why"))
+        self.details.setText("")
+        self.details.setVisible(False)
+        self.why.setText("\n".join(f"• {sentence}" for sentence in sentences))
+        self.advice.setText(text("result.failed.advice"))
         self.contribute.setVisible(False)
         self.contribute.setChecked(False)
         self.other_layers.setVisible(True)
+        self.show_why.setVisible(True)
+
+    def _toggle_why(self, shown: bool) -> None:
+        self.why.setVisible(shown)
+        self.show_why.setText(text("result.details.hide" if shown else "result.details"))
+        if self.passed:
+            self.details.setVisible(True)
 
     def _choose_other_layers(self) -> None:
         self.other_layers_requested.emit()

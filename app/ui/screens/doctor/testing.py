@@ -6,14 +6,17 @@ import json
 from typing import Any
 
 from app.node_command import STDIN_CONTROL
+from app.texts import text
 from app.ui.screens.doctor.child_page import ChildPage
 from app.ui.screens.doctor.state import NodeCommand, WizardState
 
 
 class TestPage(ChildPage):
+    shows_node_messages = False  # "computes layers 0–30 correctly": the engineer's words
+
     def __init__(self, state: WizardState, node_command: NodeCommand) -> None:
-        super().__init__(state, node_command, "Testing this computer")
-        self.cancel_button.setText("Cancel test")
+        super().__init__(state, node_command, text("test.title"))
+        self.cancel_button.setText(text("test.cancel"))
         self.layout_.addStretch(1)
 
     def argv(self) -> list[str]:
@@ -28,13 +31,10 @@ class TestPage(ChildPage):
         )
 
     def before_start(self) -> None:
-        start, end = self.state.layers or (0, 1)
         self.state.report = self.state.report_path = self.state.error = None
         self.state.extra["log"] = []
         self.state.extra.pop("result_message", None)
-        self.status.setText(
-            f"Loading layers {start} up to {end} and running a real test with them…"
-        )
+        self.status.setText(text("test.running"))
 
     def on_event(self, event: dict[str, Any]) -> None:
         kind = event.get("kind")
@@ -60,11 +60,11 @@ class TestPage(ChildPage):
             self.state.error = self.state.extra.get("result_message") or self.last_error_sentence(
                 "The test could not run."
             )
-        self.status.setText("The test has finished.")
+        self.status.setText(text("test.finished"))
         wizard = self.wizard()
         if wizard is not None and wizard.currentPage() is self:
             wizard.next()  # nothing to decide here: show the result at once
         return True
 
     def on_cancelled(self) -> None:
-        self.status.setText("Test cancelled. Nothing was saved; try again when you are ready.")
+        self.status.setText(text("test.cancelled"))

@@ -18,15 +18,17 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QWidget, QWizard, QWizardPage
 
 from app.network_join import Preview
+from app.texts import text
 from app.ui.json_child import node_argv
 from app.ui.screens.doctor.child_page import ChildPage
 from app.ui.screens.doctor.hardware import HardwarePage
 from app.ui.screens.doctor.join import JoinPage
-from app.ui.screens.doctor.layers import LayersPage
+from app.ui.screens.doctor.memory import MemoryPage
 from app.ui.screens.doctor.model_import import ImportPage
 from app.ui.screens.doctor.result import ResultPage
 from app.ui.screens.doctor.state import Controller, NodeCommand, WizardState
@@ -93,14 +95,14 @@ SAMPLE_JOINED = JoinedNetwork(
 class DoctorWizard(QWizard):
     """The doctor as a wizard. ``show_sample(name)`` fills one page for screenshots."""
 
-    PAGE_WELCOME, PAGE_HARDWARE, PAGE_LAYERS, PAGE_IMPORT, PAGE_TEST, PAGE_RESULT = range(6)
+    PAGE_WELCOME, PAGE_HARDWARE, PAGE_MEMORY, PAGE_IMPORT, PAGE_TEST, PAGE_RESULT = range(6)
     PAGE_JOIN = 6  # shown first (setStartId); the numbers above stay as they were
     SAMPLE_NAMES = (
         "join",
         "join-joined",
         "welcome",
         "hardware",
-        "layers",
+        "memory",
         "import",
         "test",
         "result-passed",
@@ -121,21 +123,21 @@ class DoctorWizard(QWizard):
         self.controller = controller
         self.state = WizardState()
         self._sample_back = False
-        self.setWindowTitle("MeshNet doctor")
+        self.setWindowTitle(text("wizard.title"))
         self.setWizardStyle(QWizard.WizardStyle.ModernStyle)
         self.setOption(QWizard.WizardOption.NoBackButtonOnLastPage, False)
-        self.setButtonText(QWizard.WizardButton.FinishButton, "Finish")
+        self.setButtonText(QWizard.WizardButton.FinishButton, text("wizard.finish"))
         self.join_page = join_page or JoinPage()
         self.welcome = WelcomePage()
         self.hardware = HardwarePage(self.state, node_command)
-        self.layers = LayersPage(self.state)
+        self.memory = MemoryPage(self.state)
         self.import_page = ImportPage(self.state, node_command)
         self.test = TestPage(self.state, node_command)
         self.result_page = ResultPage(self.state, controller)
         pages: list[QWizardPage] = [
             self.welcome,
             self.hardware,
-            self.layers,
+            self.memory,
             self.import_page,
             self.test,
             self.result_page,
@@ -146,8 +148,14 @@ class DoctorWizard(QWizard):
                 page.busy_changed.connect(self._refresh_back)
         self.setPage(self.PAGE_JOIN, self.join_page)
         self.setStartId(self.PAGE_JOIN)
+        # The quick path (issue 22): a network just joined goes on by itself through
+        # the checks; the contributor clicks Join, Next (the memory share) and Finish.
+        self.quick = False
+        self.join_page.network_joined.connect(self._joined_now)
+        for page in (self.hardware, self.import_page):
+            page.succeeded.connect(self._quick_next)
         self.currentIdChanged.connect(self._refresh_back)
-        self.result_page.other_layers_requested.connect(self._back_to_layers)
+        self.result_page.other_layers_requested.connect(self._back_to_memory)
         self.resize(620, 460)
 
     # -- flow -------------------------------------------------------------------
@@ -157,15 +165,29 @@ class DoctorWizard(QWizard):
             self.join_page.own_tracker_url = self.store.load().tracker_url.strip()
         if page_id == self.PAGE_WELCOME and not self.state.sample:
             self._reset_state()
-        if page_id == self.PAGE_LAYERS and self.state.hardware and not self.state.sample:
+        if page_id == self.PAGE_MEMORY and self.state.hardware and not self.state.sample:
             self.store.save_hardware(self.state.hardware)  # the settings dialog offers its device
         super().initializePage(page_id)
+
+    def _joined_now(self) -> None:
+        if self.state.sample:
+            return
+        self.quick = True
+        self._reset_state()  # what the skipped welcome page would have done
+        if self.currentId() == self.PAGE_JOIN:
+            QTimer.singleShot(0, self.next)  # once the page has said it is complete
+
+    def _quick_next(self) -> None:
+        page = self.currentPage()
+        if self.quick and isinstance(page, ChildPage) and page.isComplete():
+            self.next()
 
     def nextId(self) -> int:
         current = self.currentId()
         if current == self.PAGE_JOIN:
-            return self.PAGE_WELCOME
-        if current == self.PAGE_LAYERS and not self._needs_import():
+            # the welcome page says what the join page already said: skip it after a join
+            return self.PAGE_HARDWARE if self.quick else self.PAGE_WELCOME
+        if current == self.PAGE_MEMORY and not self._needs_import():
             return self.PAGE_TEST
         if current == self.PAGE_RESULT:
             return -1
@@ -187,21 +209,22 @@ class DoctorWizard(QWizard):
         """An invite link opened (--join, a meshnet:// link, network.json): show it on the
         join page, going back there when the wizard is further along."""
         current = self.currentId()
+        self.quick = False
         if current not in (-1, self.PAGE_JOIN):
             for page in (self.hardware, self.import_page, self.test):
                 page.cancel()  # a check under way belongs to the network being left
             self.restart()
         self.join_page.set_link(link)  # shown now, or when the page first opens
 
-    def _back_to_layers(self) -> None:
-        self.go_back_to(self.PAGE_LAYERS)
+    def _back_to_memory(self) -> None:
+        self.go_back_to(self.PAGE_MEMORY)
 
     def _reset_state(self, **values: Any) -> None:
         settings = self.store.load()
         joined = self.join_page.joined
         fresh = WizardState(
             model=settings.model,
-            # the layers page asks this tracker: your own, else the network joined
+            # the memory page asks this tracker: your own, else the network joined
             tracker_url=settings.tracker_url or (joined.tracker_url if joined else None),
             device=settings.device,
             memory_cap_mb=settings.memory_cap_mb,
@@ -236,7 +259,8 @@ class DoctorWizard(QWizard):
         super().done(result)
 
     def finish(self) -> None:
-        """Save the tested layers; start contributing with the fresh report when asked."""
+        """Save the tested part and memory share; start contributing with the fresh report
+        when asked."""
         if not self.result_page.passed:
             return
         self.store.update(layers=self.state.layers, memory_cap_mb=self.state.memory_cap_mb)
@@ -280,7 +304,7 @@ class DoctorWizard(QWizard):
         page_id = {
             "welcome": self.PAGE_WELCOME,
             "hardware": self.PAGE_HARDWARE,
-            "layers": self.PAGE_LAYERS,
+            "memory": self.PAGE_MEMORY,
             "import": self.PAGE_IMPORT,
             "test": self.PAGE_TEST,
         }.get(name, self.PAGE_RESULT)

@@ -180,24 +180,24 @@ def back_enabled(wizard: DoctorWizard) -> bool:
     return wizard.button(QWizard.WizardButton.BackButton).isEnabled()
 
 
-def to_layers_page(qtbot: Any, wizard: DoctorWizard) -> None:
+def to_memory_page(qtbot: Any, wizard: DoctorWizard) -> None:
     wizard.next()
     qtbot.waitUntil(wizard.hardware.isComplete, timeout=20_000)
     wizard.next()
-    assert wizard.currentId() == DoctorWizard.PAGE_LAYERS
+    assert wizard.currentId() == DoctorWizard.PAGE_MEMORY
 
 
 def test_happy_path_imports_tests_and_starts_contributing_with_the_saved_report(
     qtbot: Any, store: SettingsStore, fake: FakeNode
 ) -> None:
     wizard = make_wizard(qtbot, store, fake)
-    to_layers_page(qtbot, wizard)
+    to_memory_page(qtbot, wizard)
     assert "NVIDIA" not in wizard.hardware.device_label.text()
     assert "8.0 GB free" in wizard.hardware.device_label.text()
-    assert "not on this computer yet" in wizard.hardware.model_label.text()
-    assert wizard.layers.chosen_layers() == (0, 30)
-    assert "All 30 layers fit" in wizard.layers.suggestion.text()
-    wizard.layers.cap_spin.setValue(2048)
+    assert "fetched in the next step" in wizard.hardware.model_label.text()
+    # no layers asked: half the memory (the default) holds the whole model here
+    assert wizard.memory.choice() == "half" and wizard.memory.layers == (0, 30)
+    assert wizard.memory.holds.text() == "With this choice this computer can hold the whole model."
     wizard.next()
     assert wizard.currentId() == DoctorWizard.PAGE_IMPORT
     qtbot.waitUntil(wizard.import_page.isComplete, timeout=20_000)
@@ -207,15 +207,16 @@ def test_happy_path_imports_tests_and_starts_contributing_with_the_saved_report(
     qtbot.waitUntil(lambda: wizard.currentId() == DoctorWizard.PAGE_RESULT, timeout=20_000)
     assert wizard.state.report_path == "/tmp/report.json"
     assert "Passed" in wizard.result_page.headline.text()
-    assert "42.5 tokens per second" in wizard.result_page.details.text()
+    assert "about 42 words per second" in wizard.result_page.details.text()
     assert wizard.result_page.contribute.isChecked()
     wizard.accept()
     assert wizard.controller.started == ["/tmp/report.json"]  # type: ignore[attr-defined]
     saved = store.load()
-    assert saved.layers == (0, 30) and saved.memory_cap_mb == 2048
+    half_mb = int(16e9 * 0.5) // 1024**2
+    assert saved.layers == (0, 30) and saved.memory_cap_mb == half_mb
     doctor = next(c for c in fake.calls() if c[0] == "doctor")
     assert doctor[doctor.index("--layers") + 1] == "0:30"
-    assert doctor[doctor.index("--memory-cap-mb") + 1] == "2048"
+    assert doctor[doctor.index("--memory-cap-mb") + 1] == str(half_mb)
     assert doctor[doctor.index("--control") + 1] == "stdin"  # the wizard stops it on stdin
     assert store.last_hardware() == HARDWARE
 
@@ -225,7 +226,7 @@ def test_an_imported_model_skips_the_import_page(
 ) -> None:
     fake.spec["hardware"]["stdout"] = {**HARDWARE, "model": {**HARDWARE["model"], "imported": True}}
     wizard = make_wizard(qtbot, store, fake)
-    to_layers_page(qtbot, wizard)
+    to_memory_page(qtbot, wizard)
     wizard.next()
     qtbot.waitUntil(lambda: wizard.currentId() == DoctorWizard.PAGE_RESULT, timeout=20_000)
     assert [c[0] for c in fake.calls()] == ["hardware", "doctor"]
@@ -247,20 +248,26 @@ def test_next_and_back_wait_while_the_hardware_check_runs(
     assert wizard.hardware.retry_button.isVisible()
 
 
-def test_a_range_past_the_models_end_gets_a_sentence_and_no_next(
+def test_too_little_memory_gets_a_sentence_and_no_next(
     qtbot: Any, store: SettingsStore, fake: FakeNode
 ) -> None:
+    small = {"kind": "cuda", "name": "Small GPU", "total_bytes": 800e6, "free_bytes": 800e6}
+    fake.spec["hardware"]["stdout"] = {**HARDWARE, "device": small}
     wizard = make_wizard(qtbot, store, fake)
-    to_layers_page(qtbot, wizard)
-    wizard.layers.end_spin.setValue(40)
+    to_memory_page(qtbot, wizard)
+    page = wizard.memory
+    assert "graphics memory" in page.buttons["half"].text()
+    page.choose("little")  # 200 MB: under the 256 MB the node needs at least
     assert not next_enabled(wizard)
-    assert wizard.layers.layers_problem.text() == (
-        "This model has only 30 layers: the range must end at 30 or before."
+    assert page.problem_label.text() == (
+        "That is too little memory for this network's model; choose more."
     )
-    wizard.layers.end_spin.setValue(12)
-    assert next_enabled(wizard) and wizard.layers.layers_problem.isHidden()
-    wizard.layers.cap_spin.setValue(100)
-    assert not next_enabled(wizard) and "at least 256 MB" in wizard.layers.cap_problem.text()
+    page.choose("most")
+    assert next_enabled(wizard) and page.problem_label.isHidden()
+    assert page.cap_mb() == int(800e6 * 0.9) // 1024**2
+    # 720 MB of the 800 MB the hardware check measured: 27 of the 30 layers fit
+    assert page.layers == (0, 27)
+    assert "part of the model" in page.holds.text()
 
 
 def test_a_failed_test_lists_each_diagnostic_and_goes_back_to_the_layers(
@@ -269,17 +276,20 @@ def test_a_failed_test_lists_each_diagnostic_and_goes_back_to_the_layers(
     sentences = ["Not enough memory for layers 0–30: choose fewer layers.", "It was slow."]
     fake.spec["doctor"] = {"stdout": report("failed", diagnostics=sentences), "exit": 1}
     wizard = make_wizard(qtbot, store, fake)
-    to_layers_page(qtbot, wizard)
+    to_memory_page(qtbot, wizard)
     wizard.next()
     qtbot.waitUntil(wizard.import_page.isComplete, timeout=20_000)
     wizard.next()
     qtbot.waitUntil(lambda: wizard.currentId() == DoctorWizard.PAGE_RESULT, timeout=20_000)
     assert wizard.result_page.headline.text() == "The test did not pass."
-    assert wizard.result_page.details.text() == "\n".join(f"• {s}" for s in sentences)
-    assert "choose fewer layers" in wizard.result_page.advice.text()
+    # plain advice on the page; the node's own sentences one click away
+    assert "choose to use more of this computer's memory" in wizard.result_page.advice.text()
+    assert wizard.result_page.why.isHidden()
+    wizard.result_page.show_why.click()
+    assert wizard.result_page.why.text() == "\n".join(f"• {s}" for s in sentences)
     assert wizard.result_page.contribute.isHidden()
     wizard.result_page.other_layers.click()
-    assert wizard.currentId() == DoctorWizard.PAGE_LAYERS
+    assert wizard.currentId() == DoctorWizard.PAGE_MEMORY
     wizard.accept()
     assert wizard.controller.started == []  # type: ignore[attr-defined]
     assert store.load().layers is None  # a failed range is not saved
@@ -293,14 +303,12 @@ def test_a_doctor_that_cannot_run_shows_its_own_sentence(
         "exit": 2,
     }
     wizard = make_wizard(qtbot, store, fake)
-    to_layers_page(qtbot, wizard)
+    to_memory_page(qtbot, wizard)
     wizard.next()
     qtbot.waitUntil(wizard.import_page.isComplete, timeout=20_000)
     wizard.next()
     qtbot.waitUntil(lambda: wizard.currentId() == DoctorWizard.PAGE_RESULT, timeout=20_000)
-    assert wizard.result_page.details.text() == (
-        "• the model folder /x has no manifest; re-import it"
-    )
+    assert wizard.result_page.why.text() == ("• the model folder /x has no manifest; re-import it")
     fake.spec["doctor"] = {  # the child's own result event, when it prints one, wins
         "stderr": [
             {"kind": "result", "reason": "no-device", "message": "No GPU cuda:3 here.", "data": {}},
@@ -310,7 +318,7 @@ def test_a_doctor_that_cannot_run_shows_its_own_sentence(
     }
     wizard.result_page.other_layers.click()
     to_result(qtbot, wizard)
-    assert wizard.result_page.details.text() == "• No GPU cuda:3 here."
+    assert wizard.result_page.why.text() == "• No GPU cuda:3 here."
 
 
 def test_cancel_import_stops_a_stubborn_child_and_offers_to_try_again(
@@ -318,13 +326,13 @@ def test_cancel_import_stops_a_stubborn_child_and_offers_to_try_again(
 ) -> None:
     fake.spec["models"] = {"stderr": [progress("import", 1, 10)], "hold": "ignore"}
     wizard = make_wizard(qtbot, store, fake)
-    to_layers_page(qtbot, wizard)
+    to_memory_page(qtbot, wizard)
     wizard.next()
     qtbot.waitUntil(lambda: wizard.import_page.progress.maximum() == 10, timeout=20_000)
     assert wizard.import_page.cancel_button.isVisible()
     wizard.import_page.cancel_button.click()
     qtbot.waitUntil(lambda: not wizard.import_page.busy, timeout=20_000)
-    assert "Import cancelled" in wizard.import_page.status.text()
+    assert "Cancelled. Nothing was saved" in wizard.import_page.status.text()
     assert wizard.import_page.retry_button.isVisible() and not next_enabled(wizard)
     fake.spec["models"] = {"stdout": {"path": "/tmp/model", "model_id": "x"}}
     wizard.import_page.retry_button.click()
@@ -338,7 +346,7 @@ def test_closing_the_wizard_mid_test_stops_the_child(
     fake.spec["doctor"] = {"stderr": [progress("load", 1, 30)], "hold": True}
     fake.spec["hardware"]["stdout"] = {**HARDWARE, "model": {**HARDWARE["model"], "imported": True}}
     wizard = make_wizard(qtbot, store, fake)
-    to_layers_page(qtbot, wizard)
+    to_memory_page(qtbot, wizard)
     wizard.next()
     qtbot.waitUntil(lambda: wizard.test.progress.maximum() == 30, timeout=20_000)
     assert not back_enabled(wizard)
@@ -352,9 +360,10 @@ def test_settings_feed_the_commands_and_contribute_is_not_offered_twice(
 ) -> None:
     store.save(AppSettings(model="/models/mine", device="cpu", layers=(2, 9), memory_cap_mb=4096))
     wizard = make_wizard(qtbot, store, fake, running=True)
-    to_layers_page(qtbot, wizard)
-    assert wizard.layers.chosen_layers() == (2, 9)
-    assert wizard.layers.cap_spin.value() == 4096
+    to_memory_page(qtbot, wizard)
+    # 4 GB of this computer's 16 GB is nearest "a little"; the part follows the share
+    assert wizard.memory.choice() == "little"
+    assert wizard.memory.layers == (0, 15)  # 4 GB of the 8 GB measured: 15 of 30
     wizard.next()  # a chosen model folder is used as it is: no import
     qtbot.waitUntil(lambda: wizard.currentId() == DoctorWizard.PAGE_RESULT, timeout=20_000)
     hardware, doctor = fake.calls()
@@ -364,7 +373,8 @@ def test_settings_feed_the_commands_and_contribute_is_not_offered_twice(
     assert "already on" in wizard.result_page.advice.text()
     wizard.accept()
     assert wizard.controller.started == []  # type: ignore[attr-defined]
-    assert store.load().layers == (2, 9)
+    saved = store.load()  # the tested part and share, for the next start
+    assert saved.layers == (0, 15) and saved.memory_cap_mb == int(16e9 * 0.25) // 1024**2
 
 
 @pytest.mark.parametrize("name", DoctorWizard.SAMPLE_NAMES)
@@ -401,21 +411,19 @@ def test_real_doctor_passes_and_finish_starts_contributing_with_its_saved_report
     wizard = real_wizard(qtbot, store)
     wizard.next()
     qtbot.waitUntil(wizard.hardware.isComplete, timeout=120_000)
-    assert "30 layers, on this computer" in wizard.hardware.model_label.text()
+    assert "already on this computer" in wizard.hardware.model_label.text()
     wizard.next()
-    hardware = wizard.state.hardware or {}
-    assert wizard.layers.chosen_layers() == tuple(hardware["suggested_layers"])
-    wizard.layers.start_spin.setValue(0)
-    wizard.layers.end_spin.setValue(10)
+    chosen = wizard.memory.layers
+    assert chosen is not None and chosen[0] < chosen[1]
     to_result(qtbot, wizard)
     assert wizard.test.progress_events > 0
-    assert wizard.result_page.passed, wizard.result_page.details.text()
-    assert "tokens per second" in wizard.result_page.details.text()
+    assert wizard.result_page.passed, wizard.result_page.why.text()
+    assert "words per second" in wizard.result_page.details.text()
     report_path = wizard.state.report_path
     assert report_path is not None and Path(report_path).is_file()
     wizard.accept()
     assert wizard.controller.started == [report_path]  # type: ignore[attr-defined]
-    assert store.load().layers == (0, 10)
+    assert store.load().layers == chosen
 
 
 @pytest.mark.slow
@@ -427,17 +435,14 @@ def test_real_layers_past_the_models_end_are_refused_by_the_page_and_by_the_doct
     wizard.next()
     qtbot.waitUntil(wizard.hardware.isComplete, timeout=120_000)
     wizard.next()
-    wizard.layers.end_spin.setValue(40)
-    assert "only 30 layers" in wizard.layers.layers_problem.text()
-    assert not next_enabled(wizard)
-    # Past the page's check (as a stale setting would be), the real doctor refuses too,
-    # and its sentence is what the result page shows.
+    # The page asks no layers; a stale setting past the model's end is refused by the
+    # real doctor, and its sentence is what the result page's details show.
     wizard.state.layers = (0, 40)
     wizard.setStartId(DoctorWizard.PAGE_TEST)
     wizard.restart()
     qtbot.waitUntil(lambda: wizard.currentId() == DoctorWizard.PAGE_RESULT, timeout=300_000)
     assert wizard.result_page.headline.text() == "The test did not pass."
-    assert "layers 0–40 do not exist" in wizard.result_page.details.text()
+    assert "layers 0–40 do not exist" in wizard.result_page.why.text()
 
 
 @pytest.mark.slow
@@ -449,14 +454,17 @@ def test_real_memory_cap_too_small_says_not_enough_memory_and_starts_nothing(
     wizard.next()
     qtbot.waitUntil(wizard.hardware.isComplete, timeout=120_000)
     wizard.next()
-    wizard.layers.start_spin.setValue(0)
-    wizard.layers.end_spin.setValue(30)
-    wizard.layers.cap_spin.setValue(300)
-    to_result(qtbot, wizard)
+    wizard.next()  # the memory page's choice, then (as a stale setting would) a tiny cap
+    wizard.back()
+    wizard.state.layers = (0, 30)
+    wizard.state.memory_cap_mb = 300
+    wizard.setStartId(DoctorWizard.PAGE_TEST)
+    wizard.restart()
+    qtbot.waitUntil(lambda: wizard.currentId() == DoctorWizard.PAGE_RESULT, timeout=300_000)
     doctor = wizard.test.argv()
     assert doctor[doctor.index("--memory-cap-mb") + 1] == "300"
     assert not wizard.result_page.passed
-    assert "Not enough memory" in wizard.result_page.details.text()
+    assert "Not enough memory" in wizard.result_page.why.text()
     assert wizard.result_page.contribute.isHidden()
     wizard.accept()
     assert wizard.controller.started == []  # type: ignore[attr-defined]
@@ -470,21 +478,21 @@ def test_real_cancel_mid_import_leaves_no_model_and_no_staging(
     wizard = real_wizard(qtbot, store)  # MESHNET_HOME is empty: the import really runs
     wizard.next()
     qtbot.waitUntil(wizard.hardware.isComplete, timeout=120_000)
-    assert "not on this computer yet" in wizard.hardware.model_label.text()
+    assert "fetched in the next step" in wizard.hardware.model_label.text()
     wizard.next()
     wizard.next()
     assert wizard.currentId() == DoctorWizard.PAGE_IMPORT
     qtbot.waitUntil(lambda: wizard.import_page.progress_events > 0, timeout=60_000)
     wizard.import_page.cancel_button.click()
     qtbot.waitUntil(lambda: not wizard.import_page.busy, timeout=60_000)
-    assert "Import cancelled" in wizard.import_page.status.text()
+    assert "Cancelled. Nothing was saved" in wizard.import_page.status.text()
     assert wizard.import_page.retry_button.isVisible() and not next_enabled(wizard)
     models = isolated_meshnet_home / "models"
     leftovers = sorted(p.name for p in models.iterdir()) if models.exists() else []
     assert leftovers == []
 
 
-def test_the_layers_page_shows_the_trackers_suggestion_read_in_the_background(
+def test_the_memory_page_takes_the_trackers_part_read_in_the_background(
     qtbot: Any, store: SettingsStore, fake: FakeNode, tmp_path: Path
 ) -> None:
     # Never dialled during the test: a fake node found unreachable would not count as
@@ -505,26 +513,32 @@ def test_the_layers_page_shows_the_trackers_suggestion_read_in_the_background(
             "recipe_id": "smollm2-135m-fp32",
         }
         wizard = make_wizard(qtbot, store, fake)
-        to_layers_page(qtbot, wizard)
-        page = wizard.layers
-        # The page is usable at once: the local suggestion, while the tracker is asked.
-        assert page.chosen_layers() == (0, 30) and page.isComplete()
-        qtbot.waitUntil(lambda: "The network suggests" in page.tracker_note.text(), timeout=20_000)
-        assert page.chosen_layers() == (12, 24)
-        assert "The network suggests layers 12 up to 24: Layers 12–24" in page.tracker_note.text()
+        to_memory_page(qtbot, wizard)
+        page = wizard.memory
+        # The page is usable at once: a local part that fits, while the tracker is asked.
+        assert page.layers == (0, 12) and page.isComplete()
+        qtbot.waitUntil(
+            lambda: page.network_note.text() == "The network chose the part it needs most.",
+            timeout=20_000,
+        )
+        assert page.layers == (12, 24)
+        assert "Layers 12–24" in page.network_note.toolTip()  # the engineer's words on hover
     finally:
         tracker.stop()
 
 
-def test_a_range_the_contributor_typed_is_kept_when_the_tracker_answers_late(
+def test_the_network_chooses_the_part_and_a_silent_one_leaves_a_local_part(
     qtbot: Any, store: SettingsStore, fake: FakeNode
 ) -> None:
     wizard = make_wizard(qtbot, store, fake)
-    to_layers_page(qtbot, wizard)
-    page = wizard.layers
-    page.end_spin.setValue(10)
+    to_memory_page(qtbot, wizard)
+    page = wizard.memory
     page.apply_tracker_suggestion(TrackerAllocation(True, 12, 24, "Layers 12–24 are needed."))
-    assert page.chosen_layers() == (0, 10)
-    assert "12 up to 24" in page.tracker_note.text()
+    assert page.layers == (12, 24)
+    page.choose("little")  # another share: a local part at once, the network asked again
+    assert page.layers == (0, 15)
     page.apply_tracker_failure(TrackerReadError("Nothing answers.", reason="connection-refused"))
-    assert page.tracker_note.text().startswith("The tracker could not suggest layers: Nothing")
+    assert page.layers == (0, 15)
+    assert page.network_note.text().startswith("The network did not answer, so MeshNet chose")
+    assert page.network_note.toolTip() == "Nothing answers."
+    assert page.validatePage() and wizard.state.layers == (0, 15)

@@ -46,7 +46,7 @@ def test_rows_fill_in_as_the_node_passes_its_gates(qtbot: Any) -> None:
     assert texts["registration"] == "Registered with the tracker."
     assert texts["recipe"].startswith("Recipe llama-fp32 is certified")
     assert "Report 4 min old, stale in 10 min." in texts["capability"]
-    assert window.headline_label.text() == "Serving layers 0–15 of SmolLM2-135M-Instruct"
+    assert window.headline_label.text() == "Contributing"
     assert window.tokens_label.text() == "12,480"
     assert window.sessions_label.text() == "2"
     assert window.uptime_label.text().startswith("3 h 1")
@@ -64,7 +64,8 @@ def test_capability_clock_ticks_every_second(qtbot: Any) -> None:
         controller.handle_event(event)
     assert " old, stale in " in sentences(window)["capability"]
     qtbot.waitUntil(
-        lambda: "stale, run the doctor again" in sentences(window)["capability"], timeout=8000
+        lambda: "stale; Retry tests this computer again" in sentences(window)["capability"],
+        timeout=8000,
     )
 
 
@@ -75,7 +76,10 @@ def test_refused_banner_shows_the_sentence_and_retry_restarts(qtbot: Any, tmp_pa
     with qtbot.waitSignal(controller.crashed, timeout=15000):
         controller.start()
     assert window.headline_label.text() == "The network did not accept this computer"
-    assert window.sentence_label.text().startswith("Not enough memory for layers 0–15")
+    # the node's sentence ("Not enough memory for layers 0–15") is in Details only
+    assert window.sentence_label.text().startswith("This computer ran out of graphics memory.")
+    assert "layers" not in window.sentence_label.text()
+    assert "Not enough memory for layers 0–15" in window.details_state.text()
     assert window.retry_button.isVisible() and window.doctor_button.isVisible()
     assert not window.contribute_button.isVisible()
     with qtbot.waitSignal(controller.crashed, timeout=15000):
@@ -103,7 +107,7 @@ def test_contribute_button_drives_the_action(qtbot: Any, tmp_path: Path) -> None
     qtbot.waitUntil(lambda: "fake node starting" in window.log_view.toPlainText())
     with qtbot.waitSignal(controller.running_changed, timeout=15000):
         window.contribute_button.click()
-    assert window.headline_label.text() == "Contribution is off"
+    assert window.headline_label.text() == "Not contributing"
 
 
 def test_copy_diagnostics_puts_the_status_on_the_clipboard(qtbot: Any) -> None:
@@ -148,8 +152,8 @@ def test_closing_hides_with_a_tray_and_quits_without_one(qtbot: Any) -> None:
     assert toolbar_texts == [
         "Contribute",
         "Pause for 1 hour",
-        "Run doctor…",
-        "Recipes",
+        "Check this computer…",
+        "What this network serves",
         "Settings",
         "Quit",
     ]

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.ui.actions import PAUSE_TEXT, RESUME_TEXT, AppActions
+from app.ui.actions import AppActions
 from app.ui.controller import NodeController
 from app.ui.screens.tray import Tray
 from app.ui.widgets.icons import TRAY_STATES, app_icon, gate_icon, icons_dir, tray_icon
@@ -38,13 +38,13 @@ def test_menu_holds_the_actions_in_order(qtbot: Any) -> None:
     controller = idle_controller()
     tray = Tray(controller, AppActions(controller))
     texts = [action.text() for action in tray.menu.actions() if not action.isSeparator()]
-    assert texts[0] == "Contribution is off" and not tray.menu.actions()[0].isEnabled()
+    assert texts[0] == "Not contributing" and not tray.menu.actions()[0].isEnabled()
     assert texts[1:] == [
         "Contribute",
-        PAUSE_TEXT,
-        "Run doctor…",
+        "Pause for 1 hour",
+        "Check this computer…",
         "Status",
-        "Recipes",
+        "What this network serves",
         "Settings",
         "Quit",
     ]
@@ -55,10 +55,11 @@ def test_icon_and_tooltip_follow_the_state(qtbot: Any) -> None:
     controller = idle_controller()
     tray = Tray(controller, AppActions(controller))
     assert tray.look == "off"
-    assert tray.icon.toolTip() == "MeshNet — contribution is off"
+    assert tray.icon.toolTip() == "MeshNet — not contributing"
     controller.handle_event(event("state", "Loading layers 0–15…", state="loading"))
     assert tray.look == "starting"
-    assert tray.icon.toolTip() == "MeshNet — starting: Loading layers 0–15…"
+    # the node's own words ("Loading layers 0–15…") stay in Details
+    assert tray.icon.toolTip() == "MeshNet — getting ready"
     controller.handle_event(
         event(
             "gate",
@@ -79,13 +80,19 @@ def test_icon_and_tooltip_follow_the_state(qtbot: Any) -> None:
         )
     )
     assert tray.look == "serving"
-    assert tray.icon.toolTip() == "MeshNet — serving layers 0–15, 120 tokens served"
-    assert tray.state_line.text() == "Serving layers 0–15, 120 tokens served"
+    assert tray.icon.toolTip() == "MeshNet — contributing: helping answer questions"
+    assert tray.state_line.text() == "Contributing: helping answer questions"
     controller.handle_event(event("state", "Paused: game.exe is running", state="paused"))
     assert tray.look == "paused"
-    controller.handle_event(event("state", "Out of memory.", state="error", reason="oom"))
+    assert tray.icon.toolTip() == "MeshNet — paused: Paused: game.exe is running"
+    controller.handle_event(
+        event("state", "CUDA out of memory.", state="error", reason="out-of-memory")
+    )
     assert tray.look == "error"
-    assert "Out of memory." in tray.icon.toolTip()
+    assert tray.icon.toolTip().startswith(
+        "MeshNet — stopped by a problem: This computer ran out of graphics memory."
+    )
+    assert "CUDA" not in tray.icon.toolTip()
 
 
 def test_contribute_follows_the_node_and_reports_the_users_wish(qtbot: Any, tmp_path: Path) -> None:
@@ -117,9 +124,9 @@ def test_manual_pause_changes_the_pause_action(qtbot: Any) -> None:
     controller = idle_controller()
     actions = AppActions(controller)
     actions.set_manual_pause(True)
-    assert actions.pause_hour.text() == RESUME_TEXT and actions.pause_hour.isEnabled()
+    assert actions.pause_hour.text() == "Resume now" and actions.pause_hour.isEnabled()
     actions.set_manual_pause(False)
-    assert actions.pause_hour.text() == PAUSE_TEXT
+    assert actions.pause_hour.text() == "Pause for 1 hour"
 
 
 def test_clicking_the_icon_opens_status_and_notifications_never_fail(qtbot: Any) -> None:

@@ -1,0 +1,857 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="de">
+  <context>
+    <name>meshnet</name>
+    <message>
+      <source>Contribute</source>
+      <extracomment>action.contribute</extracomment>
+      <translation>Mithelfen</translation>
+    </message>
+    <message>
+      <source>Let this computer help answer questions, or stop</source>
+      <extracomment>action.contribute.tip</extracomment>
+      <translation>Diesen Computer beim Beantworten von Fragen helfen lassen, oder aufhören</translation>
+    </message>
+    <message>
+      <source>Pause for 1 hour</source>
+      <extracomment>action.pause</extracomment>
+      <translation>1 Stunde pausieren</translation>
+    </message>
+    <message>
+      <source>Resume now</source>
+      <extracomment>action.resume</extracomment>
+      <translation>Jetzt fortsetzen</translation>
+    </message>
+    <message>
+      <source>Stop contributing for an hour, then carry on by itself</source>
+      <extracomment>action.pause.tip</extracomment>
+      <translation>Eine Stunde lang nicht mithelfen, danach von selbst weitermachen</translation>
+    </message>
+    <message>
+      <source>Check this computer…</source>
+      <extracomment>action.check, button.check</extracomment>
+      <translation>Diesen Computer prüfen…</translation>
+    </message>
+    <message>
+      <source>Test what this computer can do for the network</source>
+      <extracomment>action.check.tip</extracomment>
+      <translation>Testen, was dieser Computer für das Netzwerk leisten kann</translation>
+    </message>
+    <message>
+      <source>Status</source>
+      <extracomment>action.status</extracomment>
+      <translation>Status</translation>
+    </message>
+    <message>
+      <source>What this network serves</source>
+      <extracomment>action.serves, button.serves, serves.title</extracomment>
+      <translation>Was dieses Netzwerk anbietet</translation>
+    </message>
+    <message>
+      <source>Settings</source>
+      <extracomment>action.settings</extracomment>
+      <translation>Einstellungen</translation>
+    </message>
+    <message>
+      <source>Quit</source>
+      <extracomment>action.quit</extracomment>
+      <translation>Beenden</translation>
+    </message>
+    <message>
+      <source>Stop contributing and close MeshNet</source>
+      <extracomment>action.quit.tip</extracomment>
+      <translation>Nicht mehr mithelfen und MeshNet schließen</translation>
+    </message>
+    <message>
+      <source>Not contributing</source>
+      <extracomment>state.stopped, headline.stopped</extracomment>
+      <translation>Hilft nicht mit</translation>
+    </message>
+    <message>
+      <source>Getting ready</source>
+      <extracomment>state.loading, state.admitting, state.starting</extracomment>
+      <translation>Wird vorbereitet</translation>
+    </message>
+    <message>
+      <source>Testing this computer</source>
+      <extracomment>state.probing, test.title</extracomment>
+      <translation>Dieser Computer wird getestet</translation>
+    </message>
+    <message>
+      <source>Joining the network</source>
+      <extracomment>state.registering</extracomment>
+      <translation>Tritt dem Netzwerk bei</translation>
+    </message>
+    <message>
+      <source>Contributing</source>
+      <extracomment>state.serving, headline.serving, notify.contributing</extracomment>
+      <translation>Hilft mit</translation>
+    </message>
+    <message>
+      <source>Reconnecting</source>
+      <extracomment>state.reconnecting</extracomment>
+      <translation>Verbindet neu</translation>
+    </message>
+    <message>
+      <source>Stopping</source>
+      <extracomment>state.draining, headline.draining</extracomment>
+      <translation>Hört auf</translation>
+    </message>
+    <message>
+      <source>Pausing</source>
+      <extracomment>state.pausing</extracomment>
+      <translation>Pausiert gleich</translation>
+    </message>
+    <message>
+      <source>Paused</source>
+      <extracomment>state.paused, headline.paused</extracomment>
+      <translation>Pausiert</translation>
+    </message>
+    <message>
+      <source>Not accepted</source>
+      <extracomment>state.refused, notify.refused</extracomment>
+      <translation>Nicht angenommen</translation>
+    </message>
+    <message>
+      <source>Stopped by a problem</source>
+      <extracomment>state.error</extracomment>
+      <translation>Wegen eines Problems angehalten</translation>
+    </message>
+    <message>
+      <source>MeshNet — contributing: helping answer questions</source>
+      <extracomment>tooltip.serving</extracomment>
+      <translation>MeshNet — hilft mit: beantwortet Fragen</translation>
+    </message>
+    <message>
+      <source>MeshNet — contributing through a relay: helping answer questions</source>
+      <extracomment>tooltip.serving.relay</extracomment>
+      <translation>MeshNet — hilft über eine Weiterleitung mit: beantwortet Fragen</translation>
+    </message>
+    <message>
+      <source>MeshNet — not contributing</source>
+      <extracomment>tooltip.stopped</extracomment>
+      <translation>MeshNet — hilft nicht mit</translation>
+    </message>
+    <message>
+      <source>MeshNet — {state}</source>
+      <extracomment>tooltip.other</extracomment>
+      <translation>MeshNet — {state}</translation>
+    </message>
+    <message>
+      <source>MeshNet — {state}: {sentence}</source>
+      <extracomment>tooltip.problem</extracomment>
+      <translation>MeshNet — {state}: {sentence}</translation>
+    </message>
+    <message>
+      <source>Click Start contributing to let this computer help answer questions for the network. It pauses by itself while you need the computer.</source>
+      <extracomment>sentence.stopped</extracomment>
+      <translation>Klicken Sie auf „Mithelfen starten“, damit dieser Computer dem Netzwerk beim Beantworten von Fragen hilft. Er pausiert von selbst, wenn Sie ihn brauchen.</translation>
+    </message>
+    <message>
+      <source>Thank you: this computer is helping the network answer questions.</source>
+      <extracomment>sentence.serving</extracomment>
+      <translation>Danke: Dieser Computer hilft dem Netzwerk, Fragen zu beantworten.</translation>
+    </message>
+    <message>
+      <source>Thank you: this computer is helping the network answer questions with {model}.</source>
+      <extracomment>sentence.serving.model</extracomment>
+      <translation>Danke: Dieser Computer hilft dem Netzwerk, Fragen mit {model} zu beantworten.</translation>
+    </message>
+    <message>
+      <source>It connects through a relay, because the network cannot reach this computer directly (a home router usually blocks that).</source>
+      <extracomment>sentence.relay</extracomment>
+      <translation>Er verbindet sich über eine Weiterleitung, weil das Netzwerk ihn nicht direkt erreicht (meist blockiert das ein Heimrouter).</translation>
+    </message>
+    <message>
+      <source>Contribution is paused; it carries on by itself.</source>
+      <extracomment>sentence.paused</extracomment>
+      <translation>Das Mithelfen ist pausiert; es geht von selbst weiter.</translation>
+    </message>
+    <message>
+      <source>The network did not accept this computer</source>
+      <extracomment>headline.refused</extracomment>
+      <translation>Das Netzwerk hat diesen Computer nicht angenommen</translation>
+    </message>
+    <message>
+      <source>Contribution stopped</source>
+      <extracomment>headline.error</extracomment>
+      <translation>Mithelfen angehalten</translation>
+    </message>
+    <message>
+      <source>Finishing the answers under way, then leaving the network…</source>
+      <extracomment>sentence.draining</extracomment>
+      <translation>Laufende Antworten werden fertig geschrieben, dann verlässt er das Netzwerk…</translation>
+    </message>
+    <message>
+      <source>Loading the model onto this computer…</source>
+      <extracomment>sentence.loading</extracomment>
+      <translation>Das Modell wird auf diesen Computer geladen…</translation>
+    </message>
+    <message>
+      <source>Checking that this computer gives correct answers…</source>
+      <extracomment>sentence.probing</extracomment>
+      <translation>Es wird geprüft, ob dieser Computer richtige Antworten gibt…</translation>
+    </message>
+    <message>
+      <source>Checking the test result…</source>
+      <extracomment>sentence.admitting</extracomment>
+      <translation>Das Testergebnis wird geprüft…</translation>
+    </message>
+    <message>
+      <source>Getting ready to answer questions…</source>
+      <extracomment>sentence.starting</extracomment>
+      <translation>Bereitet sich auf das Beantworten von Fragen vor…</translation>
+    </message>
+    <message>
+      <source>Telling the network this computer is ready…</source>
+      <extracomment>sentence.registering</extracomment>
+      <translation>Teilt dem Netzwerk mit, dass dieser Computer bereit ist…</translation>
+    </message>
+    <message>
+      <source>The connection to the network was lost; trying again…</source>
+      <extracomment>sentence.reconnecting</extracomment>
+      <translation>Die Verbindung zum Netzwerk ist abgebrochen; neuer Versuch…</translation>
+    </message>
+    <message>
+      <source>{sentence} ({percent}%)</source>
+      <extracomment>sentence.percent</extracomment>
+      <translation>{sentence} ({percent} %)</translation>
+    </message>
+    <message>
+      <source>This computer ran out of graphics memory. Check this computer again and choose to use more of its memory, or close other programs.</source>
+      <extracomment>why.out-of-memory</extracomment>
+      <translation>Diesem Computer ist der Grafikspeicher ausgegangen. Prüfen Sie ihn erneut und wählen Sie mehr Speicher, oder schließen Sie andere Programme.</translation>
+    </message>
+    <message>
+      <source>This computer does not have enough free memory for this network's model right now. Close other programs, then click Retry.</source>
+      <extracomment>why.too-little-memory</extracomment>
+      <translation>Dieser Computer hat gerade nicht genug freien Speicher für das Modell dieses Netzwerks. Schließen Sie andere Programme und klicken Sie dann auf „Erneut versuchen“.</translation>
+    </message>
+    <message>
+      <source>The model could not be loaded. Check this computer again; it fetches the model again if something is missing.</source>
+      <extracomment>why.load-failed</extracomment>
+      <translation>Das Modell konnte nicht geladen werden. Prüfen Sie diesen Computer erneut; fehlende Teile werden neu geholt.</translation>
+    </message>
+    <message>
+      <source>This computer did not give correct answers in its test. Check this computer again; if it keeps failing, copy the details for whoever helps you.</source>
+      <extracomment>why.test-failed</extracomment>
+      <translation>Dieser Computer hat im Test keine richtigen Antworten gegeben. Prüfen Sie ihn erneut; wenn es wieder scheitert, kopieren Sie die Details für Ihre Hilfe.</translation>
+    </message>
+    <message>
+      <source>The last test of this computer was too old. Click Retry: MeshNet tests it again by itself.</source>
+      <extracomment>why.stale</extracomment>
+      <translation>Der letzte Test dieses Computers war zu alt. Klicken Sie auf „Erneut versuchen“: MeshNet testet ihn von selbst neu.</translation>
+    </message>
+    <message>
+      <source>This computer's last test was for a different setup. Click Retry to test it again.</source>
+      <extracomment>why.mismatch</extracomment>
+      <translation>Der letzte Test dieses Computers galt einer anderen Einrichtung. Klicken Sie auf „Erneut versuchen“, um ihn neu zu testen.</translation>
+    </message>
+    <message>
+      <source>MeshNet could not reach the network. Check the internet connection, then click Retry.</source>
+      <extracomment>why.network</extracomment>
+      <translation>MeshNet hat das Netzwerk nicht erreicht. Prüfen Sie die Internetverbindung und klicken Sie dann auf „Erneut versuchen“.</translation>
+    </message>
+    <message>
+      <source>MeshNet's helper program stopped unexpectedly. Click Retry; if it happens again, copy the details for whoever helps you.</source>
+      <extracomment>why.crashed</extracomment>
+      <translation>Das Hilfsprogramm von MeshNet wurde unerwartet beendet. Klicken Sie auf „Erneut versuchen“; passiert es wieder, kopieren Sie die Details für Ihre Hilfe.</translation>
+    </message>
+    <message>
+      <source>MeshNet could not start with the current settings. Open Settings and check them, then click Retry.</source>
+      <extracomment>why.settings</extracomment>
+      <translation>MeshNet konnte mit den aktuellen Einstellungen nicht starten. Öffnen Sie die Einstellungen, prüfen Sie sie und klicken Sie dann auf „Erneut versuchen“.</translation>
+    </message>
+    <message>
+      <source>This computer has not joined a network yet. Open an invite to join one.</source>
+      <extracomment>why.not-joined</extracomment>
+      <translation>Dieser Computer ist noch keinem Netzwerk beigetreten. Öffnen Sie eine Einladung, um beizutreten.</translation>
+    </message>
+    <message>
+      <source>Something went wrong. Click Retry; the details say more for whoever helps you.</source>
+      <extracomment>why.other</extracomment>
+      <translation>Etwas ist schiefgegangen. Klicken Sie auf „Erneut versuchen“; die Details sagen Ihrer Hilfe mehr.</translation>
+    </message>
+    <message>
+      <source>The network did not accept this computer this time. Click Retry; the details say why, for whoever helps you.</source>
+      <extracomment>why.refused</extracomment>
+      <translation>Das Netzwerk hat diesen Computer diesmal nicht angenommen. Klicken Sie auf „Erneut versuchen“; die Details nennen den Grund für Ihre Hilfe.</translation>
+    </message>
+    <message>
+      <source>Start contributing</source>
+      <extracomment>button.start</extracomment>
+      <translation>Mithelfen starten</translation>
+    </message>
+    <message>
+      <source>Stop contributing</source>
+      <extracomment>button.stop</extracomment>
+      <translation>Mithelfen beenden</translation>
+    </message>
+    <message>
+      <source>Retry</source>
+      <extracomment>button.retry</extracomment>
+      <translation>Erneut versuchen</translation>
+    </message>
+    <message>
+      <source>Open settings</source>
+      <extracomment>button.settings</extracomment>
+      <translation>Einstellungen öffnen</translation>
+    </message>
+    <message>
+      <source>Join another network</source>
+      <extracomment>button.join, join.another</extracomment>
+      <translation>Einem anderen Netzwerk beitreten</translation>
+    </message>
+    <message>
+      <source>&amp;Details</source>
+      <extracomment>button.details</extracomment>
+      <translation>&amp;Details</translation>
+    </message>
+    <message>
+      <source>The technical steps, the log and the usage chart, for the curious and for whoever helps you</source>
+      <extracomment>button.details.tip</extracomment>
+      <translation>Die technischen Schritte, das Protokoll und die Nutzungsgrafik, für Neugierige und für Ihre Hilfe</translation>
+    </message>
+    <message>
+      <source>words written today</source>
+      <extracomment>stat.today</extracomment>
+      <translation>Wörter heute geschrieben</translation>
+    </message>
+    <message>
+      <source>this week</source>
+      <extracomment>stat.week</extracomment>
+      <translation>diese Woche</translation>
+    </message>
+    <message>
+      <source>in all</source>
+      <extracomment>stat.total</extracomment>
+      <translation>insgesamt</translation>
+    </message>
+    <message>
+      <source>contributing for</source>
+      <extracomment>stat.time</extracomment>
+      <translation>hilft mit seit</translation>
+    </message>
+    <message>
+      <source>Words of answers this computer helped write, as the model counts them (a long word can count as two)</source>
+      <extracomment>stat.words.tip</extracomment>
+      <translation>Wörter in Antworten, bei denen dieser Computer geholfen hat, so gezählt wie das Modell zählt (ein langes Wort kann doppelt zählen)</translation>
+    </message>
+    <message>
+      <source>Your contribution</source>
+      <extracomment>status.contribution</extracomment>
+      <translation>Ihr Beitrag</translation>
+    </message>
+    <message>
+      <source>Network: {name}</source>
+      <extracomment>status.network</extracomment>
+      <translation>Netzwerk: {name}</translation>
+    </message>
+    <message>
+      <source>No network joined yet</source>
+      <extracomment>status.network.none</extracomment>
+      <translation>Noch keinem Netzwerk beigetreten</translation>
+    </message>
+    <message>
+      <source>Contributing again</source>
+      <extracomment>notify.contributing.again</extracomment>
+      <translation>Hilft wieder mit</translation>
+    </message>
+    <message>
+      <source>This computer is helping the network answer questions.</source>
+      <extracomment>notify.contributing.text</extracomment>
+      <translation>Dieser Computer hilft dem Netzwerk, Fragen zu beantworten.</translation>
+    </message>
+    <message>
+      <source>Contribution paused</source>
+      <extracomment>notify.paused</extracomment>
+      <translation>Mithelfen pausiert</translation>
+    </message>
+    <message>
+      <source>Ready to answer</source>
+      <extracomment>notify.ready, serves.ready</extracomment>
+      <translation>Bereit zum Antworten</translation>
+    </message>
+    <message>
+      <source>The network can now answer questions with {model}, with this computer's help.</source>
+      <extracomment>notify.ready.text</extracomment>
+      <translation>Das Netzwerk kann jetzt mit Hilfe dieses Computers Fragen mit {model} beantworten.</translation>
+    </message>
+    <message>
+      <source>Join a network</source>
+      <extracomment>join.title, join.one</extracomment>
+      <translation>Einem Netzwerk beitreten</translation>
+    </message>
+    <message>
+      <source>A network is a group of computers that answer questions together. Paste the invite you were sent to see who runs it before you join.</source>
+      <extracomment>join.subtitle</extracomment>
+      <translation>Ein Netzwerk ist eine Gruppe von Computern, die gemeinsam Fragen beantworten. Fügen Sie Ihre Einladung ein, um zu sehen, wer es betreibt.</translation>
+    </message>
+    <message>
+      <source>&amp;Invite link:</source>
+      <extracomment>join.link</extracomment>
+      <translation>&amp;Einladungslink:</translation>
+    </message>
+    <message>
+      <source>Invite link</source>
+      <extracomment>join.link.name</extracomment>
+      <translation>Einladungslink</translation>
+    </message>
+    <message>
+      <source>Show network</source>
+      <extracomment>join.show</extracomment>
+      <translation>Netzwerk anzeigen</translation>
+    </message>
+    <message>
+      <source>Show the network this invite is for</source>
+      <extracomment>join.show.name</extracomment>
+      <translation>Das Netzwerk dieser Einladung anzeigen</translation>
+    </message>
+    <message>
+      <source>I run my own tracker (Advanced)</source>
+      <extracomment>join.advanced</extracomment>
+      <translation>Ich betreibe meinen eigenen Tracker (Fortgeschritten)</translation>
+    </message>
+    <message>
+      <source>I run my own tracker</source>
+      <extracomment>join.advanced.name</extracomment>
+      <translation>Ich betreibe meinen eigenen Tracker</translation>
+    </message>
+    <message>
+      <source>Network &amp;address:</source>
+      <extracomment>join.address</extracomment>
+      <translation>Netzwerk&amp;adresse:</translation>
+    </message>
+    <message>
+      <source>Invite &amp;code:</source>
+      <extracomment>join.code</extracomment>
+      <translation>Einladungs&amp;code:</translation>
+    </message>
+    <message>
+      <source>Join this network</source>
+      <extracomment>join.join</extracomment>
+      <translation>Diesem Netzwerk beitreten</translation>
+    </message>
+    <message>
+      <source>This computer uses your own tracker at {url} (Settings, Connection). Press Next to continue, or join a network.</source>
+      <extracomment>join.own</extracomment>
+      <translation>Dieser Computer nutzt Ihren eigenen Tracker unter {url} (Einstellungen, Verbindung). Klicken Sie auf „Weiter“ oder treten Sie einem Netzwerk bei.</translation>
+    </message>
+    <message>
+      <source>This computer is part of {network}. Press Next to continue, or join another network.</source>
+      <extracomment>join.part-of</extracomment>
+      <translation>Dieser Computer gehört zu {network}. Klicken Sie auf „Weiter“ oder treten Sie einem anderen Netzwerk bei.</translation>
+    </message>
+    <message>
+      <source>Run by {operator}</source>
+      <extracomment>join.run-by</extracomment>
+      <translation>Betrieben von {operator}</translation>
+    </message>
+    <message>
+      <source>The organiser gave no name.</source>
+      <extracomment>join.no-operator</extracomment>
+      <translation>Der Betreiber hat keinen Namen angegeben.</translation>
+    </message>
+    <message>
+      <source>Answers questions with: {models}</source>
+      <extracomment>join.serves</extracomment>
+      <translation>Beantwortet Fragen mit: {models}</translation>
+    </message>
+    <message>
+      <source>Joining lets this computer help answer questions for this network while you are not using it. You can pause or leave at any time.</source>
+      <extracomment>join.explain</extracomment>
+      <translation>Mit dem Beitritt hilft dieser Computer diesem Netzwerk beim Beantworten von Fragen, während Sie ihn nicht benutzen. Sie können jederzeit pausieren oder austreten.</translation>
+    </message>
+    <message>
+      <source>Type the network's address and the invite code.</source>
+      <extracomment>join.type-both</extracomment>
+      <translation>Geben Sie die Adresse des Netzwerks und den Einladungscode ein.</translation>
+    </message>
+    <message>
+      <source>Paste the invite link you were sent.</source>
+      <extracomment>join.paste</extracomment>
+      <translation>Fügen Sie den Einladungslink ein, den Sie bekommen haben.</translation>
+    </message>
+    <message>
+      <source>Looking up the network…</source>
+      <extracomment>join.looking</extracomment>
+      <translation>Das Netzwerk wird nachgeschlagen…</translation>
+    </message>
+    <message>
+      <source>Joining {network}…</source>
+      <extracomment>join.joining</extracomment>
+      <translation>Tritt {network} bei…</translation>
+    </message>
+    <message>
+      <source>the network</source>
+      <extracomment>join.the-network</extracomment>
+      <translation>dem Netzwerk</translation>
+    </message>
+    <message>
+      <source>You joined {network}. Press Next to check this computer.</source>
+      <extracomment>join.joined</extracomment>
+      <translation>Sie sind {network} beigetreten. Klicken Sie auf „Weiter“, um diesen Computer zu prüfen.</translation>
+    </message>
+    <message>
+      <source>{name} (run by {operator})</source>
+      <extracomment>join.network-by</extracomment>
+      <translation>{name} (betrieben von {operator})</translation>
+    </message>
+    <message>
+      <source>MeshNet — check this computer</source>
+      <extracomment>wizard.title</extracomment>
+      <translation>MeshNet — diesen Computer prüfen</translation>
+    </message>
+    <message>
+      <source>Finish</source>
+      <extracomment>wizard.finish</extracomment>
+      <translation>Fertigstellen</translation>
+    </message>
+    <message>
+      <source>Check this computer</source>
+      <extracomment>welcome.title</extracomment>
+      <translation>Diesen Computer prüfen</translation>
+    </message>
+    <message>
+      <source>MeshNet lets this computer help answer questions for the network while you are not using it.</source>
+      <extracomment>welcome.one</extracomment>
+      <translation>Mit MeshNet hilft dieser Computer dem Netzwerk beim Beantworten von Fragen, während Sie ihn nicht benutzen.</translation>
+    </message>
+    <message>
+      <source>This check looks at your computer, gets the model if it is not here yet, and runs a real test. It takes a few minutes and you can stop it at any time.</source>
+      <extracomment>welcome.two</extracomment>
+      <translation>Diese Prüfung sieht sich Ihren Computer an, holt das Modell, falls es noch fehlt, und macht einen echten Test. Das dauert ein paar Minuten, und Sie können jederzeit abbrechen.</translation>
+    </message>
+    <message>
+      <source>Your computer</source>
+      <extracomment>hardware.title</extracomment>
+      <translation>Ihr Computer</translation>
+    </message>
+    <message>
+      <source>Cancel check</source>
+      <extracomment>hardware.cancel</extracomment>
+      <translation>Prüfung abbrechen</translation>
+    </message>
+    <message>
+      <source>Looking at this computer…</source>
+      <extracomment>hardware.looking</extracomment>
+      <translation>Dieser Computer wird angesehen…</translation>
+    </message>
+    <message>
+      <source>&amp;Graphics card:</source>
+      <extracomment>hardware.device</extracomment>
+      <translation>&amp;Grafikkarte:</translation>
+    </message>
+    <message>
+      <source>&amp;Memory:</source>
+      <extracomment>hardware.memory</extracomment>
+      <translation>&amp;Arbeitsspeicher:</translation>
+    </message>
+    <message>
+      <source>&amp;Free disk:</source>
+      <extracomment>hardware.disk</extracomment>
+      <translation>&amp;Freier Speicherplatz:</translation>
+    </message>
+    <message>
+      <source>Mo&amp;del:</source>
+      <extracomment>hardware.model</extracomment>
+      <translation>Mo&amp;dell:</translation>
+    </message>
+    <message>
+      <source>{name}, graphics card: {free} free of {total}</source>
+      <extracomment>hardware.gpu</extracomment>
+      <translation>{name}, Grafikkarte: {free} frei von {total}</translation>
+    </message>
+    <message>
+      <source>{name}, processor (no graphics card found): {free} free of {total}</source>
+      <extracomment>hardware.cpu</extracomment>
+      <translation>{name}, Prozessor (keine Grafikkarte gefunden): {free} frei von {total}</translation>
+    </message>
+    <message>
+      <source>{free} available of {total}</source>
+      <extracomment>hardware.ram</extracomment>
+      <translation>{free} verfügbar von {total}</translation>
+    </message>
+    <message>
+      <source>{free} free for models</source>
+      <extracomment>hardware.disk.free</extracomment>
+      <translation>{free} frei für Modelle</translation>
+    </message>
+    <message>
+      <source>{model}, already on this computer</source>
+      <extracomment>hardware.model.here</extracomment>
+      <translation>{model}, schon auf diesem Computer</translation>
+    </message>
+    <message>
+      <source>{model}, fetched in the next step</source>
+      <extracomment>hardware.model.missing</extracomment>
+      <translation>{model}, wird im nächsten Schritt geholt</translation>
+    </message>
+    <message>
+      <source>This is what MeshNet found. Next: choose how much of this computer to use.</source>
+      <extracomment>hardware.done</extracomment>
+      <translation>Das hat MeshNet gefunden. Als Nächstes: Wählen Sie, wie viel dieses Computers genutzt wird.</translation>
+    </message>
+    <message>
+      <source>The check of this computer did not finish. Try again, or open Settings.</source>
+      <extracomment>hardware.failed</extracomment>
+      <translation>Die Prüfung dieses Computers wurde nicht fertig. Versuchen Sie es erneut oder öffnen Sie die Einstellungen.</translation>
+    </message>
+    <message>
+      <source>How much of this computer to use</source>
+      <extracomment>memory.title</extracomment>
+      <translation>Wie viel dieses Computers genutzt wird</translation>
+    </message>
+    <message>
+      <source>MeshNet uses only the share you choose, so there is room left for games and other programs. The network decides which part of the model this computer holds.</source>
+      <extracomment>memory.intro</extracomment>
+      <translation>MeshNet nutzt nur den Anteil, den Sie wählen, damit Platz für Spiele und andere Programme bleibt. Das Netzwerk entscheidet, welchen Teil des Modells dieser Computer übernimmt.</translation>
+    </message>
+    <message>
+      <source>Use up to:</source>
+      <extracomment>memory.gpu</extracomment>
+      <translation>Höchstens nutzen:</translation>
+    </message>
+    <message>
+      <source>&amp;A little of my graphics memory (about {size})</source>
+      <extracomment>memory.little</extracomment>
+      <translation>&amp;Ein wenig von meinem Grafikspeicher (etwa {size})</translation>
+    </message>
+    <message>
+      <source>&amp;Half of my graphics memory (about {size}) — room for games</source>
+      <extracomment>memory.half</extracomment>
+      <translation>Die &amp;Hälfte meines Grafikspeichers (etwa {size}) — Platz für Spiele</translation>
+    </message>
+    <message>
+      <source>M&amp;ost of my graphics memory (about {size})</source>
+      <extracomment>memory.most</extracomment>
+      <translation>Den &amp;Großteil meines Grafikspeichers (etwa {size})</translation>
+    </message>
+    <message>
+      <source>&amp;A little of my memory (about {size})</source>
+      <extracomment>memory.little.cpu</extracomment>
+      <translation>&amp;Ein wenig von meinem Arbeitsspeicher (etwa {size})</translation>
+    </message>
+    <message>
+      <source>&amp;Half of my memory (about {size})</source>
+      <extracomment>memory.half.cpu</extracomment>
+      <translation>Die &amp;Hälfte meines Arbeitsspeichers (etwa {size})</translation>
+    </message>
+    <message>
+      <source>M&amp;ost of my memory (about {size})</source>
+      <extracomment>memory.most.cpu</extracomment>
+      <translation>Den &amp;Großteil meines Arbeitsspeichers (etwa {size})</translation>
+    </message>
+    <message>
+      <source>That is too little memory for this network's model; choose more.</source>
+      <extracomment>memory.too-little</extracomment>
+      <translation>Das ist zu wenig Speicher für das Modell dieses Netzwerks; wählen Sie mehr.</translation>
+    </message>
+    <message>
+      <source>With this choice this computer can hold the whole model.</source>
+      <extracomment>memory.holds.all</extracomment>
+      <translation>Mit dieser Wahl kann dieser Computer das ganze Modell übernehmen.</translation>
+    </message>
+    <message>
+      <source>With this choice this computer holds part of the model; other computers hold the rest.</source>
+      <extracomment>memory.holds.part</extracomment>
+      <translation>Mit dieser Wahl übernimmt dieser Computer einen Teil des Modells; andere Computer übernehmen den Rest.</translation>
+    </message>
+    <message>
+      <source>Asking the network which part it needs most…</source>
+      <extracomment>memory.asking</extracomment>
+      <translation>Das Netzwerk wird gefragt, welchen Teil es am dringendsten braucht…</translation>
+    </message>
+    <message>
+      <source>The network chose the part it needs most.</source>
+      <extracomment>memory.network</extracomment>
+      <translation>Das Netzwerk hat den Teil gewählt, den es am dringendsten braucht.</translation>
+    </message>
+    <message>
+      <source>The network did not answer, so MeshNet chose a part that fits this computer.</source>
+      <extracomment>memory.network.failed</extracomment>
+      <translation>Das Netzwerk hat nicht geantwortet, also hat MeshNet einen Teil gewählt, der zu diesem Computer passt.</translation>
+    </message>
+    <message>
+      <source>Cancel</source>
+      <extracomment>child.cancel</extracomment>
+      <translation>Abbrechen</translation>
+    </message>
+    <message>
+      <source>&amp;Try again</source>
+      <extracomment>child.retry</extracomment>
+      <translation>&amp;Erneut versuchen</translation>
+    </message>
+    <message>
+      <source>Stopping…</source>
+      <extracomment>child.stopping</extracomment>
+      <translation>Wird angehalten…</translation>
+    </message>
+    <message>
+      <source>Stopped. Nothing was changed on this computer.</source>
+      <extracomment>child.stopped</extracomment>
+      <translation>Angehalten. An diesem Computer wurde nichts verändert.</translation>
+    </message>
+    <message>
+      <source>Getting the model</source>
+      <extracomment>import.title</extracomment>
+      <translation>Das Modell wird geholt</translation>
+    </message>
+    <message>
+      <source>Cancel download</source>
+      <extracomment>import.cancel</extracomment>
+      <translation>Download abbrechen</translation>
+    </message>
+    <message>
+      <source>Preparing the model for this computer…</source>
+      <extracomment>import.preparing</extracomment>
+      <translation>Das Modell wird für diesen Computer vorbereitet…</translation>
+    </message>
+    <message>
+      <source>The model could not be prepared. Check the free disk space, then try again.</source>
+      <extracomment>import.failed</extracomment>
+      <translation>Das Modell konnte nicht vorbereitet werden. Prüfen Sie den freien Speicherplatz und versuchen Sie es erneut.</translation>
+    </message>
+    <message>
+      <source>The model is ready on this computer. Next: the test.</source>
+      <extracomment>import.ready</extracomment>
+      <translation>Das Modell ist auf diesem Computer bereit. Als Nächstes: der Test.</translation>
+    </message>
+    <message>
+      <source>Cancelled. Nothing was saved; you can try again whenever you like.</source>
+      <extracomment>import.cancelled</extracomment>
+      <translation>Abgebrochen. Nichts wurde gespeichert; Sie können es jederzeit erneut versuchen.</translation>
+    </message>
+    <message>
+      <source>Cancel test</source>
+      <extracomment>test.cancel</extracomment>
+      <translation>Test abbrechen</translation>
+    </message>
+    <message>
+      <source>Loading the model and running a real test with it…</source>
+      <extracomment>test.running</extracomment>
+      <translation>Das Modell wird geladen und echt getestet…</translation>
+    </message>
+    <message>
+      <source>The test has finished.</source>
+      <extracomment>test.finished</extracomment>
+      <translation>Der Test ist fertig.</translation>
+    </message>
+    <message>
+      <source>Test cancelled. Nothing was saved; try again when you are ready.</source>
+      <extracomment>test.cancelled</extracomment>
+      <translation>Test abgebrochen. Nichts wurde gespeichert; versuchen Sie es erneut, wenn Sie bereit sind.</translation>
+    </message>
+    <message>
+      <source>Test result</source>
+      <extracomment>result.title</extracomment>
+      <translation>Testergebnis</translation>
+    </message>
+    <message>
+      <source>Passed: this computer is ready to contribute.</source>
+      <extracomment>result.passed</extracomment>
+      <translation>Bestanden: Dieser Computer kann mithelfen.</translation>
+    </message>
+    <message>
+      <source>It answered at about {speed} words per second.</source>
+      <extracomment>result.speed</extracomment>
+      <translation>Er hat mit etwa {speed} Wörtern pro Sekunde geantwortet.</translation>
+    </message>
+    <message>
+      <source>It gave correct answers.</source>
+      <extracomment>result.speed.none</extracomment>
+      <translation>Er hat richtige Antworten gegeben.</translation>
+    </message>
+    <message>
+      <source>Finish saves this and, with the box ticked, starts contributing.</source>
+      <extracomment>result.finish</extracomment>
+      <translation>„Fertigstellen“ speichert das und startet, wenn das Häkchen gesetzt ist, das Mithelfen.</translation>
+    </message>
+    <message>
+      <source>Contribute is already on; it uses this the next time it starts.</source>
+      <extracomment>result.running</extracomment>
+      <translation>Mithelfen ist schon an; beim nächsten Start wird dies genutzt.</translation>
+    </message>
+    <message>
+      <source>&amp;Start contributing now</source>
+      <extracomment>result.start</extracomment>
+      <translation>Jetzt mithelfen &amp;starten</translation>
+    </message>
+    <message>
+      <source>The test did not pass.</source>
+      <extracomment>result.failed</extracomment>
+      <translation>Der Test wurde nicht bestanden.</translation>
+    </message>
+    <message>
+      <source>The test stopped without saying why.</source>
+      <extracomment>result.failed.why</extracomment>
+      <translation>Der Test wurde beendet, ohne einen Grund zu nennen.</translation>
+    </message>
+    <message>
+      <source>What to do: go back and choose to use more of this computer's memory, or close other programs, then test again. Nothing was changed.</source>
+      <extracomment>result.failed.advice</extracomment>
+      <translation>Was tun: Gehen Sie zurück und wählen Sie mehr Speicher dieses Computers, oder schließen Sie andere Programme, und testen Sie erneut. Nichts wurde verändert.</translation>
+    </message>
+    <message>
+      <source>Choose how much &amp;memory to use</source>
+      <extracomment>result.back</extracomment>
+      <translation>&amp;Speichernutzung wählen</translation>
+    </message>
+    <message>
+      <source>Show &amp;details</source>
+      <extracomment>result.details</extracomment>
+      <translation>&amp;Details zeigen</translation>
+    </message>
+    <message>
+      <source>Hide &amp;details</source>
+      <extracomment>result.details.hide</extracomment>
+      <translation>&amp;Details verbergen</translation>
+    </message>
+    <message>
+      <source>The models this network answers questions with, and how many computers help with each.</source>
+      <extracomment>serves.intro</extracomment>
+      <translation>Die Modelle, mit denen dieses Netzwerk Fragen beantwortet, und wie viele Computer bei jedem helfen.</translation>
+    </message>
+    <message>
+      <source>Not ready yet: it needs more computers</source>
+      <extracomment>serves.not-ready</extracomment>
+      <translation>Noch nicht bereit: es braucht mehr Computer</translation>
+    </message>
+    <message>
+      <source>{count} computers help</source>
+      <extracomment>serves.computers</extracomment>
+      <translation>{count} Computer helfen</translation>
+    </message>
+    <message>
+      <source>1 computer helps</source>
+      <extracomment>serves.computer</extracomment>
+      <translation>1 Computer hilft</translation>
+    </message>
+    <message>
+      <source>This network has not said what it serves yet.</source>
+      <extracomment>serves.none</extracomment>
+      <translation>Dieses Netzwerk hat noch nicht gesagt, was es anbietet.</translation>
+    </message>
+    <message>
+      <source>MeshNet could not ask the network: {sentence}</source>
+      <extracomment>serves.failed</extracomment>
+      <translation>MeshNet konnte das Netzwerk nicht fragen: {sentence}</translation>
+    </message>
+    <message>
+      <source>Asking the network…</source>
+      <extracomment>serves.loading</extracomment>
+      <translation>Das Netzwerk wird gefragt…</translation>
+    </message>
+    <message>
+      <source>&amp;Refresh</source>
+      <extracomment>serves.refresh</extracomment>
+      <translation>&amp;Aktualisieren</translation>
+    </message>
+    <message>
+      <source>&amp;Close</source>
+      <extracomment>serves.close</extracomment>
+      <translation>&amp;Schließen</translation>
+    </message>
+  </context>
+</TS>

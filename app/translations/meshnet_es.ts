@@ -1,0 +1,857 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="es">
+  <context>
+    <name>meshnet</name>
+    <message>
+      <source>Contribute</source>
+      <extracomment>action.contribute</extracomment>
+      <translation>Colaborar</translation>
+    </message>
+    <message>
+      <source>Let this computer help answer questions, or stop</source>
+      <extracomment>action.contribute.tip</extracomment>
+      <translation>Dejar que este ordenador ayude a responder preguntas, o dejar de hacerlo</translation>
+    </message>
+    <message>
+      <source>Pause for 1 hour</source>
+      <extracomment>action.pause</extracomment>
+      <translation>Pausar 1 hora</translation>
+    </message>
+    <message>
+      <source>Resume now</source>
+      <extracomment>action.resume</extracomment>
+      <translation>Reanudar ahora</translation>
+    </message>
+    <message>
+      <source>Stop contributing for an hour, then carry on by itself</source>
+      <extracomment>action.pause.tip</extracomment>
+      <translation>Dejar de colaborar durante una hora y luego seguir por sí solo</translation>
+    </message>
+    <message>
+      <source>Check this computer…</source>
+      <extracomment>action.check, button.check</extracomment>
+      <translation>Comprobar este ordenador…</translation>
+    </message>
+    <message>
+      <source>Test what this computer can do for the network</source>
+      <extracomment>action.check.tip</extracomment>
+      <translation>Probar lo que este ordenador puede hacer por la red</translation>
+    </message>
+    <message>
+      <source>Status</source>
+      <extracomment>action.status</extracomment>
+      <translation>Estado</translation>
+    </message>
+    <message>
+      <source>What this network serves</source>
+      <extracomment>action.serves, button.serves, serves.title</extracomment>
+      <translation>Qué ofrece esta red</translation>
+    </message>
+    <message>
+      <source>Settings</source>
+      <extracomment>action.settings</extracomment>
+      <translation>Ajustes</translation>
+    </message>
+    <message>
+      <source>Quit</source>
+      <extracomment>action.quit</extracomment>
+      <translation>Salir</translation>
+    </message>
+    <message>
+      <source>Stop contributing and close MeshNet</source>
+      <extracomment>action.quit.tip</extracomment>
+      <translation>Dejar de colaborar y cerrar MeshNet</translation>
+    </message>
+    <message>
+      <source>Not contributing</source>
+      <extracomment>state.stopped, headline.stopped</extracomment>
+      <translation>No colabora</translation>
+    </message>
+    <message>
+      <source>Getting ready</source>
+      <extracomment>state.loading, state.admitting, state.starting</extracomment>
+      <translation>Preparándose</translation>
+    </message>
+    <message>
+      <source>Testing this computer</source>
+      <extracomment>state.probing, test.title</extracomment>
+      <translation>Probando este ordenador</translation>
+    </message>
+    <message>
+      <source>Joining the network</source>
+      <extracomment>state.registering</extracomment>
+      <translation>Uniéndose a la red</translation>
+    </message>
+    <message>
+      <source>Contributing</source>
+      <extracomment>state.serving, headline.serving, notify.contributing</extracomment>
+      <translation>Colaborando</translation>
+    </message>
+    <message>
+      <source>Reconnecting</source>
+      <extracomment>state.reconnecting</extracomment>
+      <translation>Reconectando</translation>
+    </message>
+    <message>
+      <source>Stopping</source>
+      <extracomment>state.draining, headline.draining</extracomment>
+      <translation>Deteniéndose</translation>
+    </message>
+    <message>
+      <source>Pausing</source>
+      <extracomment>state.pausing</extracomment>
+      <translation>Pausando</translation>
+    </message>
+    <message>
+      <source>Paused</source>
+      <extracomment>state.paused, headline.paused</extracomment>
+      <translation>En pausa</translation>
+    </message>
+    <message>
+      <source>Not accepted</source>
+      <extracomment>state.refused, notify.refused</extracomment>
+      <translation>No aceptado</translation>
+    </message>
+    <message>
+      <source>Stopped by a problem</source>
+      <extracomment>state.error</extracomment>
+      <translation>Detenido por un problema</translation>
+    </message>
+    <message>
+      <source>MeshNet — contributing: helping answer questions</source>
+      <extracomment>tooltip.serving</extracomment>
+      <translation>MeshNet — colaborando: ayuda a responder preguntas</translation>
+    </message>
+    <message>
+      <source>MeshNet — contributing through a relay: helping answer questions</source>
+      <extracomment>tooltip.serving.relay</extracomment>
+      <translation>MeshNet — colaborando a través de un relé: ayuda a responder preguntas</translation>
+    </message>
+    <message>
+      <source>MeshNet — not contributing</source>
+      <extracomment>tooltip.stopped</extracomment>
+      <translation>MeshNet — no colabora</translation>
+    </message>
+    <message>
+      <source>MeshNet — {state}</source>
+      <extracomment>tooltip.other</extracomment>
+      <translation>MeshNet — {state}</translation>
+    </message>
+    <message>
+      <source>MeshNet — {state}: {sentence}</source>
+      <extracomment>tooltip.problem</extracomment>
+      <translation>MeshNet — {state}: {sentence}</translation>
+    </message>
+    <message>
+      <source>Click Start contributing to let this computer help answer questions for the network. It pauses by itself while you need the computer.</source>
+      <extracomment>sentence.stopped</extracomment>
+      <translation>Pulse «Empezar a colaborar» para que este ordenador ayude a la red a responder preguntas. Se pausa solo cuando usted necesita el ordenador.</translation>
+    </message>
+    <message>
+      <source>Thank you: this computer is helping the network answer questions.</source>
+      <extracomment>sentence.serving</extracomment>
+      <translation>Gracias: este ordenador ayuda a la red a responder preguntas.</translation>
+    </message>
+    <message>
+      <source>Thank you: this computer is helping the network answer questions with {model}.</source>
+      <extracomment>sentence.serving.model</extracomment>
+      <translation>Gracias: este ordenador ayuda a la red a responder preguntas con {model}.</translation>
+    </message>
+    <message>
+      <source>It connects through a relay, because the network cannot reach this computer directly (a home router usually blocks that).</source>
+      <extracomment>sentence.relay</extracomment>
+      <translation>Se conecta a través de un relé, porque la red no puede llegar a este ordenador directamente (un router doméstico suele impedirlo).</translation>
+    </message>
+    <message>
+      <source>Contribution is paused; it carries on by itself.</source>
+      <extracomment>sentence.paused</extracomment>
+      <translation>La colaboración está en pausa; seguirá por sí sola.</translation>
+    </message>
+    <message>
+      <source>The network did not accept this computer</source>
+      <extracomment>headline.refused</extracomment>
+      <translation>La red no aceptó este ordenador</translation>
+    </message>
+    <message>
+      <source>Contribution stopped</source>
+      <extracomment>headline.error</extracomment>
+      <translation>Colaboración detenida</translation>
+    </message>
+    <message>
+      <source>Finishing the answers under way, then leaving the network…</source>
+      <extracomment>sentence.draining</extracomment>
+      <translation>Terminando las respuestas en curso y saliendo de la red…</translation>
+    </message>
+    <message>
+      <source>Loading the model onto this computer…</source>
+      <extracomment>sentence.loading</extracomment>
+      <translation>Cargando el modelo en este ordenador…</translation>
+    </message>
+    <message>
+      <source>Checking that this computer gives correct answers…</source>
+      <extracomment>sentence.probing</extracomment>
+      <translation>Comprobando que este ordenador da respuestas correctas…</translation>
+    </message>
+    <message>
+      <source>Checking the test result…</source>
+      <extracomment>sentence.admitting</extracomment>
+      <translation>Comprobando el resultado de la prueba…</translation>
+    </message>
+    <message>
+      <source>Getting ready to answer questions…</source>
+      <extracomment>sentence.starting</extracomment>
+      <translation>Preparándose para responder preguntas…</translation>
+    </message>
+    <message>
+      <source>Telling the network this computer is ready…</source>
+      <extracomment>sentence.registering</extracomment>
+      <translation>Avisando a la red de que este ordenador está listo…</translation>
+    </message>
+    <message>
+      <source>The connection to the network was lost; trying again…</source>
+      <extracomment>sentence.reconnecting</extracomment>
+      <translation>Se perdió la conexión con la red; volviendo a intentarlo…</translation>
+    </message>
+    <message>
+      <source>{sentence} ({percent}%)</source>
+      <extracomment>sentence.percent</extracomment>
+      <translation>{sentence} ({percent} %)</translation>
+    </message>
+    <message>
+      <source>This computer ran out of graphics memory. Check this computer again and choose to use more of its memory, or close other programs.</source>
+      <extracomment>why.out-of-memory</extracomment>
+      <translation>Este ordenador se quedó sin memoria gráfica. Vuelva a comprobarlo y elija usar más memoria, o cierre otros programas.</translation>
+    </message>
+    <message>
+      <source>This computer does not have enough free memory for this network's model right now. Close other programs, then click Retry.</source>
+      <extracomment>why.too-little-memory</extracomment>
+      <translation>Este ordenador no tiene ahora memoria libre suficiente para el modelo de esta red. Cierre otros programas y pulse «Reintentar».</translation>
+    </message>
+    <message>
+      <source>The model could not be loaded. Check this computer again; it fetches the model again if something is missing.</source>
+      <extracomment>why.load-failed</extracomment>
+      <translation>No se pudo cargar el modelo. Vuelva a comprobar este ordenador; descargará de nuevo lo que falte.</translation>
+    </message>
+    <message>
+      <source>This computer did not give correct answers in its test. Check this computer again; if it keeps failing, copy the details for whoever helps you.</source>
+      <extracomment>why.test-failed</extracomment>
+      <translation>Este ordenador no dio respuestas correctas en su prueba. Vuelva a comprobarlo; si sigue fallando, copie los detalles para quien le ayude.</translation>
+    </message>
+    <message>
+      <source>The last test of this computer was too old. Click Retry: MeshNet tests it again by itself.</source>
+      <extracomment>why.stale</extracomment>
+      <translation>La última prueba de este ordenador era demasiado antigua. Pulse «Reintentar»: MeshNet lo vuelve a probar por sí solo.</translation>
+    </message>
+    <message>
+      <source>This computer's last test was for a different setup. Click Retry to test it again.</source>
+      <extracomment>why.mismatch</extracomment>
+      <translation>La última prueba de este ordenador era para otra configuración. Pulse «Reintentar» para probarlo de nuevo.</translation>
+    </message>
+    <message>
+      <source>MeshNet could not reach the network. Check the internet connection, then click Retry.</source>
+      <extracomment>why.network</extracomment>
+      <translation>MeshNet no pudo llegar a la red. Compruebe la conexión a internet y pulse «Reintentar».</translation>
+    </message>
+    <message>
+      <source>MeshNet's helper program stopped unexpectedly. Click Retry; if it happens again, copy the details for whoever helps you.</source>
+      <extracomment>why.crashed</extracomment>
+      <translation>El programa auxiliar de MeshNet se detuvo inesperadamente. Pulse «Reintentar»; si vuelve a ocurrir, copie los detalles para quien le ayude.</translation>
+    </message>
+    <message>
+      <source>MeshNet could not start with the current settings. Open Settings and check them, then click Retry.</source>
+      <extracomment>why.settings</extracomment>
+      <translation>MeshNet no pudo arrancar con los ajustes actuales. Abra los ajustes, revíselos y pulse «Reintentar».</translation>
+    </message>
+    <message>
+      <source>This computer has not joined a network yet. Open an invite to join one.</source>
+      <extracomment>why.not-joined</extracomment>
+      <translation>Este ordenador aún no se ha unido a ninguna red. Abra una invitación para unirse a una.</translation>
+    </message>
+    <message>
+      <source>Something went wrong. Click Retry; the details say more for whoever helps you.</source>
+      <extracomment>why.other</extracomment>
+      <translation>Algo salió mal. Pulse «Reintentar»; los detalles dan más información a quien le ayude.</translation>
+    </message>
+    <message>
+      <source>The network did not accept this computer this time. Click Retry; the details say why, for whoever helps you.</source>
+      <extracomment>why.refused</extracomment>
+      <translation>La red no aceptó este ordenador esta vez. Pulse «Reintentar»; los detalles explican el motivo a quien le ayude.</translation>
+    </message>
+    <message>
+      <source>Start contributing</source>
+      <extracomment>button.start</extracomment>
+      <translation>Empezar a colaborar</translation>
+    </message>
+    <message>
+      <source>Stop contributing</source>
+      <extracomment>button.stop</extracomment>
+      <translation>Dejar de colaborar</translation>
+    </message>
+    <message>
+      <source>Retry</source>
+      <extracomment>button.retry</extracomment>
+      <translation>Reintentar</translation>
+    </message>
+    <message>
+      <source>Open settings</source>
+      <extracomment>button.settings</extracomment>
+      <translation>Abrir ajustes</translation>
+    </message>
+    <message>
+      <source>Join another network</source>
+      <extracomment>button.join, join.another</extracomment>
+      <translation>Unirse a otra red</translation>
+    </message>
+    <message>
+      <source>&amp;Details</source>
+      <extracomment>button.details</extracomment>
+      <translation>&amp;Detalles</translation>
+    </message>
+    <message>
+      <source>The technical steps, the log and the usage chart, for the curious and for whoever helps you</source>
+      <extracomment>button.details.tip</extracomment>
+      <translation>Los pasos técnicos, el registro y el gráfico de uso, para curiosos y para quien le ayude</translation>
+    </message>
+    <message>
+      <source>words written today</source>
+      <extracomment>stat.today</extracomment>
+      <translation>palabras escritas hoy</translation>
+    </message>
+    <message>
+      <source>this week</source>
+      <extracomment>stat.week</extracomment>
+      <translation>esta semana</translation>
+    </message>
+    <message>
+      <source>in all</source>
+      <extracomment>stat.total</extracomment>
+      <translation>en total</translation>
+    </message>
+    <message>
+      <source>contributing for</source>
+      <extracomment>stat.time</extracomment>
+      <translation>colaborando desde hace</translation>
+    </message>
+    <message>
+      <source>Words of answers this computer helped write, as the model counts them (a long word can count as two)</source>
+      <extracomment>stat.words.tip</extracomment>
+      <translation>Palabras de respuestas que este ordenador ayudó a escribir, contadas como las cuenta el modelo (una palabra larga puede contar doble)</translation>
+    </message>
+    <message>
+      <source>Your contribution</source>
+      <extracomment>status.contribution</extracomment>
+      <translation>Su aportación</translation>
+    </message>
+    <message>
+      <source>Network: {name}</source>
+      <extracomment>status.network</extracomment>
+      <translation>Red: {name}</translation>
+    </message>
+    <message>
+      <source>No network joined yet</source>
+      <extracomment>status.network.none</extracomment>
+      <translation>Aún no se ha unido a ninguna red</translation>
+    </message>
+    <message>
+      <source>Contributing again</source>
+      <extracomment>notify.contributing.again</extracomment>
+      <translation>Colaborando de nuevo</translation>
+    </message>
+    <message>
+      <source>This computer is helping the network answer questions.</source>
+      <extracomment>notify.contributing.text</extracomment>
+      <translation>Este ordenador ayuda a la red a responder preguntas.</translation>
+    </message>
+    <message>
+      <source>Contribution paused</source>
+      <extracomment>notify.paused</extracomment>
+      <translation>Colaboración en pausa</translation>
+    </message>
+    <message>
+      <source>Ready to answer</source>
+      <extracomment>notify.ready, serves.ready</extracomment>
+      <translation>Listo para responder</translation>
+    </message>
+    <message>
+      <source>The network can now answer questions with {model}, with this computer's help.</source>
+      <extracomment>notify.ready.text</extracomment>
+      <translation>La red ya puede responder preguntas con {model}, con la ayuda de este ordenador.</translation>
+    </message>
+    <message>
+      <source>Join a network</source>
+      <extracomment>join.title, join.one</extracomment>
+      <translation>Unirse a una red</translation>
+    </message>
+    <message>
+      <source>A network is a group of computers that answer questions together. Paste the invite you were sent to see who runs it before you join.</source>
+      <extracomment>join.subtitle</extracomment>
+      <translation>Una red es un grupo de ordenadores que responden preguntas juntos. Pegue su invitación para ver quién la gestiona.</translation>
+    </message>
+    <message>
+      <source>&amp;Invite link:</source>
+      <extracomment>join.link</extracomment>
+      <translation>Enlace de &amp;invitación:</translation>
+    </message>
+    <message>
+      <source>Invite link</source>
+      <extracomment>join.link.name</extracomment>
+      <translation>Enlace de invitación</translation>
+    </message>
+    <message>
+      <source>Show network</source>
+      <extracomment>join.show</extracomment>
+      <translation>Mostrar la red</translation>
+    </message>
+    <message>
+      <source>Show the network this invite is for</source>
+      <extracomment>join.show.name</extracomment>
+      <translation>Mostrar la red de esta invitación</translation>
+    </message>
+    <message>
+      <source>I run my own tracker (Advanced)</source>
+      <extracomment>join.advanced</extracomment>
+      <translation>Tengo mi propio tracker (Avanzado)</translation>
+    </message>
+    <message>
+      <source>I run my own tracker</source>
+      <extracomment>join.advanced.name</extracomment>
+      <translation>Tengo mi propio tracker</translation>
+    </message>
+    <message>
+      <source>Network &amp;address:</source>
+      <extracomment>join.address</extracomment>
+      <translation>&amp;Dirección de la red:</translation>
+    </message>
+    <message>
+      <source>Invite &amp;code:</source>
+      <extracomment>join.code</extracomment>
+      <translation>&amp;Código de invitación:</translation>
+    </message>
+    <message>
+      <source>Join this network</source>
+      <extracomment>join.join</extracomment>
+      <translation>Unirse a esta red</translation>
+    </message>
+    <message>
+      <source>This computer uses your own tracker at {url} (Settings, Connection). Press Next to continue, or join a network.</source>
+      <extracomment>join.own</extracomment>
+      <translation>Este ordenador usa su propio tracker en {url} (Ajustes, Conexión). Pulse «Siguiente» para continuar, o únase a una red.</translation>
+    </message>
+    <message>
+      <source>This computer is part of {network}. Press Next to continue, or join another network.</source>
+      <extracomment>join.part-of</extracomment>
+      <translation>Este ordenador forma parte de {network}. Pulse «Siguiente» para continuar, o únase a otra red.</translation>
+    </message>
+    <message>
+      <source>Run by {operator}</source>
+      <extracomment>join.run-by</extracomment>
+      <translation>Gestionada por {operator}</translation>
+    </message>
+    <message>
+      <source>The organiser gave no name.</source>
+      <extracomment>join.no-operator</extracomment>
+      <translation>El organizador no dio ningún nombre.</translation>
+    </message>
+    <message>
+      <source>Answers questions with: {models}</source>
+      <extracomment>join.serves</extracomment>
+      <translation>Responde preguntas con: {models}</translation>
+    </message>
+    <message>
+      <source>Joining lets this computer help answer questions for this network while you are not using it. You can pause or leave at any time.</source>
+      <extracomment>join.explain</extracomment>
+      <translation>Al unirse, este ordenador ayuda a esta red a responder preguntas mientras usted no lo usa. Puede pausar o salir cuando quiera.</translation>
+    </message>
+    <message>
+      <source>Type the network's address and the invite code.</source>
+      <extracomment>join.type-both</extracomment>
+      <translation>Escriba la dirección de la red y el código de invitación.</translation>
+    </message>
+    <message>
+      <source>Paste the invite link you were sent.</source>
+      <extracomment>join.paste</extracomment>
+      <translation>Pegue el enlace de invitación que recibió.</translation>
+    </message>
+    <message>
+      <source>Looking up the network…</source>
+      <extracomment>join.looking</extracomment>
+      <translation>Buscando la red…</translation>
+    </message>
+    <message>
+      <source>Joining {network}…</source>
+      <extracomment>join.joining</extracomment>
+      <translation>Uniéndose a {network}…</translation>
+    </message>
+    <message>
+      <source>the network</source>
+      <extracomment>join.the-network</extracomment>
+      <translation>la red</translation>
+    </message>
+    <message>
+      <source>You joined {network}. Press Next to check this computer.</source>
+      <extracomment>join.joined</extracomment>
+      <translation>Se ha unido a {network}. Pulse «Siguiente» para comprobar este ordenador.</translation>
+    </message>
+    <message>
+      <source>{name} (run by {operator})</source>
+      <extracomment>join.network-by</extracomment>
+      <translation>{name} (gestionada por {operator})</translation>
+    </message>
+    <message>
+      <source>MeshNet — check this computer</source>
+      <extracomment>wizard.title</extracomment>
+      <translation>MeshNet — comprobar este ordenador</translation>
+    </message>
+    <message>
+      <source>Finish</source>
+      <extracomment>wizard.finish</extracomment>
+      <translation>Finalizar</translation>
+    </message>
+    <message>
+      <source>Check this computer</source>
+      <extracomment>welcome.title</extracomment>
+      <translation>Comprobar este ordenador</translation>
+    </message>
+    <message>
+      <source>MeshNet lets this computer help answer questions for the network while you are not using it.</source>
+      <extracomment>welcome.one</extracomment>
+      <translation>MeshNet permite que este ordenador ayude a la red a responder preguntas mientras usted no lo usa.</translation>
+    </message>
+    <message>
+      <source>This check looks at your computer, gets the model if it is not here yet, and runs a real test. It takes a few minutes and you can stop it at any time.</source>
+      <extracomment>welcome.two</extracomment>
+      <translation>Esta comprobación examina su ordenador, descarga el modelo si aún no está y hace una prueba real. Tarda unos minutos y puede detenerla en cualquier momento.</translation>
+    </message>
+    <message>
+      <source>Your computer</source>
+      <extracomment>hardware.title</extracomment>
+      <translation>Su ordenador</translation>
+    </message>
+    <message>
+      <source>Cancel check</source>
+      <extracomment>hardware.cancel</extracomment>
+      <translation>Cancelar comprobación</translation>
+    </message>
+    <message>
+      <source>Looking at this computer…</source>
+      <extracomment>hardware.looking</extracomment>
+      <translation>Examinando este ordenador…</translation>
+    </message>
+    <message>
+      <source>&amp;Graphics card:</source>
+      <extracomment>hardware.device</extracomment>
+      <translation>&amp;Tarjeta gráfica:</translation>
+    </message>
+    <message>
+      <source>&amp;Memory:</source>
+      <extracomment>hardware.memory</extracomment>
+      <translation>&amp;Memoria:</translation>
+    </message>
+    <message>
+      <source>&amp;Free disk:</source>
+      <extracomment>hardware.disk</extracomment>
+      <translation>&amp;Disco libre:</translation>
+    </message>
+    <message>
+      <source>Mo&amp;del:</source>
+      <extracomment>hardware.model</extracomment>
+      <translation>Mo&amp;delo:</translation>
+    </message>
+    <message>
+      <source>{name}, graphics card: {free} free of {total}</source>
+      <extracomment>hardware.gpu</extracomment>
+      <translation>{name}, tarjeta gráfica: {free} libres de {total}</translation>
+    </message>
+    <message>
+      <source>{name}, processor (no graphics card found): {free} free of {total}</source>
+      <extracomment>hardware.cpu</extracomment>
+      <translation>{name}, procesador (no se encontró tarjeta gráfica): {free} libres de {total}</translation>
+    </message>
+    <message>
+      <source>{free} available of {total}</source>
+      <extracomment>hardware.ram</extracomment>
+      <translation>{free} disponibles de {total}</translation>
+    </message>
+    <message>
+      <source>{free} free for models</source>
+      <extracomment>hardware.disk.free</extracomment>
+      <translation>{free} libres para modelos</translation>
+    </message>
+    <message>
+      <source>{model}, already on this computer</source>
+      <extracomment>hardware.model.here</extracomment>
+      <translation>{model}, ya está en este ordenador</translation>
+    </message>
+    <message>
+      <source>{model}, fetched in the next step</source>
+      <extracomment>hardware.model.missing</extracomment>
+      <translation>{model}, se descarga en el siguiente paso</translation>
+    </message>
+    <message>
+      <source>This is what MeshNet found. Next: choose how much of this computer to use.</source>
+      <extracomment>hardware.done</extracomment>
+      <translation>Esto es lo que encontró MeshNet. Siguiente: elija cuánto de este ordenador usar.</translation>
+    </message>
+    <message>
+      <source>The check of this computer did not finish. Try again, or open Settings.</source>
+      <extracomment>hardware.failed</extracomment>
+      <translation>La comprobación de este ordenador no terminó. Inténtelo de nuevo o abra los ajustes.</translation>
+    </message>
+    <message>
+      <source>How much of this computer to use</source>
+      <extracomment>memory.title</extracomment>
+      <translation>Cuánto de este ordenador usar</translation>
+    </message>
+    <message>
+      <source>MeshNet uses only the share you choose, so there is room left for games and other programs. The network decides which part of the model this computer holds.</source>
+      <extracomment>memory.intro</extracomment>
+      <translation>MeshNet usa solo la parte que usted elija, para que quede sitio para juegos y otros programas. La red decide qué parte del modelo lleva este ordenador.</translation>
+    </message>
+    <message>
+      <source>Use up to:</source>
+      <extracomment>memory.gpu</extracomment>
+      <translation>Usar como máximo:</translation>
+    </message>
+    <message>
+      <source>&amp;A little of my graphics memory (about {size})</source>
+      <extracomment>memory.little</extracomment>
+      <translation>&amp;Un poco de mi memoria gráfica (unos {size})</translation>
+    </message>
+    <message>
+      <source>&amp;Half of my graphics memory (about {size}) — room for games</source>
+      <extracomment>memory.half</extracomment>
+      <translation>La &amp;mitad de mi memoria gráfica (unos {size}) — sitio para juegos</translation>
+    </message>
+    <message>
+      <source>M&amp;ost of my graphics memory (about {size})</source>
+      <extracomment>memory.most</extracomment>
+      <translation>La mayor &amp;parte de mi memoria gráfica (unos {size})</translation>
+    </message>
+    <message>
+      <source>&amp;A little of my memory (about {size})</source>
+      <extracomment>memory.little.cpu</extracomment>
+      <translation>&amp;Un poco de mi memoria (unos {size})</translation>
+    </message>
+    <message>
+      <source>&amp;Half of my memory (about {size})</source>
+      <extracomment>memory.half.cpu</extracomment>
+      <translation>La &amp;mitad de mi memoria (unos {size})</translation>
+    </message>
+    <message>
+      <source>M&amp;ost of my memory (about {size})</source>
+      <extracomment>memory.most.cpu</extracomment>
+      <translation>La mayor &amp;parte de mi memoria (unos {size})</translation>
+    </message>
+    <message>
+      <source>That is too little memory for this network's model; choose more.</source>
+      <extracomment>memory.too-little</extracomment>
+      <translation>Es muy poca memoria para el modelo de esta red; elija más.</translation>
+    </message>
+    <message>
+      <source>With this choice this computer can hold the whole model.</source>
+      <extracomment>memory.holds.all</extracomment>
+      <translation>Con esta opción este ordenador puede llevar el modelo entero.</translation>
+    </message>
+    <message>
+      <source>With this choice this computer holds part of the model; other computers hold the rest.</source>
+      <extracomment>memory.holds.part</extracomment>
+      <translation>Con esta opción este ordenador lleva una parte del modelo; otros ordenadores llevan el resto.</translation>
+    </message>
+    <message>
+      <source>Asking the network which part it needs most…</source>
+      <extracomment>memory.asking</extracomment>
+      <translation>Preguntando a la red qué parte necesita más…</translation>
+    </message>
+    <message>
+      <source>The network chose the part it needs most.</source>
+      <extracomment>memory.network</extracomment>
+      <translation>La red eligió la parte que más necesita.</translation>
+    </message>
+    <message>
+      <source>The network did not answer, so MeshNet chose a part that fits this computer.</source>
+      <extracomment>memory.network.failed</extracomment>
+      <translation>La red no respondió, así que MeshNet eligió una parte que cabe en este ordenador.</translation>
+    </message>
+    <message>
+      <source>Cancel</source>
+      <extracomment>child.cancel</extracomment>
+      <translation>Cancelar</translation>
+    </message>
+    <message>
+      <source>&amp;Try again</source>
+      <extracomment>child.retry</extracomment>
+      <translation>&amp;Intentar de nuevo</translation>
+    </message>
+    <message>
+      <source>Stopping…</source>
+      <extracomment>child.stopping</extracomment>
+      <translation>Deteniendo…</translation>
+    </message>
+    <message>
+      <source>Stopped. Nothing was changed on this computer.</source>
+      <extracomment>child.stopped</extracomment>
+      <translation>Detenido. No se cambió nada en este ordenador.</translation>
+    </message>
+    <message>
+      <source>Getting the model</source>
+      <extracomment>import.title</extracomment>
+      <translation>Obteniendo el modelo</translation>
+    </message>
+    <message>
+      <source>Cancel download</source>
+      <extracomment>import.cancel</extracomment>
+      <translation>Cancelar descarga</translation>
+    </message>
+    <message>
+      <source>Preparing the model for this computer…</source>
+      <extracomment>import.preparing</extracomment>
+      <translation>Preparando el modelo para este ordenador…</translation>
+    </message>
+    <message>
+      <source>The model could not be prepared. Check the free disk space, then try again.</source>
+      <extracomment>import.failed</extracomment>
+      <translation>No se pudo preparar el modelo. Compruebe el espacio libre en disco e inténtelo de nuevo.</translation>
+    </message>
+    <message>
+      <source>The model is ready on this computer. Next: the test.</source>
+      <extracomment>import.ready</extracomment>
+      <translation>El modelo está listo en este ordenador. Siguiente: la prueba.</translation>
+    </message>
+    <message>
+      <source>Cancelled. Nothing was saved; you can try again whenever you like.</source>
+      <extracomment>import.cancelled</extracomment>
+      <translation>Cancelado. No se guardó nada; puede intentarlo de nuevo cuando quiera.</translation>
+    </message>
+    <message>
+      <source>Cancel test</source>
+      <extracomment>test.cancel</extracomment>
+      <translation>Cancelar prueba</translation>
+    </message>
+    <message>
+      <source>Loading the model and running a real test with it…</source>
+      <extracomment>test.running</extracomment>
+      <translation>Cargando el modelo y haciendo una prueba real con él…</translation>
+    </message>
+    <message>
+      <source>The test has finished.</source>
+      <extracomment>test.finished</extracomment>
+      <translation>La prueba ha terminado.</translation>
+    </message>
+    <message>
+      <source>Test cancelled. Nothing was saved; try again when you are ready.</source>
+      <extracomment>test.cancelled</extracomment>
+      <translation>Prueba cancelada. No se guardó nada; inténtelo de nuevo cuando esté listo.</translation>
+    </message>
+    <message>
+      <source>Test result</source>
+      <extracomment>result.title</extracomment>
+      <translation>Resultado de la prueba</translation>
+    </message>
+    <message>
+      <source>Passed: this computer is ready to contribute.</source>
+      <extracomment>result.passed</extracomment>
+      <translation>Superada: este ordenador está listo para colaborar.</translation>
+    </message>
+    <message>
+      <source>It answered at about {speed} words per second.</source>
+      <extracomment>result.speed</extracomment>
+      <translation>Respondió a unas {speed} palabras por segundo.</translation>
+    </message>
+    <message>
+      <source>It gave correct answers.</source>
+      <extracomment>result.speed.none</extracomment>
+      <translation>Dio respuestas correctas.</translation>
+    </message>
+    <message>
+      <source>Finish saves this and, with the box ticked, starts contributing.</source>
+      <extracomment>result.finish</extracomment>
+      <translation>«Finalizar» guarda esto y, con la casilla marcada, empieza a colaborar.</translation>
+    </message>
+    <message>
+      <source>Contribute is already on; it uses this the next time it starts.</source>
+      <extracomment>result.running</extracomment>
+      <translation>Colaborar ya está activado; usará esto la próxima vez que empiece.</translation>
+    </message>
+    <message>
+      <source>&amp;Start contributing now</source>
+      <extracomment>result.start</extracomment>
+      <translation>&amp;Empezar a colaborar ahora</translation>
+    </message>
+    <message>
+      <source>The test did not pass.</source>
+      <extracomment>result.failed</extracomment>
+      <translation>La prueba no se superó.</translation>
+    </message>
+    <message>
+      <source>The test stopped without saying why.</source>
+      <extracomment>result.failed.why</extracomment>
+      <translation>La prueba se detuvo sin decir por qué.</translation>
+    </message>
+    <message>
+      <source>What to do: go back and choose to use more of this computer's memory, or close other programs, then test again. Nothing was changed.</source>
+      <extracomment>result.failed.advice</extracomment>
+      <translation>Qué hacer: vuelva atrás y elija usar más memoria de este ordenador, o cierre otros programas, y pruebe de nuevo. No se cambió nada.</translation>
+    </message>
+    <message>
+      <source>Choose how much &amp;memory to use</source>
+      <extracomment>result.back</extracomment>
+      <translation>Elegir cuánta &amp;memoria usar</translation>
+    </message>
+    <message>
+      <source>Show &amp;details</source>
+      <extracomment>result.details</extracomment>
+      <translation>Mostrar &amp;detalles</translation>
+    </message>
+    <message>
+      <source>Hide &amp;details</source>
+      <extracomment>result.details.hide</extracomment>
+      <translation>Ocultar &amp;detalles</translation>
+    </message>
+    <message>
+      <source>The models this network answers questions with, and how many computers help with each.</source>
+      <extracomment>serves.intro</extracomment>
+      <translation>Los modelos con los que esta red responde preguntas, y cuántos ordenadores ayudan con cada uno.</translation>
+    </message>
+    <message>
+      <source>Not ready yet: it needs more computers</source>
+      <extracomment>serves.not-ready</extracomment>
+      <translation>Aún no está listo: necesita más ordenadores</translation>
+    </message>
+    <message>
+      <source>{count} computers help</source>
+      <extracomment>serves.computers</extracomment>
+      <translation>{count} ordenadores ayudan</translation>
+    </message>
+    <message>
+      <source>1 computer helps</source>
+      <extracomment>serves.computer</extracomment>
+      <translation>1 ordenador ayuda</translation>
+    </message>
+    <message>
+      <source>This network has not said what it serves yet.</source>
+      <extracomment>serves.none</extracomment>
+      <translation>Esta red aún no ha dicho qué ofrece.</translation>
+    </message>
+    <message>
+      <source>MeshNet could not ask the network: {sentence}</source>
+      <extracomment>serves.failed</extracomment>
+      <translation>MeshNet no pudo preguntar a la red: {sentence}</translation>
+    </message>
+    <message>
+      <source>Asking the network…</source>
+      <extracomment>serves.loading</extracomment>
+      <translation>Preguntando a la red…</translation>
+    </message>
+    <message>
+      <source>&amp;Refresh</source>
+      <extracomment>serves.refresh</extracomment>
+      <translation>&amp;Actualizar</translation>
+    </message>
+    <message>
+      <source>&amp;Close</source>
+      <extracomment>serves.close</extracomment>
+      <translation>&amp;Cerrar</translation>
+    </message>
+  </context>
+</TS>

@@ -1,0 +1,40 @@
+"""Every string a screen shows, for ``--screenshot``'s texts.json and the plain-words tests."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QGroupBox,
+    QLabel,
+    QMenu,
+    QTabWidget,
+    QWidget,
+    QWizard,
+)
+
+
+def _clean(text: str) -> str:
+    return text.replace("&&", "\0").replace("&", "").replace("\0", "&").strip()
+
+
+def visible_texts(root: QWidget) -> list[str]:
+    """The window title, then each visible label, button, group and tab, in widget order.
+
+    A wizard adds its current page's title and subtitle; a menu its actions' texts.
+    Line edits are left out: what they hold is the user's (a pasted link), not ours.
+    """
+    texts: list[str] = [root.windowTitle()] if root.isWindow() else []
+    if isinstance(root, QWizard) and root.currentPage() is not None:
+        texts += [root.currentPage().title(), root.currentPage().subTitle()]
+    if isinstance(root, QMenu):
+        texts += [action.text() for action in root.actions() if not action.isSeparator()]
+    for widget in root.findChildren(QWidget):
+        if not widget.isVisibleTo(root):
+            continue
+        if isinstance(widget, QLabel | QAbstractButton):
+            texts.append(widget.text())
+        elif isinstance(widget, QGroupBox):
+            texts.append(widget.title())
+        elif isinstance(widget, QTabWidget):
+            texts += [widget.tabText(index) for index in range(widget.count())]
+    return [cleaned for cleaned in (_clean(text) for text in texts) if cleaned]
