@@ -18,7 +18,7 @@ import torch
 from core.errors import ModelImportError
 
 # ggml type ids (enum ggml_type in ggml.h)
-F32, F16, Q4_0, Q5_0, Q8_0 = 0, 1, 2, 6, 8
+F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 = 0, 1, 2, 3, 6, 7, 8
 Q4_K, Q5_K, Q6_K, BF16 = 12, 13, 14, 30
 QK_K = 256
 
@@ -28,7 +28,9 @@ BLOCKS: dict[int, tuple[str, int, int]] = {
     F16: ("F16", 1, 2),
     BF16: ("BF16", 1, 2),
     Q4_0: ("Q4_0", 32, 18),
+    Q4_1: ("Q4_1", 32, 20),
     Q5_0: ("Q5_0", 32, 22),
+    Q5_1: ("Q5_1", 32, 24),
     Q8_0: ("Q8_0", 32, 34),
     Q4_K: ("Q4_K", QK_K, 144),
     Q5_K: ("Q5_K", QK_K, 176),
@@ -63,6 +65,17 @@ def _q5_0(b: torch.Tensor) -> torch.Tensor:
     high = _bits(b[:, 2:6])  # bit i is the fifth bit of value i
     q = (_nibbles(b[:, 6:]) | (high << 4)).to(torch.int16) - 16
     return d * q.float()
+
+
+def _q4_1(b: torch.Tensor) -> torch.Tensor:
+    d, m = _f16(b[:, :2]), _f16(b[:, 2:4])
+    return d * _nibbles(b[:, 4:]).float() + m
+
+
+def _q5_1(b: torch.Tensor) -> torch.Tensor:
+    d, m = _f16(b[:, :2]), _f16(b[:, 2:4])
+    q = _nibbles(b[:, 8:]) | (_bits(b[:, 4:8]) << 4)
+    return d * q.float() + m
 
 
 def _q8_0(b: torch.Tensor) -> torch.Tensor:
@@ -119,7 +132,9 @@ def _q6_k(b: torch.Tensor) -> torch.Tensor:
 
 _BLOCK_DECODERS: dict[int, Callable[[torch.Tensor], torch.Tensor]] = {
     Q4_0: _q4_0,
+    Q4_1: _q4_1,
     Q5_0: _q5_0,
+    Q5_1: _q5_1,
     Q8_0: _q8_0,
     Q4_K: _q4_k,
     Q5_K: _q5_k,

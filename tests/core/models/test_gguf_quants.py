@@ -15,7 +15,9 @@ from core.models import gguf_quants as gq
 # byte offsets of the float16 scales in each block format (random bytes elsewhere)
 _F16_OFFSETS = {
     gq.Q4_0: (0,),
+    gq.Q4_1: (0, 2),
     gq.Q5_0: (0,),
+    gq.Q5_1: (0, 2),
     gq.Q8_0: (0,),
     gq.Q4_K: (0, 2),
     gq.Q5_K: (0, 2),
@@ -48,13 +50,13 @@ def test_block_formats_equal_the_gguf_reference_bit_for_bit(ggml_type: int) -> N
     assert np.array_equal(ours.view(np.uint32), reference.view(np.uint32))
 
 
-@pytest.mark.parametrize("ggml_type", [gq.Q4_0, gq.Q5_0, gq.Q8_0])
+@pytest.mark.parametrize("ggml_type", [gq.Q4_0, gq.Q4_1, gq.Q5_0, gq.Q5_1, gq.Q8_0])
 def test_quantized_by_gguf_round_trips_through_ours(ggml_type: int) -> None:
     values = np.random.default_rng(1).standard_normal((4, 256)).astype(np.float32)
     packed = quants.quantize(values, T(ggml_type))
     ours = gq.dequantize(packed, ggml_type, (4, 256)).numpy()
     assert np.array_equal(ours, quants.dequantize(packed, T(ggml_type)))
-    levels = {gq.Q4_0: 7, gq.Q5_0: 15, gq.Q8_0: 127}[ggml_type]
+    levels = {gq.Q4_0: 7, gq.Q4_1: 7, gq.Q5_0: 15, gq.Q5_1: 15, gq.Q8_0: 127}[ggml_type]
     step = np.abs(values).max() / levels
     assert np.abs(ours - values).max() <= step  # and close to what was quantized
 
@@ -99,6 +101,6 @@ def test_hand_built_q4_k_block() -> None:
 
 def test_unsupported_type_and_short_data_are_refused_clearly() -> None:
     with pytest.raises(ModelImportError, match="not supported"):
-        gq.dequantize(np.zeros(20, np.uint8), int(T.Q4_1), (32,))
+        gq.dequantize(np.zeros(20, np.uint8), int(T.Q2_K), (256,))
     with pytest.raises(ModelImportError, match="damaged or truncated"):
         gq.dequantize(np.zeros(17, np.uint8), gq.Q4_0, (32,))
