@@ -262,4 +262,7 @@ def hf_config_from_gguf(reader: Any) -> dict[str, Any]:
         "torch_dtype": "float32",
     }
     config.update(family.fields(m))
+    if family.name.startswith("gemma") and "<end_of_turn>" in tokens:
+        # Gemma ends its chat turns with <end_of_turn>; Google's configs list both stops
+        config["eos_token_id"] = [config["eos_token_id"], tokens.index("<end_of_turn>")]
     return config
