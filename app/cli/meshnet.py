@@ -27,6 +27,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="fp32",
         help="recipe the nodes run: fp32 (default), int8 (int8 weights), or a catalogue id",
     )
+    demo.add_argument(
+        "--model",
+        default=None,
+        help="a local model id or folder (e.g. one from `meshnet-node models import-gguf`); "
+        "default: the packaged SmolLM2-135M-Instruct",
+    )
     demo.add_argument("--keep", action="store_true", help="keep the demo's folder and logs")
     demo.add_argument(
         "--serve", action="store_true", help="keep the network serving after the answer (Ctrl-C)"
@@ -82,6 +88,7 @@ def run_demo(args: argparse.Namespace) -> int:
         keep_workdir=args.keep,
         serve=args.serve,
         recipe=args.recipe,
+        model=args.model,
     )
     return Demo(options).run()
 

@@ -1,15 +1,22 @@
-"""`meshnet-node models import-default | list`."""
+"""`meshnet-node models import-default | import-gguf PATH | list`."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
+import sys
+from pathlib import Path
 
 from app.cli.node_control import add_control_argument, cancel_on_stop, stdin_controls
 from app.cli.node_doctor import ProgressPrinter
 from core.models.default_model import DEFAULT_MODEL_ID, ensure_default_model
+from core.models.gguf_import import import_gguf
 from core.models.local import list_local_models
+from core.paths import models_dir
 from core.progress import CancelToken, reporter
+
+_MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -25,6 +32,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     add_control_argument(import_default_parser)
     import_default_parser.set_defaults(func=import_default)
+    import_gguf_parser = verbs.add_parser(
+        "import-gguf",
+        help="import a GGUF file (Llama, Qwen 2/3, Gemma 2/3; F32 to Q4_K) as a local model",
+    )
+    import_gguf_parser.add_argument("path", help="the .gguf file")
+    import_gguf_parser.add_argument(
+        "--name", default=None, help="the local model id (default: the file's name, lowercased)"
+    )
+    import_gguf_parser.add_argument(
+        "--json",
+        action="store_true",
+        help='progress as JSON lines on stderr; {"path", "model_id"} on stdout',
+    )
+    add_control_argument(import_gguf_parser)
+    import_gguf_parser.set_defaults(func=import_gguf_file)
     verbs.add_parser("list", help="local models, sizes and digests").set_defaults(func=list_models)
 
 
@@ -39,6 +61,41 @@ def import_default(args: argparse.Namespace) -> int:
     else:
         print(folder)
     return 0
+
+
+def import_gguf_file(args: argparse.Namespace) -> int:
+    """Import into the models folder under ``--name`` (staged, then renamed)."""
+    source = Path(args.path).expanduser()
+    if not source.is_file():
+        print(f"meshnet-node: no GGUF file at {source}", file=sys.stderr)
+        return 2
+    model_id = args.name or gguf_model_id(source)
+    if not _MODEL_ID.fullmatch(model_id):
+        print(
+            f"meshnet-node: --name {model_id!r} must be letters, digits, '.', '_' or '-'",
+            file=sys.stderr,
+        )
+        return 2
+    as_json = bool(args.json)
+    stop = CancelToken()
+    cancel_on_stop(stop, stdin_control=stdin_controls(args))
+    folder = import_gguf(
+        source,
+        models_dir() / model_id,
+        model_id=model_id,
+        progress=reporter(ProgressPrinter(as_json), stop),
+        label=model_id,
+    )
+    if as_json:
+        print(json.dumps({"path": str(folder), "model_id": model_id}), flush=True)
+    else:
+        print(folder)
+    return 0
+
+
+def gguf_model_id(path: Path) -> str:
+    """``Gemma-3-270M-Q4_K_M.gguf`` -> ``gemma-3-270m-q4_k_m``."""
+    return re.sub(r"[^a-z0-9._-]+", "-", path.stem.lower()).strip("-.") or "gguf-model"
 
 
 def list_models(_args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ from app.demo.processes import Child, split_layers, start_node, start_tracker
 from app.gateway_client import GatewayClient
 from core.errors import MeshnetError
 from core.models.default_model import ensure_default_model
+from core.models.local import resolve_model
 from core.models.manifest import ModelManifest
 from core.recipe_catalogue import load_catalogue
 
@@ -32,6 +33,7 @@ class DemoOptions:
     keep_workdir: bool = False
     serve: bool = False  # keep the network up after the answer, until Ctrl-C
     recipe: str = "fp32"  # "fp32", "int8" (the default model's llama-<name>) or a catalogue id
+    model: str | None = None  # a model folder or local model id; None: the packaged default
 
 
 def demo_recipe_id(name: str) -> str:
@@ -43,6 +45,16 @@ def demo_recipe_id(name: str) -> str:
     recipe_id = name if name in known else f"llama-{name}"
     catalogue.get(recipe_id)  # RecipeError naming the known ones
     return recipe_id
+
+
+def model_recipe_id(model_dir: Path, name: str) -> str:
+    """``fp32``/``bf16``/``int8`` -> that recipe of the model's own family; a catalogue id
+    as it is, when it is for that family."""
+    from core.one_process_generate import pick_recipe
+    from core.runtime import ModelConfig
+
+    architecture = ModelConfig.from_folder(model_dir).architecture
+    return pick_recipe(load_catalogue(), name, architecture).recipe_id
 
 
 class Demo:
@@ -80,10 +92,16 @@ class Demo:
             self.stop()
 
     def _run(self) -> int:
-        recipe_id = demo_recipe_id(self.options.recipe)  # a typo fails before anything starts
-        self.say("MeshNet demo — one tracker and several nodes on this machine\n")
-        self.say("1. Importing the packaged default model (SmolLM2-135M-Instruct)…")
-        model_dir = ensure_default_model()
+        if self.options.model is None:
+            recipe_id = demo_recipe_id(self.options.recipe)  # a typo fails before anything starts
+            self.say("MeshNet demo — one tracker and several nodes on this machine\n")
+            self.say("1. Importing the packaged default model (SmolLM2-135M-Instruct)…")
+            model_dir = ensure_default_model()
+        else:
+            model_dir = resolve_model(self.options.model)
+            recipe_id = model_recipe_id(model_dir, self.options.recipe)
+            self.say("MeshNet demo — one tracker and several nodes on this machine\n")
+            self.say(f"1. Using the local model {self.options.model}…")
         manifest = ModelManifest.load(model_dir)
         self.say(f"   {model_dir} ({manifest.layer_count} layers)\n")
 

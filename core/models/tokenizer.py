@@ -18,9 +18,16 @@ from core.errors import ModelError
 
 
 class ChatTokenizer:
-    def __init__(self, tokenizer: Tokenizer, config: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        tokenizer: Tokenizer,
+        config: Mapping[str, Any],
+        extra_eos_ids: frozenset[int] = frozenset(),
+    ) -> None:
         self._tokenizer = tokenizer
         self._config = dict(config)
+        # generation_config.json may list more stops (Gemma's <end_of_turn>, Llama 3's <|eot_id|>)
+        self._extra_eos_ids = extra_eos_ids
         template = self._config.get("chat_template")
         environment = jinja2.sandbox.ImmutableSandboxedEnvironment(
             trim_blocks=True, lstrip_blocks=True
@@ -34,9 +41,16 @@ class ChatTokenizer:
             tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
             config_path = folder / "tokenizer_config.json"
             config = json.loads(config_path.read_text("utf-8")) if config_path.is_file() else {}
+            generation_path = folder / "generation_config.json"
+            generation = (
+                json.loads(generation_path.read_text("utf-8")) if generation_path.is_file() else {}
+            )
         except (OSError, ValueError, Exception) as exc:
             raise ModelError(f"cannot load the tokenizer in {folder}: {exc}") from exc
-        return cls(tokenizer, config)
+        raw = generation.get("eos_token_id") if isinstance(generation, dict) else None
+        listed = raw if isinstance(raw, list) else [raw]
+        extra = frozenset(i for i in listed if isinstance(i, int) and not isinstance(i, bool))
+        return cls(tokenizer, config, extra)
 
     def encode(self, text: str) -> list[int]:
         return list(self._tokenizer.encode(text, add_special_tokens=False).ids)
@@ -50,7 +64,7 @@ class ChatTokenizer:
     @property
     def eos_token_ids(self) -> frozenset[int]:
         ids = {self.token_id(self._config.get("eos_token"))}
-        return frozenset(i for i in ids if i is not None)
+        return frozenset(i for i in ids if i is not None) | self._extra_eos_ids
 
     def apply_chat_template(
         self, messages: Sequence[Mapping[str, str]], *, add_generation_prompt: bool = True
