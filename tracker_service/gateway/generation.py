@@ -34,7 +34,7 @@ from tracker_service.domain.route_formation import NoRoute
 from tracker_service.errors import TrackerError
 from tracker_service.services.hop_link import RouteFailure
 from tracker_service.services.route_planner import RouteRefused
-from tracker_service.services.route_session import RouteSession
+from tracker_service.services.route_session import ReceiptsHook, RouteSession
 from tracker_service.services.session_plan import RoutePlan, Sampling
 from tracker_service.services.step_audit import StepAuditor
 from tracker_service.store.route_candidates import Key
@@ -100,8 +100,10 @@ class Generation:
         *,
         on_suspect: Callable[[str], object] | None = None,
         auditor: StepAuditor | None = None,
+        on_receipts: ReceiptsHook | None = None,
     ) -> None:
         self._key = key
+        self._on_receipts = on_receipts  # credits the hops of each cleanly closed session
         self._plan = plan
         self._sampling = sampling
         self._settings = settings
@@ -163,6 +165,7 @@ class Generation:
                 step_timeout_s=self._settings.step_timeout_s,
                 auditor=self._auditor,
                 allow_private_endpoints=self._settings.allow_private_endpoints,
+                on_receipts=self._on_receipts,
             )
             self._session = session
             try:
@@ -189,6 +192,11 @@ class Generation:
                 f"[{exc.reason}]",
                 no_route=False,
             ) from exc
+
+    async def finish(self) -> None:
+        """Close the current session cleanly (receipts collected) when the caller stops
+        reading before the generator ran to its end (a stop sequence, eos)."""
+        await self._close()
 
     async def _close(self) -> None:
         """A clean close: every hop returns its receipt and frees its cache."""

@@ -32,6 +32,7 @@ from tracker_service.gateway.model_catalogue import ModelCatalogue, ServedModel
 from tracker_service.gateway.observability import GatewayMetrics, RequestRecord
 from tracker_service.gateway.openai_schemas import ChatCompletionCreate, CompletionCreate
 from tracker_service.gateway.text_stream import TextStream
+from tracker_service.services.credits import CreditLedger
 from tracker_service.services.reachability import ReachabilityMonitor
 from tracker_service.services.route_planner import RoutePlanner
 from tracker_service.services.session_plan import RoutePlan, Sampling
@@ -99,6 +100,11 @@ class Answer:
         if self._closed:
             return
         self._closed = True
+        if self.finish_reason is not None:
+            # Ended on a stop (eos or stop text): close with receipts, so the hops are
+            # credited; the generator is then only dropped.
+            with contextlib.suppress(Exception):
+                await self.generation.finish()
         with contextlib.suppress(Exception):
             await self._tokens.aclose()
         stats = self.generation.stats
@@ -126,8 +132,10 @@ class Gateway:
         metrics: GatewayMetrics,
         *,
         auditor: StepAuditor | None = None,
+        credits: CreditLedger | None = None,
     ) -> None:
         self.settings = settings
+        self.credits = credits
         self.catalogue = ModelCatalogue(database, planner)
         self.assets = AssetStore(database, allow_private_endpoints=settings.allow_private_endpoints)
         self.keys = KeyCheck(
@@ -191,6 +199,7 @@ class Gateway:
             self._generation,
             on_suspect=self._monitor.suspect,
             auditor=self._auditor,
+            on_receipts=self.credits.sink(caller.key_id) if self.credits else None,
         )
         tokens = generation.run(prompt, max_tokens, assets.eos_ids)
         try:

@@ -1,0 +1,153 @@
+"""The credit ledger's write side: verified hop receipts in, hourly buckets out.
+
+A route session hands its verified receipts here when it closes
+(:meth:`CreditLedger.credit_receipts`); receipts that close in the same turn
+of the event loop share one commit (as heartbeats do, store/group_commit.py),
+so a busy gateway costs the store one transaction per turn, and each
+transaction one upsert per (node, hour) it touches. The caller's await ends
+when the commit holding its credit is done: acknowledged credit is durable.
+
+A hop earns nothing when the session's API key is linked to the same account
+as the hop's node (a contributor's own requests); it is still counted as an
+``own_hop`` so the rule shows in the ledger.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from starlette.concurrency import run_in_threadpool
+
+from tracker_service.domain.credit_rules import DEFAULT_COST_PER_LAYER, bucket_of, hop_credit
+from tracker_service.domain.tickets import HopReceipt
+from tracker_service.services.session_plan import RoutePlan
+from tracker_service.store.credits import CreditRow, account_of_key, accounts_of_nodes, add_credit
+from tracker_service.store.db import Database
+
+log = logging.getLogger(__name__)
+
+Fingerprint = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class VerifiedHop:
+    node_id: str
+    tokens: int
+    layers: int
+    cost_per_layer: float
+    key_id: int | None
+    at: float
+
+
+class CreditLedger:
+    """``await ledger.credit_receipts(plan, receipts, key_id=...)``, once committed."""
+
+    def __init__(
+        self,
+        database: Database,
+        *,
+        layer_costs: Mapping[Fingerprint, float] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._db = database
+        self._costs = dict(layer_costs or {})
+        self._clock = clock
+        self._pending: list[tuple[list[VerifiedHop], asyncio.Future[None]]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._flushing = False
+        self._flush_task: asyncio.Task[None] | None = None
+        self.commits = 0  # transactions written, for the benchmark
+
+    def cost_per_layer(self, fingerprint: Fingerprint) -> float:
+        return self._costs.get(fingerprint, DEFAULT_COST_PER_LAYER)
+
+    def hops_of(
+        self, plan: RoutePlan, receipts: Sequence[HopReceipt], key_id: int | None
+    ) -> list[VerifiedHop]:
+        cost = self.cost_per_layer(plan.fingerprint)
+        now = self._clock()
+        return [
+            VerifiedHop(r.node_id, r.tokens, r.end - r.start, cost, key_id, now)
+            for r in receipts
+            if r.tokens > 0 and r.end > r.start
+        ]
+
+    async def credit_receipts(
+        self, plan: RoutePlan, receipts: Sequence[HopReceipt], *, key_id: int | None
+    ) -> None:
+        await self.credit(self.hops_of(plan, receipts, key_id))
+
+    def sink(self, key_id: int | None) -> ReceiptSink:
+        """What a route session calls with its verified receipts, for this caller's key."""
+        return ReceiptSink(self, key_id)
+
+    async def credit(self, hops: list[VerifiedHop]) -> None:
+        if not hops:
+            return
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._loop, self._pending, self._flushing = loop, [], False
+        future: asyncio.Future[None] = loop.create_future()
+        self._pending.append((hops, future))
+        if not self._flushing:
+            self._flushing = True
+            self._flush_task = loop.create_task(self._flush_all())
+        await future
+
+    async def _flush_all(self) -> None:
+        try:
+            while self._pending:
+                batch, self._pending = self._pending, []
+                try:
+                    await run_in_threadpool(self.write, [h for hops, _ in batch for h in hops])
+                except Exception as exc:
+                    log.error("a credit commit of %d batches failed: %s", len(batch), exc)
+                    for _, future in batch:
+                        if not future.done():
+                            future.set_exception(exc)
+                    continue
+                for _, future in batch:
+                    if not future.done():
+                        future.set_result(None)
+        finally:
+            self._flushing = False
+
+    def write(self, hops: Sequence[VerifiedHop]) -> int:
+        """Blocking: resolve own-key hops and add every hop's credit in one commit."""
+        key_ids = {h.key_id for h in hops if h.key_id is not None}
+        with self._db.session() as session:
+            key_accounts = {k: account_of_key(session, k) for k in key_ids}
+            node_accounts = accounts_of_nodes(session, [h.node_id for h in hops]) if key_ids else {}
+        rows = []
+        for hop in hops:
+            payer = key_accounts.get(hop.key_id) if hop.key_id is not None else None
+            own = payer is not None and node_accounts.get(hop.node_id) == payer
+            rows.append(
+                CreditRow(
+                    hop.node_id,
+                    bucket_of(hop.at),
+                    credit=0.0 if own else hop_credit(hop.tokens, hop.layers, hop.cost_per_layer),
+                    hops=1,
+                    tokens=hop.tokens,
+                    layer_tokens=hop.tokens * hop.layers,
+                    own_hops=1 if own else 0,
+                )
+            )
+        written = add_credit(self._db, rows)
+        self.commits += 1
+        return written
+
+
+@dataclass(frozen=True)
+class ReceiptSink:
+    """A route session's callback: its verified receipts, credited to the hops' nodes."""
+
+    ledger: CreditLedger
+    key_id: int | None
+
+    async def __call__(self, plan: RoutePlan, receipts: Sequence[HopReceipt]) -> None:
+        await self.ledger.credit_receipts(plan, receipts, key_id=self.key_id)
