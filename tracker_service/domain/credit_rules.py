@@ -38,6 +38,8 @@ FORFEIT_QUARANTINED = "quarantined"
 class LinkRefused(TrackerError):
     """A linking statement that does not prove what it claims (reason per refusal)."""
 
+    reason = "link-refused"
+
     def __init__(self, reason: str, message: str, status_code: int = 422) -> None:
         super().__init__(message)
         self.reason = reason
