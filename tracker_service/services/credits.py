@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,12 +26,13 @@ from starlette.concurrency import run_in_threadpool
 from tracker_service.domain.credit_rules import DEFAULT_COST_PER_LAYER, bucket_of, hop_credit
 from tracker_service.domain.tickets import HopReceipt
 from tracker_service.services.session_plan import RoutePlan
-from tracker_service.store.credits import CreditRow, account_of_key, accounts_of_nodes, add_credit
+from tracker_service.store.credits import CreditRow, CreditWriter, linked_members
 from tracker_service.store.db import Database
 
 log = logging.getLogger(__name__)
 
 Fingerprint = tuple[str, str]
+LINKS_CACHE_S = 2.0  # as the gateway's check of whether keys are configured
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,10 @@ class CreditLedger:
         self._flushing = False
         self._flush_task: asyncio.Task[None] | None = None
         self.commits = 0  # transactions written, for the benchmark
+        self._writer = CreditWriter(database)
+        self._links_lock = threading.Lock()
+        self._links_at = -1e18
+        self._linked: tuple[dict[int, str], dict[str, str]] = ({}, {})
 
     def cost_per_layer(self, fingerprint: Fingerprint) -> float:
         return self._costs.get(fingerprint, DEFAULT_COST_PER_LAYER)
@@ -118,10 +124,31 @@ class CreditLedger:
 
     def write(self, hops: Sequence[VerifiedHop]) -> int:
         """Blocking: resolve own-key hops and add every hop's credit in one commit."""
-        key_ids = {h.key_id for h in hops if h.key_id is not None}
-        with self._db.session() as session:
-            key_accounts = {k: account_of_key(session, k) for k in key_ids}
-            node_accounts = accounts_of_nodes(session, [h.node_id for h in hops]) if key_ids else {}
+        key_accounts: dict[int, str] = {}
+        node_accounts: dict[str, str] = {}
+        if any(h.key_id is not None for h in hops):
+            key_accounts, node_accounts = self._links()
+        written = self._writer.add(self._rows(hops, key_accounts, node_accounts))
+        self.commits += 1
+        return written
+
+    def _links(self) -> tuple[dict[int, str], dict[str, str]]:
+        """Linked keys and their accounts' identities, re-read at most every LINKS_CACHE_S
+        (a key linked a moment ago may earn its own nodes credit for that long)."""
+        now = time.monotonic()
+        with self._links_lock:
+            if now - self._links_at > LINKS_CACHE_S:
+                with self._db.session() as session:
+                    self._linked = linked_members(session)
+                self._links_at = now
+            return self._linked
+
+    @staticmethod
+    def _rows(
+        hops: Sequence[VerifiedHop],
+        key_accounts: Mapping[int, str],
+        node_accounts: Mapping[str, str],
+    ) -> list[CreditRow]:
         rows = []
         for hop in hops:
             payer = key_accounts.get(hop.key_id) if hop.key_id is not None else None
@@ -137,9 +164,7 @@ class CreditLedger:
                     own_hops=1 if own else 0,
                 )
             )
-        written = add_credit(self._db, rows)
-        self.commits += 1
-        return written
+        return rows
 
 
 @dataclass(frozen=True)

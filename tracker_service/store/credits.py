@@ -25,7 +25,7 @@ from tracker_service.store.credit_tables import (
     CreditIdentity,
     CreditKey,
 )
-from tracker_service.store.db import Database
+from tracker_service.store.db import Database, PreparedStatement
 from tracker_service.store.tables import NODE_QUARANTINED, Node
 
 DAY_S = 86400.0
@@ -72,20 +72,66 @@ def add_credit(database: Database, rows: Iterable[CreditRow]) -> int:
         return add_credit_in(session, rows)
 
 
+class CreditWriter:
+    """The hot path: the upsert compiled once, run as one executemany on the driver's
+    connection (as heartbeats are, store/heartbeats.py), one commit per batch."""
+
+    def __init__(self, database: Database) -> None:
+        self._engine = database.engine
+        self._upsert = PreparedStatement(
+            _upsert(database.dialect).compile(dialect=self._engine.dialect)
+        )
+
+    def add(self, rows: Iterable[CreditRow]) -> int:
+        merged = merge_rows(rows)
+        if not merged:
+            return 0
+        connection = self._engine.raw_connection()
+        try:
+            cursor = connection.cursor()
+            cursor.executemany(self._upsert.sql, [self._upsert.params(vars(r)) for r in merged])
+            connection.commit()
+        except BaseException:
+            connection.rollback()
+            raise
+        finally:
+            connection.close()
+        return len(merged)
+
+
+def linked_members(session: Session) -> tuple[dict[int, str], dict[str, str]]:
+    """(key id -> account, node id -> account) for the accounts that have a linked key:
+    all the own-key rule needs, read whole (small) and cached by the ledger."""
+    keys = {k: a for k, a in session.execute(select(CreditKey.key_id, CreditKey.account))}
+    if not keys:
+        return {}, {}
+    members = session.execute(
+        select(CreditIdentity.node_id, CreditIdentity.account).where(
+            CreditIdentity.account.in_(set(keys.values()))
+        )
+    )
+    return keys, {node_id: account for node_id, account in members}
+
+
+def _upsert(dialect: str) -> Any:
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    table = cast(Table, CreditBucket.__table__)
+    statement = insert(table)
+    return statement.on_conflict_do_update(
+        index_elements=["node_id", "hour"],
+        set_={name: table.c[name] + statement.excluded[name] for name in _SUMMED},
+    )
+
+
 def add_credit_in(session: Session, rows: Iterable[CreditRow]) -> int:
     """Add `rows` inside the caller's transaction (a job task's commit credits with it)."""
     merged = merge_rows(rows)
     if not merged:
         return 0
-    dialect = session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    table = cast(Table, CreditBucket.__table__)
-    statement = insert(table)
-    statement = statement.on_conflict_do_update(
-        index_elements=["node_id", "hour"],
-        set_={name: table.c[name] + statement.excluded[name] for name in _SUMMED},
+    # Core, not ORM: an executemany of one compiled statement.
+    session.connection().execute(
+        _upsert(session.get_bind().dialect.name), [vars(row) for row in merged]
     )
-    session.execute(statement, [vars(row) for row in merged])
     return len(merged)
 
 
@@ -102,24 +148,6 @@ def account_members(session: Session, account: str) -> list[str]:
         select(CreditIdentity.node_id).where(CreditIdentity.account == account)
     ).scalars()
     return sorted(rows)
-
-
-def accounts_of_nodes(session: Session, node_ids: Iterable[str]) -> dict[str, str]:
-    ids = list(set(node_ids))
-    if not ids:
-        return {}
-    rows = session.execute(
-        select(CreditIdentity.node_id, CreditIdentity.account).where(
-            CreditIdentity.node_id.in_(ids)
-        )
-    )
-    return {node_id: account for node_id, account in rows}
-
-
-def account_of_key(session: Session, key_id: int) -> str | None:
-    return session.execute(
-        select(CreditKey.account).where(CreditKey.key_id == key_id)
-    ).scalar_one_or_none()
 
 
 def save_claim(session: Session, claim: AccountClaim, *, now: float, key_id: int | None) -> None:
