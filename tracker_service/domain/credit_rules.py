@@ -25,6 +25,9 @@ CREDIT_PER_LAYER_TOKEN = 0.001
 DEFAULT_COST_PER_LAYER = 1.0
 JOB_UNIT_CREDIT = 1.0
 BUCKET_S = 3600  # the ledger aggregates per node per hour
+# A credited request (its key linked to an account with credit left) spends this much
+# per token (prompt + completion) when the gateway gives it priority.
+SPEND_PER_TOKEN = 0.01
 
 LINK_DOMAIN = b"meshnet.credit-account.v1"
 LINK_WINDOW_S = 300  # a signed statement is accepted this long either side of now
@@ -52,6 +55,11 @@ def hop_credit(tokens: int, layers: int, cost_per_layer: float = DEFAULT_COST_PE
     if tokens <= 0 or layers <= 0 or cost_per_layer <= 0:
         return 0.0
     return tokens * layers * cost_per_layer * CREDIT_PER_LAYER_TOKEN
+
+
+def priority_cost(tokens: int) -> float:
+    """Credit a request served with priority spends."""
+    return max(0, tokens) * SPEND_PER_TOKEN
 
 
 def job_credit(work_units: int) -> float:

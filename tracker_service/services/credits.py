@@ -23,16 +23,28 @@ from dataclasses import dataclass
 
 from starlette.concurrency import run_in_threadpool
 
-from tracker_service.domain.credit_rules import DEFAULT_COST_PER_LAYER, bucket_of, hop_credit
+from tracker_service.domain.credit_rules import (
+    DEFAULT_COST_PER_LAYER,
+    bucket_of,
+    hop_credit,
+    priority_cost,
+)
 from tracker_service.domain.tickets import HopReceipt
 from tracker_service.services.session_plan import RoutePlan
-from tracker_service.store.credits import CreditRow, CreditWriter, linked_members
+from tracker_service.store.credits import (
+    CreditRow,
+    CreditWriter,
+    account_balance,
+    linked_members,
+    spend_credit,
+)
 from tracker_service.store.db import Database
 
 log = logging.getLogger(__name__)
 
 Fingerprint = tuple[str, str]
 LINKS_CACHE_S = 2.0  # as the gateway's check of whether keys are configured
+BALANCE_CACHE_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -67,6 +79,7 @@ class CreditLedger:
         self._links_lock = threading.Lock()
         self._links_at = -1e18
         self._linked: tuple[dict[int, str], dict[str, str]] = ({}, {})
+        self._balances: dict[str, tuple[float, float]] = {}  # account -> (read at, balance)
 
     def cost_per_layer(self, fingerprint: Fingerprint) -> float:
         return self._costs.get(fingerprint, DEFAULT_COST_PER_LAYER)
@@ -131,6 +144,31 @@ class CreditLedger:
         written = self._writer.add(self._rows(hops, key_accounts, node_accounts))
         self.commits += 1
         return written
+
+    def credited(self, key_id: int | None) -> str | None:
+        """Blocking: the account whose credit this key's requests spend, when it has
+        credit left (cached BALANCE_CACHE_S); None for a free request."""
+        if key_id is None:
+            return None
+        account = self._links()[0].get(key_id)
+        if account is None:
+            return None
+        now = time.monotonic()
+        cached = self._balances.get(account)
+        if cached is None or now - cached[0] > BALANCE_CACHE_S:
+            with self._db.session() as session:
+                cached = (now, account_balance(session, account))
+            self._balances[account] = cached
+        return account if cached[1] > 0 else None
+
+    def spend(self, account: str, tokens: int) -> None:
+        """Blocking: charge a prioritized request to its account."""
+        cost = priority_cost(tokens)
+        if cost <= 0:
+            return
+        with self._db.sessions.begin() as session:
+            spend_credit(session, account, cost)
+        self._balances.pop(account, None)
 
     def _links(self) -> tuple[dict[int, str], dict[str, str]]:
         """Linked keys and their accounts' identities, re-read at most every LINKS_CACHE_S

@@ -43,6 +43,8 @@ class CreditAccount(Base):
     account: Mapped[str] = mapped_column(String(ACCOUNT_LEN), primary_key=True)
     display_name: Mapped[str] = mapped_column(String(LABEL_LEN), default="")
     team: Mapped[str] = mapped_column(String(LABEL_LEN), default="")
+    # Credit spent on priority by the account's linked API keys (docs/credits.md).
+    spent: Mapped[float] = mapped_column(Float, default=0.0)
     created_at: Mapped[float] = mapped_column(Float)
     updated_at: Mapped[float] = mapped_column(Float)
 

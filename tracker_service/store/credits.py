@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from sqlalchemy import Table, case, delete, func, select
+from sqlalchemy import Table, case, delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -357,3 +357,27 @@ def account_has_key(session: Session, account: str) -> bool:
         select(CreditKey.key_id).where(CreditKey.account == account).limit(1)
     ).first()
     return found is not None
+
+
+def account_balance(session: Session, account: str) -> float:
+    """Credit an account may spend: what its identities earned (none of a quarantined
+    one) less what its keys spent."""
+    earned = session.execute(
+        select(func.coalesce(func.sum(CreditBucket.credit), 0.0))
+        .join(CreditIdentity, CreditIdentity.node_id == CreditBucket.node_id)
+        .outerjoin(Node, Node.node_id == CreditBucket.node_id)
+        .where(CreditIdentity.account == account)
+        .where((Node.state.is_(None)) | (Node.state != NODE_QUARANTINED))
+    ).scalar_one()
+    spent = session.execute(
+        select(CreditAccount.spent).where(CreditAccount.account == account)
+    ).scalar_one_or_none()
+    return float(earned) - float(spent or 0.0)
+
+
+def spend_credit(session: Session, account: str, amount: float) -> None:
+    session.execute(
+        update(CreditAccount)
+        .where(CreditAccount.account == account)
+        .values(spent=CreditAccount.spent + amount)
+    )

@@ -227,3 +227,26 @@ def test_many_hops_of_one_node_and_hour_are_one_row_and_windows_are_by_hour(
     assert row.total == pytest.approx(528.0)
     assert row.last_24h == pytest.approx(510.0)
     assert row.last_7d == pytest.approx(517.0)
+
+
+def test_a_key_is_credited_while_its_account_has_credit_left_and_spending_uses_it_up(
+    database: Database,
+) -> None:
+    node = FakeNode()
+    _register(database, node, 0, 30)
+    with database.sessions.begin() as session:
+        key, _ = add_api_key(session, label="ada", now=NOW)
+        other, _ = add_api_key(session, label="stranger", now=NOW)
+        ledger.save_claim(session, _claim([node]), now=NOW, key_id=key.id)
+    credits = CreditLedger(database, clock=lambda: NOW)
+    assert credits.credited(key.id) is None  # linked, but nothing earned yet
+    ledger.add_credit(database, [ledger.CreditRow(node.node_id, bucket_of(NOW), credit=1.0)])
+    credits._balances.clear()  # the 2 s cache, skipped for the test
+    assert credits.credited(key.id) == "ada"
+    assert credits.credited(other.id) is None and credits.credited(None) is None
+    credits.spend("ada", 60)  # 60 tokens × 0.01 = 0.6 of the 1.0
+    assert credits.credited(key.id) == "ada"
+    credits.spend("ada", 40)
+    assert credits.credited(key.id) is None
+    with database.session() as session:
+        assert ledger.account_balance(session, "ada") == pytest.approx(0.0)

@@ -35,6 +35,7 @@ def upgrade() -> None:
         sa.Column("account", sa.String(length=64), nullable=False),
         sa.Column("display_name", sa.String(length=64), nullable=False),
         sa.Column("team", sa.String(length=64), nullable=False),
+        sa.Column("spent", sa.Float(), nullable=False),
         sa.Column("created_at", sa.Float(), nullable=False),
         sa.Column("updated_at", sa.Float(), nullable=False),
         sa.PrimaryKeyConstraint("account"),
