@@ -44,6 +44,7 @@ from app.status_model import (
 from app.ui.actions import AppActions
 from app.ui.controller import NodeController
 from app.ui.errors import guarded
+from app.ui.widgets.credit_card import CreditCard
 from app.ui.widgets.icons import app_icon, gate_icon, tray_icon
 from app.ui.widgets.usage_chart import UsageChart
 
@@ -136,6 +137,8 @@ class StatusWindow(QMainWindow):
         for frame in (tokens_frame, sessions_frame, uptime_frame):
             stats.addWidget(frame)
         layout.addLayout(stats)
+        self.credit_card = CreditCard(lambda: self._controller.status.registration)
+        layout.addWidget(self.credit_card)
         gates_title = QLabel("Admission, step by step")
         gates_title.setObjectName("section")
         layout.addWidget(gates_title)
