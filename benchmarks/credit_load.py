@@ -38,6 +38,7 @@ from sqlalchemy import insert, text  # noqa: E402
 
 from tracker_service.services.credits import CreditLedger, VerifiedHop  # noqa: E402
 from tracker_service.store.credit_tables import CreditIdentity, CreditKey  # noqa: E402
+from tracker_service.store.credits import KINDS, leaderboard  # noqa: E402
 from tracker_service.store.db import Database  # noqa: E402
 from tracker_service.store.heartbeats import HeartbeatWriter  # noqa: E402
 from tracker_service.store.tables import Node  # noqa: E402
@@ -176,6 +177,12 @@ def main() -> None:
         with db.session() as session:
             rows = session.execute(text("SELECT count(*), sum(hops) FROM credit_buckets")).one()
         print(f"credit_buckets: {rows[0]} rows holding {rows[1]} hops; {ledger.commits} commits")
+        for kind in KINDS:  # what GET /api/v1/credits reads per request (no cache)
+            wall = time.perf_counter()
+            with db.session() as session:
+                board = leaderboard(session, kind=kind, now=now)
+            wall = time.perf_counter() - wall
+            print(f"leaderboard by {kind}: {len(board)} rows in {wall * 1000:.0f} ms")
         db.dispose()
     print(f"ratio: {credit_ms / beat_ms:.2f}")
 
