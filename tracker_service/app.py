@@ -33,6 +33,7 @@ from tracker_service.api.routes import (
     admin,
     allocation,
     chat,
+    credits,
     http_refusal_response,
     invites,
     job_artifacts,
@@ -54,6 +55,7 @@ from tracker_service.gateway.service import Gateway
 from tracker_service.relay.app import mount_relay
 from tracker_service.relay.hub import RelaySettings
 from tracker_service.security.auth import NonceBook, PublicKeyCache
+from tracker_service.services.credits import CreditLedger
 from tracker_service.services.data_plane import RouteServices, lifespan
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import PersistentLedger
@@ -199,6 +201,7 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
         routing.monitor,
         GatewayMetrics(context.metrics.registry),
         auditor=routing.auditor,
+        credits=CreditLedger(context.database),
     )
     # Added first, so it runs inside the body limit (413 still comes first).
     app.add_middleware(HeartbeatShortcut)
@@ -220,6 +223,7 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
     app.include_router(invites.router)
     app.include_router(network.router)
     app.include_router(chat.router)
+    app.include_router(credits.router)
     if settings.embedded_relay:  # a small deployment's relay, on the tracker's own port
         mount_relay(
             app,

@@ -114,6 +114,10 @@ class Settings(BaseSettings):
     gateway_step_timeout_s: float = Field(default=30.0, gt=0)
     gateway_open_timeout_s: float = Field(default=15.0, gt=0)
     gateway_max_failovers: int = Field(default=4, ge=0)
+    # Generations under way at once; past it requests queue, credited keys first and
+    # free ones every gateway_free_share-th slot (gateway/priority.py). 0: no limit.
+    gateway_max_concurrent: int = Field(default=0, ge=0)
+    gateway_free_share: int = Field(default=4, ge=1)
     # max_tokens when a chat request names none (capped by the model's context);
     # /v1/completions defaults to 16, as OpenAI's legacy completions API.
     gateway_default_max_tokens: int = Field(default=512, ge=1)

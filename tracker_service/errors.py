@@ -16,6 +16,7 @@ that callers already catch as ``ValueError``/``RuntimeError`` keep that base too
     │   ├── FrameError                (ValueError) a step frame without the contract's shape
     │   ├── ReceiptError              (ValueError) a hop receipt malformed or forged
     │   ├── NoRoute                   no chain of live shards covers the model
+    │   ├── LinkRefused               a credit account claim that does not prove itself
     │   ├── KeyFileExposed            the key file is readable by others
     │   └── KeyFileError              (RuntimeError) the key file cannot be used
     ├── store

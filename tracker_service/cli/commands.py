@@ -15,6 +15,7 @@ from typing import Any
 
 from tracker_service.cli.backup import add_backup_commands
 from tracker_service.cli.check_db import add_check_db_command
+from tracker_service.cli.credits import add_credits_command
 from tracker_service.cli.errors import CliRefusal, explain, report, require_existing_sqlite
 from tracker_service.cli.hosting import (
     HOSTING_SETTINGS,
@@ -324,6 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_secret_command(commands, API_KEYS, _store_for)
     add_invite_commands(commands, _settings, _store_for)
+    add_credits_command(commands, _ledger_store)
     return parser
 
 

@@ -35,7 +35,7 @@ from tracker_service.errors import TrackerError
 from tracker_service.services.hop_link import RouteFailure
 from tracker_service.services.prefix_affinity import PrefixAffinity
 from tracker_service.services.route_planner import RouteRefused
-from tracker_service.services.route_session import RouteSession
+from tracker_service.services.route_session import ReceiptsHook, RouteSession
 from tracker_service.services.session_plan import RoutePlan, Sampling
 from tracker_service.services.step_audit import StepAuditor
 from tracker_service.store.route_candidates import Key
@@ -107,12 +107,14 @@ class Generation:
         on_suspect: Callable[[str], object] | None = None,
         auditor: StepAuditor | None = None,
         affinity: PrefixAffinity | None = None,
+        on_receipts: ReceiptsHook | None = None,
     ) -> None:
         self._key = key
         # the nodes that served this prompt's prefix lately are preferred: their prefix
         # caches hold its KV (docs/wire.md#prefix-cache)
         self._affinity = affinity
         self._prefer: frozenset[str] = frozenset()
+        self._on_receipts = on_receipts  # credits the hops of each cleanly closed session
         self._plan = plan
         self._sampling = sampling
         self._settings = settings
@@ -181,6 +183,7 @@ class Generation:
                 auditor=self._auditor,
                 allow_private_endpoints=self._settings.allow_private_endpoints,
                 allow_plaintext_nodes=self._settings.allow_plaintext_nodes,
+                on_receipts=self._on_receipts,
             )
             self._session = session
             try:
@@ -207,6 +210,11 @@ class Generation:
                 f"[{exc.reason}]",
                 no_route=False,
             ) from exc
+
+    async def finish(self) -> None:
+        """Close the current session cleanly (receipts collected) when the caller stops
+        reading before the generator ran to its end (a stop sequence, eos)."""
+        await self._close()
 
     async def _close(self) -> None:
         """A clean close: every hop returns its receipt and frees its cache."""

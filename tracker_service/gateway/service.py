@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Collection
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 
 from tracker_service.config import Settings
@@ -31,7 +31,9 @@ from tracker_service.gateway.model_assets import AssetStore, AssetsUnavailable, 
 from tracker_service.gateway.model_catalogue import ModelCatalogue, ServedModel
 from tracker_service.gateway.observability import GatewayMetrics, RequestRecord
 from tracker_service.gateway.openai_schemas import ChatCompletionCreate, CompletionCreate
+from tracker_service.gateway.priority import CREDITED, FREE, PriorityGate
 from tracker_service.gateway.text_stream import TextStream
+from tracker_service.services.credits import CreditLedger
 from tracker_service.services.prefix_affinity import PrefixAffinity
 from tracker_service.services.reachability import ReachabilityMonitor
 from tracker_service.services.route_planner import RoutePlanner
@@ -62,6 +64,8 @@ class Answer:
     completion_tokens: int = 0
     finish_reason: str | None = None
     _closed: bool = field(default=False)
+    # Set by the gateway: gives the priority slot back and charges a credited account.
+    _on_close: Callable[[int], Awaitable[None]] | None = None
 
     async def deltas(self) -> AsyncIterator[str]:
         """Text as it becomes safe to show; ``finish_reason`` is set when it ends."""
@@ -100,6 +104,11 @@ class Answer:
         if self._closed:
             return
         self._closed = True
+        if self.finish_reason is not None:
+            # Ended on a stop (eos or stop text): close with receipts, so the hops are
+            # credited; the generator is then only dropped.
+            with contextlib.suppress(Exception):
+                await self.generation.finish()
         with contextlib.suppress(Exception):
             await self._tokens.aclose()
         stats = self.generation.stats
@@ -115,6 +124,8 @@ class Answer:
         record.stall_s = stats.stall_s
         limiter.charge(self.caller, self.prompt_tokens + self.completion_tokens)
         record.finish(metrics)
+        if self._on_close is not None:
+            await self._on_close(self.prompt_tokens + self.completion_tokens)
 
 
 class Gateway:
@@ -127,8 +138,13 @@ class Gateway:
         metrics: GatewayMetrics,
         *,
         auditor: StepAuditor | None = None,
+        credits: CreditLedger | None = None,
     ) -> None:
         self.settings = settings
+        self.credits = credits
+        self.priority = PriorityGate(
+            settings.gateway_max_concurrent, free_share=settings.gateway_free_share
+        )
         self.catalogue = ModelCatalogue(database, planner)
         self.assets = AssetStore(database, allow_private_endpoints=settings.allow_private_endpoints)
         self.keys = KeyCheck(
@@ -186,6 +202,46 @@ class Gateway:
         served, assets = await self._served(body.model)
         prompt = self._prompt_ids(body, assets)
         max_tokens = self._max_tokens(body, len(prompt), assets)
+        on_close = await self._take_slot(caller)
+        try:
+            answer = await self._start(body, caller, record, served, prompt, max_tokens, assets)
+        except BaseException:
+            await on_close(0)
+            raise
+        answer._on_close = on_close
+        return answer
+
+    async def _take_slot(self, caller: Caller) -> Callable[[int], Awaitable[None]]:
+        """Wait for a generation slot (credited keys first, docs/credits.md); returns
+        what gives it back and charges the account for the tokens used."""
+        account = None
+        if self.credits is not None and self.priority.enabled:
+            account = await asyncio.to_thread(self.credits.credited, caller.key_id)
+        await self.priority.acquire(CREDITED if account else FREE)
+        released = False
+
+        async def on_close(tokens: int) -> None:
+            nonlocal released
+            if released:
+                return
+            released = True
+            self.priority.release()
+            if account is not None and self.credits is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.to_thread(self.credits.spend, account, tokens)
+
+        return on_close
+
+    async def _start(
+        self,
+        body: ChatCompletionCreate | CompletionCreate,
+        caller: Caller,
+        record: RequestRecord,
+        served: ServedModel,
+        prompt: list[int],
+        max_tokens: int,
+        assets: ModelAssets,
+    ) -> Answer:
         sampling = Sampling(temperature=body.temperature, top_p=body.top_p, seed=body.seed)
         generation = Generation(
             served.info.key,
@@ -195,6 +251,7 @@ class Gateway:
             on_suspect=self._monitor.suspect,
             auditor=self._auditor,
             affinity=self.affinity,
+            on_receipts=self.credits.sink(caller.key_id) if self.credits else None,
         )
         tokens = generation.run(prompt, max_tokens, assets.eos_ids)
         try:

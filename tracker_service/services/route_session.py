@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Collection, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tracker_service.domain import wire_frames
@@ -54,6 +54,9 @@ if TYPE_CHECKING:
     from tracker_service.services.step_audit import StepAuditor
 
 log = logging.getLogger(__name__)
+
+# Called with a closed session's verified receipts (the credit ledger, services/credits.py).
+ReceiptsHook = Callable[[RoutePlan, Sequence[HopReceipt]], Awaitable[None]]
 
 DISPUTED = "disputed"  # the hop's node is in an open audit dispute (disputes.py)
 
@@ -99,6 +102,7 @@ class RouteSession:
         auditor: StepAuditor | None = None,
         allow_private_endpoints: bool = True,
         allow_plaintext_nodes: bool = True,
+        on_receipts: ReceiptsHook | None = None,
     ) -> None:
         if not plan.hops:
             raise ValueError("a route plan needs at least one hop")
@@ -119,6 +123,7 @@ class RouteSession:
         self.cached_tokens = 0
         self._auditor = auditor
         self._greedy = False
+        self._on_receipts = on_receipts
 
     async def __aenter__(self) -> RouteSession:
         return self
@@ -305,6 +310,12 @@ class RouteSession:
                 failure = failure or exc
             finally:
                 await hop.drop()
+        if receipts and self._on_receipts is not None:
+            # Only verified receipts earn credit; a hop that failed its close earns none.
+            try:
+                await self._on_receipts(self.plan, receipts)
+            except Exception:
+                log.exception("crediting route %s failed", self.plan.route_session_id)
         if failure is not None:
             raise failure
         return receipts

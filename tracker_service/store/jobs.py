@@ -20,7 +20,9 @@ from typing import Any
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
+from tracker_service.domain.credit_rules import bucket_of, job_credit
 from tracker_service.errors import TrackerError
+from tracker_service.store.credits import CreditRow, add_credit_in
 from tracker_service.store.job_tables import (
     FAILED,
     LEASED,
@@ -330,6 +332,8 @@ def complete_task(
         raise QueueRefusal(COMPLETION_REFUSED, "the lease ended while this completion was checked")
     session.refresh(task)
     _refresh_job_state(session, job, now)
+    # One committed task is one work unit of credit, in the same commit (docs/credits.md).
+    add_credit_in(session, [CreditRow(node_id, bucket_of(now), credit=job_credit(1), job_units=1)])
     return task
 
 

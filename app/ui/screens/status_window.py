@@ -54,6 +54,7 @@ from app.texts import plain, text
 from app.ui.actions import AppActions
 from app.ui.controller import NodeController
 from app.ui.errors import guarded
+from app.ui.widgets.credit_card import CreditCard
 from app.ui.widgets.icons import app_icon, gate_icon, tray_icon
 from app.ui.widgets.usage_chart import UsageChart
 
@@ -174,6 +175,8 @@ class StatusWindow(QMainWindow):
         self.sections = QVBoxLayout()
         self.sections.setSpacing(12)
         self.sections.addWidget(self._build_contribution())
+        self.credit_card = CreditCard(lambda: self._controller.status.registration)
+        self.sections.addWidget(self.credit_card)
         layout.addLayout(self.sections)
         layout.addStretch(1)
         self.rules_label = QLabel("")

@@ -147,7 +147,10 @@ def test_status_page_sends_a_strict_csp_and_has_no_inline_script_or_style(
     assert "unsafe" not in page.headers["content-security-policy"]
     assert page.headers["x-content-type-options"] == "nosniff"
     scripts = re.findall(r"<script([^>]*)>(.*?)</script>", page.text, re.S)
-    assert scripts == [(' src="/static/status.js" defer', "")]
+    assert scripts == [
+        (' src="/static/status.js" defer', ""),
+        (' src="/static/credits.js" defer', ""),
+    ]
     assert "<style" not in page.text and " style=" not in page.text
     assert client.get("/static/status.js").headers["content-type"].startswith("text/javascript")
 

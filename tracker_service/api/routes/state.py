@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse
@@ -23,9 +23,11 @@ from tracker_service.api.status import (
     collect_state,
     decode_cursor,
 )
+from tracker_service.store.credits import as_json, leaderboard
 from tracker_service.store.tables import NODE_ID_LEN
 
 router = APIRouter(tags=["state"])
+STATUS_CREDIT_ROWS = 20
 templates = Jinja2Templates(directory=Path(__file__).resolve().parents[2] / "templates")
 
 # The page loads only its own files (static/status.css, status.js): no inline script
@@ -92,9 +94,17 @@ async def state(
     return await run_in_threadpool(_state, context, page)
 
 
+def _credits(context: TrackerContext) -> list[dict[str, Any]]:
+    """The leaderboard's first rows, by account, for the status page."""
+    with context.database.session() as session:
+        rows = leaderboard(session, kind="account", now=time.time())[:STATUS_CREDIT_ROWS]
+    return [as_json(r, with_identities=False) for r in rows]
+
+
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)
 async def status_page(request: Request, context: Context) -> HTMLResponse:
     snapshot = await run_in_threadpool(_state, context)
+    credits = await run_in_threadpool(_credits, context)
     return templates.TemplateResponse(
         request,
         "status.html",
@@ -103,6 +113,7 @@ async def status_page(request: Request, context: Context) -> HTMLResponse:
             "now": snapshot.generated_at,
             "private": context.settings.private,
             "refresh_s": context.settings.status_refresh_s,
+            "credits": credits,
         },
         headers=STATUS_PAGE_HEADERS,
     )

@@ -1,0 +1,302 @@
+"""Credit on real processes: a tracker and node processes of the default model on loopback.
+
+Node A serves layers 0–10, node B 10–30 and node L 10–30 too, L started with
+MESHNET_TEST_LIE_RATE=1 (it perturbs every reply). The first tracker runs with
+audits off, so every node earns:
+
+- each chat through the gateway credits its two hops exactly by the rule: A
+  ``positions × 10 / 1000``, the 10–30 hop ``positions × 20 / 1000`` (twice A);
+- B's contributor links B to an account by B's own signature, with an API key:
+  chats sent with that key earn B nothing (counted as own hops), A still earns;
+- kill -9 of the tracker: a new one on the same database and port shows every
+  identity's credit exactly as acknowledged before (nothing lost, nothing twice);
+- with audits on (and an honest third node C for the majority), L is caught
+  lying and quarantined: its credit shows 0 with the reason, what it earned is
+  kept as evidence.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from app.demo.processes import Child, child_env, free_port, start_node, wait_until_ready
+from core.dataplane.lie import LIE_RATE_ENV
+from core.keystore import key_store
+from tests.e2e.test_gateway_e2e import wait_until
+from tracker_service.domain.credit_rules import LINK_DOMAIN, AccountClaim
+from tracker_service.domain.wire import domain_message
+
+pytestmark = pytest.mark.slow
+
+MAX_TOKENS = 6
+TOLERANCE = 2e-6  # the API rounds credit to 6 decimals
+
+
+@dataclass
+class Swarm:
+    workdir: Path
+    model_dir: Path
+    port: int
+    tracker: Child
+    on_line: Any
+    children: list[Child] = field(default_factory=list)
+    registered: dict[str, str] = field(default_factory=dict)  # child name -> node id
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def state(self) -> dict[str, Any]:
+        return dict(httpx.get(self.url + "/api/v1/state", timeout=10, trust_env=False).json())
+
+    def credits(self) -> dict[str, dict[str, Any]]:
+        """Every identity's row with its detail (own hops, earned, forfeit)."""
+        board = httpx.get(
+            self.url + "/api/v1/credits",
+            params={"kind": "identity", "limit": 200},
+            timeout=10,
+            trust_env=False,
+        ).json()
+        rows = {}
+        for row in board["rows"]:
+            detail = httpx.get(self.url + f"/api/v1/credits/{row['id']}", timeout=10).json()
+            rows[row["id"]] = detail["identities"][0] | {"total": row["total"]}
+        return rows
+
+    def model(self) -> str:
+        return str(
+            next(r for r in self.state()["recipes"] if r["status"] == "certified")["artifact_id"]
+        )
+
+    def post_chat(self, key: str) -> httpx.Response:
+        return httpx.post(
+            self.url + "/v1/chat/completions",
+            json={
+                "model": self.model(),
+                "messages": [{"role": "user", "content": "Name three colours."}],
+                "temperature": 0,
+                "max_tokens": MAX_TOKENS,
+            },
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=300,
+            trust_env=False,
+        )
+
+    def chat(self, key: str) -> tuple[dict[str, tuple[int, int]], int]:
+        """One greedy chat: its route (node id -> layers) and the positions each hop ran."""
+        reply = self.post_chat(key)
+        assert reply.status_code == 200, reply.text
+        route = {}
+        for hop in reply.headers["X-Meshnet-Route"].split(","):
+            node_id, span = hop.split(":")
+            start, end = span.split("-")
+            route[node_id] = (int(start), int(end))
+        usage = reply.json()["usage"]
+        # Every token but the last is fed back through the route: prompt + completion - 1.
+        return route, usage["prompt_tokens"] + usage["completion_tokens"] - 1
+
+
+def start_tracker_on(workdir: Path, port: int, on_line: Any, *, audits: bool) -> Child:
+    """A tracker on a fixed port (a restart keeps the nodes' URL), on the same database."""
+    rate = "1" if audits else "0"
+    env = child_env(
+        MESHNET_TRACKER_DATA_DIR=str(workdir / "tracker"),
+        MESHNET_TRACKER_HEARTBEAT_INTERVAL_S="1.0",
+        MESHNET_TRACKER_AUDIT_RATE=rate,
+        MESHNET_TRACKER_AUDIT_PROBATION_RATE=rate,
+    )
+    db = f"sqlite:///{workdir / 'tracker.db'}"
+    argv = [
+        sys.executable, "-m", "tracker_service.cli", "serve", "--port", str(port), "--db", db,
+        "--allow-private-endpoints",
+    ]  # fmt: skip
+    name = "tracker 2" if audits else "tracker"
+    child = Child(name, argv, env, workdir / f"{name.replace(' ', '-')}.log", on_line)
+    wait_until_ready(f"http://127.0.0.1:{port}/api/v1/state", child)
+    return child
+
+
+def keys_add(workdir: Path, label: str) -> str:
+    db = f"sqlite:///{workdir / 'tracker.db'}"
+    result = subprocess.run(
+        [sys.executable, "-m", "tracker_service.cli", "keys", "add", "--label", label, "--db", db],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def swarm(default_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Swarm]:
+    workdir = tmp_path_factory.mktemp("credits-e2e")
+    registered: dict[str, str] = {}
+
+    def on_line(name: str, line: object) -> None:
+        if isinstance(line, dict) and line.get("gate") == "registration":
+            message = str(line.get("message", ""))
+            if message.startswith("registered as "):
+                registered[name] = message.removeprefix("registered as ").strip()
+
+    port = free_port()
+    tracker = start_tracker_on(workdir, port, on_line, audits=False)
+    swarm = Swarm(workdir, default_model_dir, port, tracker, on_line, registered=registered)
+    try:
+        for index, layers in ((1, (0, 10)), (2, (10, 30))):
+            swarm.children.append(
+                start_node(index, workdir, swarm.url, default_model_dir, layers, on_line)
+            )
+        saved = os.environ.get(LIE_RATE_ENV)
+        os.environ[LIE_RATE_ENV] = "1"
+        try:
+            swarm.children.append(
+                start_node(3, workdir, swarm.url, default_model_dir, (10, 30), on_line)
+            )
+        finally:
+            os.environ.pop(LIE_RATE_ENV)
+            if saved is not None:
+                os.environ[LIE_RATE_ENV] = saved
+        wait_until(
+            lambda: (
+                len(registered) == 3
+                and any(r["status"] == "certified" for r in swarm.state()["recipes"])
+                and sum(n["reachability"] == "reachable" for n in swarm.state()["nodes"]) == 3
+            ),
+            400,
+            "three reachable nodes and a certified recipe",
+        )
+        yield swarm
+    finally:
+        for child in reversed(swarm.children):
+            child.stop()
+        swarm.tracker.stop()
+
+
+def link_account(swarm: Swarm, child_name: str, account: str, api_key: str) -> dict[str, Any]:
+    """The node's own identity (its key file) signs the statement linking it."""
+    index = child_name.split()[-1]
+    identity = key_store(identity_file=swarm.workdir / f"node-{index}" / "identity.key").load()
+    assert identity is not None
+    claim = AccountClaim(account, "Bob", "blue", (identity.node_id,), int(time.time()))
+    signature = identity.sign(domain_message(LINK_DOMAIN, claim.statement()))
+    reply = httpx.post(
+        swarm.url + "/api/v1/credits/accounts",
+        json={
+            "account": account,
+            "display_name": "Bob",
+            "team": "blue",
+            "signed_at": claim.signed_at,
+            "signatures": {identity.node_id: base64.b64encode(signature).decode()},
+        },
+        headers={"Authorization": f"Bearer {api_key}"},
+        timeout=10,
+        trust_env=False,
+    )
+    assert reply.status_code == 200, reply.text
+    return dict(reply.json())
+
+
+def earned(rows: dict[str, dict[str, Any]], node_id: str) -> float:
+    return float(rows.get(node_id, {}).get("earned", 0.0))
+
+
+def test_credit_follows_the_rule_skips_own_keys_survives_kill_9_and_is_forfeited_on_quarantine(
+    swarm: Swarm,
+) -> None:
+    a, b, liar = (swarm.registered[f"node {i}"] for i in (1, 2, 3))
+    stranger = keys_add(swarm.workdir, "stranger")
+    own = keys_add(swarm.workdir, "bob's own")
+    assert link_account(swarm, "node 2", "bob", own)["api_key_linked"] is True
+    time.sleep(2.5)  # the gateway re-reads whether keys are configured every 2 s
+
+    # 1. Every verified hop earns tokens × layers / 1000; the 20-layer hop twice the 10-layer.
+    served_by: set[str] = set()
+    for _ in range(12):
+        before = swarm.credits()
+        route, positions = swarm.chat(stranger)
+        after = swarm.credits()
+        assert route[a] == (0, 10)
+        [second] = [n for n in route if n != a]
+        assert route[second] == (10, 30)
+        assert earned(after, a) - earned(before, a) == pytest.approx(
+            positions * 0.010, abs=TOLERANCE
+        )
+        gained = earned(after, second) - earned(before, second)
+        assert gained == pytest.approx(positions * 0.020, abs=TOLERANCE)
+        assert gained == pytest.approx(2 * (earned(after, a) - earned(before, a)), abs=TOLERANCE)
+        served_by.add(second)
+        if served_by == {b, liar}:
+            break
+    assert served_by == {b, liar}, "twelve routes never used both 10–30 nodes"
+
+    # 2. Requests with the key linked to B's account earn B nothing; A still earns.
+    for _ in range(12):
+        before = swarm.credits()
+        route, positions = swarm.chat(own)
+        after = swarm.credits()
+        assert earned(after, a) - earned(before, a) == pytest.approx(
+            positions * 0.010, abs=TOLERANCE
+        )
+        if b in route:
+            assert earned(after, b) == pytest.approx(earned(before, b), abs=TOLERANCE)
+            assert after[b]["own_hops"] == before[b]["own_hops"] + 1
+            break
+    else:
+        pytest.fail("twelve own-key routes never went through B")
+    bob = httpx.get(swarm.url + "/api/v1/credits/bob", timeout=10).json()
+    assert bob["kind"] == "account" and bob["total"] == pytest.approx(
+        earned(after, b), abs=TOLERANCE
+    )
+
+    # 3. kill -9 of the tracker: a new one on the same database shows exactly the same credit.
+    acknowledged = swarm.credits()
+    swarm.tracker.process.kill()
+    swarm.tracker.process.wait(10)
+    swarm.tracker.stop()
+    swarm.tracker = start_tracker_on(swarm.workdir, swarm.port, swarm.on_line, audits=True)
+    assert swarm.credits() == acknowledged
+
+    # 4. With audits on and an honest third node for the majority, the liar is quarantined:
+    #    its credit counts 0 with the reason, what it earned is kept.
+    swarm.children.append(
+        start_node(4, swarm.workdir, swarm.url, swarm.model_dir, (10, 30), swarm.on_line)
+    )
+    wait_until(
+        lambda: (
+            len(swarm.registered) == 4
+            and any(r["status"] == "certified" for r in swarm.state()["recipes"])
+            and sum(
+                n["reachability"] == "reachable" and n["state"] == "active"
+                for n in swarm.state()["nodes"]
+            )
+            == 4
+        ),
+        400,
+        "four reachable nodes after the restart",
+    )
+
+    def liar_state() -> str:
+        return str(next(n for n in swarm.state()["nodes"] if n["node_id"] == liar)["state"])
+
+    for _ in range(12):
+        # A route may be refused while the audit's dispute is settled: a 503 is retried.
+        swarm.post_chat(stranger)
+        if liar_state() == "quarantined":
+            break
+    assert liar_state() == "quarantined"
+    final = swarm.credits()
+    assert final[liar]["total"] == 0.0
+    assert final[liar]["forfeited"].startswith("quarantined")
+    assert final[liar]["earned"] == pytest.approx(acknowledged[liar]["earned"], abs=TOLERANCE)
+    for honest in (a, b):
+        assert final[honest]["earned"] >= acknowledged[honest]["earned"] - TOLERANCE

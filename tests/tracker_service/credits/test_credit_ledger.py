@@ -1,0 +1,252 @@
+"""The credit rules, linking signatures and the ledger on the store (SQLite, PostgreSQL)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from tests.tracker_service.helpers import FakeNode, identity_block
+from tests.tracker_service.store_backends import BACKENDS, fresh_database
+from tracker_service.domain.credit_rules import (
+    BUCKET_S,
+    LINK_DOMAIN,
+    AccountClaim,
+    LinkRefused,
+    bucket_of,
+    check_claim,
+    hop_credit,
+    parse_claim,
+)
+from tracker_service.domain.recipe_identity import parse_identity
+from tracker_service.domain.tickets import HopReceipt
+from tracker_service.domain.wire import domain_message
+from tracker_service.services.credits import CreditLedger
+from tracker_service.services.session_plan import RoutePlan
+from tracker_service.store import credits as ledger
+from tracker_service.store.api_keys import add_api_key
+from tracker_service.store.db import Database
+from tracker_service.store.nodes import Liveness, register_node
+from tracker_service.store.quarantine import quarantine_node
+
+NOW = 1_800_000_000.0
+
+
+def sign(key: Ed25519PrivateKey, claim: AccountClaim) -> str:
+    message = domain_message(LINK_DOMAIN, claim.statement())
+    return base64.b64encode(key.sign(message)).decode()
+
+
+# -- rules ----------------------------------------------------------------------------------
+
+
+def test_twenty_layers_earn_twice_ten_layers_for_the_same_tokens() -> None:
+    assert hop_credit(100, 20) == pytest.approx(2 * hop_credit(100, 10))
+    assert hop_credit(100, 10) == pytest.approx(1.0)  # 1,000 layer-tokens = 1 credit
+    assert hop_credit(50, 10) == pytest.approx(hop_credit(100, 10) / 2)
+    assert hop_credit(100, 10, cost_per_layer=3.0) == pytest.approx(3.0)
+    assert hop_credit(0, 10) == 0.0 and hop_credit(10, 0) == 0.0
+
+
+def test_buckets_are_hours() -> None:
+    assert bucket_of(NOW) % BUCKET_S == 0
+    assert bucket_of(NOW) <= NOW < bucket_of(NOW) + BUCKET_S
+
+
+# -- linking --------------------------------------------------------------------------------
+
+
+def _claim(nodes: list[FakeNode], account: str = "ada", signed_at: int = int(NOW)) -> AccountClaim:
+    return AccountClaim(
+        account, "Ada", "lovelace", tuple(sorted(n.node_id for n in nodes)), signed_at
+    )
+
+
+def test_a_claim_signed_by_every_identity_passes_and_any_flaw_is_refused() -> None:
+    a, b, stranger = FakeNode(), FakeNode(), FakeNode()
+    claim = _claim([a, b])
+    keys = {a.node_id: a.public_raw, b.node_id: b.public_raw}
+    signatures = {a.node_id: sign(a.key, claim), b.node_id: sign(b.key, claim)}
+    check_claim(claim, signatures, keys, now=NOW)
+
+    forged = dict(signatures, **{b.node_id: sign(stranger.key, claim)})
+    with pytest.raises(LinkRefused) as caught:
+        check_claim(claim, forged, keys, now=NOW)
+    assert caught.value.reason == "bad-signature" and caught.value.status_code == 401
+
+    other_team = AccountClaim(
+        claim.account, claim.display_name, "other", claim.node_ids, claim.signed_at
+    )
+    with pytest.raises(LinkRefused) as caught:
+        check_claim(other_team, signatures, keys, now=NOW)  # signatures over another statement
+    assert caught.value.reason == "bad-signature"
+
+    with pytest.raises(LinkRefused) as caught:
+        check_claim(claim, signatures, keys, now=NOW + 301)
+    assert caught.value.reason == "stale-timestamp"
+
+    with pytest.raises(LinkRefused) as caught:
+        check_claim(claim, signatures, {a.node_id: a.public_raw}, now=NOW)
+    assert caught.value.reason == "unknown-node" and caught.value.status_code == 404
+
+
+def test_an_existing_account_needs_one_of_its_members_to_sign() -> None:
+    member, intruder = FakeNode(), FakeNode()
+    claim = _claim([intruder])
+    keys = {intruder.node_id: intruder.public_raw}
+    with pytest.raises(LinkRefused) as caught:
+        check_claim(
+            claim, {intruder.node_id: sign(intruder.key, claim)}, keys, now=NOW,
+            members=[member.node_id],
+        )  # fmt: skip
+    assert caught.value.reason == "not-a-member" and caught.value.status_code == 403
+
+
+def test_parse_claim_refuses_bad_shapes() -> None:
+    good = {"account": "ada", "signed_at": 1, "signatures": {"n": "s"}}
+    parse_claim(good)
+    for bad, reason in (
+        ({**good, "account": "Ada!"}, "bad-account"),
+        ({**good, "team": "x" * 65}, "bad-label"),
+        ({**good, "signed_at": "now"}, "bad-claim"),
+        ({**good, "signatures": {}}, "bad-claim"),
+    ):
+        with pytest.raises(LinkRefused) as caught:
+            parse_claim(bad)
+        assert caught.value.reason == reason
+
+
+# -- the ledger on the store ----------------------------------------------------------------
+
+
+@pytest.fixture(params=BACKENDS)
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    db = fresh_database(request.param, tmp_path, "credits.db")
+    yield db
+    db.dispose()
+
+
+def _register(db: Database, node: FakeNode, start: int, end: int) -> None:
+    with db.sessions.begin() as session:
+        register_node(
+            session,
+            node_id=node.node_id,
+            public_key=node.public_raw,
+            endpoint=node.endpoint,
+            identity=parse_identity(identity_block(start, end)),
+            capability={"passed": True},
+            throughput=10.0,
+            now=time.time(),
+            liveness=Liveness(live_window_s=30.0, session_ttl_s=900.0),
+        )
+
+
+def _plan(*hops: tuple[FakeNode, int, int]) -> tuple[RoutePlan, list[HopReceipt]]:
+    plan = RoutePlan("route-1", 1, NOW + 60, ("a" * 64, "b" * 64), 30, (), {})
+    receipts = [
+        HopReceipt("route-1", 1, node.node_id, start, end, steps=5, tokens=40, signed={})
+        for node, start, end in hops
+    ]
+    return plan, receipts
+
+
+def test_verified_hops_earn_by_layers_and_own_key_requests_earn_nothing(
+    database: Database,
+) -> None:
+    first, second = FakeNode(), FakeNode()
+    _register(database, first, 0, 10)
+    _register(database, second, 10, 30)
+    credits = CreditLedger(database, clock=lambda: NOW)
+    plan, receipts = _plan((first, 0, 10), (second, 10, 30))
+
+    asyncio.run(credits.credit_receipts(plan, receipts, key_id=None))
+    with database.session() as session:
+        board = {r.id: r for r in ledger.leaderboard(session, kind="identity", now=NOW)}
+    assert board[first.node_id].total == pytest.approx(hop_credit(40, 10))
+    assert board[second.node_id].total == pytest.approx(2 * board[first.node_id].total)
+    assert board[second.node_id].rank == 1 and board[first.node_id].rank == 2
+
+    # The second node's contributor links an API key; its own requests earn it nothing,
+    # while the first node (another contributor) still earns from them.
+    claim = _claim([second], account="bob")
+    with database.sessions.begin() as session:
+        key, _ = add_api_key(session, label="bob", now=NOW)
+        ledger.save_claim(session, claim, now=NOW, key_id=key.id)
+    asyncio.run(credits.credit_receipts(plan, receipts, key_id=key.id))
+    with database.session() as session:
+        board = {r.id: r for r in ledger.leaderboard(session, kind="identity", now=NOW)}
+        accounts = {r.id: r for r in ledger.leaderboard(session, kind="account", now=NOW)}
+    assert board[first.node_id].total == pytest.approx(2 * hop_credit(40, 10))
+    assert board[second.node_id].total == pytest.approx(hop_credit(40, 20))
+    assert board[second.node_id].identities[0].own_hops == 1
+    assert accounts["bob"].total == pytest.approx(hop_credit(40, 20))
+    assert accounts["bob"].display_name == "Ada" and accounts["bob"].team == "lovelace"
+    assert first.node_id in accounts  # an unlinked identity stands as its own row
+
+
+def test_a_quarantined_identity_shows_zero_with_its_reason_and_keeps_the_evidence(
+    database: Database,
+) -> None:
+    honest, liar = FakeNode(), FakeNode()
+    _register(database, honest, 0, 15)
+    _register(database, liar, 15, 30)
+    credits = CreditLedger(database, clock=lambda: NOW)
+    asyncio.run(credits.credit_receipts(*_plan((honest, 0, 15), (liar, 15, 30)), key_id=None))
+    with database.sessions.begin() as session:
+        ledger.save_claim(session, _claim([liar], account="team-liar"), now=NOW, key_id=None)
+        quarantine_node(session, liar.node_id, reason="audit: wrong output", evidence={})
+    with database.session() as session:
+        row = ledger.find_credit(session, liar.node_id, now=NOW)
+        account = ledger.find_credit(session, "team-liar", now=NOW)
+        team = ledger.find_credit(session, "lovelace", now=NOW)
+    assert row is not None and account is not None and team is not None
+    assert row.total == 0.0 and row.forfeited and "audit: wrong output" in row.forfeited
+    assert row.identities[0].earned == pytest.approx(hop_credit(40, 15))  # kept as evidence
+    assert account.total == 0.0 and team.total == 0.0
+    body = ledger.as_json(row, with_identities=True)
+    assert body["total"] == 0.0 and body["identities"][0]["forfeited"].startswith("quarantined")
+
+
+def test_many_hops_of_one_node_and_hour_are_one_row_and_windows_are_by_hour(
+    database: Database,
+) -> None:
+    node = FakeNode()
+    rows = [ledger.CreditRow(node.node_id, bucket_of(NOW), credit=1.0, hops=1) for _ in range(500)]
+    rows.append(ledger.CreditRow(node.node_id, bucket_of(NOW - 3 * 86400), credit=7.0, hops=1))
+    rows.append(ledger.CreditRow(node.node_id, bucket_of(NOW - 30 * 86400), credit=11.0, hops=1))
+    assert ledger.add_credit(database, rows) == 3
+    assert ledger.add_credit(database, rows[:10]) == 1
+    with database.session() as session:
+        [row] = ledger.leaderboard(session, kind="identity", now=NOW)
+    assert row.hops == 512
+    assert row.total == pytest.approx(528.0)
+    assert row.last_24h == pytest.approx(510.0)
+    assert row.last_7d == pytest.approx(517.0)
+
+
+def test_a_key_is_credited_while_its_account_has_credit_left_and_spending_uses_it_up(
+    database: Database,
+) -> None:
+    node = FakeNode()
+    _register(database, node, 0, 30)
+    with database.sessions.begin() as session:
+        key, _ = add_api_key(session, label="ada", now=NOW)
+        other, _ = add_api_key(session, label="stranger", now=NOW)
+        ledger.save_claim(session, _claim([node]), now=NOW, key_id=key.id)
+    credits = CreditLedger(database, clock=lambda: NOW)
+    assert credits.credited(key.id) is None  # linked, but nothing earned yet
+    ledger.add_credit(database, [ledger.CreditRow(node.node_id, bucket_of(NOW), credit=1.0)])
+    credits._balances.clear()  # the 2 s cache, skipped for the test
+    assert credits.credited(key.id) == "ada"
+    assert credits.credited(other.id) is None and credits.credited(None) is None
+    credits.spend("ada", 60)  # 60 tokens × 0.01 = 0.6 of the 1.0
+    assert credits.credited(key.id) == "ada"
+    credits.spend("ada", 40)
+    assert credits.credited(key.id) is None
+    with database.session() as session:
+        assert ledger.account_balance(session, "ada") == pytest.approx(0.0)

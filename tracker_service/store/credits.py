@@ -1,0 +1,383 @@
+"""The credit ledger in the database: hourly upserts, accounts, and the leaderboard.
+
+Writes come in batches (:class:`tracker_service.services.credits.CreditLedger`
+groups the hops that close together): rows of one node and hour are summed in
+memory first, then one ``INSERT … ON CONFLICT DO UPDATE`` per distinct row, all
+in one transaction. Reads sum the buckets per node and roll them up by account
+or team in Python: the leaderboard is per identity at heart, and a quarantined
+identity's credit is forfeited there (kept in its rows as evidence, shown as 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from sqlalchemy import Table, case, delete, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from tracker_service.domain.credit_rules import FORFEIT_QUARANTINED, AccountClaim
+from tracker_service.store.credit_tables import (
+    CreditAccount,
+    CreditBucket,
+    CreditIdentity,
+    CreditKey,
+)
+from tracker_service.store.db import Database, PreparedStatement
+from tracker_service.store.tables import NODE_QUARANTINED, Node
+
+DAY_S = 86400.0
+WEEK_S = 7 * DAY_S
+KINDS = ("account", "identity", "team")
+
+_SUMMED = ("credit", "hops", "tokens", "layer_tokens", "job_units", "own_hops")
+
+
+@dataclass
+class CreditRow:
+    """What one node earned in one hour bucket, to be added to the ledger."""
+
+    node_id: str
+    hour: int
+    credit: float = 0.0
+    hops: int = 0
+    tokens: int = 0
+    layer_tokens: int = 0
+    job_units: int = 0
+    own_hops: int = 0
+
+    def add(self, other: CreditRow) -> None:
+        for name in _SUMMED:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+def merge_rows(rows: Iterable[CreditRow]) -> list[CreditRow]:
+    """One row per (node, hour): what a batch writes."""
+    merged: dict[tuple[str, int], CreditRow] = {}
+    for row in rows:
+        key = (row.node_id, row.hour)
+        if key in merged:
+            merged[key].add(row)
+        else:
+            merged[key] = CreditRow(row.node_id, row.hour)
+            merged[key].add(row)
+    return list(merged.values())
+
+
+def add_credit(database: Database, rows: Iterable[CreditRow]) -> int:
+    """Add `rows` in one transaction; returns how many bucket rows were written."""
+    with database.sessions.begin() as session:
+        return add_credit_in(session, rows)
+
+
+class CreditWriter:
+    """The hot path: the upsert compiled once, run as one executemany on the driver's
+    connection (as heartbeats are, store/heartbeats.py), one commit per batch."""
+
+    def __init__(self, database: Database) -> None:
+        self._engine = database.engine
+        self._upsert = PreparedStatement(
+            _upsert(database.dialect).compile(dialect=self._engine.dialect)
+        )
+
+    def add(self, rows: Iterable[CreditRow]) -> int:
+        merged = merge_rows(rows)
+        if not merged:
+            return 0
+        connection = self._engine.raw_connection()
+        try:
+            cursor = connection.cursor()
+            cursor.executemany(self._upsert.sql, [self._upsert.params(vars(r)) for r in merged])
+            connection.commit()
+        except BaseException:
+            connection.rollback()
+            raise
+        finally:
+            connection.close()
+        return len(merged)
+
+
+def linked_members(session: Session) -> tuple[dict[int, str], dict[str, str]]:
+    """(key id -> account, node id -> account) for the accounts that have a linked key:
+    all the own-key rule needs, read whole (small) and cached by the ledger."""
+    keys = {k: a for k, a in session.execute(select(CreditKey.key_id, CreditKey.account))}
+    if not keys:
+        return {}, {}
+    members = session.execute(
+        select(CreditIdentity.node_id, CreditIdentity.account).where(
+            CreditIdentity.account.in_(set(keys.values()))
+        )
+    )
+    return keys, {node_id: account for node_id, account in members}
+
+
+def _upsert(dialect: str) -> Any:
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    table = cast(Table, CreditBucket.__table__)
+    statement = insert(table)
+    return statement.on_conflict_do_update(
+        index_elements=["node_id", "hour"],
+        set_={name: table.c[name] + statement.excluded[name] for name in _SUMMED},
+    )
+
+
+def add_credit_in(session: Session, rows: Iterable[CreditRow]) -> int:
+    """Add `rows` inside the caller's transaction (a job task's commit credits with it)."""
+    merged = merge_rows(rows)
+    if not merged:
+        return 0
+    # Core, not ORM: an executemany of one compiled statement.
+    session.connection().execute(
+        _upsert(session.get_bind().dialect.name), [vars(row) for row in merged]
+    )
+    return len(merged)
+
+
+# -- accounts -------------------------------------------------------------------------------
+
+
+def public_keys(session: Session, node_ids: Sequence[str]) -> dict[str, bytes]:
+    rows = session.execute(select(Node.node_id, Node.public_key).where(Node.node_id.in_(node_ids)))
+    return {node_id: bytes(key) for node_id, key in rows}
+
+
+def account_members(session: Session, account: str) -> list[str]:
+    rows = session.execute(
+        select(CreditIdentity.node_id).where(CreditIdentity.account == account)
+    ).scalars()
+    return sorted(rows)
+
+
+def save_claim(session: Session, claim: AccountClaim, *, now: float, key_id: int | None) -> None:
+    """Create or update the account, link every identity in the claim (moving it from
+    another account if it was linked elsewhere) and, given one, the API key."""
+    found = session.get(CreditAccount, claim.account)
+    if found is None:
+        session.add(
+            CreditAccount(
+                account=claim.account,
+                display_name=claim.display_name,
+                team=claim.team,
+                created_at=now,
+                updated_at=now,
+            )
+        )
+    else:
+        found.display_name, found.team, found.updated_at = claim.display_name, claim.team, now
+    session.execute(delete(CreditIdentity).where(CreditIdentity.node_id.in_(claim.node_ids)))
+    session.add_all(
+        CreditIdentity(node_id=node_id, account=claim.account, linked_at=now)
+        for node_id in claim.node_ids
+    )
+    if key_id is not None:
+        session.execute(delete(CreditKey).where(CreditKey.key_id == key_id))
+        session.add(CreditKey(key_id=key_id, account=claim.account, linked_at=now))
+
+
+# -- reads ----------------------------------------------------------------------------------
+
+
+@dataclass
+class IdentityCredit:
+    node_id: str
+    account: str | None
+    earned: float  # what its verified hops earned, forfeited or not
+    last_24h: float
+    last_7d: float
+    hops: int
+    tokens: int
+    own_hops: int
+    job_units: int
+    forfeited: str | None  # why its credit counts 0, or None
+
+    @property
+    def total(self) -> float:
+        return 0.0 if self.forfeited else self.earned
+
+
+@dataclass
+class LeaderRow:
+    id: str
+    kind: str
+    display_name: str
+    team: str
+    total: float = 0.0
+    last_24h: float = 0.0
+    last_7d: float = 0.0
+    hops: int = 0
+    tokens: int = 0
+    identities: list[IdentityCredit] = field(default_factory=list)
+    forfeited: str | None = None
+    rank: int = 0
+
+    def add(self, identity: IdentityCredit) -> None:
+        self.identities.append(identity)
+        if identity.forfeited:
+            return
+        self.total += identity.earned
+        self.last_24h += identity.last_24h
+        self.last_7d += identity.last_7d
+        self.hops += identity.hops
+        self.tokens += identity.tokens
+
+
+def identity_credits(session: Session, *, now: float) -> list[IdentityCredit]:
+    """Every identity that has a bucket, summed over all time and the two windows."""
+    day, week = now - DAY_S, now - WEEK_S
+    b = CreditBucket
+    rows = session.execute(
+        select(
+            b.node_id,
+            func.sum(b.credit),
+            func.sum(case((b.hour >= day - 3600, b.credit), else_=0.0)),
+            func.sum(case((b.hour >= week - 3600, b.credit), else_=0.0)),
+            func.sum(b.hops),
+            func.sum(b.tokens),
+            func.sum(b.own_hops),
+            func.sum(b.job_units),
+            Node.state,
+            Node.state_reason,
+            CreditIdentity.account,
+        )
+        .outerjoin(Node, Node.node_id == b.node_id)
+        .outerjoin(CreditIdentity, CreditIdentity.node_id == b.node_id)
+        .group_by(b.node_id, Node.state, Node.state_reason, CreditIdentity.account)
+    )
+    found = []
+    for node_id, total, d1, d7, hops, tokens, own, units, state, reason, account in rows:
+        forfeited = None
+        if state == NODE_QUARANTINED:
+            forfeited = f"{FORFEIT_QUARANTINED}: {reason or 'a hop audit found it lying'}"
+        found.append(
+            IdentityCredit(
+                node_id,
+                account,
+                float(total or 0.0),
+                float(d1 or 0.0),
+                float(d7 or 0.0),
+                int(hops or 0),
+                int(tokens or 0),
+                int(own or 0),
+                int(units or 0),
+                forfeited,
+            )
+        )
+    return found
+
+
+def _accounts(session: Session) -> dict[str, CreditAccount]:
+    return {a.account: a for a in session.execute(select(CreditAccount)).scalars()}
+
+
+def leaderboard(session: Session, *, kind: str, now: float) -> list[LeaderRow]:
+    """Every row of one kind (account, identity, team), ranked by total credit.
+
+    By account: an identity linked to no account stands as its own row (kind
+    ``identity``), so an unlinked contributor still appears.
+    """
+    accounts = _accounts(session)
+    rows: dict[str, LeaderRow] = {}
+    for identity in identity_credits(session, now=now):
+        account = accounts.get(identity.account or "")
+        if kind == "identity" or (kind == "account" and account is None):
+            row = rows.setdefault(
+                identity.node_id,
+                LeaderRow(
+                    identity.node_id,
+                    "identity",
+                    account.display_name if account else "",
+                    account.team if account else "",
+                ),
+            )
+            row.forfeited = identity.forfeited
+        elif kind == "account":
+            assert account is not None
+            row = rows.setdefault(
+                account.account,
+                LeaderRow(account.account, "account", account.display_name, account.team),
+            )
+        else:
+            team = account.team if account and account.team else ""
+            if not team:
+                continue  # a team board lists teams only
+            row = rows.setdefault(team, LeaderRow(team, "team", team, team))
+        row.add(identity)
+    ranked = sorted(rows.values(), key=lambda r: (-r.total, r.id))
+    for rank, row in enumerate(ranked, start=1):
+        row.rank = rank
+    return ranked
+
+
+def find_credit(session: Session, credit_id: str, *, now: float) -> LeaderRow | None:
+    """One account, identity or team by its id (account names are looked up first)."""
+    for kind in KINDS:
+        for row in leaderboard(session, kind=kind, now=now):
+            if row.id == credit_id and (row.kind == kind or kind == "account"):
+                return row
+    return None
+
+
+def as_json(row: LeaderRow, *, with_identities: bool) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "id": row.id,
+        "kind": row.kind,
+        "rank": row.rank,
+        "display_name": row.display_name,
+        "team": row.team,
+        "total": round(row.total, 6),
+        "last_24h": round(row.last_24h, 6),
+        "last_7d": round(row.last_7d, 6),
+        "hops": row.hops,
+        "tokens": row.tokens,
+        "forfeited": row.forfeited,
+    }
+    if with_identities:
+        found["identities"] = [
+            {
+                "node_id": i.node_id,
+                "total": round(i.total, 6),
+                "earned": round(i.earned, 6),
+                "last_24h": round(0.0 if i.forfeited else i.last_24h, 6),
+                "last_7d": round(0.0 if i.forfeited else i.last_7d, 6),
+                "hops": i.hops,
+                "tokens": i.tokens,
+                "own_hops": i.own_hops,
+                "job_units": i.job_units,
+                "forfeited": i.forfeited,
+            }
+            for i in row.identities
+        ]
+    return found
+
+
+def account_has_key(session: Session, account: str) -> bool:
+    found = session.execute(
+        select(CreditKey.key_id).where(CreditKey.account == account).limit(1)
+    ).first()
+    return found is not None
+
+
+def account_balance(session: Session, account: str) -> float:
+    """Credit an account may spend: what its identities earned (none of a quarantined
+    one) less what its keys spent."""
+    earned = session.execute(
+        select(func.coalesce(func.sum(CreditBucket.credit), 0.0))
+        .join(CreditIdentity, CreditIdentity.node_id == CreditBucket.node_id)
+        .outerjoin(Node, Node.node_id == CreditBucket.node_id)
+        .where(CreditIdentity.account == account)
+        .where((Node.state.is_(None)) | (Node.state != NODE_QUARANTINED))
+    ).scalar_one()
+    spent = session.execute(
+        select(CreditAccount.spent).where(CreditAccount.account == account)
+    ).scalar_one_or_none()
+    return float(earned) - float(spent or 0.0)
+
+
+def spend_credit(session: Session, account: str, amount: float) -> None:
+    session.execute(
+        update(CreditAccount)
+        .where(CreditAccount.account == account)
+        .values(spent=CreditAccount.spent + amount)
+    )
