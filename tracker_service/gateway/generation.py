@@ -35,13 +35,16 @@ from tracker_service.errors import TrackerError
 from tracker_service.services.hop_link import RouteFailure
 from tracker_service.services.route_planner import RouteRefused
 from tracker_service.services.route_session import RouteSession
-from tracker_service.services.session_plan import RoutePlan, Sampling
+from tracker_service.services.session_plan import GeneratedToken, RoutePlan, Sampling
 from tracker_service.services.step_audit import StepAuditor
 from tracker_service.store.route_candidates import Key
 
 log = logging.getLogger(__name__)
 
 Planner = Callable[[Key, Collection[str]], RoutePlan]  # blocking; run in a thread
+# Chooses the token to feed back from the last hop's reply (gateway-side sampling:
+# gateway/sampler.py); without one, the token the last hop sampled is taken.
+Picker = Callable[[GeneratedToken], int]
 
 
 class GenerationFailed(TrackerError):
@@ -62,6 +65,10 @@ class GenerationStats:
     failed_nodes: list[str] = field(default_factory=list)
     stall_s: float = 0.0  # time from a hop's failure to the next token
     first_token_at: float | None = None  # perf_counter() when the first token came
+    # Prompt tokens a node prefix cache served instead of computing (usage's
+    # prompt_tokens_details.cached_tokens). 0 until the route session reports a hit: the
+    # hook for the node prefix cache, which sets it when a hop says how many it reused.
+    cached_tokens: int = 0
     started: float = field(default_factory=time.perf_counter)
 
     @property
@@ -100,7 +107,9 @@ class Generation:
         *,
         on_suspect: Callable[[str], object] | None = None,
         auditor: StepAuditor | None = None,
+        pick: Picker | None = None,
     ) -> None:
+        self._pick = pick
         self._key = key
         self._plan = plan
         self._sampling = sampling
@@ -137,11 +146,12 @@ class Generation:
                 if self.stats.first_token_at is None:
                     self.stats.first_token_at = time.perf_counter()
                 produced += 1
-                context.append(token.token_id)
-                yield token.token_id
-                if token.token_id in stop_ids:
+                chosen = self._pick(token) if self._pick is not None else token.token_id
+                context.append(chosen)
+                yield chosen
+                if chosen in stop_ids:
                     break
-                feed = [token.token_id]
+                feed = [chosen]
             await self._close()
         finally:
             await self._drop()
