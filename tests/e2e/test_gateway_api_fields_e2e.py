@@ -8,7 +8,8 @@ on the default model), driven by the official ``openai`` client:
   and validates over several prompts (streamed too);
 - a tool-calling loop: the model calls a function, gets its result, answers; a
   forced call streamed as ``delta.tool_calls``;
-- fields the gateway does not honour are a 400 naming the field.
+- fields the gateway does not honour are a 400 naming the field;
+- LangChain's ``ChatOpenAI`` (an agent framework from PyPI) runs a tool-using task.
 """
 
 from __future__ import annotations
@@ -262,7 +263,8 @@ def test_a_tool_calling_loop(served: tuple[openai.OpenAI, str]) -> None:
         temperature=0,
     )
     answer = second.choices[0].message
-    assert answer.tool_calls is None and answer.content and answer.content.strip()
+    assert answer.tool_calls is None and answer.content
+    assert "sunny" in answer.content.lower() or "21" in answer.content  # it used the result
 
 
 def test_a_named_tool_call_streams_as_delta_tool_calls(
@@ -307,3 +309,47 @@ def test_fields_it_does_not_honour_are_a_400_naming_them(
     assert reply.status_code == 400, reply.text
     error = reply.json()["error"]
     assert error["type"] == "invalid_request_error" and error["param"] == param
+
+
+def test_langchain_chat_openai_runs_a_tool_using_task(served: tuple[openai.OpenAI, str]) -> None:
+    langchain_openai = pytest.importorskip("langchain_openai")
+    from langchain_core.messages import BaseMessage, HumanMessage
+    from langchain_core.tools import tool
+
+    asked: list[str] = []
+
+    @tool
+    def get_weather(city: str) -> str:
+        """The current weather in a city."""
+        asked.append(city)
+        return json.dumps({"city": city, "temperature_c": 21, "sky": "sunny"})
+
+    client, model = served
+    llm = langchain_openai.ChatOpenAI(
+        model=model,
+        base_url=str(client.base_url),
+        api_key="unused",
+        temperature=0,
+        max_tokens=60,
+        max_retries=0,
+    )
+    messages: list[BaseMessage] = [HumanMessage("What is the weather in Paris?")]
+    call = llm.bind_tools([get_weather], tool_choice="any").invoke(messages)
+    assert [c["name"] for c in call.tool_calls] == ["get_weather"]
+    messages.append(call)
+    messages += [get_weather.invoke(c) for c in call.tool_calls]
+    assert asked and asked[0]
+    final = llm.bind_tools([get_weather], tool_choice="none").invoke(messages)
+    assert not final.tool_calls
+    assert "sunny" in str(final.content).lower() or "21" in str(final.content)
+
+    chunks = list(
+        llm.bind_tools([get_weather], tool_choice="get_weather").stream(
+            [HumanMessage("What is the weather in Oslo?")]
+        )
+    )
+    merged = chunks[0]
+    for chunk in chunks[1:]:
+        merged += chunk
+    assert [c["name"] for c in merged.tool_calls] == ["get_weather"]
+    assert isinstance(merged.tool_calls[0]["args"]["city"], str)

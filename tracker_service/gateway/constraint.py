@@ -76,6 +76,15 @@ def json_grammar(schema: Mapping[str, Any] | None) -> str:
     return str(llguidance.LLMatcher.grammar_from_json_schema(_styled(schema or {"type": "object"})))
 
 
+def _parameters(schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A function's arguments schema; one that declares no properties takes none (``{}``),
+    as OpenAI reads a function without parameters."""
+    open_keys = ("properties", "additionalProperties", "patternProperties", "anyOf", "oneOf")
+    if not schema or (schema.get("type") == "object" and not any(k in schema for k in open_keys)):
+        return {"type": "object", "properties": {}, "additionalProperties": False}
+    return dict(schema)
+
+
 def tool_call_schema(functions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """``{"name": ..., "arguments": {...}}`` for one of `functions` (OpenAI function dicts)."""
     options = [
@@ -83,7 +92,7 @@ def tool_call_schema(functions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "type": "object",
             "properties": {
                 "name": {"const": f["name"]},
-                "arguments": dict(f.get("parameters") or {"type": "object"}),
+                "arguments": _parameters(f.get("parameters")),
             },
             "required": ["name", "arguments"],
             "additionalProperties": False,

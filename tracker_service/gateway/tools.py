@@ -41,6 +41,10 @@ PREAMBLE = (
     "A function's result comes back in <tool_response></tool_response>; then answer the "
     "user in plain words."
 )
+TOOL_RESULT = (
+    "<tool_response>\n{result}\n</tool_response>\n"
+    "That is what {name} returned. Answer my question with it in plain words."
+)
 
 
 @dataclass(frozen=True)
@@ -85,13 +89,17 @@ def with_preamble(
 ) -> list[dict[str, Any]]:
     """Plain role/content messages for a template without tool syntax."""
     out: list[dict[str, Any]] = []
+    names: dict[str, str] = {}  # tool_call_id -> the function it called
     for m in messages:
         role, content = m["role"], str(m.get("content") or "")
         if role == "assistant" and m.get("tool_calls"):
+            for c in m["tool_calls"]:
+                names[str(c.get("id"))] = str((c.get("function") or {}).get("name"))
             calls = "\n".join(_call_text(c) for c in m["tool_calls"])
             out.append({"role": "assistant", "content": (content + "\n" + calls).strip()})
         elif role == "tool":
-            out.append({"role": "user", "content": f"<tool_response>\n{content}\n</tool_response>"})
+            name = names.get(str(m.get("tool_call_id")), "the function")
+            out.append({"role": "user", "content": TOOL_RESULT.format(name=name, result=content)})
         else:
             out.append({"role": role, "content": content})
     if functions:
