@@ -79,8 +79,10 @@ def json_grammar(schema: Mapping[str, Any] | None) -> str:
 def _parameters(schema: Mapping[str, Any] | None) -> dict[str, Any]:
     """A function's arguments schema; one that declares no properties takes none (``{}``),
     as OpenAI reads a function without parameters."""
-    open_keys = ("properties", "additionalProperties", "patternProperties", "anyOf", "oneOf")
-    if not schema or (schema.get("type") == "object" and not any(k in schema for k in open_keys)):
+    schema = schema or {}
+    open_keys = ("additionalProperties", "patternProperties", "anyOf", "oneOf")
+    closed = not schema.get("properties") and not any(k in schema for k in open_keys)
+    if not schema or (schema.get("type") == "object" and closed):
         return {"type": "object", "properties": {}, "additionalProperties": False}
     return dict(schema)
 

@@ -1,5 +1,9 @@
 """Request bodies of the OpenAI-compatible gateway (``/v1/chat/completions``, ``/v1/completions``).
 
+Honoured besides the basics: ``n`` (up to 8), ``logprobs``/``top_logprobs`` (up to
+20), the penalties, ``logit_bias``, ``response_format`` and ``tools``/``tool_choice``
+(with ``tool`` messages in the conversation).
+
 Only what the gateway honours is declared; other fields OpenAI clients send
 are either harmless and ignored (``IGNORED``) or refused with a 400 naming
 the parameter, so a client never believes a setting took effect when it did not.
