@@ -47,6 +47,12 @@ class Vocabulary:
         self.tokenizer = tokenizer  # held so that id() stays this tokenizer's
         self.ll = llguidance.LLTokenizer(tokenizer.to_str(), eos_token=sorted(eos_ids))
         self.texts = [tokenizer.decode([i]) for i in range(self.ll.vocab_size)]
+        self.eos_ids = sorted(eos_ids)
+        # Tokens made only of closing quotes/brackets, the longest (closing most) first.
+        self.closers = sorted(
+            (i for i, t in enumerate(self.texts) if t.strip() and set(t.strip()) <= set('"]}')),
+            key=lambda i: -len(self.texts[i].strip()),
+        )
 
 
 _vocabularies: OrderedDict[int, Vocabulary] = OrderedDict()
@@ -119,12 +125,41 @@ def check_grammar(grammar: str, vocab: Vocabulary, param: str) -> None:
         raise BadRequest(f"the schema cannot be enforced: {error}", param=param)
 
 
+class OpenJson:
+    """What is open in JSON text so far: a string, and the brackets around it."""
+
+    def __init__(self) -> None:
+        self._stack: list[str] = []
+        self._in_string = False
+        self._escaped = False
+
+    def feed(self, text: str) -> None:
+        for char in text:
+            if self._in_string:
+                if self._escaped:
+                    self._escaped = False
+                elif char == "\\":
+                    self._escaped = True
+                elif char == '"':
+                    self._in_string = False
+            elif char == '"':
+                self._in_string = True
+            elif char in "[{":
+                self._stack.append("]" if char == "[" else "}")
+            elif char in "]}" and self._stack:
+                self._stack.pop()
+
+    def closing(self) -> str:
+        return ('"' if self._in_string else "") + "".join(reversed(self._stack))
+
+
 class GrammarConstraint:
     """One answer's matcher: which of a few tokens the grammar allows, and advancing it."""
 
     def __init__(self, grammar: str, vocab: Vocabulary) -> None:
         self._vocab = vocab
         self._matcher = llguidance.LLMatcher(vocab.ll, grammar)
+        self._open = OpenJson()
         if self._matcher.is_error():
             raise BadRequest(
                 f"the schema cannot be enforced: {self._matcher.get_error()}",
@@ -160,7 +195,27 @@ class GrammarConstraint:
 
         return max(allowed, key=lambda t: (shared(t), -t))
 
+    def closer(self) -> int | None:
+        """The end if the grammar allows it now, else the allowed token that is the longest
+        start of what closes the open JSON (a string's quote, then brackets innermost
+        first); None when none is allowed (a key needs its value, say)."""
+        for token in self._vocab.eos_ids:
+            if self.allowed([token])[0]:
+                return token
+        want = self._open.closing()
+        if not want:
+            return None
+        mask = self._mask()
+        best, size = None, 0
+        for token in self._vocab.closers:
+            text = self._vocab.texts[token].strip()
+            if len(text) > size and want.startswith(text) and mask[token // 8] >> (token % 8) & 1:
+                best, size = token, len(text)
+        return best
+
     def advance(self, token_id: int) -> None:
+        if 0 <= token_id < len(self._vocab.texts):
+            self._open.feed(self._vocab.texts[token_id])
         if not self._matcher.consume_token(token_id):
             log.warning("llguidance refused token %d: %s", token_id, self._matcher.get_error())
 

@@ -56,6 +56,8 @@ from tracker_service.store.db import Database
 from tracker_service.store.route_candidates import Key
 
 RETRY_BROKEN_ROUTE_S = 5
+# The last tokens of max_tokens in which a grammar's answer is steered shut (sampler.py).
+CLOSING_MARGIN = 24
 
 
 @dataclass
@@ -331,6 +333,9 @@ class Gateway:
                     frequency_penalty=body.frequency_penalty or 0.0,
                     logit_bias=body.bias,
                     top_logprobs=body.top_logprob_count,
+                    closing_after=(
+                        max(max_tokens - CLOSING_MARGIN, max_tokens // 2) if grammar else None
+                    ),
                 ),
                 constraint,
             )

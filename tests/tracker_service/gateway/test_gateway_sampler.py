@@ -86,6 +86,9 @@ class OnlyEven:
     def advance(self, token_id: int) -> None:
         self.seen.append(token_id)
 
+    def closer(self) -> int | None:
+        return None
+
 
 def test_the_mask_removes_what_the_grammar_forbids_and_falls_back_when_nothing_is_left() -> None:
     grammar = OnlyEven()
@@ -112,14 +115,17 @@ PERSON = {
 }
 
 
-def decode_under(grammar: str, tokenizer: Tokenizer, seed: int) -> str:
+def decode_under(
+    grammar: str, tokenizer: Tokenizer, seed: int, closing_after: int | None = None
+) -> str:
     """Drive a grammar with a 'model' whose favourites are random tokens: most steps the
     mask allows none of them, so the fallback decides; the answer must still be valid.
     (Bounded schemas only: inside a free string random tokens are all allowed, and such
     a 'model' never closes it.)"""
     vocab = vocabulary(tokenizer, {EOS})
     sampler = GatewaySampler(
-        SamplerSettings(temperature=1.0, seed=seed), GrammarConstraint(grammar, vocab)
+        SamplerSettings(temperature=1.0, seed=seed, closing_after=closing_after),
+        GrammarConstraint(grammar, vocab),
     )
     rng = random.Random(seed)
     ids: list[int] = []
@@ -136,6 +142,14 @@ def test_a_json_schema_grammar_always_gives_valid_json(smollm_tokenizer: Tokeniz
     grammar = json_grammar(PERSON)
     for seed in range(8):
         jsonschema.validate(json.loads(decode_under(grammar, smollm_tokenizer, seed)), PERSON)
+
+
+def test_near_the_budget_a_free_json_object_is_steered_shut(smollm_tokenizer: Tokenizer) -> None:
+    # Random favourites never close a free string by themselves (see decode_under);
+    # past closing_after the sampler closes what is open and ends.
+    for seed in range(4):
+        text = decode_under(json_grammar(None), smollm_tokenizer, seed, closing_after=30)
+        assert isinstance(json.loads(text), dict), text
 
 
 def test_a_forced_tool_call_parses_into_a_valid_call(smollm_tokenizer: Tokenizer) -> None:
