@@ -238,6 +238,14 @@ class Gateway:
         functions = body.functions if isinstance(body, ChatCompletionCreate) else []
         prompt = self._prompt_ids(body, assets, functions)
         max_tokens = self._max_tokens(body, len(prompt), assets)
+        vocab_size = assets.tokenizer.get_vocab_size(with_added_tokens=True)
+        outside = [t for t in body.bias if t >= vocab_size]
+        if outside:
+            raise BadRequest(
+                f"logit_bias names token id {outside[0]}, outside the model's vocabulary of "
+                f"{vocab_size}",
+                param="logit_bias",
+            )
         grammar = await self._grammar(body, assets)
         choices: list[Choice] = []
         try:
