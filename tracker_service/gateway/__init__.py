@@ -5,6 +5,11 @@
     chat_template     the model's Jinja template, rendered in a sandbox
     generation        one generation over a route, with failover mid-stream
     text_stream       token ids -> text deltas, with stop strings held back
+    sampler           sampling at the gateway over the last hop's top 20 (logprobs,
+                      penalties, logit_bias, a grammar mask, a seeded draw)
+    constraint        llguidance grammars: JSON, a JSON schema, a forced tool call
+    tools             tools in the prompt (template or preamble), tool calls parsed out
+    responses         the OpenAI shapes of choices, log-probs, tool calls and chunks
     api_keys          hashed keys, the bearer check, per-key rate limits
     observability     the per-request log line and the Prometheus metrics
     errors            OpenAI's error shape (every refusal of the gateway)

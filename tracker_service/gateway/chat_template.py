@@ -43,6 +43,7 @@ class ChatTemplate:
             self._template = environment.from_string(source) if source else None
         except jinja2.TemplateError as exc:
             raise TemplateError(f"the model's chat template does not compile: {exc}") from exc
+        self.source = source
         self.bos_token = bos_token
         self.eos_token = eos_token
 
@@ -50,7 +51,11 @@ class ChatTemplate:
     def present(self) -> bool:
         return self._template is not None
 
-    def render(self, messages: Sequence[Mapping[str, Any]]) -> str:
+    def render(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> str:
         """The prompt text for `messages`, ending where the assistant's answer begins."""
         if self._template is None:
             # A base model without a template: the messages' text, one per line.
@@ -59,6 +64,7 @@ class ChatTemplate:
             return self._template.render(
                 messages=[dict(m) for m in messages],
                 add_generation_prompt=True,
+                tools=[dict(t) for t in tools] if tools else None,
                 bos_token=self.bos_token,
                 eos_token=self.eos_token,
             )

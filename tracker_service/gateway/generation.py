@@ -36,7 +36,7 @@ from tracker_service.services.hop_link import RouteFailure
 from tracker_service.services.prefix_affinity import PrefixAffinity
 from tracker_service.services.route_planner import RouteRefused
 from tracker_service.services.route_session import ReceiptsHook, RouteSession
-from tracker_service.services.session_plan import RoutePlan, Sampling
+from tracker_service.services.session_plan import GeneratedToken, RoutePlan, Sampling
 from tracker_service.services.step_audit import StepAuditor
 from tracker_service.store.route_candidates import Key
 
@@ -44,6 +44,9 @@ log = logging.getLogger(__name__)
 
 # (recipe, nodes to exclude, nodes to prefer) -> a route; blocking, run in a thread
 Planner = Callable[[Key, Collection[str], Collection[str]], RoutePlan]
+# Chooses the token to feed back from the last hop's reply (gateway-side sampling:
+# gateway/sampler.py); without one, the token the last hop sampled is taken.
+Picker = Callable[[GeneratedToken], int]
 
 
 class GenerationFailed(TrackerError):
@@ -108,7 +111,9 @@ class Generation:
         auditor: StepAuditor | None = None,
         affinity: PrefixAffinity | None = None,
         on_receipts: ReceiptsHook | None = None,
+        pick: Picker | None = None,
     ) -> None:
+        self._pick = pick
         self._key = key
         # the nodes that served this prompt's prefix lately are preferred: their prefix
         # caches hold its KV (docs/wire.md#prefix-cache)
@@ -156,11 +161,12 @@ class Generation:
                         hops = self._session.plan.hops
                         self._affinity.record(self._key, prompt_ids, [h.node_id for h in hops])
                 produced += 1
-                context.append(token.token_id)
-                yield token.token_id
-                if token.token_id in stop_ids:
+                chosen = self._pick(token) if self._pick is not None else token.token_id
+                context.append(chosen)
+                yield chosen
+                if chosen in stop_ids:
                     break
-                feed = [token.token_id]
+                feed = [chosen]
             await self._close()
         finally:
             await self._drop()

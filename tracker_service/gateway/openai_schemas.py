@@ -1,5 +1,9 @@
 """Request bodies of the OpenAI-compatible gateway (``/v1/chat/completions``, ``/v1/completions``).
 
+Honoured besides the basics: ``n`` (up to 8), ``logprobs``/``top_logprobs`` (up to
+20), the penalties, ``logit_bias``, ``response_format`` and ``tools``/``tool_choice``
+(with ``tool`` messages in the conversation).
+
 Only what the gateway honours is declared; other fields OpenAI clients send
 are either harmless and ignored (``IGNORED``) or refused with a 400 naming
 the parameter, so a client never believes a setting took effect when it did not.
@@ -18,19 +22,12 @@ COMPLETIONS_DEFAULT_MAX_TOKENS = 16
 IGNORED = frozenset({"user", "metadata", "store", "service_tier"})
 # Accepted only at the value that means "off".
 NEUTRAL: dict[str, Any] = {
-    "presence_penalty": 0,
-    "frequency_penalty": 0,
-    "logprobs": False,
     "echo": False,
-    "logit_bias": {},
     "best_of": 1,
-    "parallel_tool_calls": None,
-    "tools": [],
-    "tool_choice": "none",
-    "response_format": {"type": "text"},
     "suffix": None,
-    "top_logprobs": 0,
 }
+MAX_N = 8  # choices per request, decoded together as concurrent route sessions
+MAX_TOP_LOGPROBS = 20  # the most a last hop returns (docs/wire.md)
 
 
 # Fields with a default that some clients send as an explicit null, which OpenAI
@@ -52,9 +49,12 @@ class _Sampling(BaseModel):
     max_completion_tokens: int | None = Field(default=None, ge=1)
     seed: int | None = Field(default=None, ge=0, le=2**63 - 1)
     stop: str | list[str] | None = None
-    n: int = 1
+    n: int = Field(default=1, ge=1, le=MAX_N)
     stream: bool = False
     stream_options: StreamOptions | None = None
+    presence_penalty: float | None = Field(default=None, ge=-2.0, le=2.0)
+    frequency_penalty: float | None = Field(default=None, ge=-2.0, le=2.0)
+    logit_bias: dict[str, float] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -67,12 +67,28 @@ class _Sampling(BaseModel):
         """The token limit when the request names none: the tracker's setting."""
         return configured
 
-    @field_validator("n")
+    @field_validator("logit_bias")
     @classmethod
-    def _one_choice(cls, value: int) -> int:
-        if value != 1:
-            raise ValueError("only n=1 is supported: send one request per answer")
+    def _bias(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        for key, bias in (value or {}).items():
+            if not key.isdigit():
+                raise ValueError(f"logit_bias keys are token ids as strings; {key!r} is not one")
+            if not -100 <= bias <= 100:
+                raise ValueError(f"logit_bias values are in [-100, 100]; {key} has {bias}")
         return value
+
+    @property
+    def bias(self) -> dict[int, float]:
+        return {int(k): float(v) for k, v in (self.logit_bias or {}).items()}
+
+    @property
+    def top_logprob_count(self) -> int:
+        """How many alternatives each token's log-prob entry lists."""
+        return 0
+
+    @property
+    def wants_logprobs(self) -> bool:
+        return False
 
     @field_validator("stop")
     @classmethod
@@ -107,6 +123,71 @@ class _Sampling(BaseModel):
         return sorted(refused)
 
 
+class FunctionCallIn(BaseModel):
+    name: str
+    arguments: str = "{}"
+
+
+class ToolCallIn(BaseModel):
+    """A tool call of an earlier assistant turn, as the client sends it back."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str | None = None
+    type: Literal["function"] = "function"
+    function: FunctionCallIn
+
+
+class FunctionDef(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+    strict: bool | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name}
+        if self.description:
+            out["description"] = self.description
+        out["parameters"] = self.parameters or {"type": "object", "properties": {}}
+        return out
+
+
+class Tool(BaseModel):
+    type: Literal["function"]
+    function: FunctionDef
+
+
+class NamedFunction(BaseModel):
+    name: str
+
+
+class NamedToolChoice(BaseModel):
+    type: Literal["function"]
+    function: NamedFunction
+
+
+class JsonSchemaFormat(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    name: str = Field(min_length=1, max_length=64)
+    description: str | None = None
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    strict: bool | None = None
+
+
+class ResponseFormat(BaseModel):
+    type: Literal["text", "json_object", "json_schema"]
+    json_schema: JsonSchemaFormat | None = None
+
+    @model_validator(mode="after")
+    def _schema_given(self) -> ResponseFormat:
+        if self.type == "json_schema" and self.json_schema is None:
+            raise ValueError('a "json_schema" response_format needs its json_schema object')
+        return self
+
+
 class TextPart(BaseModel):
     type: Literal["text"]
     text: str
@@ -115,9 +196,11 @@ class TextPart(BaseModel):
 class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    role: Literal["system", "developer", "user", "assistant"]
+    role: Literal["system", "developer", "user", "assistant", "tool"]
     content: str | list[TextPart] | None = None
     name: str | None = None
+    tool_calls: list[ToolCallIn] | None = None
+    tool_call_id: str | None = None
 
     @field_validator("content", mode="before")
     @classmethod
@@ -138,7 +221,20 @@ class ChatMessage(BaseModel):
         # a user or system turn without it would be answered as if it were empty.
         if self.content is None and self.role != "assistant":
             raise ValueError(f"a {self.role} message needs its content")
+        if self.role == "tool" and not self.tool_call_id:
+            raise ValueError("a tool message needs the tool_call_id it answers")
         return self
+
+    def to_template(self) -> dict[str, Any]:
+        """The message as chat templates (and the tool preamble) read it."""
+        out: dict[str, Any] = {"role": self.role, "content": self.text()}
+        if self.tool_calls:
+            out["tool_calls"] = [c.model_dump() for c in self.tool_calls]
+        if self.tool_call_id:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name:
+            out["name"] = self.name
+        return out
 
     def text(self) -> str:
         if self.content is None:
@@ -150,10 +246,65 @@ class ChatMessage(BaseModel):
 
 class ChatCompletionCreate(_Sampling):
     messages: list[ChatMessage] = Field(min_length=1)
+    logprobs: bool | None = None
+    top_logprobs: int | None = Field(default=None, ge=0, le=MAX_TOP_LOGPROBS)
+    response_format: ResponseFormat | None = None
+    tools: list[Tool] | None = None
+    tool_choice: Literal["none", "auto", "required"] | NamedToolChoice | None = None
+    parallel_tool_calls: bool | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ChatCompletionCreate:
+        if self.top_logprobs and not self.logprobs:
+            raise ValueError("top_logprobs needs logprobs: true")
+        if isinstance(self.tool_choice, NamedToolChoice):
+            names = [t.function.name for t in self.tools or []]
+            if self.tool_choice.function.name not in names:
+                raise ValueError(
+                    f"tool_choice names '{self.tool_choice.function.name}', which is not "
+                    f"among tools ({', '.join(names) or 'none given'})"
+                )
+        elif self.tool_choice == "required" and not self.tools:
+            raise ValueError('tool_choice "required" needs tools')
+        if self.tools and self.response_format and self.response_format.type != "text":
+            raise ValueError("send either tools or a JSON response_format, not both")
+        return self
+
+    @property
+    def top_logprob_count(self) -> int:
+        return self.top_logprobs or 0
+
+    @property
+    def wants_logprobs(self) -> bool:
+        return bool(self.logprobs)
+
+    @property
+    def functions(self) -> list[dict[str, Any]]:
+        """The offered functions the answer may call (none when tool_choice is "none")."""
+        if not self.tools or self.tool_choice == "none":
+            return []
+        return [t.function.to_json() for t in self.tools]
+
+    @property
+    def forced_functions(self) -> list[dict[str, Any]]:
+        """Functions one of which must be called (under a grammar); [] when free."""
+        if isinstance(self.tool_choice, NamedToolChoice):
+            name = self.tool_choice.function.name
+            return [f for f in self.functions if f["name"] == name]
+        return self.functions if self.tool_choice == "required" else []
 
 
 class CompletionCreate(_Sampling):
     prompt: str | list[str] | list[int]
+    logprobs: int | None = Field(default=None, ge=0, le=MAX_TOP_LOGPROBS)
+
+    @property
+    def top_logprob_count(self) -> int:
+        return self.logprobs or 0
+
+    @property
+    def wants_logprobs(self) -> bool:
+        return self.logprobs is not None
 
     def default_max_tokens(self, configured: int) -> int:
         """16, as OpenAI's legacy completions API, whatever the chat default is."""

@@ -16,11 +16,20 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Collection
 from dataclasses import dataclass, field
+from typing import Any
 
 from tracker_service.config import Settings
 from tracker_service.domain.route_formation import PURPOSE_SERVE
 from tracker_service.gateway.api_keys import Caller, KeyCheck, RateLimiter
 from tracker_service.gateway.chat_template import TemplateError
+from tracker_service.gateway.constraint import (
+    GrammarConstraint,
+    Vocabulary,
+    check_grammar,
+    json_grammar,
+    tool_call_grammar,
+    vocabulary,
+)
 from tracker_service.gateway.errors import BadRequest, Unavailable
 from tracker_service.gateway.generation import (
     Generation,
@@ -32,7 +41,14 @@ from tracker_service.gateway.model_catalogue import ModelCatalogue, ServedModel
 from tracker_service.gateway.observability import GatewayMetrics, RequestRecord
 from tracker_service.gateway.openai_schemas import ChatCompletionCreate, CompletionCreate
 from tracker_service.gateway.priority import CREDITED, FREE, PriorityGate
+from tracker_service.gateway.sampler import (
+    WIRE_TOP_K,
+    GatewaySampler,
+    SamplerSettings,
+    TokenLogprob,
+)
 from tracker_service.gateway.text_stream import TextStream
+from tracker_service.gateway.tools import template_knows_tools, with_preamble
 from tracker_service.services.credits import CreditLedger
 from tracker_service.services.prefix_affinity import PrefixAffinity
 from tracker_service.services.reachability import ReachabilityMonitor
@@ -43,41 +59,47 @@ from tracker_service.store.db import Database
 from tracker_service.store.route_candidates import Key
 
 RETRY_BROKEN_ROUTE_S = 5
+# The last tokens of max_tokens in which a grammar's answer is steered shut (sampler.py).
+CLOSING_MARGIN = 24
 
 
 @dataclass
-class Answer:
-    """One generation under way: its first token is already in hand."""
+class Piece:
+    """Text safe to show, and the sampled tokens it came from (with their log-probs)."""
 
-    id: str
-    model: str
-    created: int
-    prompt_tokens: int
-    max_tokens: int
+    text: str
+    logprobs: list[TokenLogprob]
+
+
+@dataclass
+class Choice:
+    """One choice under way (one route session): its first token is already in hand."""
+
+    index: int
     generation: Generation
-    record: RequestRecord
-    caller: Caller
+    sampler: GatewaySampler | None  # None: the last hop samples
     _tokens: AsyncGenerator[int, None]
     _first: int
     _text: TextStream
     _eos: frozenset[int]
     completion_tokens: int = 0
     finish_reason: str | None = None
-    _closed: bool = field(default=False)
-    # Set by the gateway: gives the priority slot back and charges a credited account.
-    _on_close: Callable[[int], Awaitable[None]] | None = None
 
-    async def deltas(self) -> AsyncIterator[str]:
+    async def deltas(self) -> AsyncIterator[Piece]:
         """Text as it becomes safe to show; ``finish_reason`` is set when it ends."""
         token: int | None = self._first
+        pending: list[TokenLogprob] = []
         while token is not None:
             self.completion_tokens += 1
             if token in self._eos:
                 self.finish_reason = "stop"
                 break
+            if self.sampler is not None:
+                pending.append(self.sampler.picked[self.completion_tokens - 1])
             delta = self._text.push(token)
             if delta:
-                yield delta
+                yield Piece(delta, pending)
+                pending = []
             if self._text.stopped:
                 self.finish_reason = "stop"
                 break
@@ -85,25 +107,13 @@ class Answer:
         if self.finish_reason is None:
             self.finish_reason = "length"
         tail = self._text.finish()
-        if tail:
-            yield tail
+        if tail or pending:
+            yield Piece(tail, pending)
 
-    async def text(self) -> str:
-        return "".join([d async for d in self.deltas()])
+    async def pieces(self) -> list[Piece]:
+        return [p async for p in self.deltas()]
 
-    @property
-    def usage(self) -> dict[str, int]:
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "total_tokens": self.prompt_tokens + self.completion_tokens,
-        }
-
-    async def close(self, limiter: RateLimiter, metrics: GatewayMetrics, outcome: str) -> None:
-        """End the generation (closing every hop's session) and log the request once."""
-        if self._closed:
-            return
-        self._closed = True
+    async def aclose(self) -> None:
         if self.finish_reason is not None:
             # Ended on a stop (eos or stop text): close with receipts, so the hops are
             # credited; the generator is then only dropped.
@@ -111,6 +121,50 @@ class Answer:
                 await self.generation.finish()
         with contextlib.suppress(Exception):
             await self._tokens.aclose()
+
+
+@dataclass
+class Answer:
+    """One request under way: its choices (``n`` of them), decoded together."""
+
+    id: str
+    model: str
+    created: int
+    prompt_tokens: int
+    max_tokens: int
+    choices: list[Choice]
+    record: RequestRecord
+    caller: Caller
+    functions: list[dict[str, Any]]  # offered tools (parse the answer for calls)
+    token_text: Callable[[int], str]  # one token's text, for log-prob entries
+    _closed: bool = field(default=False)
+    # Set by the gateway: gives the priority slot back and charges a credited account.
+    _on_close: Callable[[int], Awaitable[None]] | None = None
+
+    @property
+    def generation(self) -> Generation:
+        return self.choices[0].generation
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(c.completion_tokens for c in self.choices)
+
+    @property
+    def usage(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.prompt_tokens + self.completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": self.generation.stats.cached_tokens},
+        }
+
+    async def close(self, limiter: RateLimiter, metrics: GatewayMetrics, outcome: str) -> None:
+        """End every choice (closing every hop's session) and log the request once."""
+        if self._closed:
+            return
+        self._closed = True
+        for choice in self.choices:
+            await choice.aclose()
         stats = self.generation.stats
         record = self.record
         record.outcome = outcome
@@ -120,8 +174,8 @@ class Answer:
         if stats.first_token_at is not None:
             record.first_token_s = stats.first_token_at - record.started
         record.elapsed_s = time.perf_counter() - record.started
-        record.failovers = stats.failovers
-        record.stall_s = stats.stall_s
+        record.failovers = sum(c.generation.stats.failovers for c in self.choices)
+        record.stall_s = sum(c.generation.stats.stall_s for c in self.choices)
         limiter.charge(self.caller, self.prompt_tokens + self.completion_tokens)
         record.finish(metrics)
         if self._on_close is not None:
@@ -200,11 +254,23 @@ class Gateway:
                 param=unsupported[0],
             )
         served, assets = await self._served(body.model)
-        prompt = self._prompt_ids(body, assets)
+        functions = body.functions if isinstance(body, ChatCompletionCreate) else []
+        prompt = self._prompt_ids(body, assets, functions)
         max_tokens = self._max_tokens(body, len(prompt), assets)
+        vocab_size = assets.tokenizer.get_vocab_size(with_added_tokens=True)
+        outside = [t for t in body.bias if t >= vocab_size]
+        if outside:
+            raise BadRequest(
+                f"logit_bias names token id {outside[0]}, outside the model's vocabulary of "
+                f"{vocab_size}",
+                param="logit_bias",
+            )
+        grammar = await self._grammar(body, assets)
         on_close = await self._take_slot(caller)
         try:
-            answer = await self._start(body, caller, record, served, prompt, max_tokens, assets)
+            answer = await self._answer(
+                body, caller, record, served, assets, prompt, max_tokens, grammar, functions
+            )
         except BaseException:
             await on_close(0)
             raise
@@ -232,38 +298,41 @@ class Gateway:
 
         return on_close
 
-    async def _start(
+    async def _answer(
         self,
         body: ChatCompletionCreate | CompletionCreate,
         caller: Caller,
         record: RequestRecord,
         served: ServedModel,
+        assets: ModelAssets,
         prompt: list[int],
         max_tokens: int,
-        assets: ModelAssets,
+        grammar: tuple[str, Vocabulary] | None,
+        functions: list[dict[str, Any]],
     ) -> Answer:
-        sampling = Sampling(temperature=body.temperature, top_p=body.top_p, seed=body.seed)
-        generation = Generation(
-            served.info.key,
-            self.plan,
-            sampling,
-            self._generation,
-            on_suspect=self._monitor.suspect,
-            auditor=self._auditor,
-            affinity=self.affinity,
-            on_receipts=self.credits.sink(caller.key_id) if self.credits else None,
-        )
-        tokens = generation.run(prompt, max_tokens, assets.eos_ids)
+        """Start the request's ``n`` choices together and wrap them in an Answer."""
+        choices: list[Choice] = []
         try:
-            first = await anext(tokens)
+            starts = [
+                self._start(body, caller, served.info.key, assets, prompt, max_tokens, grammar, i)
+                for i in range(body.n)
+            ]
+            # Concurrent route sessions, so the nodes batch the choices' steps.
+            results = await asyncio.gather(*starts, return_exceptions=True)
+            choices = [r for r in results if isinstance(r, Choice)]
+            failed = [r for r in results if isinstance(r, BaseException)]
+            if failed:
+                raise failed[0]
         except GenerationFailed as exc:
-            await tokens.aclose()
+            for choice in choices:
+                await choice.aclose()
             raise Unavailable(
                 f"no route could serve '{body.model}': {exc.message}",
                 retry_after_s=RETRY_BROKEN_ROUTE_S,
             ) from exc
         except BaseException:
-            await tokens.aclose()
+            for choice in choices:
+                await choice.aclose()
             raise
         prefix = "chatcmpl" if isinstance(body, ChatCompletionCreate) else "cmpl"
         return Answer(
@@ -272,9 +341,102 @@ class Gateway:
             created=int(time.time()),
             prompt_tokens=len(prompt),
             max_tokens=max_tokens,
-            generation=generation,
+            choices=choices,
             record=record,
             caller=caller,
+            functions=functions,
+            token_text=lambda t: assets.tokenizer.decode([t], skip_special_tokens=False),
+        )
+
+    async def _grammar(
+        self, body: ChatCompletionCreate | CompletionCreate, assets: ModelAssets
+    ) -> tuple[str, Vocabulary] | None:
+        """The grammar the answer is decoded under (compiled and checked), if any."""
+        if not isinstance(body, ChatCompletionCreate):
+            return None
+        forced = body.forced_functions
+        fmt = body.response_format
+        if forced:
+            grammar, param = tool_call_grammar(forced), "tools"
+        elif fmt is not None and fmt.type == "json_object":
+            grammar, param = json_grammar(None), "response_format"
+        elif fmt is not None and fmt.type == "json_schema" and fmt.json_schema is not None:
+            schema = fmt.json_schema.schema_ or {}
+            try:
+                grammar, param = json_grammar(schema), "response_format"
+            except ValueError as exc:
+                raise BadRequest(
+                    f"the schema is not valid: {exc}", param="response_format"
+                ) from exc
+        else:
+            return None
+        vocab = await asyncio.to_thread(vocabulary, assets.tokenizer, assets.eos_ids)
+        check_grammar(grammar, vocab, param)
+        return grammar, vocab
+
+    async def _start(
+        self,
+        body: ChatCompletionCreate | CompletionCreate,
+        caller: Caller,
+        key: Key,
+        assets: ModelAssets,
+        prompt: list[int],
+        max_tokens: int,
+        grammar: tuple[str, Vocabulary] | None,
+        index: int,
+    ) -> Choice:
+        """Open choice `index`'s route session and produce its first token."""
+        seed = body.seed + index if body.seed is not None else None
+        sampler: GatewaySampler | None = None
+        gateway_samples = (
+            grammar is not None
+            or body.wants_logprobs
+            or bool(body.presence_penalty)
+            or bool(body.frequency_penalty)
+            or bool(body.logit_bias)
+        )
+        if gateway_samples:
+            constraint = GrammarConstraint(*grammar) if grammar is not None else None
+            sampler = GatewaySampler(
+                SamplerSettings(
+                    temperature=body.temperature,
+                    top_p=body.top_p,
+                    seed=seed,
+                    presence_penalty=body.presence_penalty or 0.0,
+                    frequency_penalty=body.frequency_penalty or 0.0,
+                    logit_bias=body.bias,
+                    top_logprobs=body.top_logprob_count,
+                    closing_after=(
+                        max(max_tokens - CLOSING_MARGIN, max_tokens // 2) if grammar else None
+                    ),
+                ),
+                constraint,
+            )
+            # The last hop reports its top 20 greedily; the gateway chooses among them.
+            sampling = Sampling(temperature=0.0, logprobs=WIRE_TOP_K)
+        else:
+            sampling = Sampling(temperature=body.temperature, top_p=body.top_p, seed=seed)
+        generation = Generation(
+            key,
+            self.plan,
+            sampling,
+            self._generation,
+            on_suspect=self._monitor.suspect,
+            auditor=self._auditor,
+            pick=sampler.pick if sampler is not None else None,
+            affinity=self.affinity,
+            on_receipts=self.credits.sink(caller.key_id) if self.credits else None,
+        )
+        tokens = generation.run(prompt, max_tokens, assets.eos_ids)
+        try:
+            first = await anext(tokens)
+        except BaseException:
+            await tokens.aclose()
+            raise
+        return Choice(
+            index=index,
+            generation=generation,
+            sampler=sampler,
             _tokens=tokens,
             _first=first,
             _text=TextStream(assets.decode, body.stop_list),
@@ -282,7 +444,10 @@ class Gateway:
         )
 
     def _prompt_ids(
-        self, body: ChatCompletionCreate | CompletionCreate, assets: ModelAssets
+        self,
+        body: ChatCompletionCreate | CompletionCreate,
+        assets: ModelAssets,
+        functions: list[dict[str, Any]],
     ) -> list[int]:
         if isinstance(body, ChatCompletionCreate):
             if assets.template is None:
@@ -293,9 +458,14 @@ class Gateway:
                     code="chat_template_unverified",
                     retry_after_s=RETRY_BROKEN_ROUTE_S,
                 )
-            messages = [{"role": m.role, "content": m.text()} for m in body.messages]
+            messages = [m.to_template() for m in body.messages]
+            tools: list[dict[str, Any]] | None = None
+            if functions and template_knows_tools(assets.template.source):
+                tools = [{"type": "function", "function": f} for f in functions]
+            else:  # no tool syntax in the template: the documented preamble (gateway/tools.py)
+                messages = with_preamble(messages, functions)
             try:
-                text = assets.template.render(messages)
+                text = assets.template.render(messages, tools)
             except TemplateError as exc:
                 raise BadRequest(str(exc), param="messages") from exc
             ids = assets.encode(text)

@@ -164,10 +164,11 @@ def test_unknown_model_is_a_404_in_openai_shape(cluster: GatewayCluster) -> None
 @pytest.mark.parametrize(
     ("extra", "param"),
     [
-        ({"n": 2}, "n"),
-        ({"logprobs": True}, "logprobs"),
+        ({"n": 9}, "n"),
+        ({"logprobs": True, "top_logprobs": 21}, "top_logprobs"),
         ({"temperature": 3.5}, "temperature"),
-        ({"tools": [{"type": "function", "function": {"name": "f"}}]}, "tools"),
+        ({"tools": [{"type": "function", "function": {"name": "f g"}}]}, "tools"),
+        ({"modalities": ["audio"]}, "modalities"),
     ],
 )
 def test_bad_parameters_are_a_clear_400(

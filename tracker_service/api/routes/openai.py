@@ -22,17 +22,19 @@ from pydantic import BaseModel, ValidationError
 from starlette.types import Receive, Scope, Send
 
 from tracker_service.errors import TrackerError
+from tracker_service.gateway import responses
 from tracker_service.gateway.api_keys import Caller
 from tracker_service.gateway.errors import BadRequest, GatewayError, ModelNotFound, Unavailable
 from tracker_service.gateway.generation import GenerationFailed
 from tracker_service.gateway.observability import RequestRecord
 from tracker_service.gateway.openai_schemas import ChatCompletionCreate, CompletionCreate
-from tracker_service.gateway.service import Answer, Gateway
+from tracker_service.gateway.service import Answer, Choice, Gateway, Piece
 
 log = logging.getLogger(__name__)
 
 router = APIRouter(prefix="/v1", tags=["openai"])
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 MAX_BODY_ERRORS = 3
 CLIENT_CLOSED = 499  # nginx's code for a request the client abandoned
 # Which nodes served the answer (the route at its end), for people and the demo.
@@ -195,7 +197,7 @@ async def _answer(
         raise
     chat = isinstance(body, ChatCompletionCreate)
     if body.stream:
-        events = _stream(gateway, answer, chat=chat, include_usage=body.include_usage)
+        events = _stream(gateway, answer, body, chat=chat)
         return EventStream(
             events,
             media_type="text/event-stream",
@@ -207,7 +209,7 @@ async def _answer(
         )
     outcome = "ok"
     try:
-        text = await _unless_disconnected(request, answer.text())
+        pieces = await _unless_disconnected(request, _all_pieces(answer))
     except ClientGone:
         outcome = "cancelled"
         return Response(status_code=CLIENT_CLOSED)  # nobody reads it; the route is closed
@@ -220,20 +222,10 @@ async def _answer(
         ) from exc
     finally:
         await answer.close(gateway.limiter, gateway.metrics, outcome)
-    if chat:
-        choice: dict[str, Any] = {
-            "index": 0,
-            "message": {"role": "assistant", "content": text},
-            "logprobs": None,
-            "finish_reason": answer.finish_reason,
-        }
-    else:
-        choice = {
-            "index": 0,
-            "text": text,
-            "logprobs": None,
-            "finish_reason": answer.finish_reason,
-        }
+    choices = [
+        _whole_choice(answer, choice, got, body, chat=chat)
+        for choice, got in zip(answer.choices, pieces, strict=True)
+    ]
     return JSONResponse(
         headers={ROUTE_HEADER: answer.generation.stats.route_header},
         content={
@@ -241,10 +233,46 @@ async def _answer(
             "object": "chat.completion" if chat else "text_completion",
             "created": answer.created,
             "model": answer.model,
-            "choices": [choice],
+            "choices": choices,
             "usage": answer.usage,
         },
     )
+
+
+async def _all_pieces(answer: Answer) -> list[list[Piece]]:
+    """Every choice decoded together (their route sessions step concurrently)."""
+    return list(await asyncio.gather(*(c.pieces() for c in answer.choices)))
+
+
+def _whole_choice(
+    answer: Answer,
+    choice: Choice,
+    pieces: list[Piece],
+    body: ChatCompletionCreate | CompletionCreate,
+    *,
+    chat: bool,
+) -> dict[str, Any]:
+    text = "".join(p.text for p in pieces)
+    tokens = [t for p in pieces for t in p.logprobs]
+    logprobs: dict[str, Any] | None = None
+    if chat:
+        if body.wants_logprobs:
+            logprobs = responses.chat_logprobs(tokens, answer.token_text)
+        msg, called = responses.message(text, answer.functions)
+        return {
+            "index": choice.index,
+            "message": msg,
+            "logprobs": logprobs,
+            "finish_reason": "tool_calls" if called else choice.finish_reason,
+        }
+    if body.wants_logprobs:
+        logprobs = responses.completion_logprobs(tokens, answer.token_text)
+    return {
+        "index": choice.index,
+        "text": text,
+        "logprobs": logprobs,
+        "finish_reason": choice.finish_reason,
+    }
 
 
 class ClientGone(TrackerError):
@@ -253,7 +281,7 @@ class ClientGone(TrackerError):
     reason = "client-gone"
 
 
-async def _unless_disconnected(request: Request, work: Coroutine[Any, Any, str]) -> str:
+async def _unless_disconnected(request: Request, work: Coroutine[Any, Any, T]) -> T:
     """`work`'s result, or ClientGone (with `work` cancelled) if the client leaves first:
     a non-streamed answer must not keep its route busy for a caller that is gone."""
     task = asyncio.ensure_future(work)
@@ -280,39 +308,98 @@ def _event(payload: dict[str, Any] | str) -> bytes:
     return f"data: {data}\n\n".encode()
 
 
+async def _merged(answer: Answer) -> AsyncIterator[tuple[Choice, Piece | None]]:
+    """Every choice's pieces as they come, interleaved; ``(choice, None)`` when one ends.
+    The choices' route sessions step concurrently, so the nodes batch them."""
+    if len(answer.choices) == 1:
+        only = answer.choices[0]
+        async for piece in only.deltas():
+            yield only, piece
+        yield only, None
+        return
+    queue: asyncio.Queue[tuple[Choice, Piece | None] | BaseException] = asyncio.Queue()
+
+    async def drain(choice: Choice) -> None:
+        try:
+            async for piece in choice.deltas():
+                await queue.put((choice, piece))
+            await queue.put((choice, None))
+        except Exception as exc:  # handed to the reader, who raises it
+            await queue.put(exc)
+
+    tasks = [asyncio.ensure_future(drain(c)) for c in answer.choices]
+    try:
+        ended = 0
+        while ended < len(tasks):
+            item = await queue.get()
+            if isinstance(item, BaseException):
+                raise item
+            if item[1] is None:
+                ended += 1
+            yield item
+    finally:
+        for task in tasks:
+            task.cancel()
+        with contextlib.suppress(BaseException):
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
 async def _stream(
-    gateway: Gateway, answer: Answer, *, chat: bool, include_usage: bool
+    gateway: Gateway,
+    answer: Answer,
+    body: ChatCompletionCreate | CompletionCreate,
+    *,
+    chat: bool,
 ) -> AsyncIterator[bytes]:
     """SSE chunks; a client that goes away cancels this, and ``finally`` closes the route."""
     kind = "chat.completion.chunk" if chat else "text_completion"
 
-    def chunk(text: str | None, finish: str | None, *, role: bool = False) -> bytes:
-        if chat:
-            delta: dict[str, Any] = {}
-            if role:
-                delta["role"] = "assistant"
-            if text is not None:
-                delta["content"] = text
-            choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": finish}
-        else:
-            choice = {"index": 0, "text": text or "", "logprobs": None, "finish_reason": finish}
+    def event(choices: list[dict[str, Any]]) -> bytes:
         return _event(
             {
                 "id": answer.id,
                 "object": kind,
                 "created": answer.created,
                 "model": answer.model,
-                "choices": [choice],
+                "choices": choices,
             }
         )
+
+    states = {
+        c.index: responses.ChatStreamChoice(
+            c.index, answer.functions, answer.token_text, body.wants_logprobs
+        )
+        for c in answer.choices
+    }
+    offsets = dict.fromkeys(states, 0)
+
+    def text_choice(choice: Choice, piece: Piece | None) -> dict[str, Any]:
+        logprobs = None
+        if piece is not None and body.wants_logprobs:
+            logprobs = responses.completion_logprobs(
+                piece.logprobs, answer.token_text, offsets[choice.index]
+            )
+            offsets[choice.index] += sum(len(t) for t in logprobs["tokens"])
+        return {
+            "index": choice.index,
+            "text": piece.text if piece is not None else "",
+            "logprobs": logprobs,
+            "finish_reason": None if piece is not None else choice.finish_reason,
+        }
 
     outcome = "cancelled"
     try:
         if chat:
-            yield chunk("", None, role=True)
+            yield event([s.first() for s in states.values()])
         try:
-            async for delta in answer.deltas():
-                yield chunk(delta, None)
+            async for choice, piece in _merged(answer):
+                if not chat:
+                    yield event([text_choice(choice, piece)])
+                    continue
+                state = states[choice.index]
+                parts = state.push(piece) if piece else state.finish(choice.finish_reason)
+                for part in parts:
+                    yield event([part])
         except GenerationFailed as exc:
             outcome = "route_failed"
             error = Unavailable(
@@ -322,17 +409,17 @@ async def _stream(
             yield _event(error.body())
             yield _event("[DONE]")
             return
-        yield chunk(None if chat else "", answer.finish_reason)
-        if include_usage:
-            usage = {
-                "id": answer.id,
-                "object": kind,
-                "created": answer.created,
-                "model": answer.model,
-                "choices": [],
-                "usage": answer.usage,
-            }
-            yield _event(usage)
+        if body.include_usage:
+            yield _event(
+                {
+                    "id": answer.id,
+                    "object": kind,
+                    "created": answer.created,
+                    "model": answer.model,
+                    "choices": [],
+                    "usage": answer.usage,
+                }
+            )
         yield _event("[DONE]")
         outcome = "ok"
     finally:

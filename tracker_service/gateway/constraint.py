@@ -1,0 +1,224 @@
+"""Constrained decoding at the gateway with llguidance: JSON, a JSON schema, a tool call.
+
+Why llguidance (over xgrammar and outlines-core): it is maintained (Microsoft's
+guidance team, a release every few weeks), computes the token mask in Rust in
+well under a millisecond for a 50k vocabulary with no precompilation per
+schema, supports JSON Schema (with ``strict`` semantics: no extra properties
+when ``additionalProperties`` is false) and Lark grammars that can embed a JSON
+schema (``%json``; the tool-call grammar uses it), and reads a Hugging Face
+``tokenizer.json`` directly, which is exactly what the gateway holds.
+
+The mask is applied at the gateway to the last hop's top 20 (see
+:mod:`tracker_service.gateway.sampler`); nodes are unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+import llguidance
+from tokenizers import Tokenizer
+
+from tracker_service.gateway.errors import BadRequest
+
+log = logging.getLogger(__name__)
+
+# Separators the way models write JSON, and no free whitespace: a small model
+# under a mask that allows newlines anywhere can pad forever.
+JSON_STYLE: dict[str, Any] = {
+    "whitespace_flexible": False,
+    "item_separator": ", ",
+    "key_separator": ": ",
+}
+TOOL_CALL_OPEN = "<tool_call>\n"
+TOOL_CALL_CLOSE = "\n</tool_call>"
+_CACHE_SIZE = 4
+
+
+class Vocabulary:
+    """llguidance's view of one tokenizer (about a second to build), and each token's text."""
+
+    def __init__(self, tokenizer: Tokenizer, eos_ids: Collection[int]) -> None:
+        self.tokenizer = tokenizer  # held so that id() stays this tokenizer's
+        self.ll = llguidance.LLTokenizer(tokenizer.to_str(), eos_token=sorted(eos_ids))
+        self.texts = [tokenizer.decode([i]) for i in range(self.ll.vocab_size)]
+        self.eos_ids = sorted(eos_ids)
+        # Tokens made only of closing quotes/brackets, the longest (closing most) first.
+        self.closers = sorted(
+            (i for i, t in enumerate(self.texts) if t.strip() and set(t.strip()) <= set('"]}')),
+            key=lambda i: -len(self.texts[i].strip()),
+        )
+
+
+_vocabularies: OrderedDict[int, Vocabulary] = OrderedDict()
+_lock = threading.Lock()
+
+
+def vocabulary(tokenizer: Tokenizer, eos_ids: Collection[int]) -> Vocabulary:
+    with _lock:
+        found = _vocabularies.get(id(tokenizer))
+        if found is not None and found.tokenizer is tokenizer:
+            _vocabularies.move_to_end(id(tokenizer))
+            return found
+    built = Vocabulary(tokenizer, eos_ids)
+    with _lock:
+        _vocabularies[id(tokenizer)] = built
+        while len(_vocabularies) > _CACHE_SIZE:
+            _vocabularies.popitem(last=False)
+    return built
+
+
+def _styled(schema: Mapping[str, Any]) -> dict[str, Any]:
+    return {**schema, "x-guidance": {**JSON_STYLE, **dict(schema.get("x-guidance") or {})}}
+
+
+def json_grammar(schema: Mapping[str, Any] | None) -> str:
+    """Any JSON object (``json_object``) or a value valid for `schema` (``json_schema``)."""
+    return str(llguidance.LLMatcher.grammar_from_json_schema(_styled(schema or {"type": "object"})))
+
+
+def _parameters(schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A function's arguments schema; one that declares no properties takes none (``{}``),
+    as OpenAI reads a function without parameters."""
+    schema = schema or {}
+    open_keys = ("additionalProperties", "patternProperties", "anyOf", "oneOf")
+    closed = not schema.get("properties") and not any(k in schema for k in open_keys)
+    if not schema or (schema.get("type") == "object" and closed):
+        return {"type": "object", "properties": {}, "additionalProperties": False}
+    return dict(schema)
+
+
+def tool_call_schema(functions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``{"name": ..., "arguments": {...}}`` for one of `functions` (OpenAI function dicts)."""
+    options = [
+        {
+            "type": "object",
+            "properties": {
+                "name": {"const": f["name"]},
+                "arguments": _parameters(f.get("parameters")),
+            },
+            "required": ["name", "arguments"],
+            "additionalProperties": False,
+        }
+        for f in functions
+    ]
+    return options[0] if len(options) == 1 else {"anyOf": options}
+
+
+def tool_call_grammar(functions: Sequence[Mapping[str, Any]]) -> str:
+    """One tool call in the preamble's syntax, its JSON valid for the function's schema."""
+    schema = json.dumps(_styled(tool_call_schema(functions)))
+    lark = f"start: {json.dumps(TOOL_CALL_OPEN)} call {json.dumps(TOOL_CALL_CLOSE)}\n"
+    lark += f"call: %json {schema}\n"
+    return str(llguidance.LLMatcher.grammar_from_lark(lark))
+
+
+def check_grammar(grammar: str, vocab: Vocabulary, param: str) -> None:
+    """A 400 naming `param` when llguidance cannot compile the grammar (a bad schema)."""
+    error = llguidance.LLMatcher.validate_grammar(grammar, vocab.ll)
+    if error:
+        raise BadRequest(f"the schema cannot be enforced: {error}", param=param)
+
+
+class OpenJson:
+    """What is open in JSON text so far: a string, and the brackets around it."""
+
+    def __init__(self) -> None:
+        self._stack: list[str] = []
+        self._in_string = False
+        self._escaped = False
+
+    def feed(self, text: str) -> None:
+        for char in text:
+            if self._in_string:
+                if self._escaped:
+                    self._escaped = False
+                elif char == "\\":
+                    self._escaped = True
+                elif char == '"':
+                    self._in_string = False
+            elif char == '"':
+                self._in_string = True
+            elif char in "[{":
+                self._stack.append("]" if char == "[" else "}")
+            elif char in "]}" and self._stack:
+                self._stack.pop()
+
+    def closing(self) -> str:
+        return ('"' if self._in_string else "") + "".join(reversed(self._stack))
+
+
+class GrammarConstraint:
+    """One answer's matcher: which of a few tokens the grammar allows, and advancing it."""
+
+    def __init__(self, grammar: str, vocab: Vocabulary) -> None:
+        self._vocab = vocab
+        self._matcher = llguidance.LLMatcher(vocab.ll, grammar)
+        self._open = OpenJson()
+        if self._matcher.is_error():
+            raise BadRequest(
+                f"the schema cannot be enforced: {self._matcher.get_error()}",
+                param="response_format",
+            )
+
+    def _mask(self) -> bytes:
+        return bytes(self._matcher.compute_bitmask())
+
+    def allowed(self, token_ids: Sequence[int]) -> list[bool]:
+        mask = self._mask()
+        return [0 <= t < len(mask) * 8 and bool(mask[t // 8] >> (t % 8) & 1) for t in token_ids]
+
+    def fallback(self, preferred: Sequence[int]) -> int:
+        """A token the grammar allows when the model's top 20 hold none: the forced one if
+        the grammar forces one, else the allowed token sharing the longest start with the
+        model's favourite's text."""
+        forced = self._matcher.compute_ff_tokens()
+        if forced:
+            return int(forced[0])
+        mask = self._mask()
+        allowed = [t for t in range(self._vocab.ll.vocab_size) if mask[t // 8] >> (t % 8) & 1]
+        if not allowed:
+            raise BadRequest("the grammar allows no token here", param="response_format")
+        texts = self._vocab.texts
+        want = texts[preferred[0]] if preferred and preferred[0] < len(texts) else ""
+
+        def shared(t: int) -> int:
+            text, n = texts[t], 0
+            while n < min(len(text), len(want)) and text[n] == want[n]:
+                n += 1
+            return n
+
+        return max(allowed, key=lambda t: (shared(t), -t))
+
+    def closer(self) -> int | None:
+        """The end if the grammar allows it now, else the allowed token that is the longest
+        start of what closes the open JSON (a string's quote, then brackets innermost
+        first); None when none is allowed (a key needs its value, say)."""
+        for token in self._vocab.eos_ids:
+            if self.allowed([token])[0]:
+                return token
+        want = self._open.closing()
+        if not want:
+            return None
+        mask = self._mask()
+        best, size = None, 0
+        for token in self._vocab.closers:
+            text = self._vocab.texts[token].strip()
+            if len(text) > size and want.startswith(text) and mask[token // 8] >> (token % 8) & 1:
+                best, size = token, len(text)
+        return best
+
+    def advance(self, token_id: int) -> None:
+        if 0 <= token_id < len(self._vocab.texts):
+            self._open.feed(self._vocab.texts[token_id])
+        if not self._matcher.consume_token(token_id):
+            log.warning("llguidance refused token %d: %s", token_id, self._matcher.get_error())
+
+    @property
+    def done(self) -> bool:
+        return bool(self._matcher.is_stopped())
