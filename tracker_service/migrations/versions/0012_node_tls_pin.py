@@ -5,7 +5,7 @@ admitted with the node's signature at registration and published in route plans,
 every client checks the node's certificate against it (docs/wire.md#tls).
 
 Revision ID: 0012
-Revises: 0010 (0011 is the credits branch's; point this at it when both are merged)
+Revises: 0011
 Create Date: 2026-12-02 11:50:00
 """
 
