@@ -186,7 +186,7 @@ def test_report_age_and_time_left_before_stale() -> None:
     sentence = gate_sentence(status.gates["capability"], status, NOW)
     assert sentence == "Report passed\nReport 2 min old, stale in 13 min."
     late = gate_sentence(status.gates["capability"], status, NOW + STALE_AFTER_S)
-    assert "stale, run the doctor again" in late
+    assert "stale; Retry tests this computer again" in late
     assert NodeStatus().report_age(NOW) is None
 
 
