@@ -139,7 +139,12 @@ class Demo:
         return 0
 
     def _state(self, url: str) -> dict[str, Any]:
-        return dict(httpx.get(url + "/api/v1/state", timeout=5).json())
+        """The tracker's state; a slow answer (a busy machine, a large model's assets being
+        read) is retried until the caller's deadline rather than ending the demo."""
+        try:
+            return dict(httpx.get(url + "/api/v1/state", timeout=5).json())
+        except httpx.TimeoutException:
+            return {}
 
     def _check_children(self) -> None:
         for child in self.children:
