@@ -26,7 +26,15 @@ from core.models.tokenizer import ChatTokenizer
 from core.runtime import ModelConfig, SessionManager, Shard, generate_local
 from tests.conftest import _cache_root
 
-pytestmark = pytest.mark.slow
+# Opt-in: about 5 minutes on a quiet 2-core machine and 30 under load, and its two-node
+# step once met a 503 right after certification that is not yet explained (README).
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not os.environ.get("MESHNET_TEST_GEMMA3"),
+        reason="the real Gemma 3 GGUF checks run with MESHNET_TEST_GEMMA3=1 (minutes)",
+    ),
+]
 
 MODEL_ID = "gemma3-270m-q4-k-m"
 PROMPT = "What is the capital of France?"
