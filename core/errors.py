@@ -27,7 +27,8 @@ show its message; ``reason`` is a stable machine-readable code.
     ├── Cancelled                   (core.progress) a stop asked during a long step, or a
     │                               batch task killed because its lease was lost
     ├── ProtocolError               a bad wire frame or signature
-    │   └── TicketError             a route ticket that does not admit the session
+    │   ├── TicketError             a route ticket that does not admit the session
+    │   └── PinMismatch             (core.dataplane.tls) a node's certificate is not its pin
     ├── TrackerError                the tracker refused or could not be reached
     │   ├── TrackerUnreachable      (core.tracker_client) no answer
     │   ├── TrackerRefused          (core.tracker_client) an answer that says no

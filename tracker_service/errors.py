@@ -30,7 +30,8 @@ that callers already catch as ``ValueError``/``RuntimeError`` keep that base too
     │   └── MuxError                  (ValueError) a link message that is not a mux frame
     ├── security
     │   ├── AddressLimited            over a per-address limit (Retry-After)
-    │   └── EndpointRefused           an endpoint the policy will not dial
+    │   ├── EndpointRefused           an endpoint the policy will not dial
+    │   └── PinMismatch               a node's certificate is not the one it registered
     ├── services
     │   ├── CertificationFailed       a certification attempt failed (reason per failure)
     │   ├── ChallengeFailed           a node did not prove its key on its port

@@ -54,7 +54,7 @@ from app.texts import plain, text
 from app.ui.actions import AppActions
 from app.ui.controller import NodeController
 from app.ui.errors import guarded
-from app.ui.widgets.credit_card import CreditCard
+from app.ui.screens.credit_card import CreditCard
 from app.ui.widgets.icons import app_icon, gate_icon, tray_icon
 from app.ui.widgets.usage_chart import UsageChart
 
