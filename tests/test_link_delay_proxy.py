@@ -70,6 +70,7 @@ def test_each_leg_pays_the_delay_and_bytes_come_back_identical() -> None:
         writer.close()
         await writer.wait_closed()
         assert proxy.connections == 1
+        assert proxy.bytes_forwarded == 2 * (5 + 10 + 1000)  # each message there and back
 
     through_proxy(echo, LinkDelay(DELAY_S), body)
 

@@ -66,6 +66,7 @@ class DelayProxy:
     listen_port: int = 0
     seed: int | None = None
     connections: int = 0  # accepted so far, for the benchmark's own check
+    bytes_forwarded: int = 0  # both directions, written on after the delay
     _server: asyncio.Server | None = field(default=None, repr=False)
     _tasks: set[asyncio.Task[None]] = field(default_factory=set, repr=False)
 
@@ -158,6 +159,7 @@ class DelayProxy:
                         sink.write_eof()  # half-close: the peer may still answer
                     return
                 sink.write(chunk)
+                self.bytes_forwarded += len(chunk)
                 await sink.drain()
 
         # One group: a reset on the read side must not leave the writer waiting forever.
