@@ -7,7 +7,10 @@ Each ``--link NAME=LISTEN=TARGET`` listens on LISTEN and forwards to TARGET
 through tests/support/link_delay.py (each chunk held for the delay, both
 directions). Prints one JSON line ``{"ready": [...]}`` once all listen, and on
 SIGTERM or SIGINT one ``{"links": {NAME: {"connections": N, "bytes": B}}}``
-line, so a benchmark can show its legs really crossed the links.
+line, so a benchmark can show its legs really crossed the links. SIGUSR1 sets
+every link's delay to 0 and SIGUSR2 back to ``--delay-ms`` (each answered with
+a ``{"delay_ms": X}`` line), so a benchmark can measure the same routes and
+connections without the delay, interleaved with the delayed rounds.
 """
 
 from __future__ import annotations
@@ -55,6 +58,14 @@ async def serve(args: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+
+    def set_link(new: LinkDelay) -> None:
+        for proxy in proxies.values():
+            proxy.link = new  # chunks already stamped keep their release times
+        print(json.dumps({"delay_ms": new.delay_s * 1000}), flush=True)
+
+    loop.add_signal_handler(signal.SIGUSR1, set_link, LinkDelay(0.0))
+    loop.add_signal_handler(signal.SIGUSR2, set_link, delay)
     await stop.wait()
     stats = {
         name: {"connections": proxy.connections, "bytes": proxy.bytes_forwarded}

@@ -20,7 +20,10 @@ chat answers through the gateway and reports, per route design:
 
 (b) and (c) do not exist yet (issue 27); they are printed as not implemented,
 and the ratio line (c)/(a), printed last, appears only when (c) ran. The
-proxies' connection and byte counts are printed, to show the legs crossed them.
+proxies' connection and byte counts are printed, to show the legs crossed them,
+and (a) is also run with the proxies' delay switched off, in interleaved
+rounds on the same route, so the time the links add per token is measured
+against the ``2 × nodes × link`` legs it should cost.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -117,6 +121,7 @@ class Links:
 
     def __init__(self, workdir: Path, delay_ms: float, jitter_ms: float, links: list[str]) -> None:
         self.ready = False
+        self.delay_ms: float | None = None  # the last switch the process confirmed
         self.stats: dict[str, dict[str, int]] = {}
         argv = [sys.executable, str(Path(__file__).with_name("link_delay_proxy.py"))]
         argv += ["--delay-ms", str(delay_ms), "--jitter-ms", str(jitter_ms)]
@@ -132,11 +137,29 @@ class Links:
     def _line(self, _name: str, line: dict[str, object] | str) -> None:
         if isinstance(line, dict) and "ready" in line:
             self.ready = True
+        if isinstance(line, dict) and isinstance(line.get("delay_ms"), float | int):
+            self.delay_ms = float(line["delay_ms"])  # type: ignore[arg-type]
         if isinstance(line, dict) and isinstance(line.get("links"), dict):
             self.stats = line["links"]  # type: ignore[assignment]
 
+    def delayed(self, on: bool, delay_ms: float) -> None:
+        """Switch every link's delay off (a same-run reference) or back on, and wait for it."""
+        want = delay_ms if on else 0.0
+        self.delay_ms = None
+        self.child.process.send_signal(signal.SIGUSR2 if on else signal.SIGUSR1)
+        deadline = time.monotonic() + 30
+        while self.delay_ms != want:
+            if time.monotonic() > deadline:
+                raise SystemExit("the delay proxies did not confirm the delay switch")
+            time.sleep(0.02)
+
     def stop(self) -> None:
         self.child.stop()
+
+
+def median_gap_ms(runs: list[StreamRun]) -> float:
+    gaps = [b - a for r in runs for a, b in zip(r.stamps, r.stamps[1:], strict=False)]
+    return statistics.median(gaps) * 1000 if gaps else 0.0
 
 
 def wait_for_model(url: str, nodes: int, timeout_s: float = 600.0) -> str:
@@ -186,6 +209,7 @@ def main() -> None:
     children: list[Child] = [tracker]
     links: Links | None = None
     runs: dict[str, list[StreamRun]] = {}
+    reference: list[StreamRun] = []  # the star with the links' delay off, same run
     try:
         tracker_port = int(urlsplit(url).port or 0)
         node_ports = [free_port() for _ in layers]
@@ -206,7 +230,14 @@ def main() -> None:
             if variant is None:
                 continue
             variant(gateway, model, args.new_tokens)  # warm-up
-            runs[name] = [variant(gateway, model, args.new_tokens) for _ in range(args.rounds)]
+            runs[name] = []
+            for _ in range(args.rounds):
+                if variant is stream_star:
+                    # Interleaved: this shared machine's speed drifts between rounds.
+                    links.delayed(False, args.link_ms)
+                    reference.append(variant(gateway, model, args.new_tokens))
+                    links.delayed(True, args.link_ms)
+                runs[name].append(variant(gateway, model, args.new_tokens))
     finally:
         if links is not None:
             links.stop()
@@ -229,10 +260,17 @@ def main() -> None:
             f"(rounds: {rates}), time to first token {ttft:.0f} ms (median of {len(done)}), "
             f"route {best.route}"
         )
-        if name.startswith("(a)") and floor_ms > 0:
+        if variant is stream_star and reference:
+            base = max(reference, key=lambda r: r.decode_rate)
+            with_links, without = median_gap_ms(done), median_gap_ms(reference)
             print(
-                f"    links alone: {legs} legs × {args.link_ms:g} ms = {floor_ms:g} ms per token "
-                f"(≤ {1000 / floor_ms:.2f} tokens/s before any compute)"
+                f"    same route, delay off (interleaved rounds): decode {base.decode_rate:.2f} "
+                f"tokens/s (rounds: {', '.join(f'{r.decode_rate:.2f}' for r in reference)})"
+            )
+            print(
+                f"    median time per token: {with_links:.0f} ms with the links, {without:.0f} ms "
+                f"without: the links add {with_links - without:.0f} ms per token "
+                f"(expected {legs} legs × {args.link_ms:g} ms = {floor_ms:g} ms)"
             )
         if len({r.text for r in done}) != 1:
             print(f"    WARNING: {name} gave different greedy texts across rounds")
