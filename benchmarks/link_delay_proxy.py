@@ -53,7 +53,6 @@ async def serve(args: argparse.Namespace) -> None:
     }
     for proxy in proxies.values():
         await proxy.start()
-    print(json.dumps({"ready": sorted(proxies)}), flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -66,6 +65,8 @@ async def serve(args: argparse.Namespace) -> None:
 
     loop.add_signal_handler(signal.SIGUSR1, set_link, LinkDelay(0.0))
     loop.add_signal_handler(signal.SIGUSR2, set_link, delay)
+    # Only now: a switch sent the moment this line is read must find its handler.
+    print(json.dumps({"ready": sorted(proxies)}), flush=True)
     await stop.wait()
     stats = {
         name: {"connections": proxy.connections, "bytes": proxy.bytes_forwarded}

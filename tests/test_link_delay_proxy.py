@@ -160,3 +160,53 @@ def test_an_unreachable_target_closes_the_client_side() -> None:
 def test_a_negative_delay_is_refused_with_a_clear_message() -> None:
     with pytest.raises(ValueError, match="one-way delay"):
         LinkDelay(-0.01)
+
+
+def test_the_proxy_process_switches_its_delay_and_reports_what_crossed() -> None:
+    """benchmarks/link_delay_proxy.py: ready line, SIGUSR1/SIGUSR2 switches, stats at SIGTERM."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import threading
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "link_delay_proxy.py"
+    with socket.socket() as upstream, socket.socket() as probe:
+        upstream.bind(("127.0.0.1", 0))
+        upstream.listen()
+        probe.bind(("127.0.0.1", 0))
+        listen_port = int(probe.getsockname()[1])
+        probe.close()
+        target = f"127.0.0.1:{upstream.getsockname()[1]}"
+        child = subprocess.Popen(
+            [sys.executable, str(script), "--delay-ms", "20",
+             "--link", f"up=127.0.0.1:{listen_port}={target}"],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert child.stdout is not None
+        try:
+            assert json.loads(child.stdout.readline()) == {"ready": ["up"]}
+            child.send_signal(signal.SIGUSR1)
+            assert json.loads(child.stdout.readline()) == {"delay_ms": 0.0}
+            child.send_signal(signal.SIGUSR2)
+            assert json.loads(child.stdout.readline()) == {"delay_ms": 20.0}
+
+            def serve_one() -> None:
+                conn, _ = upstream.accept()
+                with conn:
+                    conn.sendall(conn.recv(100))
+
+            server = threading.Thread(target=serve_one)
+            server.start()
+            with socket.create_connection(("127.0.0.1", listen_port)) as client:
+                client.sendall(b"ping")
+                assert client.recv(100) == b"ping"
+            server.join(timeout=30)
+            child.send_signal(signal.SIGTERM)
+            stats = json.loads(child.stdout.readline())
+            assert stats == {"links": {"up": {"connections": 1, "bytes": 8}}}
+            assert child.wait(timeout=30) == 0
+        finally:
+            if child.poll() is None:
+                child.kill()
