@@ -33,7 +33,7 @@ def test_the_summary_reads_the_trackers_row_and_says_it_in_one_line(
 
 
 def test_the_card_shows_today_week_total_and_rank(qtbot: Any) -> None:
-    from app.ui.screens.credit_card import CreditCard
+    from app.ui.credit_card import CreditCard
 
     card = CreditCard(lambda: None)
     qtbot.addWidget(card)

@@ -53,8 +53,8 @@ from app.status_model import (
 from app.texts import plain, text
 from app.ui.actions import AppActions
 from app.ui.controller import NodeController
+from app.ui.credit_card import CreditCard
 from app.ui.errors import guarded
-from app.ui.screens.credit_card import CreditCard
 from app.ui.widgets.icons import app_icon, gate_icon, tray_icon
 from app.ui.widgets.usage_chart import UsageChart
 

@@ -67,7 +67,9 @@ def test_a_link_opened_while_the_app_runs_shows_the_join_page_there(
         page.join()
         qtbot.waitUntil(page.isComplete, timeout=20_000)
         wizard.next()
-        assert wizard.currentId() == DoctorWizard.PAGE_WELCOME
+        # the quick path after Join: on to the hardware check (no welcome page), which
+        # may already have finished on this fake machine
+        assert wizard.currentId() in (DoctorWizard.PAGE_HARDWARE, DoctorWizard.PAGE_MEMORY)
         # A second link while the wizard is further along: back to the join page with it.
         second = make_invite(network, capsys)
         with qtbot.waitSignal(running.join_requested, timeout=5000):
