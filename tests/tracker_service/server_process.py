@@ -55,6 +55,10 @@ class TrackerProcess:
                 "MESHNET_TRACKER_ROUTE_REQUESTS_PER_MINUTE_PER_ADDRESS": "1000000",
                 "MESHNET_TRACKER_FAILED_AUTH_PER_MINUTE_PER_ADDRESS": "1000000",
                 "MESHNET_TRACKER_MAX_NODES_PER_ADDRESS": "1000000",
+                # The fake test nodes register plaintext ws:// endpoints; real node
+                # processes still serve pinned wss:// and are checked against the pin.
+                # A test that wants the pinned-only default passes this as "false".
+                "MESHNET_TRACKER_ALLOW_PLAINTEXT_NODES": "true",
                 "PYTHONPATH": str(REPO),
             }
         )
