@@ -65,7 +65,7 @@ def test_gates_pass_in_order_then_serving_and_drain(tiny_model_dir: Path) -> Non
             NodeState.SERVING,
         ]
         assert node.state is NodeState.SERVING
-        assert node.endpoint.startswith("ws://127.0.0.1:")
+        assert node.endpoint.startswith("wss://127.0.0.1:")  # TLS by default
         assert tracker.calls.index("/api/v1/nodes/register") == 0
         # The class of the device the shard runs on, for the tracker's device check.
         assert tracker.registered[0]["device_class"] == "cpu"
