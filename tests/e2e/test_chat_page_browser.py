@@ -18,6 +18,7 @@ import httpx
 import pytest
 from selenium.webdriver.common.by import By
 
+from core.dataplane.tls import pinned_client_context
 from tests.e2e.chat_screenshots import SHOTS, take_screenshots
 from tests.e2e.conftest import Cluster
 from tests.tracker_service.browser import DESKTOP, chromium, console_problems, set_viewport
@@ -54,8 +55,10 @@ def _open_sessions(cluster: Cluster) -> list[int]:
     counts = []
     for node in cluster.state()["nodes"]:
         if node["live"]:
-            health = node["endpoint"].replace("ws://", "http://") + "/v1/health"
-            counts.append(int(httpx.get(health, timeout=5).json()["open_sessions"]))
+            # The data plane is https:// with a self-signed certificate (docs/wire.md#tls).
+            base = node["endpoint"].replace("wss://", "https://").replace("ws://", "http://")
+            reply = httpx.get(base + "/v1/health", timeout=5, verify=pinned_client_context())
+            counts.append(int(reply.json()["open_sessions"]))
     return counts
 
 
