@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from tracker_service.domain.credit_rules import ACCOUNT_PATTERN, MAX_LABEL_LEN
+from tracker_service.domain.credit_rules import (
+    ACCOUNT_PATTERN,
+    MAX_LABEL_LEN,
+    MAX_LINKED_IDENTITIES,
+)
 
 
 class IdentityCreditPublic(BaseModel):
@@ -54,9 +58,11 @@ class AccountClaimCreate(BaseModel):
     team: str = Field("", max_length=MAX_LABEL_LEN)
     signed_at: int = Field(description="unix seconds; within 300 s of the tracker's clock")
     signatures: dict[str, str] = Field(
+        min_length=1,
+        max_length=MAX_LINKED_IDENTITIES,
         description="node id -> base64 Ed25519 signature by that identity of "
         "'meshnet.credit-account.v1\\n' + canonical JSON of {account, display_name, team, "
-        "node_ids (sorted), signed_at}"
+        "node_ids (sorted), signed_at}",
     )
 
 
