@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +29,7 @@ from core.hardware import DEFAULT_KV_TOKENS, detect_device
 from core.hardware import suggest_layer_range as fit_locally
 from core.hardware_report import max_layers_anywhere, model_shapes, recipe_footprint
 from core.recipe_catalogue import load_catalogue
-from core.tracker_client import TrackerClient
+from core.tracker_client import TrackerClient, TrackerUnreachable
 
 __all__ = ["Capacity", "LayerChoice", "choose_layers", "max_layers_anywhere", "measure_capacity"]
 
@@ -36,6 +38,9 @@ log = logging.getLogger(__name__)
 SOURCE_TRACKER = "tracker"
 SOURCE_LOCAL = "local"
 REASON_TOO_LITTLE_MEMORY = "too-little-memory"
+# A loaded tracker (or a busy machine) can miss one request; falling back to the local
+# fit at once would pile this node onto layer 0 next to others. Retry before that.
+ALLOCATION_RETRY_DELAYS_S = (1.0, 2.0, 4.0)
 
 
 class TooLittleMemory(MeshnetError):
@@ -101,23 +106,44 @@ def measure_capacity(
     )
 
 
-def choose_layers(client: TrackerClient, capacity: Capacity, node_id: str) -> LayerChoice:
+def choose_layers(
+    client: TrackerClient,
+    capacity: Capacity,
+    node_id: str,
+    *,
+    retry_delays_s: tuple[float, ...] = ALLOCATION_RETRY_DELAYS_S,
+    sleep: Callable[[float], None] = time.sleep,
+) -> LayerChoice:
     """The tracker's range for this capacity, or the local fit when it cannot answer.
 
-    Raises TooLittleMemory when the tracker (or, without it, the local fit)
-    finds no useful range; its message is the sentence to show.
+    An unreachable tracker is asked again after each of ``retry_delays_s``
+    before the local fit is used. Raises TooLittleMemory when the tracker (or,
+    without it, the local fit) finds no useful range; its message is the
+    sentence to show.
     """
-    try:
-        answer = client.allocation(
-            model=capacity.model_id,
-            layer_count=capacity.layer_count,
-            max_layers=capacity.max_layers,
-            speed=capacity.speed,
-            recipe=capacity.recipe_id,
-            node_id=node_id,
-        )
-    except TrackerError as exc:
-        return _local(capacity, f"the tracker could not suggest a range ({exc})")
+    for attempt, delay in enumerate((*retry_delays_s, None)):
+        try:
+            answer = client.allocation(
+                model=capacity.model_id,
+                layer_count=capacity.layer_count,
+                max_layers=capacity.max_layers,
+                speed=capacity.speed,
+                recipe=capacity.recipe_id,
+                node_id=node_id,
+            )
+            break
+        except TrackerUnreachable as exc:
+            if delay is None:
+                return _local(capacity, f"the tracker could not suggest a range ({exc})")
+            log.info(
+                "asking the tracker for a range again in %.0fs (try %d): %s",
+                delay,
+                attempt + 1,
+                exc,
+            )
+            sleep(delay)
+        except TrackerError as exc:
+            return _local(capacity, f"the tracker could not suggest a range ({exc})")
     if not answer.get("fits"):
         raise TooLittleMemory(str(answer.get("sentence") or "no useful range fits here"))
     start, end = answer.get("start"), answer.get("end")

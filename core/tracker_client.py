@@ -85,6 +85,7 @@ class HeartbeatAck:
     recipe_detail: str = ""
     suggested_layers: tuple[int, int] | None = None  # a move the tracker suggests when idle
     suggestion: str = ""
+    suggestion_urgent: bool = False  # the model cannot serve until some node moves
 
 
 class TrackerClient:
@@ -238,6 +239,7 @@ class TrackerClient:
             recipe_detail=str(data.get("recipe_detail") or ""),
             suggested_layers=_range(data.get("suggested_layers")),
             suggestion=str(data.get("suggestion") or ""),
+            suggestion_urgent=data.get("suggestion_urgent") is True,
         )
 
     def allocation(

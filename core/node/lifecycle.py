@@ -495,13 +495,14 @@ class Node:
 
     # -- moving to other layers -------------------------------------------------------
 
-    def suggest_move(self, layers: tuple[int, int], sentence: str) -> bool:
+    def suggest_move(self, layers: tuple[int, int], sentence: str, *, urgent: bool = False) -> bool:
         """The tracker suggests other layers: placement judges, and moves on its own thread."""
         return self.placement.consider(
             layers,
             sentence,
             serving=self.state is NodeState.SERVING,
             open_sessions=self.open_sessions,
+            urgent=urgent,
         )
 
     def _move(self, layers: tuple[int, int], sentence: str) -> bool:

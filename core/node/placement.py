@@ -82,11 +82,13 @@ class NodePlacement:
         *,
         serving: bool,
         open_sessions: int,
+        urgent: bool = False,
     ) -> bool:
         """Act on the tracker's move suggestion when idle and past the dwell time.
 
-        Called from the heartbeat thread; the move itself runs on its own
-        thread (it stops the heartbeat loop). True when a move began.
+        An urgent move (the model cannot serve without it) waits only the short
+        urgent dwell. Called from the heartbeat thread; the move itself runs on
+        its own thread (it stops the heartbeat loop). True when a move began.
         """
         if not serving or self._moving_lock.locked():
             return False
@@ -96,7 +98,7 @@ class NodePlacement:
             pinned=self._settings.layers is not None,
             open_sessions=open_sessions,
             serving_for_s=time.monotonic() - self._serving_since,
-            dwell_s=self._settings.move_dwell_s,
+            dwell_s=self._settings.move_dwell_urgent_s if urgent else self._settings.move_dwell_s,
         )
         if not move or suggested is None:
             log.debug("not moving to %s: %s", suggested, why)

@@ -101,7 +101,9 @@ class Served(Protocol):
 
     def reprove(self) -> None: ...
 
-    def suggest_move(self, layers: tuple[int, int], sentence: str) -> bool: ...
+    def suggest_move(
+        self, layers: tuple[int, int], sentence: str, *, urgent: bool = False
+    ) -> bool: ...
 
 
 class ServingLoop:
@@ -312,7 +314,7 @@ class ServingLoop:
             )
         node = self._node
         if ack.suggested_layers is not None and not self._stop.is_set():
-            node.suggest_move(ack.suggested_layers, ack.suggestion)
+            node.suggest_move(ack.suggested_layers, ack.suggestion, urgent=ack.suggestion_urgent)
         sessions, served = node.open_sessions, node.tokens_served
         self._gate_if_changed(
             Gate.SESSIONS,

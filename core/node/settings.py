@@ -39,6 +39,9 @@ class NodeSettings:
     stats_interval_s: float = 5.0
     # Rebalancing hysteresis: serve a range at least this long before moving off it.
     move_dwell_s: float = 600.0
+    # A move that closes a hole (or completes a chain to certify) cannot wait ten minutes:
+    # the model serves no one meanwhile. The short dwell still stops flapping.
+    move_dwell_urgent_s: float = 30.0
     # Serve through a relay from the start (else only once the tracker cannot dial us),
     # and which relay (else the one the tracker offers): core/node/lifecycle/relay.py.
     relay: bool = False

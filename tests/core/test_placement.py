@@ -10,8 +10,15 @@ from core.errors import MeshnetError
 from core.events import Gate, GateState, NodeState
 from core.hardware import footprint_from_shapes, tensor_shapes
 from core.node import Node
-from core.placement import max_layers_anywhere, measure_capacity, should_move
+from core.placement import (
+    Capacity,
+    choose_layers,
+    max_layers_anywhere,
+    measure_capacity,
+    should_move,
+)
 from core.runtime.config import ModelConfig
+from core.tracker_client import TrackerUnreachable
 from tests.core.node.doubles import FakeTracker, make_node, node_threads, wait_for
 
 
@@ -57,6 +64,36 @@ def test_a_tracker_that_cannot_answer_leaves_the_local_fit_and_says_so(
         assert tracker.registered[0]["identity"]["shard_end"] == 4
     finally:
         node.stop()
+
+
+class _FlakyTracker:
+    """Unreachable for the first ``failures`` asks, then answers layers 24-30."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.asks = 0
+
+    def allocation(self, **_kwargs: object) -> dict[str, object]:
+        self.asks += 1
+        if self.asks <= self.failures:
+            raise TrackerUnreachable("timed out")
+        return {"fits": True, "start": 24, "end": 30, "sentence": "closes the hole"}
+
+
+CAPACITY = Capacity("m", 30, 30, "llama-fp32", (0, 30), 10.0)
+
+
+def test_a_tracker_that_misses_a_request_is_asked_again_before_the_local_fit() -> None:
+    """Falling back at once piles every unlucky newcomer onto layer 0 (seen on a loaded CI)."""
+    naps: list[float] = []
+    tracker = _FlakyTracker(failures=2)
+    choice = choose_layers(tracker, CAPACITY, "n", sleep=naps.append)  # type: ignore[arg-type]
+    assert (choice.layers, choice.source) == ((24, 30), "tracker")
+    assert tracker.asks == 3 and naps == [1.0, 2.0]
+    gone = _FlakyTracker(failures=99)
+    local = choose_layers(gone, CAPACITY, "n", sleep=naps.append)  # type: ignore[arg-type]
+    assert local.source == "local" and local.layers == (0, 30)
+    assert gone.asks == 4 and "timed out" in local.sentence
 
 
 def test_a_node_with_too_little_memory_is_told_so_and_never_registers(
@@ -120,6 +157,28 @@ def test_a_node_moves_only_idle_unpinned_and_past_its_dwell_time(
     args.update(kwargs)
     decided, why = should_move((2, 4), (0, 2), **args)  # type: ignore[arg-type]
     assert decided is moves and why
+
+
+def test_an_urgent_move_waits_only_the_short_dwell(tiny_model_dir: Path) -> None:
+    """A move that closes a hole cannot wait ten minutes: the model serves no one meanwhile."""
+    tracker = FakeTracker()
+    tracker.allocation = {"fits": True, "start": 0, "end": 2, "sentence": "first half"}
+    node, _events = make_node(
+        tiny_model_dir, tracker, layers=None, move_dwell_s=600.0, move_dwell_urgent_s=0.0
+    )
+    node.start()
+    try:
+        assert not node.suggest_move((2, 4), "a better spread")  # inside the long dwell
+        tracker.view = {
+            "suggested_layers": [2, 4],
+            "suggestion": "Moving to layers 2–4 closes 2 uncovered layer(s).",
+            "suggestion_urgent": True,
+        }
+        wait_for(lambda: len(tracker.registered) >= 2 and node.state is NodeState.SERVING)
+        assert node.placement.layers == (2, 4)
+        assert tracker.registered[1]["identity"]["shard_start"] == 2
+    finally:
+        node.stop()
 
 
 def test_a_suggested_move_reloads_reproves_and_re_registers_on_the_new_range(

@@ -356,6 +356,8 @@ class Move:
     sentence: str
     bottleneck_before: float
     bottleneck_after: float
+    # The model cannot serve (a hole, or no chain to certify) until this move is made.
+    urgent: bool = False
 
 
 def plan_moves(
@@ -449,6 +451,7 @@ def _chain_move(
                 sentence,
                 choice.bottleneck_before,
                 choice.bottleneck_after,
+                urgent=True,  # without a certifying chain the recipe stays dark
             )
             best = (score, move)
     return None if best is None else best[1]
@@ -495,7 +498,9 @@ def _best_move(
                 if closes_holes
                 else f"raises the swarm's bottleneck from {before:.1f} to {after:.1f} tokens/s."
             )
-            move = Move(slot.node_id, choice.start, choice.end, sentence, before, after)
+            move = Move(
+                slot.node_id, choice.start, choice.end, sentence, before, after, closes_holes
+            )
             best = (after, holes_before - choice.holes_after, move)
     return None if best is None else best[2]
 

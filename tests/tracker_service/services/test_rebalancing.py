@@ -31,6 +31,13 @@ def test_a_move_that_closes_a_hole_is_suggested_to_one_node_only() -> None:
     moves = plan_moves(30, slots)
     assert len(moves) == 1 and (moves[0].start, moves[0].end) == (15, 30)
     assert "closes 15 uncovered layer(s)" in moves[0].sentence
+    assert moves[0].urgent  # the model serves no one until it is made
+
+
+def test_a_move_that_only_raises_the_bottleneck_is_not_urgent() -> None:
+    slots = [Slot("a", 0, 30, 10.0), Slot("b", 0, 15, 10.0), Slot("c", 0, 15, 1.0)]
+    (move,) = plan_moves(30, slots, margin=0.05)
+    assert not move.urgent
 
 
 def test_a_node_with_open_sessions_is_never_moved() -> None:
@@ -90,8 +97,10 @@ def test_the_heartbeat_reply_carries_the_suggested_move(client: TestClient) -> N
     data = beat(client, mover, open_sessions=0).json()
     assert data["suggested_layers"] == [15, 30]
     assert "closes 15 uncovered layer(s)" in data["suggestion"]
+    assert data["suggestion_urgent"] is True
     quiet = beat(client, other, open_sessions=0).json()
     assert quiet["suggested_layers"] is None and quiet["suggestion"] == ""
+    assert quiet["suggestion_urgent"] is False
     assert context.rebalance.suggestion_for(mover_id) is not None
 
 

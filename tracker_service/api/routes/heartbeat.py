@@ -120,6 +120,7 @@ async def answer_heartbeat(
         recipe_detail=recipe_detail,
         suggested_layers=None if move is None else [move.start, move.end],
         suggestion="" if move is None else move.sentence,
+        suggestion_urgent=move is not None and move.urgent,
     )
     return Response(answer.model_dump_json(), media_type="application/json")
 

@@ -184,6 +184,11 @@ class HeartbeatPublic(BaseModel):
         default=None, description="[start, end) the tracker suggests moving to, when idle"
     )
     suggestion: str = ""
+    suggestion_urgent: bool = Field(
+        default=False,
+        description="the model cannot serve until this move is made (a hole, or no chain "
+        "of nodes to certify it): an idle node moves without waiting out its dwell time",
+    )
 
 
 class DeregisterPublic(BaseModel):
