@@ -1,17 +1,24 @@
-"""A node: the lifecycle that owns its state, and the parts it hands narrow views to.
+"""A node: the lifecycle that drives it, and the parts it hands narrow views to.
 
-    lifecycle.py  Node: load, prove, admit, serve, register, heartbeat, pause, move, drain
-    settings.py   NodeSettings: what the node is told to serve, where, under which limits
-    status.py     NodeStatus: the latest word of every event, for the snapshot
-    admission.py  what start-up reads to decide admission (a reused report, sentences)
-    placement.py  which layers, and whether to move; the move itself is the lifecycle's
-    serving.py    the heartbeat loop and what the tracker says of the node
-    relay.py      when to serve through a relay, and the link while it does
-    hooks.py      the callback shapes the parts are given instead of the lifecycle
+    lifecycle.py     Node: the state machine (start, pause, resume, move, stop) and the
+                     order in which it builds and takes down the parts below
+    proving.py       the doctor's real forward, the admission gate, proving again
+    data_plane.py    the sessions and the data-plane server, its TLS certificate and pin
+    registration.py  the tracker client, the registration, what the tracker said
+    settings.py      NodeSettings: what the node is told to serve, where, under which limits
+    status.py        NodeStatus: the latest word of every event, for the snapshot
+    admission.py     what proving reads to decide admission (a reused report, sentences)
+    placement.py     which layers, and whether to move; the move itself is the lifecycle's
+    serving.py       the heartbeat loop and what the tracker says of the node
+    relay.py         when to serve through a relay, and the link while it does
+    hooks.py         the callback shapes the parts are given instead of the lifecycle
 
-Only ``lifecycle`` holds the node's private state. The other parts see it through
-a Protocol of public members or a callback, and none of them imports
-``lifecycle``, so the arrows run one way: lifecycle → parts → settings/hooks.
+Only ``lifecycle`` holds the lifecycle lock, the cancel token and the node's
+state; each part it builds holds what it built (the prover the loaded shard
+and the report, the data plane its server, the registration its client). The
+parts see the node through a Protocol of public members or a callback, and
+none of them imports ``lifecycle``, so the arrows run one way:
+lifecycle → parts → settings/hooks.
 """
 
 from __future__ import annotations

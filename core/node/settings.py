@@ -43,7 +43,7 @@ class NodeSettings:
     # the model serves no one meanwhile. The short dwell still stops flapping.
     move_dwell_urgent_s: float = 30.0
     # Serve through a relay from the start (else only once the tracker cannot dial us),
-    # and which relay (else the one the tracker offers): core/node/lifecycle/relay.py.
+    # and which relay (else the one the tracker offers): core/node/relay.py.
     relay: bool = False
     relay_url: str | None = None
     # Development only: serve ws:// with no TLS and no pin (a tracker admits such a node

@@ -107,7 +107,7 @@ def test_registering_a_relayed_endpoint_checks_the_reports_age_first(
         serving = node._serving
         assert serving is not None
         serving.stop()  # drive the loop's step by hand
-        node._tracker_max_age_s = 1e-6  # the tracker's limit has passed since
+        node._tracker.max_age_s = 1e-6  # the tracker's limit has passed since
         serving._register_relayed()
     finally:
         node.stop()

@@ -401,7 +401,7 @@ def test_a_node_without_a_configured_kv_budget_still_has_one(tiny_model_dir: Pat
     node.start()
     try:
         wait_for(lambda: tracker.count("/heartbeat") >= 1)
-        sessions = node._sessions
+        sessions = node._plane.sessions
         assert sessions is not None and sessions.kv_budget_bytes is not None
         assert sessions.kv_budget_bytes > 0
     finally:
