@@ -19,6 +19,8 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from core.credit_account import MAX_LABEL_LEN
+
 log = logging.getLogger(__name__)
 
 # Empty: the app uses the network it joined (an invite). An address here is the
@@ -44,6 +46,9 @@ class AppSettings:
     pause_on_battery: bool = True
     idle_minutes: int | None = None  # contribute only after N idle minutes
     run_batch_jobs: bool = False  # run the tracker's batch jobs while not serving a route
+    # Opt-in: shown on the network's credit leaderboard ("" shows none; app/credit_link.py)
+    display_name: str = ""
+    team: str = ""
 
 
 def tracker_url_problem(url: str) -> str | None:
@@ -113,6 +118,12 @@ def validate_settings(s: AppSettings) -> dict[str, str]:
             f"Choose between {IDLE_MINUTES_MIN} and {IDLE_MINUTES_MAX} idle minutes "
             f"({idle} is outside that range), or turn the idle rule off."
         )
+    for name, label in (("display_name", s.display_name), ("team", s.team)):
+        if len(label) > MAX_LABEL_LEN or not label.isprintable():
+            problems[name] = (
+                f"Use at most {MAX_LABEL_LEN} letters, digits or signs on one line, "
+                "or leave it empty."
+            )
     program_problem = _program_problem(s.pause_programs)
     if program_problem is not None:
         problems["pause_programs"] = program_problem
@@ -134,6 +145,8 @@ def settings_to_dict(s: AppSettings) -> dict[str, Any]:
         "pause_on_battery": s.pause_on_battery,
         "idle_minutes": s.idle_minutes,
         "run_batch_jobs": s.run_batch_jobs,
+        "display_name": s.display_name,
+        "team": s.team,
     }
 
 
@@ -220,6 +233,8 @@ _READERS: dict[str, Callable[[Any], Any]] = {
     "pause_on_battery": _as_bool,
     "idle_minutes": _as_optional_int,
     "run_batch_jobs": _as_bool,
+    "display_name": _as_str,
+    "team": _as_str,
 }
 
 

@@ -162,6 +162,39 @@ TEXTS: dict[str, str] = {
     "status.contribution": "Your contribution",
     "status.network": "Network: {name}",
     "status.network.none": "No network joined yet",
+    # --- credit: the status window's credit card and the tray's line -----------
+    "credit.title": "Your credit",
+    "credit.today": "credit today",
+    "credit.week": "this week",
+    "credit.total": "in all",
+    "credit.rank": "rank on the leaderboard",
+    "credit.tip": "Credit the network gives this computer for the answers it helped "
+    "with and the network checked",
+    "credit.waiting": "Your credit shows here once this computer has joined a network "
+    "and started contributing.",
+    "credit.forfeited": "The network took this computer's credit away because some of "
+    "its answers were wrong. Check this computer again.",
+    "credit.line": "Credit: {today} today, {total} in all, rank {rank}",
+    "credit.line.forfeited": "Credit: taken away by the network",
+    "credit.listed.both": "On the leaderboard as {name}, team {team}",
+    "credit.listed.name": "On the leaderboard as {name}",
+    "credit.listed.team": "On the leaderboard in team {team}",
+    # --- the leaderboard: an optional name and team (wizard, settings, Details) ---
+    "leaderboard.title": "Show your name on the leaderboard (optional)",
+    "leaderboard.intro": "The network keeps a list of how much each computer has "
+    "helped. Leave both empty to be listed by number only.",
+    "leaderboard.name": "&Your name:",
+    "leaderboard.name.name": "Your name on the leaderboard",
+    "leaderboard.name.hint": "such as Ada",
+    "leaderboard.team": "&Team:",
+    "leaderboard.team.name": "Your team on the leaderboard",
+    "leaderboard.team.hint": "such as Riverside Makers",
+    "leaderboard.done": "Your name and team are on the network's leaderboard.",
+    "leaderboard.cleared": "Your name and team are no longer on the leaderboard.",
+    "leaderboard.refused": "The network did not accept your name for the leaderboard. "
+    "MeshNet asks again the next time this computer connects.",
+    "leaderboard.unreachable": "MeshNet could not reach the network to put your name on "
+    "the leaderboard. It tries again the next time this computer connects.",
     # --- notifications --------------------------------------------------------
     "notify.contributing": "Contributing",
     "notify.contributing.again": "Contributing again",

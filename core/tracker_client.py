@@ -1,4 +1,5 @@
-"""The node's side of the tracker API: signed register, heartbeat, deregister.
+"""The node's side of the tracker API: signed register, heartbeat, deregister, and
+linking a credit account (the claim's own signatures, core/credit_account.py).
 
 Every request is signed with the node key (headers of ``core.signing``). httpx
 errors are mapped here, at the boundary, to ``TrackerUnreachable`` (retry with
@@ -18,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from core.credit_account import ACCOUNTS_PATH
 from core.errors import TrackerError
 from core.identity import NodeIdentity
 from core.signing import signed_headers
@@ -202,6 +204,11 @@ class TrackerClient:
                 "tracker. Join again with a fresh invite if the operator changed the key.",
                 reason=TRACKER_KEY_MISMATCH,
             )
+
+    def link_credit_account(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Link identities to a credit account: ``body`` carries their own signatures of
+        the statement (core/credit_account.py); the tracker answers the account."""
+        return self._post(ACCOUNTS_PATH, body)
 
     def network(self, challenge: str) -> dict[str, Any]:
         """What the network says about itself, signed with `challenge` (unsigned GET)."""

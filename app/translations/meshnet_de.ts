@@ -320,12 +320,12 @@
     </message>
     <message>
       <source>this week</source>
-      <extracomment>stat.week</extracomment>
+      <extracomment>stat.week, credit.week</extracomment>
       <translation>diese Woche</translation>
     </message>
     <message>
       <source>in all</source>
-      <extracomment>stat.total</extracomment>
+      <extracomment>stat.total, credit.total</extracomment>
       <translation>insgesamt</translation>
     </message>
     <message>
@@ -352,6 +352,121 @@
       <source>No network joined yet</source>
       <extracomment>status.network.none</extracomment>
       <translation>Noch keinem Netzwerk beigetreten</translation>
+    </message>
+    <message>
+      <source>Your credit</source>
+      <extracomment>credit.title</extracomment>
+      <translation>Ihr Guthaben</translation>
+    </message>
+    <message>
+      <source>credit today</source>
+      <extracomment>credit.today</extracomment>
+      <translation>Guthaben heute</translation>
+    </message>
+    <message>
+      <source>rank on the leaderboard</source>
+      <extracomment>credit.rank</extracomment>
+      <translation>Platz in der Bestenliste</translation>
+    </message>
+    <message>
+      <source>Credit the network gives this computer for the answers it helped with and the network checked</source>
+      <extracomment>credit.tip</extracomment>
+      <translation>Guthaben, das das Netzwerk diesem Computer für geprüfte Antworten gibt, bei denen er geholfen hat</translation>
+    </message>
+    <message>
+      <source>Your credit shows here once this computer has joined a network and started contributing.</source>
+      <extracomment>credit.waiting</extracomment>
+      <translation>Ihr Guthaben erscheint hier, sobald dieser Computer einem Netzwerk beigetreten ist und mithilft.</translation>
+    </message>
+    <message>
+      <source>The network took this computer's credit away because some of its answers were wrong. Check this computer again.</source>
+      <extracomment>credit.forfeited</extracomment>
+      <translation>Das Netzwerk hat diesem Computer das Guthaben entzogen, weil einige seiner Antworten falsch waren. Prüfen Sie diesen Computer erneut.</translation>
+    </message>
+    <message>
+      <source>Credit: {today} today, {total} in all, rank {rank}</source>
+      <extracomment>credit.line</extracomment>
+      <translation>Guthaben: {today} heute, {total} insgesamt, Platz {rank}</translation>
+    </message>
+    <message>
+      <source>Credit: taken away by the network</source>
+      <extracomment>credit.line.forfeited</extracomment>
+      <translation>Guthaben: vom Netzwerk entzogen</translation>
+    </message>
+    <message>
+      <source>On the leaderboard as {name}, team {team}</source>
+      <extracomment>credit.listed.both</extracomment>
+      <translation>In der Bestenliste als {name}, Team {team}</translation>
+    </message>
+    <message>
+      <source>On the leaderboard as {name}</source>
+      <extracomment>credit.listed.name</extracomment>
+      <translation>In der Bestenliste als {name}</translation>
+    </message>
+    <message>
+      <source>On the leaderboard in team {team}</source>
+      <extracomment>credit.listed.team</extracomment>
+      <translation>In der Bestenliste im Team {team}</translation>
+    </message>
+    <message>
+      <source>Show your name on the leaderboard (optional)</source>
+      <extracomment>leaderboard.title</extracomment>
+      <translation>Ihren Namen in der Bestenliste zeigen (freiwillig)</translation>
+    </message>
+    <message>
+      <source>The network keeps a list of how much each computer has helped. Leave both empty to be listed by number only.</source>
+      <extracomment>leaderboard.intro</extracomment>
+      <translation>Das Netzwerk führt eine Liste, wie viel jeder Computer geholfen hat. Lassen Sie beide Felder leer, um nur mit einer Nummer zu erscheinen.</translation>
+    </message>
+    <message>
+      <source>&amp;Your name:</source>
+      <extracomment>leaderboard.name</extracomment>
+      <translation>&amp;Ihr Name:</translation>
+    </message>
+    <message>
+      <source>Your name on the leaderboard</source>
+      <extracomment>leaderboard.name.name</extracomment>
+      <translation>Ihr Name in der Bestenliste</translation>
+    </message>
+    <message>
+      <source>such as Ada</source>
+      <extracomment>leaderboard.name.hint</extracomment>
+      <translation>z. B. Ada</translation>
+    </message>
+    <message>
+      <source>&amp;Team:</source>
+      <extracomment>leaderboard.team</extracomment>
+      <translation>&amp;Team:</translation>
+    </message>
+    <message>
+      <source>Your team on the leaderboard</source>
+      <extracomment>leaderboard.team.name</extracomment>
+      <translation>Ihr Team in der Bestenliste</translation>
+    </message>
+    <message>
+      <source>such as Riverside Makers</source>
+      <extracomment>leaderboard.team.hint</extracomment>
+      <translation>z. B. Riverside Makers</translation>
+    </message>
+    <message>
+      <source>Your name and team are on the network's leaderboard.</source>
+      <extracomment>leaderboard.done</extracomment>
+      <translation>Ihr Name und Ihr Team stehen in der Bestenliste des Netzwerks.</translation>
+    </message>
+    <message>
+      <source>Your name and team are no longer on the leaderboard.</source>
+      <extracomment>leaderboard.cleared</extracomment>
+      <translation>Ihr Name und Ihr Team stehen nicht mehr in der Bestenliste.</translation>
+    </message>
+    <message>
+      <source>The network did not accept your name for the leaderboard. MeshNet asks again the next time this computer connects.</source>
+      <extracomment>leaderboard.refused</extracomment>
+      <translation>Das Netzwerk hat Ihren Namen für die Bestenliste nicht angenommen. MeshNet fragt erneut, wenn sich dieser Computer das nächste Mal verbindet.</translation>
+    </message>
+    <message>
+      <source>MeshNet could not reach the network to put your name on the leaderboard. It tries again the next time this computer connects.</source>
+      <extracomment>leaderboard.unreachable</extracomment>
+      <translation>MeshNet konnte das Netzwerk nicht erreichen, um Ihren Namen in die Bestenliste zu setzen. Es versucht es erneut, wenn sich dieser Computer das nächste Mal verbindet.</translation>
     </message>
     <message>
       <source>Contributing again</source>

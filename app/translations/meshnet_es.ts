@@ -320,12 +320,12 @@
     </message>
     <message>
       <source>this week</source>
-      <extracomment>stat.week</extracomment>
+      <extracomment>stat.week, credit.week</extracomment>
       <translation>esta semana</translation>
     </message>
     <message>
       <source>in all</source>
-      <extracomment>stat.total</extracomment>
+      <extracomment>stat.total, credit.total</extracomment>
       <translation>en total</translation>
     </message>
     <message>
@@ -352,6 +352,121 @@
       <source>No network joined yet</source>
       <extracomment>status.network.none</extracomment>
       <translation>Aún no se ha unido a ninguna red</translation>
+    </message>
+    <message>
+      <source>Your credit</source>
+      <extracomment>credit.title</extracomment>
+      <translation>Su crédito</translation>
+    </message>
+    <message>
+      <source>credit today</source>
+      <extracomment>credit.today</extracomment>
+      <translation>crédito hoy</translation>
+    </message>
+    <message>
+      <source>rank on the leaderboard</source>
+      <extracomment>credit.rank</extracomment>
+      <translation>puesto en la clasificación</translation>
+    </message>
+    <message>
+      <source>Credit the network gives this computer for the answers it helped with and the network checked</source>
+      <extracomment>credit.tip</extracomment>
+      <translation>Crédito que la red da a este ordenador por las respuestas en las que ayudó y que la red comprobó</translation>
+    </message>
+    <message>
+      <source>Your credit shows here once this computer has joined a network and started contributing.</source>
+      <extracomment>credit.waiting</extracomment>
+      <translation>Su crédito aparece aquí cuando este ordenador se haya unido a una red y empiece a colaborar.</translation>
+    </message>
+    <message>
+      <source>The network took this computer's credit away because some of its answers were wrong. Check this computer again.</source>
+      <extracomment>credit.forfeited</extracomment>
+      <translation>La red le quitó el crédito a este ordenador porque algunas de sus respuestas eran incorrectas. Vuelva a comprobar este ordenador.</translation>
+    </message>
+    <message>
+      <source>Credit: {today} today, {total} in all, rank {rank}</source>
+      <extracomment>credit.line</extracomment>
+      <translation>Crédito: {today} hoy, {total} en total, puesto {rank}</translation>
+    </message>
+    <message>
+      <source>Credit: taken away by the network</source>
+      <extracomment>credit.line.forfeited</extracomment>
+      <translation>Crédito: retirado por la red</translation>
+    </message>
+    <message>
+      <source>On the leaderboard as {name}, team {team}</source>
+      <extracomment>credit.listed.both</extracomment>
+      <translation>En la clasificación como {name}, equipo {team}</translation>
+    </message>
+    <message>
+      <source>On the leaderboard as {name}</source>
+      <extracomment>credit.listed.name</extracomment>
+      <translation>En la clasificación como {name}</translation>
+    </message>
+    <message>
+      <source>On the leaderboard in team {team}</source>
+      <extracomment>credit.listed.team</extracomment>
+      <translation>En la clasificación en el equipo {team}</translation>
+    </message>
+    <message>
+      <source>Show your name on the leaderboard (optional)</source>
+      <extracomment>leaderboard.title</extracomment>
+      <translation>Mostrar su nombre en la clasificación (opcional)</translation>
+    </message>
+    <message>
+      <source>The network keeps a list of how much each computer has helped. Leave both empty to be listed by number only.</source>
+      <extracomment>leaderboard.intro</extracomment>
+      <translation>La red lleva una lista de cuánto ha ayudado cada ordenador. Deje ambos campos vacíos para aparecer solo con un número.</translation>
+    </message>
+    <message>
+      <source>&amp;Your name:</source>
+      <extracomment>leaderboard.name</extracomment>
+      <translation>Su &amp;nombre:</translation>
+    </message>
+    <message>
+      <source>Your name on the leaderboard</source>
+      <extracomment>leaderboard.name.name</extracomment>
+      <translation>Su nombre en la clasificación</translation>
+    </message>
+    <message>
+      <source>such as Ada</source>
+      <extracomment>leaderboard.name.hint</extracomment>
+      <translation>por ejemplo, Ada</translation>
+    </message>
+    <message>
+      <source>&amp;Team:</source>
+      <extracomment>leaderboard.team</extracomment>
+      <translation>&amp;Equipo:</translation>
+    </message>
+    <message>
+      <source>Your team on the leaderboard</source>
+      <extracomment>leaderboard.team.name</extracomment>
+      <translation>Su equipo en la clasificación</translation>
+    </message>
+    <message>
+      <source>such as Riverside Makers</source>
+      <extracomment>leaderboard.team.hint</extracomment>
+      <translation>por ejemplo, Riverside Makers</translation>
+    </message>
+    <message>
+      <source>Your name and team are on the network's leaderboard.</source>
+      <extracomment>leaderboard.done</extracomment>
+      <translation>Su nombre y su equipo están en la clasificación de la red.</translation>
+    </message>
+    <message>
+      <source>Your name and team are no longer on the leaderboard.</source>
+      <extracomment>leaderboard.cleared</extracomment>
+      <translation>Su nombre y su equipo ya no están en la clasificación.</translation>
+    </message>
+    <message>
+      <source>The network did not accept your name for the leaderboard. MeshNet asks again the next time this computer connects.</source>
+      <extracomment>leaderboard.refused</extracomment>
+      <translation>La red no aceptó su nombre para la clasificación. MeshNet lo vuelve a pedir la próxima vez que este ordenador se conecte.</translation>
+    </message>
+    <message>
+      <source>MeshNet could not reach the network to put your name on the leaderboard. It tries again the next time this computer connects.</source>
+      <extracomment>leaderboard.unreachable</extracomment>
+      <translation>MeshNet no pudo contactar con la red para poner su nombre en la clasificación. Lo vuelve a intentar la próxima vez que este ordenador se conecte.</translation>
     </message>
     <message>
       <source>Contributing again</source>

@@ -9,8 +9,9 @@ keeps it so):
   (``controller``, ``node_process``, ``json_child``), background work
   (``tasks``), the one error path (``errors``), settings (``settings_store``),
   the commands shared by tray and windows (``actions``), the pause rules'
-  timer (``pause_monitor``), batch jobs (``batch_jobs``) and the single-instance
-  lock (``single_instance``).
+  timer (``pause_monitor``), batch jobs (``batch_jobs``), the credit
+  (``credit_card``, ``credit_linker``) and the single-instance lock
+  (``single_instance``).
 - ``screens/``: one file per screen, the doctor wizard a package with one file
   per page; a screen never imports another screen.
 

@@ -35,6 +35,7 @@ from app.settings_model import validate_settings
 from app.ui.actions import AppActions
 from app.ui.batch_jobs import BatchJobsSupervisor
 from app.ui.controller import NodeController
+from app.ui.credit_linker import CreditLinker
 from app.ui.errors import apology, guarded, install_excepthook, set_log_file, user_sentence
 from app.ui.i18n import install_language
 from app.ui.link_events import LinkOpenFilter
@@ -150,6 +151,7 @@ class MeshNetApp(QObject):
             parent=self,
         )
         self.batch_jobs = BatchJobsSupervisor(parent=self)
+        self.credit_linker = CreditLinker(self.store, self.controller, parent=self)
         self._windows: dict[str, QWidget] = {}
         self._quitting = False
         self._wire()
@@ -166,6 +168,9 @@ class MeshNetApp(QObject):
         self.monitor.manual_pause_changed.connect(actions.set_manual_pause)
         self.monitor.decision_changed.connect(self.status_window.set_pause_rules_sentence)
         self.status_window.quit_requested.connect(self.request_quit)
+        self.credit_linker.sentence_changed.connect(self.status_window.set_credit_link_sentence)
+        if self.tray is not None:
+            self.status_window.credit_card.summary_changed.connect(self.tray.set_credit)
         controller.crashed.connect(self._crashed)
         controller.running_changed.connect(self._running_changed)
         controller.running_changed.connect(self.batch_jobs.set_serving)

@@ -16,6 +16,7 @@ import logging
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSettings, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPixmap
 from PySide6.QtWidgets import QApplication, QWidget
 
+from app.credit_summary import CreditSummary
 from app.ui.actions import AppActions
 from app.ui.controller import NodeController
 from app.ui.screens.status_window import StatusWindow
@@ -237,6 +239,9 @@ class SampleUsage:
         return today, week, week * 9 + 3_112
 
 
+SAMPLE_CREDIT = CreditSummary(today=18.42, week=96.7, total=412.05, rank=37)
+SAMPLE_CREDIT_LISTED = replace(SAMPLE_CREDIT, display_name="Ada", team="Riverside Makers")
+
 # Screens that are not the main path (issue 22): the engineer's views.
 DETAILS_SCREENS = ("status-details", "recipes-", "settings-")
 _texts: list[dict[str, Any]] = []  # what texts.json lists, screen by screen
@@ -309,12 +314,13 @@ def _tray_sheet(path: Path) -> None:
 
 def _menu(controller: NodeController, actions: AppActions, path: Path) -> None:
     tray = _keep(Tray(controller, actions))
+    tray.set_credit(SAMPLE_CREDIT)
     menu = tray.menu
     menu.adjustSize()
     pixmap: QPixmap = menu.grab()
     if not pixmap.save(str(path)):
         raise OSError(f"could not write {path}")
-    _record(path.stem, [*visible_texts(menu), tray.icon.toolTip()])
+    _record(path.stem, [*visible_texts(menu), *tray.icon.toolTip().splitlines()])
     tray.hide()
 
 
@@ -328,7 +334,12 @@ def render_all(folder: Path, qapp: QApplication) -> int:
     now = time.time()
     jobs: list[tuple[str, Callable[[Path], None]]] = []
 
-    def status(name: str, events: list[dict[str, Any]], main_window: bool = False) -> None:
+    def status(
+        name: str,
+        events: list[dict[str, Any]],
+        main_window: bool = False,
+        credit: CreditSummary = SAMPLE_CREDIT,
+    ) -> None:
         def job(path: Path) -> None:
             controller = _keep(NodeController(store))
             for event in events:
@@ -348,10 +359,12 @@ def render_all(folder: Path, qapp: QApplication) -> int:
                     main_window=main_window,
                     versions={"MeshNet": "0.1.0"},
                     network_name=lambda: "Riverside Makers",
+                    credit_fetch=lambda _tracker, _node: credit,  # asks no tracker
                 )
             )
             if events:
                 window.set_pause_rules_sentence("Contributing: no pause rule applies")
+                window.credit_card.set_summary(credit)  # now, not after the first fetch
             if name == "status-details":
                 window.show_details()
                 window.tabs.setCurrentIndex(1)
@@ -368,6 +381,7 @@ def render_all(folder: Path, qapp: QApplication) -> int:
     status("status-relay", relayed_events(now))
     status("status-details", serving_events(now))
     status("status-main-window", serving_events(now), main_window=True)
+    status("status-credit", serving_events(now), credit=SAMPLE_CREDIT_LISTED)
     jobs.append(("tray-icons", _tray_sheet))
     jobs += _c2_screens(store)
     failed = []

@@ -27,6 +27,7 @@ ORGANISATION = "MeshNet"
 APPLICATION = "MeshNet"
 _GROUP = "settings"
 _HARDWARE_KEY = "cache/hardware"
+_CREDIT_LINK_KEY = "cache/credit_link"
 
 
 def default_qsettings() -> QSettings:
@@ -92,13 +93,8 @@ class SettingsStore(QObject):
         self.save(settings)
         return settings
 
-    def last_hardware(self) -> dict[str, Any] | None:
-        """The last ``meshnet-node hardware --json`` result the wizard saw, if any.
-
-        The settings dialog offers the devices found there without starting a
-        child of its own.
-        """
-        value = self._settings.value(_HARDWARE_KEY)
+    def _cached(self, key: str) -> dict[str, Any] | None:
+        value = self._settings.value(key)
         if not isinstance(value, str):
             return None
         try:
@@ -107,6 +103,24 @@ class SettingsStore(QObject):
             return None
         return parsed if isinstance(parsed, dict) else None
 
-    def save_hardware(self, hardware: dict[str, Any]) -> None:
-        self._settings.setValue(_HARDWARE_KEY, json.dumps(hardware))
+    def _cache(self, key: str, value: dict[str, Any]) -> None:
+        self._settings.setValue(key, json.dumps(value))
         self._settings.sync()
+
+    def last_hardware(self) -> dict[str, Any] | None:
+        """The last ``meshnet-node hardware --json`` result the wizard saw, if any.
+
+        The settings dialog offers the devices found there without starting a
+        child of its own.
+        """
+        return self._cached(_HARDWARE_KEY)
+
+    def save_hardware(self, hardware: dict[str, Any]) -> None:
+        self._cache(_HARDWARE_KEY, hardware)
+
+    def credit_link(self) -> dict[str, Any] | None:
+        """The leaderboard name and team a tracker last accepted (app/credit_link.py)."""
+        return self._cached(_CREDIT_LINK_KEY)
+
+    def save_credit_link(self, record: dict[str, Any]) -> None:
+        self._cache(_CREDIT_LINK_KEY, record)

@@ -46,6 +46,7 @@ from app.tracker_api import TrackerCheck, TrackerReadError, check_tracker
 from app.ui.settings_store import SettingsStore
 from app.ui.tasks import BackgroundTask, run_in_background
 from app.ui.widgets.labels import wrapping_label
+from app.ui.widgets.leaderboard_fields import LeaderboardFields
 from app.ui.widgets.settings_fields import (
     ERROR_STYLE,
     OK_STYLE,
@@ -210,6 +211,8 @@ class SettingsDialog(QDialog):
         column.addWidget(self.network_label)
         column.addWidget(self.own_tracker)
         column.addWidget(self.own_tracker_box)
+        self.leaderboard = LeaderboardFields()  # saved with the rest; app/credit_link.py posts it
+        column.addWidget(self.leaderboard)
         column.addStretch(1)
         self.tabs.addTab(page, "Connection")
         self.own_tracker.toggled.connect(self._own_tracker_toggled)
@@ -315,6 +318,7 @@ class SettingsDialog(QDialog):
     def fill(self, s: AppSettings) -> None:
         """Show ``s`` in the fields."""
         self.url_edit.setText(s.tracker_url)
+        self.leaderboard.set_values(s.display_name, s.team)
         self.own_tracker.setChecked(bool(s.tracker_url))
         self._own_tracker_toggled(self.own_tracker.isChecked())
         self.device_field.set_value(s.device)
@@ -342,6 +346,7 @@ class SettingsDialog(QDialog):
     def current_settings(self) -> AppSettings:
         """The settings as the fields show them now (valid or not)."""
         model = self.model_edit.text().strip()
+        display_name, team = self.leaderboard.values()
         return replace(
             self.original,
             tracker_url=self.url_edit.text().strip() if self.own_tracker.isChecked() else "",
@@ -360,6 +365,8 @@ class SettingsDialog(QDialog):
             pause_programs=self.programs.programs(),
             pause_on_battery=self.on_battery.isChecked(),
             idle_minutes=self.idle.value() if self.when_idle.isChecked() else None,
+            display_name=display_name,
+            team=team,
         )
 
     def validate(self) -> dict[str, str]:
@@ -525,6 +532,8 @@ class SettingsDialog(QDialog):
                 pause_above_gpu_temp_c=83,
                 pause_programs=("eldenring.exe", "cyberpunk2077.exe"),
                 idle_minutes=10,
+                display_name="Ada",
+                team="Riverside Makers",
             )
         )
         self.show_network(

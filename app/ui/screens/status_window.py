@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.credit_summary import fetch_credit
 from app.status_model import (
     FAILED_STATES,
     GATE_ORDER,
@@ -53,9 +54,10 @@ from app.status_model import (
 from app.texts import plain, text
 from app.ui.actions import AppActions
 from app.ui.controller import NodeController
-from app.ui.credit_card import CreditCard
+from app.ui.credit_card import CreditCard, FetchCredit
 from app.ui.errors import guarded
 from app.ui.widgets.icons import app_icon, gate_icon, tray_icon
+from app.ui.widgets.labels import stat_box
 from app.ui.widgets.usage_chart import UsageChart
 
 log = logging.getLogger(__name__)
@@ -88,26 +90,6 @@ BANNER_STYLE = (
 )
 
 
-def _stat(caption_text: str) -> tuple[QFrame, QLabel]:
-    frame = QFrame()
-    frame.setObjectName("stat")
-    layout = QVBoxLayout(frame)
-    layout.setContentsMargins(12, 8, 12, 8)
-    value = QLabel("—")
-    font = QFont(value.font())
-    font.setPointSizeF(font.pointSizeF() * 1.5)
-    font.setBold(True)
-    value.setFont(font)
-    caption = QLabel(caption_text)
-    caption.setObjectName("caption")
-    caption.setWordWrap(True)
-    value.setAccessibleName(caption_text)
-    layout.addWidget(value)
-    layout.addWidget(caption)
-    layout.addStretch(1)  # values line up when a caption wraps
-    return frame, value
-
-
 class StatusWindow(QMainWindow):
     """The main view in plain words, the Details view with every step, one click apart."""
 
@@ -123,6 +105,7 @@ class StatusWindow(QMainWindow):
         main_window: bool = False,
         versions: Mapping[str, str] | None = None,
         network_name: Callable[[], str | None] | None = None,
+        credit_fetch: FetchCredit = fetch_credit,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -133,6 +116,7 @@ class StatusWindow(QMainWindow):
         self._versions = dict(versions or {})
         self._pause_sentence = ""
         self._network_name = network_name  # read when the window shows (a file read)
+        self._credit_fetch = credit_fetch
         self.setWindowTitle("MeshNet")
         self.setWindowIcon(app_icon())
         self.resize(720, 400)
@@ -151,6 +135,7 @@ class StatusWindow(QMainWindow):
         self._chart_timer.timeout.connect(self.refresh_chart)
         self._chart_timer.start()
         controller.stats_received.connect(self._stats)
+        controller.gate_changed.connect(self._gate_changed)
         for line in controller.status.log_lines:
             self.log_view.appendPlainText(line)
         self.refresh()
@@ -175,7 +160,9 @@ class StatusWindow(QMainWindow):
         self.sections = QVBoxLayout()
         self.sections.setSpacing(12)
         self.sections.addWidget(self._build_contribution())
-        self.credit_card = CreditCard(lambda: self._controller.status.registration)
+        self.credit_card = CreditCard(
+            lambda: self._controller.status.registration, fetch=self._credit_fetch
+        )
         self.sections.addWidget(self.credit_card)
         layout.addLayout(self.sections)
         layout.addStretch(1)
@@ -213,10 +200,10 @@ class StatusWindow(QMainWindow):
         column.addWidget(title)
         stats = QHBoxLayout()
         stats.setSpacing(10)
-        today, self.today_label = _stat(text("stat.today"))
-        week, self.week_label = _stat(text("stat.week"))
-        total, self.total_label = _stat(text("stat.total"))
-        uptime, self.uptime_label = _stat(text("stat.time"))
+        today, self.today_label = stat_box(text("stat.today"))
+        week, self.week_label = stat_box(text("stat.week"))
+        total, self.total_label = stat_box(text("stat.total"))
+        uptime, self.uptime_label = stat_box(text("stat.time"))
         for frame in (today, week, total):
             frame.setToolTip(text("stat.words.tip"))
         for frame in (today, week, total, uptime):
@@ -293,11 +280,15 @@ class StatusWindow(QMainWindow):
         self.details_state.setWordWrap(True)
         self.details_state.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.details_state)
+        self.credit_link_label = QLabel()  # the leaderboard name's fate (app.ui.credit_linker)
+        self.credit_link_label.setWordWrap(True)
+        self.credit_link_label.setVisible(False)
+        layout.addWidget(self.credit_link_label)
         layout.addWidget(self._build_gates())
         stats = QHBoxLayout()
         stats.setSpacing(10)
-        tokens_frame, self.tokens_label = _stat("tokens served")
-        sessions_frame, self.sessions_label = _stat("open sessions")
+        tokens_frame, self.tokens_label = stat_box("tokens served")
+        sessions_frame, self.sessions_label = stat_box("open sessions")
         for frame in (tokens_frame, sessions_frame):
             stats.addWidget(frame)
         layout.addLayout(stats)
@@ -382,8 +373,13 @@ class StatusWindow(QMainWindow):
 
     def show_details(self) -> None:
         self._set_view(self.DETAILS_VIEW)
-        self.resize(max(self.width(), 760), max(self.height(), 640))  # nine rows and a log
+        # nine rows and a log, and room for the leaderboard's sentence when there is one
+        extra = self.credit_link_label.sizeHint().height() + 12 if self._link_shown() else 0
+        self.resize(max(self.width(), 760), max(self.height(), 640 + extra))
         self.back_button.setFocus()
+
+    def _link_shown(self) -> bool:
+        return bool(self.credit_link_label.text())
 
     def show_main(self) -> None:
         self._set_view(self.MAIN_VIEW)
@@ -478,6 +474,10 @@ class StatusWindow(QMainWindow):
         self.chart.set_hours(self._usage.hourly(time.time()))
         self._refresh_totals()
 
+    def _gate_changed(self, gate: str) -> None:
+        if gate == "registration":  # the credit need not wait for the next minute
+            self.credit_card.refresh()
+
     def _stats(self, _data: dict[str, Any]) -> None:
         if self.isVisible():  # a hidden window catches up on its next minute tick
             self.refresh_chart()
@@ -486,6 +486,11 @@ class StatusWindow(QMainWindow):
         """The pause monitor's latest decision, shown under the numbers."""
         self._pause_sentence = sentence
         self.rules_label.setText(sentence if self._controller.status.active else "")
+
+    def set_credit_link_sentence(self, sentence: str) -> None:
+        """What became of the leaderboard name and team, shown in the Details view."""
+        self.credit_link_label.setText(sentence)
+        self.credit_link_label.setVisible(bool(sentence))
 
     def _sync_contribute(self) -> None:
         action = self._actions.contribute

@@ -1,6 +1,7 @@
 """The tray icon: the node's state as an icon (colour and shape) and a tooltip
 in words, the app's commands (:class:`~app.ui.actions.AppActions`) as its menu,
-and the controller's notifications.
+and the controller's notifications. The tooltip's second line is the credit,
+as the status window's credit card last read it (:meth:`Tray.set_credit`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
+from app.credit_summary import CreditSummary
 from app.status_model import tooltip_text, tray_state
 from app.ui.actions import AppActions
 from app.ui.controller import NodeController
@@ -46,6 +48,7 @@ class Tray(QObject):
         self.actions = actions  # keeps the QActions alive as long as the menu
         self._status_action = actions.status
         self._shown_state = ""
+        self.credit_line = ""
         controller.status_changed.connect(self.refresh)
         controller.notify.connect(self.show_message)
         self.refresh()
@@ -69,9 +72,14 @@ class Tray(QObject):
             self.icon.setIcon(tray_icon(look))
             self._shown_state = look
         words = tooltip_text(status)
-        self.icon.setToolTip(words)
+        self.icon.setToolTip(f"{words}\n{self.credit_line}" if self.credit_line else words)
         line = words.removeprefix("MeshNet — ")
         self.state_line.setText(line[:1].upper() + line[1:])
+
+    @guarded
+    def set_credit(self, summary: CreditSummary) -> None:
+        self.credit_line = summary.one_line()
+        self.refresh()
 
     @guarded
     def show_message(self, title: str, text: str) -> None:

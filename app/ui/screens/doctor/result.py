@@ -1,13 +1,22 @@
-"""The doctor wizard's last page: the test's verdict and what to do next."""
+"""The doctor wizard's last page: the test's verdict and what to do next, with the
+optional leaderboard name and team below a passed test (the wizard saves them)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QVBoxLayout, QWizardPage
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+    QWizardPage,
+)
 
 from app.texts import text
 from app.ui.screens.doctor.state import Controller, WizardState
 from app.ui.widgets.labels import wrapping_label
+from app.ui.widgets.leaderboard_fields import LeaderboardFields
 
 
 class ResultPage(QWizardPage):
@@ -32,6 +41,11 @@ class ResultPage(QWizardPage):
         self.advice = wrapping_label()
         self.contribute = QCheckBox(text("result.start"))
         self.contribute.setAccessibleName(text("result.start").replace("&", ""))
+        self.leaderboard = LeaderboardFields()
+        self.leaderboard_room = QWidget()  # some room above the box, gone with it
+        room = QVBoxLayout(self.leaderboard_room)
+        room.setContentsMargins(0, 8, 0, 0)
+        room.addWidget(self.leaderboard)
         self.other_layers = QPushButton(text("result.back"))
         self.other_layers.setAccessibleName(text("result.back").replace("&", ""))
         self.other_layers.clicked.connect(self._choose_other_layers)
@@ -45,6 +59,7 @@ class ResultPage(QWizardPage):
         layout.addWidget(self.details)
         layout.addWidget(self.advice)
         layout.addWidget(self.contribute)
+        layout.addWidget(self.leaderboard_room)
         row = QHBoxLayout()
         row.addWidget(self.other_layers)
         row.addWidget(self.show_why)
@@ -78,6 +93,7 @@ class ResultPage(QWizardPage):
             self.advice.setText(text("result.running" if running else "result.finish"))
             self.contribute.setVisible(not running)
             self.contribute.setChecked(not running)
+            self.leaderboard_room.setVisible(True)
             self.other_layers.setVisible(False)
             self.show_why.setVisible(False)
             return
@@ -93,6 +109,7 @@ class ResultPage(QWizardPage):
         self.advice.setText(text("result.failed.advice"))
         self.contribute.setVisible(False)
         self.contribute.setChecked(False)
+        self.leaderboard_room.setVisible(False)
         self.other_layers.setVisible(True)
         self.show_why.setVisible(True)
 

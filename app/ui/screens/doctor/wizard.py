@@ -107,6 +107,7 @@ class DoctorWizard(QWizard):
         "test",
         "result-passed",
         "result-failed",
+        "leaderboard",
     )
 
     def __init__(
@@ -167,6 +168,9 @@ class DoctorWizard(QWizard):
             self._reset_state()
         if page_id == self.PAGE_MEMORY and self.state.hardware and not self.state.sample:
             self.store.save_hardware(self.state.hardware)  # the settings dialog offers its device
+        if page_id == self.PAGE_RESULT and not self.state.sample:
+            settings = self.store.load()
+            self.result_page.leaderboard.set_values(settings.display_name, settings.team)
         super().initializePage(page_id)
 
     def _joined_now(self) -> None:
@@ -259,11 +263,17 @@ class DoctorWizard(QWizard):
         super().done(result)
 
     def finish(self) -> None:
-        """Save the tested part and memory share; start contributing with the fresh report
-        when asked."""
+        """Save the tested part, memory share and leaderboard name and team (optional);
+        start contributing with the fresh report when asked."""
         if not self.result_page.passed:
             return
-        self.store.update(layers=self.state.layers, memory_cap_mb=self.state.memory_cap_mb)
+        display_name, team = self.result_page.leaderboard.values()
+        self.store.update(
+            layers=self.state.layers,
+            memory_cap_mb=self.state.memory_cap_mb,
+            display_name=display_name,
+            team=team,
+        )
         if self.result_page.contribute.isChecked() and not self.controller.running:
             log.info("starting to contribute with the wizard's report %s", self.state.report_path)
             self.controller.start(self.state.report_path)
@@ -276,7 +286,7 @@ class DoctorWizard(QWizard):
             raise ValueError(f"unknown sample {name!r}; choose one of {self.SAMPLE_NAMES}")
         report: dict[str, Any] | None = None
         error = None
-        if name == "result-passed":
+        if name in ("result-passed", "leaderboard"):
             report = dict(_SAMPLE_REPORT)
         elif name == "result-failed":
             report = {
@@ -324,6 +334,8 @@ class DoctorWizard(QWizard):
             self._sample_progress(
                 self.test, 12, "Checking this computer computes its layers correctly…", 19
             )
+        elif name == "leaderboard":
+            self.result_page.leaderboard.set_values("Ada", "Riverside Makers")
 
     def _show_join_sample(self, *, joined: bool) -> None:
         self._reset_state(sample=True)

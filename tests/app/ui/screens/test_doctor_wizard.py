@@ -232,6 +232,40 @@ def test_an_imported_model_skips_the_import_page(
     assert [c[0] for c in fake.calls()] == ["hardware", "doctor"]
 
 
+def test_the_leaderboard_name_and_team_are_optional_and_saved_on_finish(
+    qtbot: Any, store: SettingsStore, fake: FakeNode
+) -> None:
+    fake.spec["hardware"]["stdout"] = {**HARDWARE, "model": {**HARDWARE["model"], "imported": True}}
+    store.save(AppSettings(team="Analytical"))  # chosen before: offered again
+    wizard = make_wizard(qtbot, store, fake)
+    to_memory_page(qtbot, wizard)
+    wizard.next()
+    qtbot.waitUntil(lambda: wizard.currentId() == DoctorWizard.PAGE_RESULT, timeout=20_000)
+    fields = wizard.result_page.leaderboard
+    assert fields.isVisibleTo(wizard) and fields.values() == ("", "Analytical")
+    assert "(optional)" in fields.title()
+    assert wizard.button(QWizard.WizardButton.FinishButton).isEnabled()  # skipping is fine
+    fields.name_edit.setText("  Ada ")
+    wizard.accept()
+    saved = store.load()
+    assert (saved.display_name, saved.team) == ("Ada", "Analytical")
+    assert saved.layers == (0, 30)
+
+
+def test_a_skipped_leaderboard_saves_no_name(
+    qtbot: Any, store: SettingsStore, fake: FakeNode
+) -> None:
+    fake.spec["hardware"]["stdout"] = {**HARDWARE, "model": {**HARDWARE["model"], "imported": True}}
+    wizard = make_wizard(qtbot, store, fake)
+    to_memory_page(qtbot, wizard)
+    wizard.next()
+    qtbot.waitUntil(lambda: wizard.currentId() == DoctorWizard.PAGE_RESULT, timeout=20_000)
+    wizard.accept()
+    saved = store.load()
+    assert (saved.display_name, saved.team) == ("", "")
+    assert saved.layers == (0, 30)
+
+
 def test_next_and_back_wait_while_the_hardware_check_runs(
     qtbot: Any, store: SettingsStore, fake: FakeNode
 ) -> None:

@@ -342,3 +342,17 @@ def test_run_batch_jobs_when_not_serving_is_a_saved_setting(
     with qtbot.waitSignal(dialog.accepted, timeout=10_000):
         dialog.save_button.click()
     assert store.load() == AppSettings(tracker_url=URL, run_batch_jobs=True)
+
+
+def test_the_leaderboard_name_and_team_can_be_changed_and_cleared_later(
+    qtbot: Any, store: SettingsStore
+) -> None:
+    store.save(AppSettings(display_name="Ada", team="Analytical"))
+    dialog = make_dialog(qtbot, store)
+    fields = dialog.leaderboard
+    assert fields.isVisibleTo(dialog) and fields.values() == ("Ada", "Analytical")
+    fields.name_edit.setText("  Ada   Lovelace ")
+    fields.team_edit.clear()
+    with qtbot.waitSignal(dialog.accepted, timeout=10_000):
+        dialog.save_button.click()
+    assert store.load() == AppSettings(display_name="Ada Lovelace", team="")
