@@ -94,7 +94,8 @@ async def chats(url: str, model: str, prompts: list[str], new_tokens: int) -> li
 
     client = AsyncOpenAI(base_url=url + "/v1", api_key="benchmark", max_retries=0, timeout=600)
     try:
-        return list(await asyncio.gather(*(one_chat(client, model, p, new_tokens) for p in prompts)))
+        answers = (one_chat(client, model, prompt, new_tokens) for prompt in prompts)
+        return list(await asyncio.gather(*answers))
     finally:
         await client.close()
 
