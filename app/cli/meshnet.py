@@ -33,6 +33,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="a local model id or folder (e.g. one from `meshnet-node models import-gguf`); "
         "default: the packaged SmolLM2-135M-Instruct",
     )
+    demo.add_argument(
+        "--memory-cap-mb",
+        type=int,
+        default=None,
+        metavar="MB",
+        help="give each node at most MB of memory for the model and let the tracker choose "
+        "its layers (below the whole model's size: no node holds all of it)",
+    )
     demo.add_argument("--keep", action="store_true", help="keep the demo's folder and logs")
     demo.add_argument(
         "--serve", action="store_true", help="keep the network serving after the answer (Ctrl-C)"
@@ -81,6 +89,9 @@ def run_demo(args: argparse.Namespace) -> int:
     if args.max_tokens < 1:
         print("meshnet: --max-tokens must be at least 1", file=sys.stderr)
         return 2
+    if args.memory_cap_mb is not None and args.memory_cap_mb < 1:
+        print("meshnet: --memory-cap-mb must be at least 1 (megabytes per node)", file=sys.stderr)
+        return 2
     options = DemoOptions(
         nodes=args.nodes,
         prompt=args.prompt,
@@ -89,6 +100,7 @@ def run_demo(args: argparse.Namespace) -> int:
         serve=args.serve,
         recipe=args.recipe,
         model=args.model,
+        memory_cap_mb=args.memory_cap_mb,
     )
     return Demo(options).run()
 

@@ -34,6 +34,8 @@ class DemoOptions:
     serve: bool = False  # keep the network up after the answer, until Ctrl-C
     recipe: str = "fp32"  # "fp32", "int8" (the default model's llama-<name>) or a catalogue id
     model: str | None = None  # a model folder or local model id; None: the packaged default
+    # Each node's memory for the model; set, the tracker chooses every node's layers.
+    memory_cap_mb: int | None = None
 
 
 def demo_recipe_id(name: str) -> str:
@@ -110,15 +112,28 @@ class Demo:
         self.children.append(tracker)
         self.say(f"   {url} (status page: {url}/)\n")
 
-        ranges = split_layers(manifest.layer_count, self.options.nodes)
-        self.say(
-            f"3. Starting {len(ranges)} nodes on recipe {recipe_id}: doctor, admission gate, "
-            "registration…"
-        )
+        cap = self.options.memory_cap_mb
+        ranges: list[tuple[int, int] | None]
+        extra: list[str] = []
+        if cap is None:
+            ranges = list(split_layers(manifest.layer_count, self.options.nodes))
+            how = "doctor, admission gate, registration…"
+        else:
+            ranges = [None] * self.options.nodes
+            extra = ["--memory-cap-mb", str(cap)]
+            how = f"each with {cap} MB for the model; the tracker chooses each one's layers…"
+        self.say(f"3. Starting {len(ranges)} nodes on recipe {recipe_id}: {how}")
         for index, layers in enumerate(ranges, start=1):
             self.children.append(
                 start_node(
-                    index, self.workdir, url, model_dir, layers, self._on_line, recipe_id=recipe_id
+                    index,
+                    self.workdir,
+                    url,
+                    model_dir,
+                    layers,
+                    self._on_line,
+                    extra,
+                    recipe_id=recipe_id,
                 )
             )
         state = self._wait_for_nodes(url, len(ranges))
