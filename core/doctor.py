@@ -345,6 +345,9 @@ def run_doctor(
     layers = request.layers
     if layers is None and reused is not None:
         layers = (reused.shard.start, reused.shard.end)
+    held = manifest.held_layers  # a pull of some layers holds only their weights
+    if layers is None and held != (0, config.num_layers):
+        layers = held
     layers = layers or _suggest(footprint, free, request.kv_tokens)
     if layers is None:
         need = footprint.needed_bytes(0, 1, request.kv_tokens)
@@ -362,6 +365,14 @@ def run_doctor(
             REASON_BAD_LAYERS,
             f"This model has {config.num_layers} layers, so layers {start}–{end} do not exist. "
             f"Choose a range within 0:{config.num_layers}.",
+        )
+    if not held[0] <= start < end <= held[1]:
+        return abort(
+            selection,
+            REASON_BAD_LAYERS,
+            f"This folder holds only layers {held[0]}–{held[1]} of the model, so it cannot "
+            f"serve layers {start}–{end}. Choose a range within {held[0]}:{held[1]}, or pull "
+            "those layers with `meshnet-node models pull`.",
         )
     need = footprint.needed_bytes(start, end, request.kv_tokens)
     weights = footprint.weight_bytes(start, end)

@@ -29,6 +29,8 @@ def list_local_models(root: Path | None = None) -> list[LocalModel]:
     found: list[LocalModel] = []
     for manifest_path in sorted(base.glob(f"*/{MANIFEST_NAME}")):
         folder = manifest_path.parent
+        if folder.name.startswith("."):
+            continue  # an import or pull being staged
         try:
             manifest = ModelManifest.load(folder)
         except ModelError:

@@ -55,6 +55,14 @@ class ModelManifest:
         return hashlib.sha256(canonical_json(body)).hexdigest()
 
     @property
+    def held_layers(self) -> tuple[int, int]:
+        """The layers whose weights the folder holds: all, unless a pull fetched some only."""
+        held = self.source.get("layers")
+        if isinstance(held, list | tuple) and len(held) == 2:
+            return int(held[0]), int(held[1])
+        return 0, self.layer_count
+
+    @property
     def total_bytes(self) -> int:
         return sum(entry.size for entry in self.files.values())
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from core.errors import ConfigError
-from core.models.hub import fetch_shard, files_for_layers, hub_downloader
+from core.models.hub import fetch_shard, files_for_layers
+from core.models.hub_client import hub_downloader
 from core.models.manifest import ModelManifest
 from core.progress import Progress
 
@@ -82,7 +83,7 @@ def test_fetch_shard_downloads_only_the_files_its_layers_need(
 ) -> None:
     requested: list[str] = []
 
-    def local_downloader(filename: str, local_dir: Path) -> Path:
+    def local_downloader(filename: str, local_dir: Path, on_bytes: object = None) -> Path:
         requested.append(filename)
         source = hub_repo / filename
         if not source.is_file():
@@ -95,6 +96,9 @@ def test_fetch_shard_downloads_only_the_files_its_layers_need(
     expected = set(files_for_layers(index["weight_map"], 1, 3, LAYERS, tied=False))
     assert expected < all_weights  # the repo really is split finer than the shard
 
+    sizes = {p.name: p.stat().st_size for p in hub_repo.iterdir()}
+    ordered = sorted(expected)
+    total = sum(sizes[name] for name in ordered)
     seen: list[Progress] = []
     folder = fetch_shard(
         local_downloader,
@@ -104,9 +108,11 @@ def test_fetch_shard_downloads_only_the_files_its_layers_need(
         start=1,
         end=3,
         progress=seen.append,
+        sizes=sizes,
     )
+    before_each = [sum(sizes[name] for name in ordered[:i]) for i in range(len(ordered) + 1)]
     assert [(p.stage, p.done, p.total) for p in seen] == [
-        ("fetch", done, len(expected)) for done in range(len(expected) + 1)
+        ("fetch", done, total) for done in before_each
     ]
     assert seen[0].message.startswith("Fetching ") and seen[-1].message == "Fetched layers 1–3."
     fetched = {p.name for p in folder.glob("*.safetensors")}
@@ -116,3 +122,26 @@ def test_fetch_shard_downloads_only_the_files_its_layers_need(
     assert manifest.source["layers"] == [1, 3]
     assert manifest.verify(folder) == []
     assert not all_weights - expected & set(requested)
+
+
+def test_layers_past_the_model_are_refused_before_any_weight_is_fetched(
+    hub_repo: Path, tmp_path: Path
+) -> None:
+    requested: list[str] = []
+
+    def local_downloader(filename: str, local_dir: Path, on_bytes: object = None) -> Path:
+        requested.append(filename)
+        shutil.copyfile(hub_repo / filename, local_dir / filename)
+        return local_dir / filename
+
+    with pytest.raises(ConfigError, match=r"org/tiny has 4 layers, so layers 2–9 do not exist"):
+        fetch_shard(
+            local_downloader,
+            tmp_path / "shard",
+            model_id="tiny",
+            revision="0" * 40,
+            start=2,
+            end=9,
+            repo_id="org/tiny",
+        )
+    assert not [name for name in requested if name.endswith(".safetensors")]
