@@ -270,6 +270,15 @@ class Shard(nn.Module):
                     reason="weights-bad",
                 )
 
+    @property
+    def product_dtype(self) -> torch.dtype:
+        """The precision the weight products round activations to: bfloat16 under
+        int4-g32-int8-head (its kernels take bfloat16), else the compute dtype. The doctor's
+        incremental tolerance follows the coarser of the two."""
+        if self.weight_quantization == INT4_G32_INT8_HEAD:
+            return torch.bfloat16
+        return self.compute_dtype
+
     # -- sizes -----------------------------------------------------------------------
     def weight_bytes(self) -> int:
         seen: set[int] = set()

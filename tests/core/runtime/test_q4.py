@@ -208,3 +208,12 @@ def test_the_catalogued_q4_recipe_passes_the_doctors_probe(
     outcome = run_probe(shard, ProbePlan(), Deadline(600))
     assert outcome.completed
     assert [c for c in outcome.checks if not c.passed] == []
+
+
+def test_the_doctor_judges_q4_by_its_bfloat16_products(tiny_llama: Path) -> None:
+    from core.doctor_probe import TOLERANCE
+
+    q4 = Shard.load(tiny_llama, 0, 2, weight_quantization=INT4_G32_INT8_HEAD)
+    assert q4.compute_dtype == torch.float32 and q4.product_dtype == torch.bfloat16
+    assert Shard.load(tiny_llama, 0, 2).product_dtype == torch.float32
+    assert TOLERANCE[q4.product_dtype] > TOLERANCE[q4.compute_dtype]
