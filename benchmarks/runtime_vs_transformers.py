@@ -18,6 +18,9 @@ Then the runtime's decode ms/token at context 16 and at context 1,024, and last
 ``--recipe int8`` loads (b) and (c) as the llama-int8 recipe (weight-only int8,
 core/runtime/quant.py); transformers stays float32, the reference. Then the
 "same greedy tokens" line compares int8 against float32 and may say False.
+``--recipe q4`` likewise loads llama-q4 (4-bit groups, int8 head; quant4.py). Every
+run also prints the runtime's resident weight bytes (packed weights, scales and zeros
+included) against transformers' float32 parameters.
 """
 
 from __future__ import annotations
@@ -35,10 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.models.default_model import ensure_default_model
 from core.runtime import SessionManager, Shard, generate_local
-from core.runtime.quant import INT8_PER_CHANNEL, NO_QUANTIZATION
+from core.runtime.quant import INT4_G32_INT8_HEAD, INT8_PER_CHANNEL, NO_QUANTIZATION
 
 # int8 is the catalogued llama-int8 recipe (weight-only int8)
-SCHEMES = {"fp32": NO_QUANTIZATION, "int8": INT8_PER_CHANNEL}
+SCHEMES = {"fp32": NO_QUANTIZATION, "int8": INT8_PER_CHANNEL, "q4": INT4_G32_INT8_HEAD}
 PROMPT = "Write a short story about a lighthouse keeper who finds a message in a bottle."
 
 
@@ -49,10 +52,14 @@ def prompt_ids(folder: Path) -> list[int]:
     return tok.encode(tok.apply_chat_template([{"role": "user", "content": PROMPT}]))
 
 
+HF_BYTES: list[int] = []  # transformers' float32 parameter bytes, once loaded
+
+
 def hf_runner(folder: Path, ids: list[int], new_tokens: int) -> Callable[[], list[int]]:
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+    HF_BYTES.append(sum(p.numel() * p.element_size() for p in model.parameters()))
     inputs = torch.tensor([ids])
 
     def run() -> list[int]:
@@ -154,6 +161,11 @@ def main() -> None:
         ms16, ms1k = ms[16], ms[1024]
     print(f"runtime decode at context 16: {ms16:.1f} ms/token")
     print(f"runtime decode at context 1024: {ms1k:.1f} ms/token ({ms1k / ms16:.2f}x of context 16)")
+    resident = whole[0].weight_bytes()
+    print(
+        f"resident weight bytes: runtime {resident / 1e6:.1f} MB, transformers float32 "
+        f"{HF_BYTES[0] / 1e6:.1f} MB, ratio {resident / HF_BYTES[0]:.3f}"
+    )
     a, c = rate["(a) transformers generate"], rate["(c) runtime, two shards [0,15)+[15,30)"]
     print(f"ratio: {c / a:.2f}")
 

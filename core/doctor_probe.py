@@ -34,7 +34,11 @@ from core.runtime.shard import Shard
 
 log = logging.getLogger(__name__)
 
-# Largest |incremental - full| allowed, relative to max(1, max|full|), by compute dtype.
+# Largest |incremental - full| allowed, relative to max(1, max|full|), by compute dtype,
+# or by the dtype the weight products round activations to where that is coarser
+# (llama-q4: float32 everywhere but bfloat16 into its int4 kernels, so a last-bit
+# difference in attention becomes a bfloat16 rounding difference; measured 1.6e-2 on
+# the default model's layers 15-30, greedy tokens all equal).
 TOLERANCE = {torch.float32: 1e-3, torch.bfloat16: 8e-2, torch.float16: 2e-2}
 
 
@@ -212,7 +216,7 @@ def run_probe(
     manager = SessionManager(shard)
     length = plan.prompt_tokens + plan.decode_tokens
     inputs = probe_inputs(shard, length, plan.seed)
-    tol = TOLERANCE.get(shard.compute_dtype, 2e-2)
+    tol = max(TOLERANCE.get(d, 2e-2) for d in (shard.compute_dtype, shard.product_dtype))
     try:
         full = _full_forward(manager, shard, inputs)
         deadline.check("first full forward")

@@ -27,6 +27,7 @@ _SHORT = {
     "fp32": ("float32", "none"),
     "bf16": ("bfloat16", "none"),
     "int8": ("float32", "int8-per-channel"),
+    "q4": ("float32", "int4-g32-int8-head"),
 }
 
 

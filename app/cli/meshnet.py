@@ -25,7 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--recipe",
         default="fp32",
-        help="recipe the nodes run: fp32 (default), int8 (int8 weights), or a catalogue id",
+        help="recipe the nodes run: fp32 (default), int8 (int8 weights), q4 (4-bit weights), "
+        "or a catalogue id",
     )
     demo.add_argument(
         "--model",
@@ -54,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--prompt", required=True)
     generate.add_argument("--max-tokens", type=int, default=32)
     generate.add_argument(
-        "--recipe", default=None, help="fp32 (default), bf16, int8, or a catalogue recipe id"
+        "--recipe", default=None, help="fp32 (default), bf16, int8, q4, or a catalogue recipe id"
     )
     generate.add_argument(
         "--chat", action="store_true", help="wrap the prompt in the chat template"

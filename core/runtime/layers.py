@@ -35,6 +35,7 @@ from torch import nn
 
 from core.runtime.config import ModelConfig
 from core.runtime.quant import Int8Linear
+from core.runtime.quant4 import Int4Linear, Int8Rows
 
 
 class LayerCache(NamedTuple):
@@ -50,9 +51,9 @@ class LayerCache(NamedTuple):
         return cls(kv, kv.narrow(1, 0, n_kv), kv.narrow(1, n_kv, n_kv))
 
 
-def mm(x: torch.Tensor, lin: nn.Linear | Int8Linear) -> torch.Tensor:
+def mm(x: torch.Tensor, lin: nn.Linear | Int8Linear | Int4Linear | Int8Rows) -> torch.Tensor:
     """x (N, in) @ W.T (+ b): what F.linear computes, minus its reshapes."""
-    if isinstance(lin, Int8Linear):
+    if isinstance(lin, Int8Linear | Int4Linear | Int8Rows):
         return lin.matmul(x)
     if lin.bias is None:
         return torch.mm(x, lin.weight.t())

@@ -33,13 +33,15 @@ another machine before changing ``DEFAULT_KERNEL`` / ``DEFAULT_ROWS_KERNEL``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 import torch
 from torch import nn
 
 INT8_PER_CHANNEL = "int8-per-channel"
 NO_QUANTIZATION = "none"
-WEIGHT_QUANTIZATIONS = (NO_QUANTIZATION, INT8_PER_CHANNEL)
+INT4_G32_INT8_HEAD = "int4-g32-int8-head"  # 4-bit groups of 32, int8 head (quant4.py)
+WEIGHT_QUANTIZATIONS = (NO_QUANTIZATION, INT8_PER_CHANNEL, INT4_G32_INT8_HEAD)
 BLOCK_BYTES = 1 << 20  # float32 bytes of one converted weight block (fits L2)
 
 Kernel = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
@@ -139,9 +141,11 @@ class Int8Linear(nn.Module):
         return self.matmul(x.reshape(-1, shape[-1])).view(*shape[:-1], self.out_features)
 
 
-def quantize_linears(
-    module: nn.Module, names: list[str], cls: type[Int8Linear] = Int8Linear
-) -> None:
+class _FromLinear(Protocol):
+    def from_linear(self, weight: torch.Tensor, bias: torch.Tensor | None) -> nn.Module: ...
+
+
+def quantize_linears(module: nn.Module, names: list[str], cls: _FromLinear = Int8Linear) -> None:
     """Replace the nn.Linear children named by dotted ``names`` with ``cls`` (in place)."""
     for dotted in names:
         parent_name, _, child = dotted.rpartition(".")

@@ -30,6 +30,7 @@ from core.runtime.quant import (
     Int8Linear,
     quantize_linears,
 )
+from core.runtime.quant4 import GROUP, INT4_G32_INT8_HEAD, Int4Linear, Int8Embedding, Int8Rows
 from core.runtime.quant_digits import Int8DigitsLinear
 from core.runtime.rope import RopeTable
 from core.runtime.weights import WeightSource
@@ -62,12 +63,14 @@ class Shard(nn.Module):
         self.tensor_names: tuple[str, ...] = ()  # HF names this shard loaded
         self.files_opened: tuple[str, ...] = ()
         H, V = config.hidden_size, config.vocab_size
-        self.embed = nn.Embedding(V, H) if self.is_first else None
+        self.embed: nn.Embedding | Int8Embedding | None = (
+            nn.Embedding(V, H) if self.is_first else None
+        )
         blocks = tuple(Block(config, i) for i in range(start, end))
         self.layers = nn.ModuleList(blocks)
         self._blocks = blocks  # slicing a ModuleList builds a new one per step
         self.norm = RMSNorm(H, config.rms_norm_eps) if self.is_last else None
-        self.lm_head: nn.Linear | Int8Linear | None = (
+        self.lm_head: nn.Linear | Int8Linear | Int8Rows | None = (
             nn.Linear(H, V, bias=False) if self.is_last else None
         )
         self.rope = RopeTable(config, compute_dtype, device)
@@ -92,8 +95,10 @@ class Shard(nn.Module):
     ) -> Shard:
         """Load layers [start, end); ``on_layer(done, total)`` after each layer is read
         (the doctor's progress and cancel point). ``weight_quantization`` "int8-per-channel"
-        stores every projection and the LM head as int8 (see ``quant.py``); it needs
-        compute_dtype float32."""
+        stores every projection and the LM head as int8 (see ``quant.py``),
+        "int4-g32-int8-head" the projections in 4-bit groups and the LM head and
+        embedding in int8 (``quant4.py``); both
+        need compute_dtype float32."""
         cfg = ModelConfig.from_folder(Path(model_dir))
         dtype = parse_dtype(compute_dtype)
         if weight_quantization not in WEIGHT_QUANTIZATIONS:
@@ -111,7 +116,7 @@ class Shard(nn.Module):
         if weight_quantization != NO_QUANTIZATION and dtype != torch.float32:
             raise ConfigError(
                 f"{weight_quantization} weights compute in float32, not {compute_dtype}; "
-                "choose the int8 recipe as it is catalogued",
+                "choose the quantized recipe as it is catalogued",
                 reason="bad-quantization",
             )
         kv = parse_dtype(kv_dtype) if kv_dtype is not None else dtype
@@ -125,9 +130,14 @@ class Shard(nn.Module):
         shard.load_state_dict(state, assign=True, strict=True)
         if shard.lm_head is not None and shard.embed is not None and "lm_head.weight" not in names:
             shard.lm_head.weight = shard.embed.weight  # tied: one tensor, not two
-        if weight_quantization != NO_QUANTIZATION:
+        if weight_quantization == INT4_G32_INT8_HEAD:
+            shard._quantize_int4(weight_quantization)
+        elif weight_quantization != NO_QUANTIZATION:
             shard._quantize_int8(weight_quantization, dev)
         shard.to(dev)
+        for module in shard.modules():
+            if isinstance(module, Int4Linear):
+                module.pack_for(dev)  # the device's int4 kernel layout, where one fits
         if dev.type == "cpu":
             shard._weights_in_by_out()
         shard.requires_grad_(False)
@@ -200,6 +210,40 @@ class Shard(nn.Module):
         quantize_linears(self, names, cls)
         self.weight_quantization = scheme
 
+    def _quantize_int4(self, scheme: str) -> None:
+        """Every projection to 4-bit groups, the LM head and the embedding to int8 rows,
+        one table for both when they are tied (quant4.py).
+
+        Refused, naming the size, when a width does not split into whole groups."""
+        cfg = self.config
+        widths = (
+            ("hidden size", cfg.hidden_size),
+            ("attention width", cfg.num_heads * cfg.head_dim),
+            ("MLP width", cfg.intermediate_size),
+        )
+        for what, width in widths:
+            if width % GROUP:
+                raise ConfigError(
+                    f"{scheme} needs widths divisible by {GROUP}, but the model's {what} is "
+                    f"{width}; choose the int8 or a float recipe",
+                    reason="bad-quantization",
+                )
+        names = [
+            f"layers.{i}.{p}"
+            for i in range(len(self._blocks))
+            for p in ("attn.qkv", "attn.o_proj", "mlp.gate_up", "mlp.down")
+        ]
+        quantize_linears(self, names, Int4Linear)
+        head, embed = self.lm_head, self.embed
+        tied: Int8Rows | None = None
+        if isinstance(head, nn.Linear):
+            self.lm_head = Int8Rows.from_linear(head.weight.data, head.bias)
+            if embed is not None and head.weight is embed.weight:
+                tied = self.lm_head
+        if isinstance(embed, nn.Embedding):
+            self.embed = Int8Embedding(tied or Int8Rows.from_linear(embed.weight.data, None))
+        self.weight_quantization = scheme
+
     def _weights_in_by_out(self) -> None:
         """Store each float projection's (out, in) weight as the transpose of an
         (in, out)-contiguous matrix: same values and shape, but ``x @ W.T`` reaches BLAS
@@ -226,6 +270,15 @@ class Shard(nn.Module):
                     reason="weights-bad",
                 )
 
+    @property
+    def product_dtype(self) -> torch.dtype:
+        """The precision the weight products round activations to: bfloat16 under
+        int4-g32-int8-head (its kernels take bfloat16), else the compute dtype. The doctor's
+        incremental tolerance follows the coarser of the two."""
+        if self.weight_quantization == INT4_G32_INT8_HEAD:
+            return torch.bfloat16
+        return self.compute_dtype
+
     # -- sizes -----------------------------------------------------------------------
     def weight_bytes(self) -> int:
         seen: set[int] = set()
@@ -248,7 +301,10 @@ class Shard(nn.Module):
     # -- compute (inputs validated by the session) -----------------------------------------
     def embed_tokens(self, ids: torch.Tensor) -> torch.Tensor:
         assert self.embed is not None
-        x = F.embedding(ids, self.embed.weight)  # (B, T, H)
+        if isinstance(self.embed, Int8Embedding):
+            x = self.embed.lookup(ids)  # (B, T, H)
+        else:
+            x = F.embedding(ids, self.embed.weight)  # (B, T, H)
         if self.config.embed_scale is not None:  # Gemma: the scale rounded to the dtype first
             x = x * torch.tensor(self.config.embed_scale, dtype=x.dtype, device=x.device)
         return x

@@ -165,6 +165,11 @@ _AXES_INT8 = {
     "weight_quantization": "int8-per-channel",
     "recipe_id": "llama-int8",
 }
+_AXES_Q4 = {
+    **_AXES_FP32,
+    "weight_quantization": "int4-g32-int8-head",
+    "recipe_id": "llama-q4",
+}
 _ARTIFACT: dict[str, Any] = {
     "artifact_id": "smollm2-135m-instruct",
     "revision": "gguf-q8_0-" + _hex("vector revision")[:12],
@@ -287,6 +292,8 @@ def _valid_vectors() -> list[tuple[str, dict[str, Any]]]:
         ),
         # same artifact and axes as whole-model-fp32 but int8 weights: another recipe digest
         ("whole-model-int8-weights", _block(recipe=_AXES_INT8, start=0, end=30)),
+        # and 4-bit weights: a third recipe digest for the same artifact
+        ("whole-model-q4-weights", _block(recipe=_AXES_Q4, start=0, end=30)),
         *_family_vectors(),
     ]
 

@@ -220,3 +220,19 @@ def test_int8_recipe_has_its_own_fingerprint_and_is_never_a_default(tiny_model_d
         with pytest.raises(RecipeError) as info:
             resolve_runtime_recipe(recipe, shard, tiny_model_dir, "1")
         assert info.value.reason == "recipe-mismatch"
+
+
+def test_q4_recipe_has_its_own_fingerprint_and_is_never_a_default(tiny_model_dir: Path) -> None:
+    catalogue = load_catalogue()
+    q4, int8 = catalogue.get("llama-q4"), catalogue.get("llama-int8")
+    assert q4.weight_quantization == "int4-g32-int8-head"
+    assert {**q4.axes, "weight_quantization": "int8-per-channel"} == int8.axes
+    assert catalogue.default_for("llama", "cpu").recipe_id == "llama-fp32"
+    shard4 = Shard.load(tiny_model_dir, 0, 2, weight_quantization="int4-g32-int8-head")
+    shard8 = Shard.load(tiny_model_dir, 0, 2, weight_quantization="int8-per-channel")
+    runtime4 = resolve_runtime_recipe(q4, shard4, tiny_model_dir, "1")
+    runtime8 = resolve_runtime_recipe(int8, shard8, tiny_model_dir, "1")
+    assert recipe_digest(runtime4.axes) != recipe_digest(runtime8.axes)
+    with pytest.raises(RecipeError) as info:  # an int8 shard cannot claim the q4 recipe
+        resolve_runtime_recipe(q4, shard8, tiny_model_dir, "1")
+    assert info.value.reason == "recipe-mismatch"

@@ -25,10 +25,16 @@ RELATIVE_TOLERANCE: dict[str, float] = {
     "bfloat16": 5e-2,
 }
 LOOSEST_TOLERANCE = 5e-2
+# Weight quantizations whose products take bfloat16 activations whatever the compute
+# dtype (the node's core/runtime/quant4.py): two honest nodes differ as bfloat16 ones do.
+BFLOAT16_PRODUCTS = frozenset({"int4-g32-int8-head"})
 
 
-def tolerance_for(compute_dtype: str) -> float:
-    return RELATIVE_TOLERANCE.get(compute_dtype, LOOSEST_TOLERANCE)
+def tolerance_for(compute_dtype: str, weight_quantization: str = "none") -> float:
+    tolerance = RELATIVE_TOLERANCE.get(compute_dtype, LOOSEST_TOLERANCE)
+    if weight_quantization in BFLOAT16_PRODUCTS:
+        return max(tolerance, RELATIVE_TOLERANCE["bfloat16"])
+    return tolerance
 
 
 @dataclass(frozen=True)

@@ -436,7 +436,10 @@ class Auditor:
                     Recipe.model_artifact_digest == key[0], Recipe.runtime_recipe_digest == key[1]
                 )
             ).scalar_one_or_none()
-        return tolerance_for(str((axes or {}).get("compute_dtype", "")))
+        axes = axes or {}
+        return tolerance_for(
+            str(axes.get("compute_dtype", "")), str(axes.get("weight_quantization", "none"))
+        )
 
     def _passed(self, node_ids: list[str]) -> None:
         with self._db.sessions.begin() as session:
