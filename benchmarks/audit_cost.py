@@ -24,6 +24,7 @@ import asyncio
 import base64
 import random
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -32,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script
 
 from core.dataplane.lie import LIE_RATE_ENV, Lie
 from tests.tracker_service.conftest import beat, register

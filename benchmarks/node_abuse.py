@@ -41,6 +41,8 @@ import torch
 from websockets.asyncio.client import connect
 from websockets.frames import Frame, Opcode
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script
+
 from core.dataplane import frames
 from tests.core.dataplane.conftest import (
     FINGERPRINT,

@@ -29,6 +29,8 @@ from pathlib import Path
 import httpx
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script
+
 from core.dataplane import frames
 from core.dataplane.relay_link import CONNECTED, RelayLink
 from core.runtime.shard import Shard

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -23,6 +24,8 @@ from typing import Any
 
 import httpx
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script
 
 from app.demo.processes import start_node, start_tracker
 from core.models.default_model import ensure_default_model

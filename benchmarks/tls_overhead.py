@@ -20,9 +20,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script
 
 from tests.tracker_service.real_nodes import (
     NUM_LAYERS,
