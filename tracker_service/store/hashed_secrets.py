@@ -85,7 +85,9 @@ class HashedSecrets(Generic[Row]):
         """Revoke by id or by text; False when there is no such secret, or it is
         revoked already."""
         row: Any = (
-            session.get(self.model, secret) if isinstance(secret, int) else self.find(session, secret)
+            session.get(self.model, secret)
+            if isinstance(secret, int)
+            else self.find(session, secret)
         )
         if row is None or row.revoked_at is not None:
             return False

@@ -18,9 +18,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from tracker_service.errors import TrackerError
+from tracker_service.store.hashed_secrets import HashedSecrets
 from tracker_service.store.invite_tables import Invite, InviteRedemption
 from tracker_service.store.tables import JoinToken
-from tracker_service.store.hashed_secrets import HashedSecrets
 from tracker_service.store.tokens import JOIN_TOKENS, add_join_token
 
 # Crockford's base32: no I, L, O or U, so a code read aloud or retyped survives.
