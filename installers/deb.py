@@ -11,7 +11,11 @@ Layout (Debian's conventions for a self-contained app):
 - ``/usr/share/icons/hicolor/<N>x<N>/apps/meshnet.png`` and ``scalable/…svg``.
 
 No maintainer scripts: the icon cache and the desktop database are refreshed by
-the dpkg triggers of ``gtk-update-icon-cache`` and ``desktop-file-utils``, and
+the dpkg triggers of ``gtk-update-icon-cache`` and ``desktop-file-utils`` (whose
+``update-desktop-database`` writes ``/usr/share/applications/mimeinfo.cache``:
+that is where ``xdg-mime query default x-scheme-handler/meshnet`` finds
+``meshnet-join.desktop`` for every user who has not chosen another handler; a
+postinst running ``xdg-mime default`` as root would set root's choice only), and
 start-at-login is the user's choice in the app's settings (a per-user XDG
 autostart entry), never something the package installs. User data lives in the
 user's home and is never touched by ``dpkg -r`` or ``--purge``.
@@ -54,7 +58,9 @@ COPYRIGHT = HERE / "linux" / "copyright"
 # Wayland session (Qt falls back to X through XWayland). The xcb helpers,
 # xkbcommon, fontconfig and D-Bus are bundled.
 DEPENDS = ("libgl1", "libegl1", "libxcb1")
-RECOMMENDS = ("libwayland-client0", "libwayland-cursor0", "libwayland-egl1")
+# desktop-file-utils: its trigger registers the meshnet:// handler (see above); every
+# desktop has it, a minimal system installing with apt gets it too.
+RECOMMENDS = ("libwayland-client0", "libwayland-cursor0", "libwayland-egl1", "desktop-file-utils")
 
 
 class DebBuildError(RuntimeError):

@@ -13,7 +13,7 @@ Packages, lowest first; each imports only the ones before it
         nodes.live_nodes_for_fingerprint   a fingerprint's live nodes (covering index)
         routing_version                    bumped when a fingerprint's routable set changes
         ledger.PersistentLedger            dark/certified recipes in the database
-        hashed_secrets.HashedSecrets       join tokens, API keys, submitter tokens
+        hashed_secrets.HashedSecrets       join tokens, API keys, submitter tokens, invites
     relay/                  the relay for nodes behind home routers
     security/               auth.verify_signed_request, endpoint_policy, address_limits
     services/               certifier, hop_audit, reachability, rebalancing, route_planner,

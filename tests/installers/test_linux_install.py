@@ -11,8 +11,11 @@ and renders every screen offscreen from /opt/meshnet, with no Python or source
 tree in sight (no PYTHONPATH, run from an empty folder); the bundled node
 imports the bundled default model and passes the doctor's real test forward
 on it (the proof that torch, the model and the node all made it into the
-bundle); Contribute in the installed app serves through the node beside it; and
-``dpkg -r`` leaves none of the package's files behind.
+bundle); Contribute in the installed app serves through the node beside it; the
+menu entry and the ``meshnet://`` handler are ``desktop-file-validate`` clean and
+``xdg-mime query default x-scheme-handler/meshnet`` names the handler once the
+package is in (desktop-file-utils' dpkg trigger registers it, no postinst); and
+``dpkg -r`` leaves none of the package's files behind, nor the handler.
 """
 
 from __future__ import annotations
@@ -71,6 +74,41 @@ def _user_env(home: Path) -> dict[str, str]:
         PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     )
     return env
+
+
+def _under_ci() -> bool:
+    return os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
+
+
+def _needs(tool: str, package: str) -> str:
+    """The tool's path: skipped without it locally, failed under CI (.ci/install-desktop.sh)."""
+    path = shutil.which(tool)
+    if path is None:
+        message = f"{tool} is not installed (apt-get install {package})"
+        if _under_ci():
+            pytest.fail(f"{message}; .ci/install-desktop.sh installs it")
+        pytest.skip(message)
+    return path
+
+
+# What makes xdg-mime ask a desktop's own tool (gio, ktraderclient) instead of the
+# freedesktop files every desktop reads: a test box has no session to ask.
+_SESSION_VARIABLES = (
+    "DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_CURRENT_DESKTOP",
+    "DESKTOP_SESSION", "KDE_FULL_SESSION", "KDE_SESSION_VERSION", "GNOME_DESKTOP_SESSION_ID",
+    "MATE_DESKTOP_SESSION_ID", "XDG_DATA_HOME", "XDG_DATA_DIRS", "XDG_CONFIG_DIRS",
+)  # fmt: skip
+
+
+def _link_handler(home: Path) -> str:
+    """What `xdg-mime query default x-scheme-handler/meshnet` answers a user with no
+    choice of their own (a fresh home): the system's registered handler, or ''."""
+    env = {k: v for k, v in _user_env(home).items() if k not in _SESSION_VARIABLES}
+    result = subprocess.run(
+        ["xdg-mime", "query", "default", "x-scheme-handler/meshnet"],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    return result.stdout.strip()
 
 
 def _json_lines(text: str) -> list[dict[str, Any]]:
@@ -221,18 +259,33 @@ def test_installed_app_contributes_through_its_bundled_node(
 
 
 def test_menu_entry_and_icons_are_installed_for_the_desktop(installed: list[str]) -> None:
-    assert "/usr/share/applications/meshnet.desktop" in installed
+    entries = (
+        "/usr/share/applications/meshnet.desktop",
+        "/usr/share/applications/meshnet-join.desktop",
+    )
+    assert set(entries) <= set(installed)
     assert "/usr/share/icons/hicolor/256x256/apps/meshnet.png" in installed
     assert not any(path.startswith("/etc/xdg/autostart") for path in installed)
-    if shutil.which("desktop-file-validate"):
-        subprocess.run(
-            ["desktop-file-validate", "/usr/share/applications/meshnet.desktop"], check=True
-        )
+    validate = _needs("desktop-file-validate", "desktop-file-utils")
+    for entry in entries:
+        result = subprocess.run([validate, entry], capture_output=True, text=True, timeout=60)
+        # clean: not only no error (exit 0) but no warning or hint either
+        assert (result.returncode, result.stdout + result.stderr) == (0, ""), entry
 
 
-def test_dpkg_r_removes_every_file_it_installed(installed: list[str]) -> None:
+def test_installed_package_registers_the_meshnet_link_handler(
+    installed: list[str], tmp_path: Path
+) -> None:
+    _needs("update-desktop-database", "desktop-file-utils")  # its dpkg trigger registers it
+    _needs("xdg-mime", "xdg-utils")
+    assert _link_handler(tmp_path) == "meshnet-join.desktop"
+
+
+def test_dpkg_r_removes_every_file_it_installed(installed: list[str], tmp_path: Path) -> None:
     subprocess.run(["dpkg", "-r", PACKAGE], check=True, timeout=600)
     assert not _installed()
     left = [path for path in installed if os.path.lexists(path) and not os.path.isdir(path)]
     assert left == []
     assert not Path(INSTALL_ROOT).exists()
+    if shutil.which("xdg-mime") and shutil.which("update-desktop-database"):
+        assert _link_handler(tmp_path) == ""  # the trigger dropped the handler too

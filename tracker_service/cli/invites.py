@@ -1,30 +1,45 @@
 """``meshnet-tracker invite create | list | revoke``: invites to this network.
 
-An invite is a hashed secret like a join token (``secrets_cli.py``), but it is shared
-as a link that also names the tracker and its key, so `create` prints the code, the
-``meshnet://join`` link and the invite page, and `revoke` takes the code (or the id).
+An invite is a hashed secret like a join token, and `list` and `revoke` are theirs
+(``cli/secrets.py``); but it is shared as a link that also names the tracker and its
+key, so `create` prints the code, the ``meshnet://join`` link and the invite page, and
+`revoke` takes the code (or the id).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
 from tracker_service.cli.errors import CliRefusal
-from tracker_service.cli.secrets import _label
-from tracker_service.cli.table import table, when
+from tracker_service.cli.secrets import SecretKind, _label, add_list_revoke, list_or_revoke, with_db
+from tracker_service.cli.table import when
 from tracker_service.config import Settings
 from tracker_service.domain.invite_links import invite_links, parse_duration, tracker_url_problem
 from tracker_service.domain.keys import TrackerKey
 from tracker_service.store.db import Database
-from tracker_service.store.invites import add_invite, invite_state, list_invites, revoke_invite
+from tracker_service.store.invites import INVITES, add_invite, invite_state
 
 DEFAULT_EXPIRY = "7d"
 MAX_USES = 1_000_000
+
+INVITE_KIND = SecretKind(
+    command="invite",
+    noun="invite",
+    help="invites that let a computer join this network",
+    store=INVITES,
+    empty="No invites; make one with `meshnet-tracker invite create --label NAME`.",
+    leading_columns=(
+        ("EXPIRES", lambda item: when(item.expires_at)),
+        ("USES", lambda item: f"{item.uses}/{item.max_uses}"),
+    ),
+    state=invite_state,
+    revoke_by_text=True,
+    revoked_note="; computers that already joined with it stay joined",
+)
 
 
 def _uses(text: str) -> int:
@@ -97,50 +112,14 @@ def cmd_create(args: argparse.Namespace, settings: Settings, database: Database)
     return 0
 
 
-def cmd_list(_args: argparse.Namespace, _settings: Settings, database: Database) -> int:
-    now = time.time()
-    with database.session() as session:
-        rows = [
-            (
-                str(item.id),
-                item.label or "-",
-                when(item.created_at),
-                when(item.expires_at),
-                f"{item.uses}/{item.max_uses}",
-                invite_state(item, now),
-            )
-            for item in list_invites(session)
-        ]
-    if not rows:
-        print("No invites; make one with `meshnet-tracker invite create --label NAME`.")
-        return 0
-    print(table(("ID", "LABEL", "CREATED", "EXPIRES", "USES", "STATE"), rows))
-    return 0
-
-
-def cmd_revoke(args: argparse.Namespace, _settings: Settings, database: Database) -> int:
-    target: str | int = int(args.invite) if args.invite.isdigit() else args.invite
-    with database.sessions.begin() as session:
-        revoked = revoke_invite(session, target, now=time.time())
-    if not revoked:
-        print(f"no active invite {args.invite}", file=sys.stderr)
-        return 1
-    print(f"invite {args.invite} revoked; computers that already joined with it stay joined")
-    return 0
-
-
 def add_invite_commands(
     commands: Any,
     settings_for: Callable[[argparse.Namespace], Settings],
     open_store: Callable[[argparse.Namespace], Database],
 ) -> None:
     """Register ``invite create|list|revoke`` on meshnet-tracker's subcommands."""
-    parser = commands.add_parser("invite", help="invites that let a computer join this network")
+    parser = commands.add_parser(INVITE_KIND.command, help=INVITE_KIND.help)
     actions = parser.add_subparsers(dest="action", required=True)
-
-    def with_db(sub: argparse.ArgumentParser) -> argparse.ArgumentParser:
-        sub.add_argument("--db", help="SQLAlchemy URL (default: SQLite in the data folder)")
-        return sub
 
     create = with_db(actions.add_parser("create", help="make an invite (its code shown once)"))
     create.add_argument("--label", type=_label, help="who it is for (at most 256 characters)")
@@ -160,19 +139,16 @@ def add_invite_commands(
         "else http://host:port of the settings)",
     )
     create.add_argument("--json", action="store_true", help='print {"code", "link", "page"}')
-    create.set_defaults(invite_action=cmd_create)
-    with_db(actions.add_parser("list", help="list invites")).set_defaults(invite_action=cmd_list)
-    revoke = with_db(actions.add_parser("revoke", help="withdraw an invite"))
-    revoke.add_argument("invite", metavar="CODE", help="the invite's code (or its id)")
-    revoke.set_defaults(invite_action=cmd_revoke)
+    add_list_revoke(actions, INVITE_KIND)
 
     def run(args: argparse.Namespace) -> int:
         settings = settings_for(args)
         database = open_store(args)
         try:
-            code: int = args.invite_action(args, settings, database)
+            if args.action == "create":
+                return cmd_create(args, settings, database)
+            return list_or_revoke(INVITE_KIND, args, database)
         finally:
             database.dispose()
-        return code
 
     parser.set_defaults(func=run)

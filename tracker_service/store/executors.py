@@ -1,35 +1,32 @@
 """Executors: nodes that claim batch work. Their key (for signed requests) and a
-short-lived session credential (hashed) so most calls need no per-request nonce."""
+short-lived session credential so most calls need no per-request nonce; the credential
+is made and hashed as every hashed secret of the tracker is (``store/hashed_secrets.py``),
+one per executor row."""
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-import secrets
 
 from sqlalchemy.orm import Session
 
+from tracker_service.store.hashed_secrets import hash_secret, new_secret
 from tracker_service.store.job_tables import JobExecutor
 
 SESSION_PREFIX = "mne_"
-
-
-def _hash(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def register_executor(
     session: Session, node_id: str, public_key_b64: str, *, now: float, ttl_s: float
 ) -> tuple[str, float]:
     """(Re)register `node_id`; returns a fresh session credential and its expiry."""
-    token = SESSION_PREFIX + secrets.token_urlsafe(32)
+    token = new_secret(SESSION_PREFIX)
     expires = now + ttl_s
     row = session.get(JobExecutor, node_id)
     if row is None:
         row = JobExecutor(
             node_id=node_id,
             public_key_b64=public_key_b64,
-            session_hash=_hash(token),
+            session_hash=hash_secret(token),
             session_expires_at=expires,
             registered_at=now,
             last_seen_at=now,
@@ -38,7 +35,7 @@ def register_executor(
         session.add(row)
     else:
         row.public_key_b64 = public_key_b64
-        row.session_hash = _hash(token)
+        row.session_hash = hash_secret(token)
         row.session_expires_at = expires
         row.last_seen_at = now
     return token, expires
@@ -61,7 +58,7 @@ def session_status(session: Session, node_id: str, token: str, *, now: float) ->
     answer tells a guesser nothing it did not already hold.
     """
     row = session.get(JobExecutor, node_id)
-    if row is None or not hmac.compare_digest(row.session_hash, _hash(token)):
+    if row is None or not hmac.compare_digest(row.session_hash, hash_secret(token)):
         return SESSION_UNKNOWN
     return SESSION_EXPIRED if row.session_expires_at < now else SESSION_VALID
 

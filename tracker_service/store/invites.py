@@ -1,6 +1,8 @@
 """Network invites: a short code an operator shares, redeemed once per node identity.
 
-Only the SHA-256 of a code is stored (as join tokens, ``store/tokens.py``). Redeeming
+Only the SHA-256 of a code is stored, by the one helper of every hashed secret
+(``store/hashed_secrets.py``): ``INVITES`` makes the codes and hashes their canonical
+form (upper case, no dashes, look-alikes mapped), so a code typed loosely still matches. Redeeming
 binds the invite to a node id and issues that node a join token of its own; the same
 identity redeeming again spends no further use and gets a fresh token in place of
 the old one (the plain token is never stored, so it cannot be handed out twice).
@@ -8,7 +10,6 @@ the old one (the plain token is never stored, so it cannot be handed out twice).
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,9 +18,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from tracker_service.errors import TrackerError
+from tracker_service.store.hashed_secrets import HashedSecrets
 from tracker_service.store.invite_tables import Invite, InviteRedemption
 from tracker_service.store.tables import JoinToken
-from tracker_service.store.tokens import add_join_token, hash_token
+from tracker_service.store.tokens import JOIN_TOKENS, add_join_token
 
 # Crockford's base32: no I, L, O or U, so a code read aloud or retyped survives.
 CODE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -64,9 +66,14 @@ def normalize_code(text: str) -> str | None:
     return raw
 
 
+# No prefix: a code is read aloud and retyped; its own alphabet tells it apart.
+INVITES = HashedSecrets(
+    Invite, prefix="", hash_column="code_hash", make=new_code, canonical=normalize_code
+)
+
+
 def hash_code(text: str) -> str | None:
-    raw = normalize_code(text)
-    return None if raw is None else hashlib.sha256(raw.encode("ascii")).hexdigest()
+    return INVITES.digest(text)
 
 
 def add_invite(
@@ -78,29 +85,16 @@ def add_invite(
     expires_at: float | None = None,
 ) -> tuple[Invite, str]:
     """Create an invite; the code is returned once and never stored."""
-    code = new_code()
-    row = Invite(
-        code_hash=hash_code(code),
-        label=label,
-        created_at=now,
-        expires_at=expires_at,
-        max_uses=max_uses,
-        uses=0,
-    )
-    session.add(row)
-    session.flush()
-    return row, code
+    return INVITES.issue(session, label=label, now=now, expires_at=expires_at, max_uses=max_uses)
 
 
 def list_invites(session: Session) -> Sequence[Invite]:
-    return session.execute(select(Invite).order_by(Invite.id)).scalars().all()
+    return INVITES.listed(session)
 
 
 def find_invite(session: Session, code: str) -> Invite | None:
-    digest = hash_code(code)
-    if digest is None:
-        return None
-    return session.execute(select(Invite).where(Invite.code_hash == digest)).scalar_one_or_none()
+    """The invite with this code, revoked, expired or used up as it may be."""
+    return INVITES.find(session, code)
 
 
 def revoke_invite(session: Session, invite: str | int, *, now: float) -> bool:
@@ -108,11 +102,7 @@ def revoke_invite(session: Session, invite: str | int, *, now: float) -> bool:
 
     Join tokens it already handed out stay valid: revoking an invite stops new joins,
     not the nodes that joined (revoke their tokens with ``tokens revoke``)."""
-    row = session.get(Invite, invite) if isinstance(invite, int) else find_invite(session, invite)
-    if row is None or row.revoked_at is not None:
-        return False
-    row.revoked_at = now
-    return True
+    return INVITES.revoke(session, invite, now=now)
 
 
 def invite_state(invite: Invite, now: float) -> str:
@@ -184,6 +174,6 @@ def token_owner(session: Session, token: str) -> str | None:
     query = (
         select(InviteRedemption.node_id)
         .join(JoinToken, JoinToken.id == InviteRedemption.join_token_id)
-        .where(JoinToken.token_hash == hash_token(token))
+        .where(JoinToken.token_hash == JOIN_TOKENS.digest(token))
     )
     return session.execute(query).scalar_one_or_none()

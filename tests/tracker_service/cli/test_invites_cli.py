@@ -76,6 +76,26 @@ def test_create_refuses_bad_options_with_a_sentence(
     assert option in capsys.readouterr().err
 
 
+def test_revoke_takes_an_id_too_and_refuses_as_every_secret_command_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _key()
+    argv = ["invite", "create", "--tracker-url", "https://t.example.org", "--json"]
+    assert main(argv) == 0 and main(argv) == 0
+    capsys.readouterr()
+    assert main(["invite", "list"]) == 0
+    header = capsys.readouterr().out.splitlines()[0].split()
+    assert header == ["ID", "LABEL", "CREATED", "EXPIRES", "USES", "STATE"]
+    assert main(["invite", "revoke", "2"]) == 0
+    assert "stay joined" in capsys.readouterr().out
+    assert main(["invite", "revoke", "2"]) == 1
+    assert "no active invite with id 2 [not-found]" in capsys.readouterr().err
+    assert main(["invite", "revoke", "ABCD-EFGH-JKM0"]) == 1
+    assert "no active invite ABCD-EFGH-JKM0 [not-found]" in capsys.readouterr().err
+    assert main(["tokens", "revoke", "1"]) == 1
+    assert "no active join token with id 1 [not-found]" in capsys.readouterr().err
+
+
 def test_list_with_none_says_how_to_make_one(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["invite", "list"]) == 0
     assert "meshnet-tracker invite create" in capsys.readouterr().out
