@@ -80,7 +80,7 @@ def decide(settings: AppSettings, readings: ProbeReadings) -> PauseDecision:
     temp = readings.gpu_temperature_c
     if limit is not None and temp is not None and temp > limit:
         active.append(
-            (REASON_GPU_HOT, text("pause.gpu-hot", temp=number(temp), limit=number(limit)))
+            (REASON_GPU_HOT, text("pause.gpu-hot", temp=number(round(temp)), limit=number(limit)))
         )
     idle_minutes = settings.idle_minutes
     idle = readings.idle_seconds

@@ -25,6 +25,7 @@ from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPixmap
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app.credit_summary import CreditSummary
+from app.pause_rules import contributing_sentence
 from app.ui.actions import AppActions
 from app.ui.controller import NodeController
 from app.ui.screens.status_window import StatusWindow
@@ -363,7 +364,7 @@ def render_all(folder: Path, qapp: QApplication) -> int:
                 )
             )
             if events:
-                window.set_pause_rules_sentence("Contributing: no pause rule applies")
+                window.set_pause_rules_sentence(contributing_sentence())
                 window.credit_card.set_summary(credit)  # now, not after the first fetch
             if name == "status-details":
                 window.show_details()

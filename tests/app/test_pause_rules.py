@@ -75,9 +75,13 @@ def test_every_active_rule_is_listed_most_important_first() -> None:
 @pytest.mark.parametrize(
     ("readings", "reason", "sentence"),
     [
-        (replace(QUIET, gpu_busy_by_others=True), REASON_GPU_BUSY, "the GPU is busy"),
+        (replace(QUIET, gpu_busy_by_others=True), REASON_GPU_BUSY, "the graphics card is busy"),
         (replace(QUIET, on_battery=True), REASON_BATTERY, "running on battery"),
-        (replace(QUIET, gpu_temperature_c=80.5), REASON_GPU_HOT, "GPU at 80 °C (limit 80 °C)"),
+        (
+            replace(QUIET, gpu_temperature_c=80.5),
+            REASON_GPU_HOT,
+            "graphics card at 80 °C (limit 80 °C)",
+        ),
         (replace(QUIET, idle_seconds=599.0), REASON_NOT_IDLE, "idle for 10 minutes"),
     ],
 )
