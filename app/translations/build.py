@@ -1,8 +1,9 @@
 """Keep the translations in step with app.texts and compile them.
 
 ``python -m app.translations.build`` rewrites each ``meshnet_<lang>.ts`` with
-every string of :data:`app.texts.TEXTS` and :data:`app.details_texts.DETAILS_TEXTS` (a new string is added unfinished, a
-string no longer used is dropped, a translation is kept), then compiles the
+every string of :data:`app.texts.TEXTS` and :data:`app.details_texts.DETAILS_TEXTS`
+(a new string is added unfinished, a string no longer used is dropped, a translation
+is kept), then compiles the
 ``.qm`` beside it with ``pyside6-lrelease``. Translators edit the ``.ts``
 files (Qt Linguist opens them); ``tests/app/test_texts.py`` fails when
 a string has no finished translation.

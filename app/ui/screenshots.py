@@ -31,7 +31,7 @@ from app.ui.controller import NodeController
 from app.ui.screens.status_window import StatusWindow
 from app.ui.screens.tray import Tray
 from app.ui.settings_store import SettingsStore
-from app.ui.visible_texts import visible_texts
+from app.ui.visible_texts import clipped_texts, visible_texts
 from app.ui.widgets.icons import TRAY_STATES, tray_icon
 
 log = logging.getLogger(__name__)
@@ -248,9 +248,11 @@ DETAILS_SCREENS = ("status-details", "recipes-", "settings-")
 _texts: list[dict[str, Any]] = []  # what texts.json lists, screen by screen
 
 
-def _record(name: str, texts: list[str]) -> None:
+def _record(name: str, texts: list[str], clipped: list[str] | None = None) -> None:
     main_path = not name.startswith(DETAILS_SCREENS)
-    _texts.append({"screen": name, "main_path": main_path, "texts": texts})
+    _texts.append(
+        {"screen": name, "main_path": main_path, "texts": texts, "clipped": clipped or []}
+    )
 
 
 _made: list[QObject] = []
@@ -285,7 +287,7 @@ def _save(widget: QWidget, path: Path) -> None:
     _settle(widget)
     if not widget.grab().save(str(path)):
         raise OSError(f"could not write {path}")
-    _record(path.stem, visible_texts(widget))
+    _record(path.stem, visible_texts(widget), clipped_texts(widget))
 
 
 def _tray_sheet(path: Path) -> None:
