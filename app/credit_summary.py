@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import httpx
 
-from app.texts import text
+from app.texts import number, text
 from core.tls_trust import tracker_verify
 
 log = logging.getLogger(__name__)
@@ -26,11 +26,11 @@ TIMEOUT_S = 10.0
 
 
 def credit_figure(value: float) -> str:
-    return f"{value:,.2f}"
+    return number(value, 2)
 
 
 def rank_figure(rank: int) -> str:
-    return f"#{rank}" if rank > 0 else "—"
+    return f"#{number(rank)}" if rank > 0 else "—"
 
 
 @dataclass(frozen=True)

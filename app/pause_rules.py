@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 # ProbeReadings and Probes are also read from here (the tests, the pause monitor).
 from app.probe_readings import ProbeReadings, Probes
 from app.settings_model import AppSettings
+from app.texts import number, text
 
 # Stable codes, most important first: the order the sentences are listed in.
 REASON_PROGRAM = "program-running"
@@ -26,7 +27,10 @@ REASON_GPU_HOT = "gpu-hot"
 REASON_NOT_IDLE = "not-idle"
 REASON_RESUMING = "resuming"
 
-CONTRIBUTING_SENTENCE = "Contributing: no pause rule applies"
+
+def contributing_sentence() -> str:
+    """What the status window says while no rule pauses (in the chosen language)."""
+    return text("pause.none")
 
 
 @dataclass(frozen=True)
@@ -58,8 +62,8 @@ def _running_listed(listed: tuple[str, ...], running: frozenset[str]) -> list[st
 
 def _programs_sentence(names: list[str]) -> str:
     if len(names) == 1:
-        return f"Paused while {names[0]} runs"
-    return f"Paused while {', '.join(names[:-1])} and {names[-1]} run"
+        return text("pause.program", name=names[0])
+    return text("pause.programs", names=", ".join(names[:-1]), last=names[-1])
 
 
 def decide(settings: AppSettings, readings: ProbeReadings) -> PauseDecision:
@@ -69,20 +73,26 @@ def decide(settings: AppSettings, readings: ProbeReadings) -> PauseDecision:
     if programs:
         active.append((REASON_PROGRAM, _programs_sentence(programs)))
     if settings.pause_when_gpu_busy and readings.gpu_busy_by_others is True:
-        active.append((REASON_GPU_BUSY, "Paused: the GPU is busy with another program"))
+        active.append((REASON_GPU_BUSY, text("pause.gpu-busy")))
     if settings.pause_on_battery and readings.on_battery is True:
-        active.append((REASON_BATTERY, "Paused: running on battery"))
+        active.append((REASON_BATTERY, text("pause.battery")))
     limit = settings.pause_above_gpu_temp_c
     temp = readings.gpu_temperature_c
     if limit is not None and temp is not None and temp > limit:
-        active.append((REASON_GPU_HOT, f"Paused: GPU at {temp:.0f} °C (limit {limit} °C)"))
+        active.append(
+            (REASON_GPU_HOT, text("pause.gpu-hot", temp=number(round(temp)), limit=number(limit)))
+        )
     idle_minutes = settings.idle_minutes
     idle = readings.idle_seconds
     if idle_minutes is not None and idle is not None and idle < idle_minutes * 60:
-        minutes = "1 minute" if idle_minutes == 1 else f"{idle_minutes} minutes"
-        active.append((REASON_NOT_IDLE, f"Waiting until this PC has been idle for {minutes}"))
+        waiting = (
+            text("pause.idle.one")
+            if idle_minutes == 1
+            else text("pause.idle", minutes=number(idle_minutes))
+        )
+        active.append((REASON_NOT_IDLE, waiting))
     if not active:
-        return PauseDecision(pause=False, reason=None, sentence=CONTRIBUTING_SENTENCE)
+        return PauseDecision(pause=False, reason=None, sentence=contributing_sentence())
     return PauseDecision(
         pause=True,
         reason=active[0][0],
@@ -124,7 +134,7 @@ class PauseTracker:
             self._paused = False
             self._clear_count = 0
             return decision
-        sentence = "Resuming soon: no pause rule applies any more"
+        sentence = text("pause.resuming")
         return PauseDecision(
             pause=True,
             reason=REASON_RESUMING,

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.texts import TEXTS, text
+from app.texts import TEXTS, number, text
 
 log = logging.getLogger(__name__)
 
@@ -415,7 +415,7 @@ def format_duration(seconds: float) -> str:
 
 
 def format_count(value: int) -> str:
-    return f"{value:,}"
+    return number(value)
 
 
 def layers_text(shard: tuple[int, int] | None) -> str:
@@ -442,25 +442,32 @@ def tooltip_text(status: NodeStatus) -> str:
     return text("tooltip.other", state=state_label(state).lower())
 
 
+def gate_title(name: str) -> str:
+    """A gate's name in the chosen language (the Details view's rows)."""
+    if name in GATE_TITLES:
+        return text(f"gate.{name}")
+    return name.replace("-", " ").capitalize()
+
+
 def gate_sentence(row: GateRow, status: NodeStatus, now: float | None = None) -> str:
     """The sentence a gate row shows; the capability row adds the report's age."""
     if row.gate_state == "waiting":
         if row.name == "placement" and status.shard is not None:
             # A node started with fixed layers never asks the tracker which to serve.
             start, end = status.shard
-            return f"Layers {start}–{end}, as set in Settings."
+            return text("gate.placement.fixed", start=start, end=end)
         if status.active:
-            return "Not checked yet."
-        return "Not reached." if status.state in FAILED_STATES else "—"
+            return text("gate.not-checked")
+        return text("gate.not-reached") if status.state in FAILED_STATES else "—"
     sentence = row.message
     if row.name == "capability":
         age = status.report_age(now)
         left = status.time_left_before_stale(now)
         if age is not None and left is not None:
             freshness = (
-                f"Report {format_duration(age)} old, stale in {format_duration(left)}."
+                text("gate.report.fresh", age=format_duration(age), left=format_duration(left))
                 if left > 0
-                else f"Report {format_duration(age)} old: stale; Retry tests this computer again."
+                else text("gate.report.stale", age=format_duration(age))
             )
             sentence = f"{sentence}\n{freshness}" if sentence else freshness
     return sentence
@@ -532,6 +539,6 @@ def headline(status: NodeStatus) -> tuple[str, str]:
     if progress:
         total = progress.get("total") or 0
         if total > 0:
-            percent = 100 * progress.get("done", 0) // total
+            percent = number(100 * progress.get("done", 0) // total)
             sentence = text("sentence.percent", sentence=sentence, percent=percent)
     return state_label(state) + "…", sentence

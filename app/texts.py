@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from app.details_texts import DETAILS_TEXTS  # the engineer's views' words
+
 CONTEXT = "meshnet"
 
 # Words an engineer says and a contributor should never have to read (issue 22).
@@ -319,6 +321,20 @@ TEXTS: dict[str, str] = {
     "serves.loading": "Asking the network…",
     "serves.refresh": "&Refresh",
     "serves.close": "&Close",
+    # --- the pause rules: the status window's line under the numbers -----------
+    "pause.none": "Contributing: no pause rule applies",
+    "pause.program": "Paused while {name} runs",
+    "pause.programs": "Paused while {names} and {last} run",
+    "pause.gpu-busy": "Paused: the graphics card is busy with another program",
+    "pause.battery": "Paused: running on battery",
+    "pause.gpu-hot": "Paused: graphics card at {temp} °C (limit {limit} °C)",
+    "pause.idle": "Waiting until this computer has been idle for {minutes} minutes",
+    "pause.idle.one": "Waiting until this computer has been idle for 1 minute",
+    "pause.resuming": "Resuming soon: no pause rule applies any more",
+    "pause.hour": "Paused at your request until {until}.",
+    # --- sizes -------------------------------------------------------------------
+    "size.gb": "{size} GB",
+    "size.unknown": "unknown",
 }
 
 
@@ -326,7 +342,30 @@ def _untranslated(_context: str, source: str) -> str:
     return source
 
 
+def _plain_number(value: float, decimals: int) -> str:
+    return f"{value:,.{decimals}f}"
+
+
 _translate: Callable[[str, str], str] = _untranslated
+_number: Callable[[float, int], str] = _plain_number
+
+
+def set_number_formatter(formatter: Callable[[float, int], str]) -> None:
+    """Format every :func:`number` with ``formatter(value, decimals)`` (the GUI passes
+    one built on QLocale, so German shows 63.040 and 18,42)."""
+    global _number
+    _number = formatter
+
+
+def number(value: float, decimals: int = 0) -> str:
+    """``value`` with the chosen language's digit grouping and decimal mark."""
+    return _number(value, decimals)
+
+
+def _source(key: str) -> str:
+    if key in TEXTS:
+        return TEXTS[key]
+    return DETAILS_TEXTS[key]
 
 
 def set_translator(translate: Callable[[str, str], str]) -> None:
@@ -337,7 +376,7 @@ def set_translator(translate: Callable[[str, str], str]) -> None:
 
 def text(key: str, **values: object) -> str:
     """The catalogue's string ``key``, translated, with ``values`` filled in."""
-    source = TEXTS[key]
+    source = _source(key)
     translated = _translate(CONTEXT, source) or source
     return translated.format(**values) if values else translated
 

@@ -1,10 +1,11 @@
 """Keep the translations in step with app.texts and compile them.
 
 ``python -m app.translations.build`` rewrites each ``meshnet_<lang>.ts`` with
-every string of :data:`app.texts.TEXTS` (a new string is added unfinished, a
-string no longer used is dropped, a translation is kept), then compiles the
+every string of :data:`app.texts.TEXTS` and :data:`app.details_texts.DETAILS_TEXTS`
+(a new string is added unfinished, a string no longer used is dropped, a translation
+is kept), then compiles the
 ``.qm`` beside it with ``pyside6-lrelease``. Translators edit the ``.ts``
-files (Qt Linguist opens them); ``tests/app/test_translations.py`` fails when
+files (Qt Linguist opens them); ``tests/app/test_texts.py`` fails when
 a string has no finished translation.
 """
 
@@ -17,7 +18,11 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from app.details_texts import DETAILS_TEXTS
 from app.texts import CONTEXT, TEXTS
+
+# every string the app shows: the main path and the engineer's views
+ALL_TEXTS: dict[str, str] = {**TEXTS, **DETAILS_TEXTS}
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +54,7 @@ def write_ts(language: str, translations: dict[str, str]) -> Path:
     context = ET.SubElement(root, "context")
     ET.SubElement(context, "name").text = CONTEXT
     keys: dict[str, list[str]] = {}  # one message per source text, as Qt looks them up
-    for key, source in TEXTS.items():
+    for key, source in ALL_TEXTS.items():
         keys.setdefault(source, []).append(key)
     for source, names in keys.items():
         message = ET.SubElement(context, "message")
@@ -89,7 +94,7 @@ def main() -> int:
     for language in LANGUAGES:
         kept = read_ts(ts_path(language))
         path = write_ts(language, kept)
-        missing = [source for source in TEXTS.values() if source not in kept]
+        missing = [source for source in ALL_TEXTS.values() if source not in kept]
         log.info("%s: %d strings, %d without a translation", path.name, len(kept), len(missing))
         log.info("compiled %s", compile_ts(path).name)
     return 0

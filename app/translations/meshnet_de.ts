@@ -40,7 +40,7 @@
     </message>
     <message>
       <source>Status</source>
-      <extracomment>action.status</extracomment>
+      <extracomment>action.status, recipes.column.status</extracomment>
       <translation>Status</translation>
     </message>
     <message>
@@ -967,6 +967,606 @@
       <source>&amp;Close</source>
       <extracomment>serves.close</extracomment>
       <translation>&amp;Schließen</translation>
+    </message>
+    <message>
+      <source>Contributing: no pause rule applies</source>
+      <extracomment>pause.none</extracomment>
+      <translation>Beitragen: keine Pausenregel greift</translation>
+    </message>
+    <message>
+      <source>Paused while {name} runs</source>
+      <extracomment>pause.program</extracomment>
+      <translation>Pausiert, solange {name} läuft</translation>
+    </message>
+    <message>
+      <source>Paused while {names} and {last} run</source>
+      <extracomment>pause.programs</extracomment>
+      <translation>Pausiert, solange {names} und {last} laufen</translation>
+    </message>
+    <message>
+      <source>Paused: the graphics card is busy with another program</source>
+      <extracomment>pause.gpu-busy</extracomment>
+      <translation>Pausiert: Die Grafikkarte ist mit einem anderen Programm beschäftigt</translation>
+    </message>
+    <message>
+      <source>Paused: running on battery</source>
+      <extracomment>pause.battery</extracomment>
+      <translation>Pausiert: Betrieb mit Akku</translation>
+    </message>
+    <message>
+      <source>Paused: graphics card at {temp} °C (limit {limit} °C)</source>
+      <extracomment>pause.gpu-hot</extracomment>
+      <translation>Pausiert: Grafikkarte bei {temp} °C (Grenze {limit} °C)</translation>
+    </message>
+    <message>
+      <source>Waiting until this computer has been idle for {minutes} minutes</source>
+      <extracomment>pause.idle</extracomment>
+      <translation>Wartet, bis dieser Computer {minutes} Minuten unbenutzt war</translation>
+    </message>
+    <message>
+      <source>Waiting until this computer has been idle for 1 minute</source>
+      <extracomment>pause.idle.one</extracomment>
+      <translation>Wartet, bis dieser Computer 1 Minute unbenutzt war</translation>
+    </message>
+    <message>
+      <source>Resuming soon: no pause rule applies any more</source>
+      <extracomment>pause.resuming</extracomment>
+      <translation>Geht gleich weiter: keine Pausenregel greift mehr</translation>
+    </message>
+    <message>
+      <source>Paused at your request until {until}.</source>
+      <extracomment>pause.hour</extracomment>
+      <translation>Auf Ihren Wunsch pausiert bis {until}.</translation>
+    </message>
+    <message>
+      <source>{size} GB</source>
+      <extracomment>size.gb</extracomment>
+      <translation>{size} GB</translation>
+    </message>
+    <message>
+      <source>unknown</source>
+      <extracomment>size.unknown</extracomment>
+      <translation>unbekannt</translation>
+    </message>
+    <message>
+      <source>← Back</source>
+      <extracomment>details.back</extracomment>
+      <translation>← Zurück</translation>
+    </message>
+    <message>
+      <source>Back to the status</source>
+      <extracomment>details.back.name</extracomment>
+      <translation>Zurück zum Status</translation>
+    </message>
+    <message>
+      <source>Admission, step by step</source>
+      <extracomment>details.title</extracomment>
+      <translation>Zulassung, Schritt für Schritt</translation>
+    </message>
+    <message>
+      <source>tokens served</source>
+      <extracomment>details.tokens</extracomment>
+      <translation>ausgelieferte Tokens</translation>
+    </message>
+    <message>
+      <source>open sessions</source>
+      <extracomment>details.sessions</extracomment>
+      <translation>offene Sitzungen</translation>
+    </message>
+    <message>
+      <source>Tokens served, last 7 days</source>
+      <extracomment>details.chart</extracomment>
+      <translation>Ausgelieferte Tokens, letzte 7 Tage</translation>
+    </message>
+    <message>
+      <source>Tokens served per hour over the last week</source>
+      <extracomment>details.chart.name</extracomment>
+      <translation>Ausgelieferte Tokens pro Stunde in der letzten Woche</translation>
+    </message>
+    <message>
+      <source>{total} tokens served in the last 7 days; busiest hour {when} ({best} tokens).</source>
+      <extracomment>details.chart.summary</extracomment>
+      <translation>{total} Tokens in den letzten 7 Tagen ausgeliefert; meiste Arbeit {when} ({best} Tokens).</translation>
+    </message>
+    <message>
+      <source>No tokens served in the last 7 days yet.</source>
+      <extracomment>details.chart.nothing</extracomment>
+      <translation>In den letzten 7 Tagen noch keine Tokens ausgeliefert.</translation>
+    </message>
+    <message>
+      <source>Node log</source>
+      <extracomment>details.log</extracomment>
+      <translation>Protokoll des Knotens</translation>
+    </message>
+    <message>
+      <source>The node's messages appear here while it runs.</source>
+      <extracomment>details.log.empty</extracomment>
+      <translation>Die Meldungen des Knotens erscheinen hier, während er läuft.</translation>
+    </message>
+    <message>
+      <source>Copy diagnostics</source>
+      <extracomment>details.copy</extracomment>
+      <translation>Diagnose kopieren</translation>
+    </message>
+    <message>
+      <source>Copy the status, the gates, the report and the last log lines, to paste into a message to someone helping you</source>
+      <extracomment>details.copy.tip</extracomment>
+      <translation>Status, Prüfschritte, Bericht und die letzten Protokollzeilen kopieren, um sie in eine Nachricht an jemanden einzufügen, der Ihnen hilft</translation>
+    </message>
+    <message>
+      <source>Diagnostics copied: paste them into your message.</source>
+      <extracomment>details.copied</extracomment>
+      <translation>Diagnose kopiert: Fügen Sie sie in Ihre Nachricht ein.</translation>
+    </message>
+    <message>
+      <source>Reason code, for whoever helps you</source>
+      <extracomment>details.reason.tip</extracomment>
+      <translation>Grundcode, für die Person, die Ihnen hilft</translation>
+    </message>
+    <message>
+      <source>Passed</source>
+      <extracomment>gate-state.passed</extracomment>
+      <translation>Bestanden</translation>
+    </message>
+    <message>
+      <source>Failed</source>
+      <extracomment>gate-state.failed</extracomment>
+      <translation>Fehlgeschlagen</translation>
+    </message>
+    <message>
+      <source>In progress</source>
+      <extracomment>gate-state.pending</extracomment>
+      <translation>Läuft</translation>
+    </message>
+    <message>
+      <source>For your information</source>
+      <extracomment>gate-state.info</extracomment>
+      <translation>Zur Information</translation>
+    </message>
+    <message>
+      <source>Not reached yet</source>
+      <extracomment>gate-state.waiting</extracomment>
+      <translation>Noch nicht erreicht</translation>
+    </message>
+    <message>
+      <source>Identity</source>
+      <extracomment>gate.identity</extracomment>
+      <translation>Identität</translation>
+    </message>
+    <message>
+      <source>Layers chosen</source>
+      <extracomment>gate.placement</extracomment>
+      <translation>Schichten gewählt</translation>
+    </message>
+    <message>
+      <source>Capability report</source>
+      <extracomment>gate.capability</extracomment>
+      <translation>Leistungsbericht</translation>
+    </message>
+    <message>
+      <source>Admission</source>
+      <extracomment>gate.admission</extracomment>
+      <translation>Zulassung</translation>
+    </message>
+    <message>
+      <source>Data plane</source>
+      <extracomment>gate.data-plane</extracomment>
+      <translation>Datenebene</translation>
+    </message>
+    <message>
+      <source>Registration</source>
+      <extracomment>gate.registration</extracomment>
+      <translation>Anmeldung</translation>
+    </message>
+    <message>
+      <source>Reachability</source>
+      <extracomment>gate.reachability</extracomment>
+      <translation>Erreichbarkeit</translation>
+    </message>
+    <message>
+      <source>Recipe</source>
+      <extracomment>gate.recipe, recipes.column.recipe</extracomment>
+      <translation>Rezept</translation>
+    </message>
+    <message>
+      <source>Sessions</source>
+      <extracomment>gate.sessions</extracomment>
+      <translation>Sitzungen</translation>
+    </message>
+    <message>
+      <source>Layers {start}–{end}, as set in Settings.</source>
+      <extracomment>gate.placement.fixed</extracomment>
+      <translation>Schichten {start}–{end}, wie in den Einstellungen festgelegt.</translation>
+    </message>
+    <message>
+      <source>Not checked yet.</source>
+      <extracomment>gate.not-checked</extracomment>
+      <translation>Noch nicht geprüft.</translation>
+    </message>
+    <message>
+      <source>Not reached.</source>
+      <extracomment>gate.not-reached</extracomment>
+      <translation>Nicht erreicht.</translation>
+    </message>
+    <message>
+      <source>Report {age} old, stale in {left}.</source>
+      <extracomment>gate.report.fresh</extracomment>
+      <translation>Bericht {age} alt, veraltet in {left}.</translation>
+    </message>
+    <message>
+      <source>Report {age} old: stale; Retry tests this computer again.</source>
+      <extracomment>gate.report.stale</extracomment>
+      <translation>Bericht {age} alt: veraltet; Erneut versuchen testet diesen Computer noch einmal.</translation>
+    </message>
+    <message>
+      <source>MeshNet settings</source>
+      <extracomment>settings.title</extracomment>
+      <translation>MeshNet-Einstellungen</translation>
+    </message>
+    <message>
+      <source>Save</source>
+      <extracomment>settings.save</extracomment>
+      <translation>Speichern</translation>
+    </message>
+    <message>
+      <source>Save anyway</source>
+      <extracomment>settings.save-anyway</extracomment>
+      <translation>Trotzdem speichern</translation>
+    </message>
+    <message>
+      <source>Connection</source>
+      <extracomment>settings.tab.connection</extracomment>
+      <translation>Verbindung</translation>
+    </message>
+    <message>
+      <source>This computer</source>
+      <extracomment>settings.tab.computer</extracomment>
+      <translation>Dieser Computer</translation>
+    </message>
+    <message>
+      <source>Pause rules</source>
+      <extracomment>settings.tab.pause</extracomment>
+      <translation>Pausenregeln</translation>
+    </message>
+    <message>
+      <source>Tracker address:</source>
+      <extracomment>settings.url</extracomment>
+      <translation>Tracker-Adresse:</translation>
+    </message>
+    <message>
+      <source>Tracker address</source>
+      <extracomment>settings.url.name</extracomment>
+      <translation>Tracker-Adresse</translation>
+    </message>
+    <message>
+      <source>Check</source>
+      <extracomment>settings.check</extracomment>
+      <translation>Prüfen</translation>
+    </message>
+    <message>
+      <source>Checking {url}…</source>
+      <extracomment>settings.checking</extracomment>
+      <translation>Prüfe {url}…</translation>
+    </message>
+    <message>
+      <source>The check failed unexpectedly (it is logged); try again.</source>
+      <extracomment>settings.check.failed</extracomment>
+      <translation>Die Prüfung ist unerwartet fehlgeschlagen (das ist protokolliert); versuchen Sie es erneut.</translation>
+    </message>
+    <message>
+      <source>Join token:</source>
+      <extracomment>settings.token</extracomment>
+      <translation>Beitritts-Token:</translation>
+    </message>
+    <message>
+      <source>No join token</source>
+      <extracomment>settings.token.none</extracomment>
+      <translation>Kein Beitritts-Token</translation>
+    </message>
+    <message>
+      <source>Show</source>
+      <extracomment>settings.token.show</extracomment>
+      <translation>Zeigen</translation>
+    </message>
+    <message>
+      <source>Only for a private tracker; kept in this computer's keyring.</source>
+      <extracomment>settings.token.note</extracomment>
+      <translation>Nur für einen privaten Tracker; wird im Schlüsselbund dieses Computers aufbewahrt.</translation>
+    </message>
+    <message>
+      <source>The join token was not kept: {error}.</source>
+      <extracomment>settings.token.failed</extracomment>
+      <translation>Das Beitritts-Token wurde nicht gespeichert: {error}.</translation>
+    </message>
+    <message>
+      <source>This computer has not joined a network yet. Open Check this computer… and paste the invite you were sent.</source>
+      <extracomment>settings.network.none</extracomment>
+      <translation>Dieser Computer ist noch keinem Netzwerk beigetreten. Öffnen Sie „Diesen Computer prüfen…“ und fügen Sie die Einladung ein, die Sie erhalten haben.</translation>
+    </message>
+    <message>
+      <source>This computer is part of {network}. To join another network, open Check this computer… and paste its invite.</source>
+      <extracomment>settings.network</extracomment>
+      <translation>Dieser Computer gehört zu {network}. Um einem anderen Netzwerk beizutreten, öffnen Sie „Diesen Computer prüfen…“ und fügen Sie dessen Einladung ein.</translation>
+    </message>
+    <message>
+      <source>Device:</source>
+      <extracomment>settings.device</extracomment>
+      <translation>Gerät:</translation>
+    </message>
+    <message>
+      <source>Best available</source>
+      <extracomment>settings.device.best</extracomment>
+      <translation>Das beste verfügbare</translation>
+    </message>
+    <message>
+      <source>Processor (CPU)</source>
+      <extracomment>settings.device.cpu</extracomment>
+      <translation>Prozessor (CPU)</translation>
+    </message>
+    <message>
+      <source>NVIDIA graphics card</source>
+      <extracomment>settings.device.nvidia</extracomment>
+      <translation>NVIDIA-Grafikkarte</translation>
+    </message>
+    <message>
+      <source>Apple graphics</source>
+      <extracomment>settings.device.apple</extracomment>
+      <translation>Apple-Grafik</translation>
+    </message>
+    <message>
+      <source>The graphics card is the one the doctor found; type cuda:1 for a second one.</source>
+      <extracomment>settings.device.found</extracomment>
+      <translation>Die Grafikkarte ist die, die der Doctor gefunden hat; tippen Sie cuda:1 für eine zweite.</translation>
+    </message>
+    <message>
+      <source>Run the doctor to list this computer's graphics card, or type one (cuda:0).</source>
+      <extracomment>settings.device.none</extracomment>
+      <translation>Starten Sie den Doctor, um die Grafikkarte dieses Computers aufzulisten, oder tippen Sie eine ein (cuda:0).</translation>
+    </message>
+    <message>
+      <source>Model:</source>
+      <extracomment>settings.model</extracomment>
+      <translation>Modell:</translation>
+    </message>
+    <message>
+      <source>The default model (SmolLM2-135M-Instruct)</source>
+      <extracomment>settings.model.default</extracomment>
+      <translation>Das Standardmodell (SmolLM2-135M-Instruct)</translation>
+    </message>
+    <message>
+      <source>Choose folder…</source>
+      <extracomment>settings.model.browse</extracomment>
+      <translation>Ordner wählen…</translation>
+    </message>
+    <message>
+      <source>Choose a model folder</source>
+      <extracomment>settings.model.choose</extracomment>
+      <translation>Einen Modellordner wählen</translation>
+    </message>
+    <message>
+      <source>Layers:</source>
+      <extracomment>settings.layers</extracomment>
+      <translation>Schichten:</translation>
+    </message>
+    <message>
+      <source>Choose the layers myself (otherwise the doctor's suggestion)</source>
+      <extracomment>settings.layers.own</extracomment>
+      <translation>Schichten selbst wählen (sonst der Vorschlag des Doctors)</translation>
+    </message>
+    <message>
+      <source>up to</source>
+      <extracomment>settings.layers.up-to</extracomment>
+      <translation>bis</translation>
+    </message>
+    <message>
+      <source>Memory limit:</source>
+      <extracomment>settings.memory</extracomment>
+      <translation>Speichergrenze:</translation>
+    </message>
+    <message>
+      <source>No limit</source>
+      <extracomment>settings.memory.none</extracomment>
+      <translation>Keine Grenze</translation>
+    </message>
+    <message>
+      <source>Start MeshNet when I log in</source>
+      <extracomment>settings.login</extracomment>
+      <translation>MeshNet beim Anmelden starten</translation>
+    </message>
+    <message>
+      <source>Run batch jobs when not serving</source>
+      <extracomment>settings.batch</extracomment>
+      <translation>Stapelaufträge ausführen, wenn nichts ausgeliefert wird</translation>
+    </message>
+    <message>
+      <source>While this computer is not serving a model, run the tracker's batch jobs (quality checks, bulk generation) in a sandboxed helper process.</source>
+      <extracomment>settings.batch.tip</extracomment>
+      <translation>Solange dieser Computer kein Modell ausliefert, die Stapelaufträge des Trackers (Qualitätsprüfungen, Massengenerierung) in einem abgeschotteten Hilfsprozess ausführen.</translation>
+    </message>
+    <message>
+      <source>Graphics card:</source>
+      <extracomment>settings.gpu</extracomment>
+      <translation>Grafikkarte:</translation>
+    </message>
+    <message>
+      <source>Pause while another program keeps the graphics card busy</source>
+      <extracomment>settings.gpu.busy</extracomment>
+      <translation>Pausieren, solange ein anderes Programm die Grafikkarte beschäftigt</translation>
+    </message>
+    <message>
+      <source>Pause when the graphics card is hotter than</source>
+      <extracomment>settings.gpu.hot</extracomment>
+      <translation>Pausieren, wenn die Grafikkarte heißer ist als</translation>
+    </message>
+    <message>
+      <source>Programs:</source>
+      <extracomment>settings.programs</extracomment>
+      <translation>Programme:</translation>
+    </message>
+    <message>
+      <source>Pause while any of these programs is running:</source>
+      <extracomment>settings.programs.intro</extracomment>
+      <translation>Pausieren, solange eines dieser Programme läuft:</translation>
+    </message>
+    <message>
+      <source>Program file name, such as eldenring.exe</source>
+      <extracomment>settings.programs.hint</extracomment>
+      <translation>Dateiname des Programms, etwa eldenring.exe</translation>
+    </message>
+    <message>
+      <source>Add</source>
+      <extracomment>settings.programs.add</extracomment>
+      <translation>Hinzufügen</translation>
+    </message>
+    <message>
+      <source>Remove</source>
+      <extracomment>settings.programs.remove</extracomment>
+      <translation>Entfernen</translation>
+    </message>
+    <message>
+      <source>Power:</source>
+      <extracomment>settings.power</extracomment>
+      <translation>Strom:</translation>
+    </message>
+    <message>
+      <source>Pause on battery power</source>
+      <extracomment>settings.battery</extracomment>
+      <translation>Im Akkubetrieb pausieren</translation>
+    </message>
+    <message>
+      <source>Idle:</source>
+      <extracomment>settings.idle</extracomment>
+      <translation>Leerlauf:</translation>
+    </message>
+    <message>
+      <source>Contribute only after</source>
+      <extracomment>settings.idle.after</extracomment>
+      <translation>Erst beitragen nach</translation>
+    </message>
+    <message>
+      <source> minutes</source>
+      <extracomment>settings.idle.minutes</extracomment>
+      <translation> Minuten</translation>
+    </message>
+    <message>
+      <source>without keyboard or mouse use</source>
+      <extracomment>settings.idle.untouched</extracomment>
+      <translation>ohne Tastatur- oder Mausbenutzung</translation>
+    </message>
+    <message>
+      <source>Contributing resumes by itself once the reason has passed.</source>
+      <extracomment>settings.resumes</extracomment>
+      <translation>Das Beitragen geht von selbst weiter, sobald der Grund vorbei ist.</translation>
+    </message>
+    <message>
+      <source>MeshNet recipes</source>
+      <extracomment>recipes.title</extracomment>
+      <translation>MeshNet-Rezepte</translation>
+    </message>
+    <message>
+      <source>Model</source>
+      <extracomment>recipes.column.model</extracomment>
+      <translation>Modell</translation>
+    </message>
+    <message>
+      <source>Model digest</source>
+      <extracomment>recipes.column.model-digest</extracomment>
+      <translation>Modell-Prüfsumme</translation>
+    </message>
+    <message>
+      <source>Recipe digest</source>
+      <extracomment>recipes.column.recipe-digest</extracomment>
+      <translation>Rezept-Prüfsumme</translation>
+    </message>
+    <message>
+      <source>Certified on</source>
+      <extracomment>recipes.column.certified-on</extracomment>
+      <translation>Zertifiziert am</translation>
+    </message>
+    <message>
+      <source>Nodes</source>
+      <extracomment>recipes.column.nodes</extracomment>
+      <translation>Knoten</translation>
+    </message>
+    <message>
+      <source>Detail</source>
+      <extracomment>recipes.column.detail</extracomment>
+      <translation>Einzelheiten</translation>
+    </message>
+    <message>
+      <source>Certified</source>
+      <extracomment>recipes.certified</extracomment>
+      <translation>Zertifiziert</translation>
+    </message>
+    <message>
+      <source>Dark</source>
+      <extracomment>recipes.dark</extracomment>
+      <translation>Dunkel</translation>
+    </message>
+    <message>
+      <source>Certified: a whole route of nodes produced matching output with this recipe.</source>
+      <extracomment>recipes.certified.help</extracomment>
+      <translation>Zertifiziert: Eine ganze Route von Knoten hat mit diesem Rezept übereinstimmende Ergebnisse erzeugt.</translation>
+    </message>
+    <message>
+      <source>Dark: not certified yet. The tracker certifies it once a full route has proven it.</source>
+      <extracomment>recipes.dark.help</extracomment>
+      <translation>Dunkel: noch nicht zertifiziert. Der Tracker zertifiziert es, sobald eine vollständige Route es bewiesen hat.</translation>
+    </message>
+    <message>
+      <source>Filter by model, recipe, status or digest</source>
+      <extracomment>recipes.filter</extracomment>
+      <translation>Nach Modell, Rezept, Status oder Prüfsumme filtern</translation>
+    </message>
+    <message>
+      <source>★ marks the recipe this computer serves.</source>
+      <extracomment>recipes.legend</extracomment>
+      <translation>★ markiert das Rezept, das dieser Computer ausliefert.</translation>
+    </message>
+    <message>
+      <source>This computer serves this recipe.</source>
+      <extracomment>recipes.served.tip</extracomment>
+      <translation>Dieser Computer liefert dieses Rezept aus.</translation>
+    </message>
+    <message>
+      <source>{count} layers</source>
+      <extracomment>recipes.layers</extracomment>
+      <translation>{count} Schichten</translation>
+    </message>
+    <message>
+      <source>{detail} Why dark: {why}</source>
+      <extracomment>recipes.why-dark</extracomment>
+      <translation>{detail} Warum dunkel: {why}</translation>
+    </message>
+    <message>
+      <source>Reading recipes from {url}…</source>
+      <extracomment>recipes.reading</extracomment>
+      <translation>Lese Rezepte von {url}…</translation>
+    </message>
+    <message>
+      <source>Updated {time}: {count} recipes, {certified} certified, {dark} dark.</source>
+      <extracomment>recipes.updated</extracomment>
+      <translation>Aktualisiert {time}: {count} Rezepte, {certified} zertifiziert, {dark} dunkel.</translation>
+    </message>
+    <message>
+      <source>The tracker knows no recipes yet: they appear once nodes register.</source>
+      <extracomment>recipes.empty</extracomment>
+      <translation>Der Tracker kennt noch keine Rezepte: Sie erscheinen, sobald sich Knoten anmelden.</translation>
+    </message>
+    <message>
+      <source>Could not read recipes: {sentence}</source>
+      <extracomment>recipes.failed</extracomment>
+      <translation>Rezepte konnten nicht gelesen werden: {sentence}</translation>
+    </message>
+    <message>
+      <source>Could not read recipes: {sentence} The list shows the last recipes read.</source>
+      <extracomment>recipes.failed.kept</extracomment>
+      <translation>Rezepte konnten nicht gelesen werden: {sentence} Die Liste zeigt die zuletzt gelesenen Rezepte.</translation>
+    </message>
+    <message>
+      <source>Something went wrong reading the recipes; it is logged. Try Refresh.</source>
+      <extracomment>recipes.failed.other</extracomment>
+      <translation>Beim Lesen der Rezepte ist etwas schiefgegangen; das ist protokolliert. Versuchen Sie Aktualisieren.</translation>
     </message>
   </context>
 </TS>

@@ -40,7 +40,7 @@
     </message>
     <message>
       <source>Status</source>
-      <extracomment>action.status</extracomment>
+      <extracomment>action.status, recipes.column.status</extracomment>
       <translation>Estado</translation>
     </message>
     <message>
@@ -967,6 +967,606 @@
       <source>&amp;Close</source>
       <extracomment>serves.close</extracomment>
       <translation>&amp;Cerrar</translation>
+    </message>
+    <message>
+      <source>Contributing: no pause rule applies</source>
+      <extracomment>pause.none</extracomment>
+      <translation>Contribuyendo: no se aplica ninguna regla de pausa</translation>
+    </message>
+    <message>
+      <source>Paused while {name} runs</source>
+      <extracomment>pause.program</extracomment>
+      <translation>En pausa mientras se ejecuta {name}</translation>
+    </message>
+    <message>
+      <source>Paused while {names} and {last} run</source>
+      <extracomment>pause.programs</extracomment>
+      <translation>En pausa mientras se ejecutan {names} y {last}</translation>
+    </message>
+    <message>
+      <source>Paused: the graphics card is busy with another program</source>
+      <extracomment>pause.gpu-busy</extracomment>
+      <translation>En pausa: la tarjeta gráfica está ocupada con otro programa</translation>
+    </message>
+    <message>
+      <source>Paused: running on battery</source>
+      <extracomment>pause.battery</extracomment>
+      <translation>En pausa: funcionando con batería</translation>
+    </message>
+    <message>
+      <source>Paused: graphics card at {temp} °C (limit {limit} °C)</source>
+      <extracomment>pause.gpu-hot</extracomment>
+      <translation>En pausa: tarjeta gráfica a {temp} °C (límite {limit} °C)</translation>
+    </message>
+    <message>
+      <source>Waiting until this computer has been idle for {minutes} minutes</source>
+      <extracomment>pause.idle</extracomment>
+      <translation>Esperando a que este ordenador lleve {minutes} minutos sin usarse</translation>
+    </message>
+    <message>
+      <source>Waiting until this computer has been idle for 1 minute</source>
+      <extracomment>pause.idle.one</extracomment>
+      <translation>Esperando a que este ordenador lleve 1 minuto sin usarse</translation>
+    </message>
+    <message>
+      <source>Resuming soon: no pause rule applies any more</source>
+      <extracomment>pause.resuming</extracomment>
+      <translation>Se reanuda pronto: ya no se aplica ninguna regla de pausa</translation>
+    </message>
+    <message>
+      <source>Paused at your request until {until}.</source>
+      <extracomment>pause.hour</extracomment>
+      <translation>En pausa a petición suya hasta las {until}.</translation>
+    </message>
+    <message>
+      <source>{size} GB</source>
+      <extracomment>size.gb</extracomment>
+      <translation>{size} GB</translation>
+    </message>
+    <message>
+      <source>unknown</source>
+      <extracomment>size.unknown</extracomment>
+      <translation>desconocido</translation>
+    </message>
+    <message>
+      <source>← Back</source>
+      <extracomment>details.back</extracomment>
+      <translation>← Atrás</translation>
+    </message>
+    <message>
+      <source>Back to the status</source>
+      <extracomment>details.back.name</extracomment>
+      <translation>Volver al estado</translation>
+    </message>
+    <message>
+      <source>Admission, step by step</source>
+      <extracomment>details.title</extracomment>
+      <translation>Admisión, paso a paso</translation>
+    </message>
+    <message>
+      <source>tokens served</source>
+      <extracomment>details.tokens</extracomment>
+      <translation>tokens servidos</translation>
+    </message>
+    <message>
+      <source>open sessions</source>
+      <extracomment>details.sessions</extracomment>
+      <translation>sesiones abiertas</translation>
+    </message>
+    <message>
+      <source>Tokens served, last 7 days</source>
+      <extracomment>details.chart</extracomment>
+      <translation>Tokens servidos, últimos 7 días</translation>
+    </message>
+    <message>
+      <source>Tokens served per hour over the last week</source>
+      <extracomment>details.chart.name</extracomment>
+      <translation>Tokens servidos por hora durante la última semana</translation>
+    </message>
+    <message>
+      <source>{total} tokens served in the last 7 days; busiest hour {when} ({best} tokens).</source>
+      <extracomment>details.chart.summary</extracomment>
+      <translation>{total} tokens servidos en los últimos 7 días; hora de más trabajo {when} ({best} tokens).</translation>
+    </message>
+    <message>
+      <source>No tokens served in the last 7 days yet.</source>
+      <extracomment>details.chart.nothing</extracomment>
+      <translation>Aún no se han servido tokens en los últimos 7 días.</translation>
+    </message>
+    <message>
+      <source>Node log</source>
+      <extracomment>details.log</extracomment>
+      <translation>Registro del nodo</translation>
+    </message>
+    <message>
+      <source>The node's messages appear here while it runs.</source>
+      <extracomment>details.log.empty</extracomment>
+      <translation>Los mensajes del nodo aparecen aquí mientras se ejecuta.</translation>
+    </message>
+    <message>
+      <source>Copy diagnostics</source>
+      <extracomment>details.copy</extracomment>
+      <translation>Copiar diagnóstico</translation>
+    </message>
+    <message>
+      <source>Copy the status, the gates, the report and the last log lines, to paste into a message to someone helping you</source>
+      <extracomment>details.copy.tip</extracomment>
+      <translation>Copiar el estado, los pasos de control, el informe y las últimas líneas del registro para pegarlos en un mensaje a quien le ayude</translation>
+    </message>
+    <message>
+      <source>Diagnostics copied: paste them into your message.</source>
+      <extracomment>details.copied</extracomment>
+      <translation>Diagnóstico copiado: péguelo en su mensaje.</translation>
+    </message>
+    <message>
+      <source>Reason code, for whoever helps you</source>
+      <extracomment>details.reason.tip</extracomment>
+      <translation>Código de motivo, para quien le ayude</translation>
+    </message>
+    <message>
+      <source>Passed</source>
+      <extracomment>gate-state.passed</extracomment>
+      <translation>Superado</translation>
+    </message>
+    <message>
+      <source>Failed</source>
+      <extracomment>gate-state.failed</extracomment>
+      <translation>Fallido</translation>
+    </message>
+    <message>
+      <source>In progress</source>
+      <extracomment>gate-state.pending</extracomment>
+      <translation>En curso</translation>
+    </message>
+    <message>
+      <source>For your information</source>
+      <extracomment>gate-state.info</extracomment>
+      <translation>Para su información</translation>
+    </message>
+    <message>
+      <source>Not reached yet</source>
+      <extracomment>gate-state.waiting</extracomment>
+      <translation>Aún no alcanzado</translation>
+    </message>
+    <message>
+      <source>Identity</source>
+      <extracomment>gate.identity</extracomment>
+      <translation>Identidad</translation>
+    </message>
+    <message>
+      <source>Layers chosen</source>
+      <extracomment>gate.placement</extracomment>
+      <translation>Capas elegidas</translation>
+    </message>
+    <message>
+      <source>Capability report</source>
+      <extracomment>gate.capability</extracomment>
+      <translation>Informe de capacidad</translation>
+    </message>
+    <message>
+      <source>Admission</source>
+      <extracomment>gate.admission</extracomment>
+      <translation>Admisión</translation>
+    </message>
+    <message>
+      <source>Data plane</source>
+      <extracomment>gate.data-plane</extracomment>
+      <translation>Plano de datos</translation>
+    </message>
+    <message>
+      <source>Registration</source>
+      <extracomment>gate.registration</extracomment>
+      <translation>Registro</translation>
+    </message>
+    <message>
+      <source>Reachability</source>
+      <extracomment>gate.reachability</extracomment>
+      <translation>Accesibilidad</translation>
+    </message>
+    <message>
+      <source>Recipe</source>
+      <extracomment>gate.recipe, recipes.column.recipe</extracomment>
+      <translation>Receta</translation>
+    </message>
+    <message>
+      <source>Sessions</source>
+      <extracomment>gate.sessions</extracomment>
+      <translation>Sesiones</translation>
+    </message>
+    <message>
+      <source>Layers {start}–{end}, as set in Settings.</source>
+      <extracomment>gate.placement.fixed</extracomment>
+      <translation>Capas {start}–{end}, según los ajustes.</translation>
+    </message>
+    <message>
+      <source>Not checked yet.</source>
+      <extracomment>gate.not-checked</extracomment>
+      <translation>Aún no comprobado.</translation>
+    </message>
+    <message>
+      <source>Not reached.</source>
+      <extracomment>gate.not-reached</extracomment>
+      <translation>No alcanzado.</translation>
+    </message>
+    <message>
+      <source>Report {age} old, stale in {left}.</source>
+      <extracomment>gate.report.fresh</extracomment>
+      <translation>Informe de hace {age}, caduca en {left}.</translation>
+    </message>
+    <message>
+      <source>Report {age} old: stale; Retry tests this computer again.</source>
+      <extracomment>gate.report.stale</extracomment>
+      <translation>Informe de hace {age}: caducado; Reintentar vuelve a probar este ordenador.</translation>
+    </message>
+    <message>
+      <source>MeshNet settings</source>
+      <extracomment>settings.title</extracomment>
+      <translation>Ajustes de MeshNet</translation>
+    </message>
+    <message>
+      <source>Save</source>
+      <extracomment>settings.save</extracomment>
+      <translation>Guardar</translation>
+    </message>
+    <message>
+      <source>Save anyway</source>
+      <extracomment>settings.save-anyway</extracomment>
+      <translation>Guardar de todos modos</translation>
+    </message>
+    <message>
+      <source>Connection</source>
+      <extracomment>settings.tab.connection</extracomment>
+      <translation>Conexión</translation>
+    </message>
+    <message>
+      <source>This computer</source>
+      <extracomment>settings.tab.computer</extracomment>
+      <translation>Este ordenador</translation>
+    </message>
+    <message>
+      <source>Pause rules</source>
+      <extracomment>settings.tab.pause</extracomment>
+      <translation>Reglas de pausa</translation>
+    </message>
+    <message>
+      <source>Tracker address:</source>
+      <extracomment>settings.url</extracomment>
+      <translation>Dirección del tracker:</translation>
+    </message>
+    <message>
+      <source>Tracker address</source>
+      <extracomment>settings.url.name</extracomment>
+      <translation>Dirección del tracker</translation>
+    </message>
+    <message>
+      <source>Check</source>
+      <extracomment>settings.check</extracomment>
+      <translation>Comprobar</translation>
+    </message>
+    <message>
+      <source>Checking {url}…</source>
+      <extracomment>settings.checking</extracomment>
+      <translation>Comprobando {url}…</translation>
+    </message>
+    <message>
+      <source>The check failed unexpectedly (it is logged); try again.</source>
+      <extracomment>settings.check.failed</extracomment>
+      <translation>La comprobación falló inesperadamente (queda registrado); inténtelo de nuevo.</translation>
+    </message>
+    <message>
+      <source>Join token:</source>
+      <extracomment>settings.token</extracomment>
+      <translation>Token de acceso:</translation>
+    </message>
+    <message>
+      <source>No join token</source>
+      <extracomment>settings.token.none</extracomment>
+      <translation>Sin token de acceso</translation>
+    </message>
+    <message>
+      <source>Show</source>
+      <extracomment>settings.token.show</extracomment>
+      <translation>Mostrar</translation>
+    </message>
+    <message>
+      <source>Only for a private tracker; kept in this computer's keyring.</source>
+      <extracomment>settings.token.note</extracomment>
+      <translation>Solo para un tracker privado; se guarda en el llavero de este ordenador.</translation>
+    </message>
+    <message>
+      <source>The join token was not kept: {error}.</source>
+      <extracomment>settings.token.failed</extracomment>
+      <translation>No se guardó el token de acceso: {error}.</translation>
+    </message>
+    <message>
+      <source>This computer has not joined a network yet. Open Check this computer… and paste the invite you were sent.</source>
+      <extracomment>settings.network.none</extracomment>
+      <translation>Este ordenador aún no se ha unido a ninguna red. Abra «Comprobar este ordenador…» y pegue la invitación que recibió.</translation>
+    </message>
+    <message>
+      <source>This computer is part of {network}. To join another network, open Check this computer… and paste its invite.</source>
+      <extracomment>settings.network</extracomment>
+      <translation>Este ordenador forma parte de {network}. Para unirse a otra red, abra «Comprobar este ordenador…» y pegue su invitación.</translation>
+    </message>
+    <message>
+      <source>Device:</source>
+      <extracomment>settings.device</extracomment>
+      <translation>Dispositivo:</translation>
+    </message>
+    <message>
+      <source>Best available</source>
+      <extracomment>settings.device.best</extracomment>
+      <translation>El mejor disponible</translation>
+    </message>
+    <message>
+      <source>Processor (CPU)</source>
+      <extracomment>settings.device.cpu</extracomment>
+      <translation>Procesador (CPU)</translation>
+    </message>
+    <message>
+      <source>NVIDIA graphics card</source>
+      <extracomment>settings.device.nvidia</extracomment>
+      <translation>Tarjeta gráfica NVIDIA</translation>
+    </message>
+    <message>
+      <source>Apple graphics</source>
+      <extracomment>settings.device.apple</extracomment>
+      <translation>Gráficos de Apple</translation>
+    </message>
+    <message>
+      <source>The graphics card is the one the doctor found; type cuda:1 for a second one.</source>
+      <extracomment>settings.device.found</extracomment>
+      <translation>La tarjeta gráfica es la que encontró el doctor; escriba cuda:1 para una segunda.</translation>
+    </message>
+    <message>
+      <source>Run the doctor to list this computer's graphics card, or type one (cuda:0).</source>
+      <extracomment>settings.device.none</extracomment>
+      <translation>Ejecute el doctor para ver la tarjeta gráfica de este ordenador, o escriba una (cuda:0).</translation>
+    </message>
+    <message>
+      <source>Model:</source>
+      <extracomment>settings.model</extracomment>
+      <translation>Modelo:</translation>
+    </message>
+    <message>
+      <source>The default model (SmolLM2-135M-Instruct)</source>
+      <extracomment>settings.model.default</extracomment>
+      <translation>El modelo predeterminado (SmolLM2-135M-Instruct)</translation>
+    </message>
+    <message>
+      <source>Choose folder…</source>
+      <extracomment>settings.model.browse</extracomment>
+      <translation>Elegir carpeta…</translation>
+    </message>
+    <message>
+      <source>Choose a model folder</source>
+      <extracomment>settings.model.choose</extracomment>
+      <translation>Elija una carpeta de modelo</translation>
+    </message>
+    <message>
+      <source>Layers:</source>
+      <extracomment>settings.layers</extracomment>
+      <translation>Capas:</translation>
+    </message>
+    <message>
+      <source>Choose the layers myself (otherwise the doctor's suggestion)</source>
+      <extracomment>settings.layers.own</extracomment>
+      <translation>Elegir las capas yo mismo (si no, la sugerencia del doctor)</translation>
+    </message>
+    <message>
+      <source>up to</source>
+      <extracomment>settings.layers.up-to</extracomment>
+      <translation>hasta</translation>
+    </message>
+    <message>
+      <source>Memory limit:</source>
+      <extracomment>settings.memory</extracomment>
+      <translation>Límite de memoria:</translation>
+    </message>
+    <message>
+      <source>No limit</source>
+      <extracomment>settings.memory.none</extracomment>
+      <translation>Sin límite</translation>
+    </message>
+    <message>
+      <source>Start MeshNet when I log in</source>
+      <extracomment>settings.login</extracomment>
+      <translation>Iniciar MeshNet al iniciar sesión</translation>
+    </message>
+    <message>
+      <source>Run batch jobs when not serving</source>
+      <extracomment>settings.batch</extracomment>
+      <translation>Ejecutar trabajos por lotes cuando no sirve</translation>
+    </message>
+    <message>
+      <source>While this computer is not serving a model, run the tracker's batch jobs (quality checks, bulk generation) in a sandboxed helper process.</source>
+      <extracomment>settings.batch.tip</extracomment>
+      <translation>Mientras este ordenador no sirve ningún modelo, ejecutar los trabajos por lotes del tracker (controles de calidad, generación masiva) en un proceso auxiliar aislado.</translation>
+    </message>
+    <message>
+      <source>Graphics card:</source>
+      <extracomment>settings.gpu</extracomment>
+      <translation>Tarjeta gráfica:</translation>
+    </message>
+    <message>
+      <source>Pause while another program keeps the graphics card busy</source>
+      <extracomment>settings.gpu.busy</extracomment>
+      <translation>Pausar mientras otro programa mantenga ocupada la tarjeta gráfica</translation>
+    </message>
+    <message>
+      <source>Pause when the graphics card is hotter than</source>
+      <extracomment>settings.gpu.hot</extracomment>
+      <translation>Pausar cuando la tarjeta gráfica supere</translation>
+    </message>
+    <message>
+      <source>Programs:</source>
+      <extracomment>settings.programs</extracomment>
+      <translation>Programas:</translation>
+    </message>
+    <message>
+      <source>Pause while any of these programs is running:</source>
+      <extracomment>settings.programs.intro</extracomment>
+      <translation>Pausar mientras se ejecute alguno de estos programas:</translation>
+    </message>
+    <message>
+      <source>Program file name, such as eldenring.exe</source>
+      <extracomment>settings.programs.hint</extracomment>
+      <translation>Nombre del archivo del programa, como eldenring.exe</translation>
+    </message>
+    <message>
+      <source>Add</source>
+      <extracomment>settings.programs.add</extracomment>
+      <translation>Añadir</translation>
+    </message>
+    <message>
+      <source>Remove</source>
+      <extracomment>settings.programs.remove</extracomment>
+      <translation>Quitar</translation>
+    </message>
+    <message>
+      <source>Power:</source>
+      <extracomment>settings.power</extracomment>
+      <translation>Energía:</translation>
+    </message>
+    <message>
+      <source>Pause on battery power</source>
+      <extracomment>settings.battery</extracomment>
+      <translation>Pausar con batería</translation>
+    </message>
+    <message>
+      <source>Idle:</source>
+      <extracomment>settings.idle</extracomment>
+      <translation>Inactividad:</translation>
+    </message>
+    <message>
+      <source>Contribute only after</source>
+      <extracomment>settings.idle.after</extracomment>
+      <translation>Contribuir solo tras</translation>
+    </message>
+    <message>
+      <source> minutes</source>
+      <extracomment>settings.idle.minutes</extracomment>
+      <translation> minutos</translation>
+    </message>
+    <message>
+      <source>without keyboard or mouse use</source>
+      <extracomment>settings.idle.untouched</extracomment>
+      <translation>sin usar el teclado ni el ratón</translation>
+    </message>
+    <message>
+      <source>Contributing resumes by itself once the reason has passed.</source>
+      <extracomment>settings.resumes</extracomment>
+      <translation>La contribución se reanuda sola cuando el motivo haya pasado.</translation>
+    </message>
+    <message>
+      <source>MeshNet recipes</source>
+      <extracomment>recipes.title</extracomment>
+      <translation>Recetas de MeshNet</translation>
+    </message>
+    <message>
+      <source>Model</source>
+      <extracomment>recipes.column.model</extracomment>
+      <translation>Modelo</translation>
+    </message>
+    <message>
+      <source>Model digest</source>
+      <extracomment>recipes.column.model-digest</extracomment>
+      <translation>Resumen del modelo</translation>
+    </message>
+    <message>
+      <source>Recipe digest</source>
+      <extracomment>recipes.column.recipe-digest</extracomment>
+      <translation>Resumen de la receta</translation>
+    </message>
+    <message>
+      <source>Certified on</source>
+      <extracomment>recipes.column.certified-on</extracomment>
+      <translation>Certificada el</translation>
+    </message>
+    <message>
+      <source>Nodes</source>
+      <extracomment>recipes.column.nodes</extracomment>
+      <translation>Nodos</translation>
+    </message>
+    <message>
+      <source>Detail</source>
+      <extracomment>recipes.column.detail</extracomment>
+      <translation>Detalle</translation>
+    </message>
+    <message>
+      <source>Certified</source>
+      <extracomment>recipes.certified</extracomment>
+      <translation>Certificada</translation>
+    </message>
+    <message>
+      <source>Dark</source>
+      <extracomment>recipes.dark</extracomment>
+      <translation>Oscura</translation>
+    </message>
+    <message>
+      <source>Certified: a whole route of nodes produced matching output with this recipe.</source>
+      <extracomment>recipes.certified.help</extracomment>
+      <translation>Certificada: una ruta completa de nodos produjo resultados coincidentes con esta receta.</translation>
+    </message>
+    <message>
+      <source>Dark: not certified yet. The tracker certifies it once a full route has proven it.</source>
+      <extracomment>recipes.dark.help</extracomment>
+      <translation>Oscura: aún no certificada. El tracker la certifica cuando una ruta completa la haya demostrado.</translation>
+    </message>
+    <message>
+      <source>Filter by model, recipe, status or digest</source>
+      <extracomment>recipes.filter</extracomment>
+      <translation>Filtrar por modelo, receta, estado o resumen</translation>
+    </message>
+    <message>
+      <source>★ marks the recipe this computer serves.</source>
+      <extracomment>recipes.legend</extracomment>
+      <translation>★ marca la receta que sirve este ordenador.</translation>
+    </message>
+    <message>
+      <source>This computer serves this recipe.</source>
+      <extracomment>recipes.served.tip</extracomment>
+      <translation>Este ordenador sirve esta receta.</translation>
+    </message>
+    <message>
+      <source>{count} layers</source>
+      <extracomment>recipes.layers</extracomment>
+      <translation>{count} capas</translation>
+    </message>
+    <message>
+      <source>{detail} Why dark: {why}</source>
+      <extracomment>recipes.why-dark</extracomment>
+      <translation>{detail} Por qué oscura: {why}</translation>
+    </message>
+    <message>
+      <source>Reading recipes from {url}…</source>
+      <extracomment>recipes.reading</extracomment>
+      <translation>Leyendo recetas de {url}…</translation>
+    </message>
+    <message>
+      <source>Updated {time}: {count} recipes, {certified} certified, {dark} dark.</source>
+      <extracomment>recipes.updated</extracomment>
+      <translation>Actualizado a las {time}: {count} recetas, {certified} certificadas, {dark} oscuras.</translation>
+    </message>
+    <message>
+      <source>The tracker knows no recipes yet: they appear once nodes register.</source>
+      <extracomment>recipes.empty</extracomment>
+      <translation>El tracker aún no conoce recetas: aparecen cuando se registran nodos.</translation>
+    </message>
+    <message>
+      <source>Could not read recipes: {sentence}</source>
+      <extracomment>recipes.failed</extracomment>
+      <translation>No se pudieron leer las recetas: {sentence}</translation>
+    </message>
+    <message>
+      <source>Could not read recipes: {sentence} The list shows the last recipes read.</source>
+      <extracomment>recipes.failed.kept</extracomment>
+      <translation>No se pudieron leer las recetas: {sentence} La lista muestra las últimas recetas leídas.</translation>
+    </message>
+    <message>
+      <source>Something went wrong reading the recipes; it is logged. Try Refresh.</source>
+      <extracomment>recipes.failed.other</extracomment>
+      <translation>Algo falló al leer las recetas; queda registrado. Pruebe Actualizar.</translation>
     </message>
   </context>
 </TS>

@@ -10,6 +10,7 @@ English needs no catalogue.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
@@ -27,6 +28,17 @@ def catalogue(language: str) -> Path:
     return TRANSLATIONS / f"meshnet_{language}.qm"
 
 
+def number_formatter(language: str) -> Callable[[float, int], str]:
+    """``(value, decimals) -> text`` in ``language``'s digits: de 63.040 and 18,42,
+    es 63.040 and 18,42 (but 1234: Spanish groups from five digits), en 63,040 and 18.42."""
+    locale = QLocale(language)
+
+    def format_number(value: float, decimals: int) -> str:
+        return locale.toString(float(value), "f", decimals)
+
+    return format_number
+
+
 def _qt_translate(context: str, source: str) -> str:
     return QCoreApplication.translate(context, source)
 
@@ -39,15 +51,16 @@ def install_language(app: QCoreApplication, language: str | None = None) -> str:
     _installed.clear()
     texts.set_translator(_qt_translate)
     wanted = (language or QLocale.system().name()).split("_")[0].lower()
-    if wanted == "en":
-        return "en"
     if wanted not in LANGUAGES:
         if language:
             log.warning("no translation for %r; showing English (have: %s)", language, LANGUAGES)
-        return "en"
+        wanted = "en"
     translator = QTranslator(app)
-    if not translator.load(str(catalogue(wanted))):
+    if wanted != "en" and not translator.load(str(catalogue(wanted))):
         log.warning("could not load %s; showing English", catalogue(wanted))
+        wanted = "en"
+    texts.set_number_formatter(number_formatter(wanted))
+    if wanted == "en":
         return "en"
     app.installTranslator(translator)
     _installed.append(translator)

@@ -20,6 +20,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.pause_rules import PauseDecision, PauseTracker, ProbeReadings, Probes, decide
+from app.texts import text
 from app.ui.controller import NodeController, SettingsSource
 from app.ui.errors import guarded
 from app.ui.tasks import run_in_background
@@ -115,7 +116,7 @@ class PauseMonitor(QObject):
         until = time.strftime("%H:%M", time.localtime(self._manual_until))
         self._manual_timer.start(max(1, int(seconds * 1000)))
         if not self._rule_paused:
-            self._controller.pause(f"Paused at your request until {until}.")
+            self._controller.pause(text("pause.hour", until=until))
         self.manual_pause_changed.emit(True)
 
     @guarded

@@ -25,12 +25,13 @@ from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPixmap
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app.credit_summary import CreditSummary
+from app.pause_rules import contributing_sentence
 from app.ui.actions import AppActions
 from app.ui.controller import NodeController
 from app.ui.screens.status_window import StatusWindow
 from app.ui.screens.tray import Tray
 from app.ui.settings_store import SettingsStore
-from app.ui.visible_texts import visible_texts
+from app.ui.visible_texts import clipped_texts, visible_texts
 from app.ui.widgets.icons import TRAY_STATES, tray_icon
 
 log = logging.getLogger(__name__)
@@ -247,9 +248,11 @@ DETAILS_SCREENS = ("status-details", "recipes-", "settings-")
 _texts: list[dict[str, Any]] = []  # what texts.json lists, screen by screen
 
 
-def _record(name: str, texts: list[str]) -> None:
+def _record(name: str, texts: list[str], clipped: list[str] | None = None) -> None:
     main_path = not name.startswith(DETAILS_SCREENS)
-    _texts.append({"screen": name, "main_path": main_path, "texts": texts})
+    _texts.append(
+        {"screen": name, "main_path": main_path, "texts": texts, "clipped": clipped or []}
+    )
 
 
 _made: list[QObject] = []
@@ -284,7 +287,7 @@ def _save(widget: QWidget, path: Path) -> None:
     _settle(widget)
     if not widget.grab().save(str(path)):
         raise OSError(f"could not write {path}")
-    _record(path.stem, visible_texts(widget))
+    _record(path.stem, visible_texts(widget), clipped_texts(widget))
 
 
 def _tray_sheet(path: Path) -> None:
@@ -363,7 +366,7 @@ def render_all(folder: Path, qapp: QApplication) -> int:
                 )
             )
             if events:
-                window.set_pause_rules_sentence("Contributing: no pause rule applies")
+                window.set_pause_rules_sentence(contributing_sentence())
                 window.credit_card.set_summary(credit)  # now, not after the first fetch
             if name == "status-details":
                 window.show_details()

@@ -38,3 +38,19 @@ def visible_texts(root: QWidget) -> list[str]:
         elif isinstance(widget, QTabWidget):
             texts += [widget.tabText(index) for index in range(widget.count())]
     return [cleaned for cleaned in (_clean(text) for text in texts) if cleaned]
+
+
+def clipped_texts(root: QWidget) -> list[str]:
+    """Visible labels and buttons whose words do not fit the room the layout gave them
+    (a longer translation, a larger scale): their text is cut off on screen."""
+    clipped = []
+    for widget in root.findChildren(QLabel) + root.findChildren(QAbstractButton):
+        if not widget.isVisibleTo(root) or not widget.text() or widget.width() <= 0:
+            continue
+        if isinstance(widget, QLabel) and widget.wordWrap():
+            too_small = widget.heightForWidth(widget.width()) > widget.height() + 1
+        else:
+            too_small = widget.minimumSizeHint().width() > widget.width() + 1
+        if too_small:
+            clipped.append(_clean(widget.text()))
+    return clipped

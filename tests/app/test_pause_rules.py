@@ -7,7 +7,6 @@ from dataclasses import replace
 import pytest
 
 from app.pause_rules import (
-    CONTRIBUTING_SENTENCE,
     REASON_BATTERY,
     REASON_GPU_BUSY,
     REASON_GPU_HOT,
@@ -17,6 +16,7 @@ from app.pause_rules import (
     PauseDecision,
     PauseTracker,
     ProbeReadings,
+    contributing_sentence,
     decide,
     program_key,
     system_probes,
@@ -42,7 +42,7 @@ STRICT = AppSettings(
 
 def test_a_quiet_machine_contributes() -> None:
     decision = decide(STRICT, QUIET)
-    assert decision == PauseDecision(pause=False, reason=None, sentence=CONTRIBUTING_SENTENCE)
+    assert decision == PauseDecision(pause=False, reason=None, sentence=contributing_sentence())
 
 
 def test_every_active_rule_is_listed_most_important_first() -> None:
@@ -58,10 +58,10 @@ def test_every_active_rule_is_listed_most_important_first() -> None:
     assert decision.sentence == "Paused while eldenring.exe runs"
     assert decision.sentences == (
         "Paused while eldenring.exe runs",
-        "Paused: the GPU is busy with another program",
+        "Paused: the graphics card is busy with another program",
         "Paused: running on battery",
-        "Paused: GPU at 87 °C (limit 80 °C)",
-        "Waiting until this PC has been idle for 10 minutes",
+        "Paused: graphics card at 87 °C (limit 80 °C)",
+        "Waiting until this computer has been idle for 10 minutes",
     )
     assert decision.reasons == (
         REASON_PROGRAM,
@@ -75,9 +75,13 @@ def test_every_active_rule_is_listed_most_important_first() -> None:
 @pytest.mark.parametrize(
     ("readings", "reason", "sentence"),
     [
-        (replace(QUIET, gpu_busy_by_others=True), REASON_GPU_BUSY, "the GPU is busy"),
+        (replace(QUIET, gpu_busy_by_others=True), REASON_GPU_BUSY, "the graphics card is busy"),
         (replace(QUIET, on_battery=True), REASON_BATTERY, "running on battery"),
-        (replace(QUIET, gpu_temperature_c=80.5), REASON_GPU_HOT, "GPU at 80 °C (limit 80 °C)"),
+        (
+            replace(QUIET, gpu_temperature_c=80.5),
+            REASON_GPU_HOT,
+            "graphics card at 80 °C (limit 80 °C)",
+        ),
         (replace(QUIET, idle_seconds=599.0), REASON_NOT_IDLE, "idle for 10 minutes"),
     ],
 )
@@ -146,7 +150,7 @@ def test_several_listed_programs_share_one_sentence() -> None:
 
 def test_one_idle_minute_is_singular() -> None:
     decision = decide(AppSettings(idle_minutes=1), replace(QUIET, idle_seconds=5.0))
-    assert decision.sentence == "Waiting until this PC has been idle for 1 minute"
+    assert decision.sentence == "Waiting until this computer has been idle for 1 minute"
 
 
 def test_program_key() -> None:

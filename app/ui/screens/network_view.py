@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.network_join import tracker_url_for
-from app.texts import plain, text
+from app.texts import number, plain, text
 from app.tracker_api import NetworkSummary, ServedModel, fetch_network
 from app.ui.settings_store import SettingsStore
 from app.ui.tasks import BackgroundTask, run_in_background
@@ -40,7 +40,7 @@ def model_line(model: ServedModel) -> str:
     helpers = (
         text("serves.computer")
         if model.computers == 1
-        else text("serves.computers", count=model.computers)
+        else text("serves.computers", count=number(model.computers))
     )
     return f"{name} — {ready} — {helpers}"
 

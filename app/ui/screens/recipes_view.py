@@ -24,6 +24,7 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QHideEvent,
+    QPalette,
     QShowEvent,
     QStandardItem,
     QStandardItemModel,
@@ -41,29 +42,29 @@ from PySide6.QtWidgets import (
 )
 
 from app.network_join import NO_NETWORK_SENTENCE, tracker_url_for
+from app.texts import number, text
 from app.tracker_api import RecipeRow, TrackerReadError, fetch_recipes
 from app.ui.settings_store import SettingsStore
 from app.ui.tasks import BackgroundTask, run_in_background
+from app.ui.widgets.settings_fields import ERROR_STYLE
 
 log = logging.getLogger(__name__)
 
 AUTO_REFRESH_S = 30.0
 DIGEST_PREFIX = 12
 COLUMNS = (
-    "Model",
-    "Recipe",
-    "Status",
-    "Model digest",
-    "Recipe digest",
-    "Certified on",
-    "Nodes",
-    "Detail",
+    "model",
+    "recipe",
+    "status",
+    "model-digest",
+    "recipe-digest",
+    "certified-on",
+    "nodes",
+    "detail",
 )
-SERVED_BACKGROUND = QColor("#fff4c2")
-STATUS_HELP = {
-    "certified": "Certified: a whole route of nodes produced matching output with this recipe.",
-    "dark": "Dark: not certified yet. The tracker certifies it once a full route has proven it.",
-}
+# the served row: the palette's highlight, faint, so it reads on light and dark palettes
+SERVED_ALPHA = 60
+STATUS_WORDS = ("certified", "dark")
 
 
 class StatusSource(Protocol):
@@ -76,6 +77,30 @@ class StatusSource(Protocol):
 def digest_prefix(digest: str) -> str:
     """Enough of a digest to tell recipes apart at a glance (the tooltip has it all)."""
     return digest.removeprefix("sha256:")[:DIGEST_PREFIX]
+
+
+def served_background(palette: QPalette) -> QColor:
+    """The served row's background: the highlight colour, faint (light and dark palettes)."""
+    colour = QColor(palette.color(QPalette.ColorRole.Highlight))
+    colour.setAlpha(SERVED_ALPHA)
+    return colour
+
+
+def status_words(status: str) -> tuple[str, str]:
+    """(the status in a word, its explanation) in the chosen language."""
+    if status in STATUS_WORDS:
+        return text(f"recipes.{status}"), text(f"recipes.{status}.help")
+    return status.capitalize(), ""
+
+
+def updated_sentence(count: int, certified: int) -> str:
+    return text(
+        "recipes.updated",
+        time=time.strftime("%H:%M:%S"),
+        count=number(count),
+        certified=number(certified),
+        dark=number(count - certified),
+    )
 
 
 def short_time(timestamp: float | None) -> str:
@@ -106,20 +131,20 @@ class RecipesView(QWidget):
         self._served_override: tuple[str, str] | None = None
         self._pending: BackgroundTask | None = None
         self.rows: list[RecipeRow] = []
-        self.setWindowTitle("MeshNet recipes")
+        self.setWindowTitle(text("recipes.title"))
         self.resize(1180, 380)
 
         self.filter_box = QLineEdit()
-        self.filter_box.setPlaceholderText("Filter by model, recipe, status or digest")
+        self.filter_box.setPlaceholderText(text("recipes.filter"))
         self.filter_box.setClearButtonEnabled(True)
-        self.refresh_button = QPushButton("Refresh")
+        self.refresh_button = QPushButton(text("serves.refresh"))
         self.refresh_button.clicked.connect(self.refresh)
         top = QHBoxLayout()
         top.addWidget(self.filter_box, 1)
         top.addWidget(self.refresh_button)
 
         self.model = QStandardItemModel(0, len(COLUMNS), self)
-        self.model.setHorizontalHeaderLabels(list(COLUMNS))
+        self.model.setHorizontalHeaderLabels([text(f"recipes.column.{c}") for c in COLUMNS])
         self.proxy = QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.model)
         self.proxy.setFilterKeyColumn(-1)
@@ -139,7 +164,7 @@ class RecipesView(QWidget):
 
         self.message = QLabel()
         self.message.setWordWrap(True)
-        self.legend = QLabel("★ marks the recipe this computer serves.")
+        self.legend = QLabel(text("recipes.legend"))
         self.legend.setVisible(False)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
@@ -171,7 +196,7 @@ class RecipesView(QWidget):
             return
         self.refresh_button.setEnabled(False)
         self.message.setStyleSheet("")
-        self.message.setText(f"Reading recipes from {url}…")
+        self.message.setText(text("recipes.reading", url=url))
         fetch = self._fetch
         self._pending = run_in_background(
             lambda: fetch(url),
@@ -187,10 +212,7 @@ class RecipesView(QWidget):
         self.show_rows(rows)
         certified = sum(1 for row in rows if row.status == "certified")
         self.message.setText(
-            f"Updated {time.strftime('%H:%M:%S')}: {len(rows)} recipes, "
-            f"{certified} certified, {len(rows) - certified} dark."
-            if rows
-            else "The tracker knows no recipes yet: they appear once nodes register."
+            updated_sentence(len(rows), certified) if rows else text("recipes.empty")
         )
 
     def _failed(self, error: BaseException) -> None:
@@ -199,10 +221,10 @@ class RecipesView(QWidget):
         if isinstance(error, TrackerReadError):
             sentence = str(error)
         else:
-            sentence = "Something went wrong reading the recipes; it is logged. Try Refresh."
-        kept = " The list shows the last recipes read." if self.rows else ""
-        self.message.setStyleSheet("color: #b3261e;")
-        self.message.setText(f"Could not read recipes: {sentence}{kept}")
+            sentence = text("recipes.failed.other")
+        self.message.setStyleSheet(ERROR_STYLE)
+        key = "recipes.failed.kept" if self.rows else "recipes.failed"
+        self.message.setText(text(key, sentence=sentence))
 
     def _settings_changed(self, _settings: object) -> None:
         if self.isVisible():
@@ -245,8 +267,9 @@ class RecipesView(QWidget):
                     font = QFont(item.font())
                     font.setBold(True)
                     item.setFont(font)
-                    item.setBackground(QBrush(SERVED_BACKGROUND))
-                    item.setToolTip(f"This computer serves this recipe. {item.toolTip()}".strip())
+                    item.setBackground(QBrush(served_background(self.palette())))
+                    served_tip = f"{text('recipes.served.tip')} {item.toolTip()}"
+                    item.setToolTip(served_tip.strip())
             self.model.appendRow(items)
         self.legend.setVisible(served is not None)
 
@@ -254,20 +277,26 @@ class RecipesView(QWidget):
     def _items(row: RecipeRow) -> list[QStandardItem]:
         detail = row.detail
         if row.last_certification_failure:
-            detail = f"{detail} Why dark: {row.last_certification_failure}"
+            detail = text("recipes.why-dark", detail=detail, why=row.last_certification_failure)
         values = [
             (row.artifact_id, ""),
-            (f"{row.recipe_id} v{row.recipe_version}", f"{row.layer_count} layers"),
-            (row.status.capitalize(), STATUS_HELP.get(row.status, "")),
+            (
+                f"{row.recipe_id} v{row.recipe_version}",
+                text("recipes.layers", count=number(row.layer_count)),
+            ),
+            status_words(row.status),
             (digest_prefix(row.model_artifact_digest), row.model_artifact_digest),
             (digest_prefix(row.runtime_recipe_digest), row.runtime_recipe_digest),
             (short_time(row.certified_at), ""),
-            ("—" if row.certified_node_count is None else str(row.certified_node_count), ""),
+            (
+                "—" if row.certified_node_count is None else number(row.certified_node_count),
+                "",
+            ),
             (detail, detail),
         ]
         items = []
-        for text, tip in values:
-            item = QStandardItem(text)
+        for words, tip in values:
+            item = QStandardItem(words)
             item.setToolTip(tip)
             items.append(item)
         return items
@@ -301,9 +330,7 @@ class RecipesView(QWidget):
             self._served_override = (rows[0].model_artifact_digest, rows[0].runtime_recipe_digest)
             self._fill()
         self.message.setStyleSheet("")
-        self.message.setText(
-            f"Updated {time.strftime('%H:%M:%S')}: 2 recipes, 1 certified, 1 dark."
-        )
+        self.message.setText(updated_sentence(2, 1))
 
 
 def sample_rows(registration: dict[str, Any] | None = None) -> list[RecipeRow]:

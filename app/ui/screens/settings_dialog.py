@@ -42,6 +42,7 @@ from app.autostart import AutostartError, set_autostart
 from app.network_join import joined_network
 from app.node_command import is_frozen
 from app.settings_model import AppSettings, validate_settings
+from app.texts import plain, text
 from app.tracker_api import TrackerCheck, TrackerReadError, check_tracker
 from app.ui.settings_store import SettingsStore
 from app.ui.tasks import BackgroundTask, run_in_background
@@ -125,7 +126,7 @@ class SettingsDialog(QDialog):
         self._save_after_check = False
         self._save_anyway = False
         self._token_loaded: str | None = None
-        self.setWindowTitle("MeshNet settings")
+        self.setWindowTitle(text("settings.title"))
         self.problems: dict[str, QLabel] = {name: problem_label() for name in self.FIELDS}
         self.tabs = QTabWidget()
         self._build_connection()
@@ -149,7 +150,7 @@ class SettingsDialog(QDialog):
         """Show what is stored now (the app keeps this dialog and shows it again)."""
         self.original = self.store.load()
         self._save_after_check = self._save_anyway = False
-        self.save_button.setText("Save")
+        self.save_button.setText(text("settings.save"))
         self.url_result.setVisible(False)
         self.problems["join_token"].setVisible(False)
         self.problems["start_at_login"].setVisible(False)
@@ -170,18 +171,18 @@ class SettingsDialog(QDialog):
     def _build_connection(self) -> None:
         self.network_label = wrapping_label()
         self.network_label.setObjectName("joinedNetwork")
-        self.own_tracker = QCheckBox("I run my own tracker (Advanced)")
-        self.own_tracker.setAccessibleName("I run my own tracker")
+        self.own_tracker = QCheckBox(text("join.advanced"))
+        self.own_tracker.setAccessibleName(plain("join.advanced.name"))
         self.url_edit = QLineEdit()
         self.url_edit.setPlaceholderText("https://tracker.example.org")
-        self.url_edit.setAccessibleName("Tracker address")
-        self.check_button = QPushButton("Check")
+        self.url_edit.setAccessibleName(text("settings.url.name"))
+        self.check_button = QPushButton(text("settings.check"))
         self.check_button.clicked.connect(self.check_url)
         self.url_result = problem_label()
         self.token_edit = QLineEdit()
         self.token_edit.setEchoMode(QLineEdit.EchoMode.Password)
-        self.token_edit.setPlaceholderText("No join token")
-        self.show_token = QCheckBox("Show")
+        self.token_edit.setPlaceholderText(text("settings.token.none"))
+        self.show_token = QCheckBox(text("settings.token.show"))
         self.show_token.toggled.connect(
             lambda shown: self.token_edit.setEchoMode(
                 QLineEdit.EchoMode.Normal if shown else QLineEdit.EchoMode.Password
@@ -195,12 +196,12 @@ class SettingsDialog(QDialog):
         token_row.addWidget(self.show_token)
         self.own_tracker_box = form_page(
             [
-                ("Tracker address:", [url_row, self.url_result, self.problems["tracker_url"]]),
+                (text("settings.url"), [url_row, self.url_result, self.problems["tracker_url"]]),
                 (
-                    "Join token:",
+                    text("settings.token"),
                     [
                         token_row,
-                        QLabel("Only for a private tracker; kept in this computer's keyring."),
+                        QLabel(text("settings.token.note")),
                         self.problems["join_token"],
                     ],
                 ),
@@ -214,7 +215,7 @@ class SettingsDialog(QDialog):
         self.leaderboard = LeaderboardFields()  # saved with the rest; app/credit_link.py posts it
         column.addWidget(self.leaderboard)
         column.addStretch(1)
-        self.tabs.addTab(page, "Connection")
+        self.tabs.addTab(page, text("settings.tab.connection"))
         self.own_tracker.toggled.connect(self._own_tracker_toggled)
         self.url_edit.textChanged.connect(self._url_edited)
         self.token_edit.textChanged.connect(self.validate)
@@ -222,47 +223,51 @@ class SettingsDialog(QDialog):
     def _build_computer(self) -> None:
         self.device_field = DeviceField(self.store.last_hardware())
         self.model_edit = QLineEdit()
-        self.model_edit.setPlaceholderText("The default model (SmolLM2-135M-Instruct)")
-        browse = QPushButton("Choose folder…")
+        self.model_edit.setPlaceholderText(text("settings.model.default"))
+        browse = QPushButton(text("settings.model.browse"))
         browse.clicked.connect(self._choose_model_folder)
         model_row = QHBoxLayout()
         model_row.addWidget(self.model_edit, 1)
         model_row.addWidget(browse)
-        self.own_layers = QCheckBox("Choose the layers myself (otherwise the doctor's suggestion)")
+        self.own_layers = QCheckBox(text("settings.layers.own"))
         self.layer_start = _spin(0, 999)
         self.layer_end = _spin(0, 999)
         self.own_layers.toggled.connect(self.layer_start.setEnabled)
         self.own_layers.toggled.connect(self.layer_end.setEnabled)
-        self.memory_cap = _spin(0, 1_000_000, " MB", "No limit")
+        self.memory_cap = _spin(0, 1_000_000, " MB", text("settings.memory.none"))
         self.memory_cap.setSingleStep(256)
-        self.start_at_login = QCheckBox("Start MeshNet when I log in")
-        self.batch_jobs = QCheckBox("Run batch jobs when not serving")
-        self.batch_jobs.setToolTip(
-            "While this computer is not serving a model, run the tracker's batch jobs "
-            "(quality checks, bulk generation) in a sandboxed helper process."
-        )
+        self.start_at_login = QCheckBox(text("settings.login"))
+        self.batch_jobs = QCheckBox(text("settings.batch"))
+        self.batch_jobs.setToolTip(text("settings.batch.tip"))
         self.tabs.addTab(
             form_page(
                 [
                     (
-                        "Device:",
+                        text("settings.device"),
                         [self.device_field.combo, self.device_field.hint, self.problems["device"]],
                     ),
-                    ("Model:", [model_row, self.problems["model"]]),
+                    (text("settings.model"), [model_row, self.problems["model"]]),
                     (
-                        "Layers:",
+                        text("settings.layers"),
                         [
                             self.own_layers,
-                            _row(self.layer_start, QLabel("up to"), self.layer_end),
+                            _row(
+                                self.layer_start,
+                                QLabel(text("settings.layers.up-to")),
+                                self.layer_end,
+                            ),
                             self.problems["layers"],
                         ],
                     ),
-                    ("Memory limit:", [_row(self.memory_cap), self.problems["memory_cap_mb"]]),
+                    (
+                        text("settings.memory"),
+                        [_row(self.memory_cap), self.problems["memory_cap_mb"]],
+                    ),
                     ("", [self.start_at_login, self.problems["start_at_login"]]),
                     ("", [self.batch_jobs]),
                 ]
             ),
-            "This computer",
+            text("settings.tab.computer"),
         )
         self.device_field.combo.currentTextChanged.connect(self.validate)
         self.model_edit.textChanged.connect(self.validate)
@@ -271,21 +276,21 @@ class SettingsDialog(QDialog):
         self.own_layers.toggled.connect(self.validate)
 
     def _build_pause(self) -> None:
-        self.gpu_busy = QCheckBox("Pause while another program keeps the graphics card busy")
-        self.gpu_hot = QCheckBox("Pause when the graphics card is hotter than")
+        self.gpu_busy = QCheckBox(text("settings.gpu.busy"))
+        self.gpu_hot = QCheckBox(text("settings.gpu.hot"))
         self.gpu_temp = _spin(0, 150, " °C")
         self.gpu_hot.toggled.connect(self.gpu_temp.setEnabled)
         self.programs = ProgramsField()
-        self.on_battery = QCheckBox("Pause on battery power")
-        self.when_idle = QCheckBox("Contribute only after")
-        self.idle = _spin(0, 1000, " minutes")
+        self.on_battery = QCheckBox(text("settings.battery"))
+        self.when_idle = QCheckBox(text("settings.idle.after"))
+        self.idle = _spin(0, 1000, text("settings.idle.minutes"))
         self.when_idle.toggled.connect(self.idle.setEnabled)
-        idle_row = _row(self.when_idle, self.idle, QLabel("without keyboard or mouse use"))
+        idle_row = _row(self.when_idle, self.idle, QLabel(text("settings.idle.untouched")))
         self.tabs.addTab(
             form_page(
                 [
                     (
-                        "Graphics card:",
+                        text("settings.gpu"),
                         [
                             self.gpu_busy,
                             _row(self.gpu_hot, self.gpu_temp),
@@ -293,19 +298,19 @@ class SettingsDialog(QDialog):
                         ],
                     ),
                     (
-                        "Programs:",
+                        text("settings.programs"),
                         [
-                            QLabel("Pause while any of these programs is running:"),
+                            QLabel(text("settings.programs.intro")),
                             self.programs,
                             self.problems["pause_programs"],
                         ],
                     ),
-                    ("Power:", [self.on_battery]),
-                    ("Idle:", [idle_row, self.problems["idle_minutes"]]),
-                    ("", [QLabel("Contributing resumes by itself once the reason has passed.")]),
+                    (text("settings.power"), [self.on_battery]),
+                    (text("settings.idle"), [idle_row, self.problems["idle_minutes"]]),
+                    ("", [QLabel(text("settings.resumes"))]),
                 ]
             ),
-            "Pause rules",
+            text("settings.tab.pause"),
         )
         for box in (self.gpu_busy, self.gpu_hot, self.on_battery, self.when_idle):
             box.toggled.connect(self.validate)
@@ -378,9 +383,12 @@ class SettingsDialog(QDialog):
             label.setText(problems.get(name, ""))
             label.setVisible(name in problems)
         tab_fields = (
-            ("Connection", {"tracker_url"}),
-            ("This computer", {"device", "model", "layers", "memory_cap_mb"}),
-            ("Pause rules", {"pause_above_gpu_temp_c", "pause_programs", "idle_minutes"}),
+            (text("settings.tab.connection"), {"tracker_url"}),
+            (text("settings.tab.computer"), {"device", "model", "layers", "memory_cap_mb"}),
+            (
+                text("settings.tab.pause"),
+                {"pause_above_gpu_temp_c", "pause_programs", "idle_minutes"},
+            ),
         )
         for index, (title, names) in enumerate(tab_fields):
             self.tabs.setTabText(index, f"⚠ {title}" if names & problems.keys() else title)
@@ -396,22 +404,18 @@ class SettingsDialog(QDialog):
     def show_network(self, joined: JoinedNetwork | None) -> None:
         """Say which network this computer belongs to (the wizard's join page changes it)."""
         if joined is None:
-            self.network_label.setText(
-                "This computer has not joined a network yet. Open Check this computer… "
-                "and paste the invite you were sent."
-            )
+            self.network_label.setText(text("settings.network.none"))
             return
-        by = f" (run by {joined.operator})" if joined.operator else ""
-        self.network_label.setText(
-            f"This computer is part of {joined.name or joined.tracker_url}{by}. To join "
-            "another network, open Check this computer… and paste its invite."
-        )
+        name = joined.name or joined.tracker_url
+        if joined.operator:
+            name = text("join.network-by", name=name, operator=joined.operator)
+        self.network_label.setText(text("settings.network", network=name))
 
     def _url_edited(self) -> None:
         if self.url_edit.text().strip():
             self.own_tracker.setChecked(True)  # an address of one's own is the Advanced choice
         self._save_anyway = False
-        self.save_button.setText("Save")
+        self.save_button.setText(text("settings.save"))
         self.url_result.setVisible(False)
         self.validate()
 
@@ -425,7 +429,7 @@ class SettingsDialog(QDialog):
         self._checking_url = url
         self.check_button.setEnabled(False)
         self.save_button.setEnabled(False)
-        self._show_url_result(f"Checking {url}…", None)
+        self._show_url_result(text("settings.checking", url=url), None)
         check = self._check
         self._check_task = run_in_background(
             lambda: check(url),
@@ -445,7 +449,7 @@ class SettingsDialog(QDialog):
         elif isinstance(error, TrackerReadError):
             sentence = str(error)
         else:
-            sentence = "The check failed unexpectedly (it is logged); try again."
+            sentence = text("settings.check.failed")
         self._show_url_result(("✓ " if ok else "") + sentence, ok)
         self.validate()
         if self._save_after_check:
@@ -454,7 +458,7 @@ class SettingsDialog(QDialog):
                 self.save()
             else:
                 self._save_anyway = True
-                self.save_button.setText("Save anyway")
+                self.save_button.setText(text("settings.save-anyway"))
 
     def _show_url_result(self, text: str, ok: bool | None) -> None:
         self.url_result.setText(text)
@@ -472,7 +476,7 @@ class SettingsDialog(QDialog):
         run_in_background(lambda: load_join_token(url), on_success=loaded, parent=self)
 
     def _choose_model_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Choose a model folder")
+        folder = QFileDialog.getExistingDirectory(self, text("settings.model.choose"))
         if folder:
             self.model_edit.setText(folder)
 
@@ -500,7 +504,7 @@ class SettingsDialog(QDialog):
                 save_join_token(settings.tracker_url, token)
                 self._token_loaded = token
         except MeshnetError as exc:
-            self._show_problem("join_token", f"The join token was not kept: {exc}.", 0)
+            self._show_problem("join_token", text("settings.token.failed", error=exc), 0)
             return False
         if settings.start_at_login != self.original.start_at_login:
             try:

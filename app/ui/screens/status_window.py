@@ -43,11 +43,11 @@ from app.credit_summary import fetch_credit
 from app.status_model import (
     FAILED_STATES,
     GATE_ORDER,
-    GATE_TITLES,
     diagnostics_text,
     format_count,
     format_duration,
     gate_sentence,
+    gate_title,
     headline,
     tray_state,
 )
@@ -63,13 +63,7 @@ from app.ui.widgets.usage_chart import UsageChart
 log = logging.getLogger(__name__)
 
 COLUMN_SENTENCE = 1
-GATE_STATE_WORDS = {
-    "passed": "Passed",
-    "failed": "Failed",
-    "pending": "In progress",
-    "info": "For your information",
-    "waiting": "Not reached yet",
-}
+GATE_STATES = ("passed", "failed", "pending", "info", "waiting")
 CHART_REFRESH_MS = 60_000
 # Reason codes whose next step is not Retry (app.status_model.WHY_BY_REASON's keys)
 SETTINGS_REASONS = frozenset({"bad-settings"})
@@ -258,7 +252,7 @@ class StatusWindow(QMainWindow):
             buttons.addWidget(button)
         buttons.addStretch(1)
         row.addLayout(buttons)
-        self.banner.setAccessibleName("Status")
+        self.banner.setAccessibleName(text("action.status"))
         return self.banner
 
     def _build_details_view(self) -> QWidget:
@@ -268,10 +262,10 @@ class StatusWindow(QMainWindow):
         layout.setContentsMargins(16, 16, 16, 12)
         layout.setSpacing(12)
         top = QHBoxLayout()
-        self.back_button = QPushButton("← Back")
-        self.back_button.setAccessibleName("Back to the status")
+        self.back_button = QPushButton(text("details.back"))
+        self.back_button.setAccessibleName(text("details.back.name"))
         self.back_button.clicked.connect(self.show_main)
-        gates_title = QLabel("Admission, step by step")
+        gates_title = QLabel(text("details.title"))
         gates_title.setObjectName("section")
         top.addWidget(self.back_button)
         top.addWidget(gates_title, 1)
@@ -287,30 +281,27 @@ class StatusWindow(QMainWindow):
         layout.addWidget(self._build_gates())
         stats = QHBoxLayout()
         stats.setSpacing(10)
-        tokens_frame, self.tokens_label = stat_box("tokens served")
-        sessions_frame, self.sessions_label = stat_box("open sessions")
+        tokens_frame, self.tokens_label = stat_box(text("details.tokens"))
+        sessions_frame, self.sessions_label = stat_box(text("details.sessions"))
         for frame in (tokens_frame, sessions_frame):
             stats.addWidget(frame)
         layout.addLayout(stats)
         self.tabs = QTabWidget()
         self.chart = UsageChart()
-        self.tabs.addTab(self.chart, "Tokens served, last 7 days")
+        self.tabs.addTab(self.chart, text("details.chart"))
         self.log_view = QPlainTextEdit()
         self.log_view.setReadOnly(True)
         self.log_view.setMaximumBlockCount(500)
         self.log_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        self.log_view.setPlaceholderText("The node's messages appear here while it runs.")
-        self.log_view.setAccessibleName("Node log")
-        self.tabs.addTab(self.log_view, "Node log")
+        self.log_view.setPlaceholderText(text("details.log.empty"))
+        self.log_view.setAccessibleName(text("details.log"))
+        self.tabs.addTab(self.log_view, text("details.log"))
         layout.addWidget(self.tabs, 2)
         bottom = QHBoxLayout()
         bottom.addStretch(1)
-        self.copy_button = QPushButton("Copy diagnostics")
-        self.copy_button.setAccessibleName("Copy diagnostics")
-        self.copy_button.setToolTip(
-            "Copy the status, the gates, the report and the last log lines, "
-            "to paste into a message to someone helping you"
-        )
+        self.copy_button = QPushButton(text("details.copy"))
+        self.copy_button.setAccessibleName(text("details.copy"))
+        self.copy_button.setToolTip(text("details.copy.tip"))
         self.copy_button.clicked.connect(self.copy_diagnostics)
         bottom.addWidget(self.copy_button)
         layout.addLayout(bottom)
@@ -329,7 +320,7 @@ class StatusWindow(QMainWindow):
         for index, name in enumerate(GATE_ORDER):
             icon = QLabel()
             icon.setFixedSize(16, 16)
-            title = QLabel(GATE_TITLES[name])
+            title = QLabel(gate_title(name))
             title.setObjectName("gate-title")
             sentence = QLabel()
             sentence.setWordWrap(True)
@@ -448,12 +439,13 @@ class StatusWindow(QMainWindow):
             if row is None:
                 continue
             icon.setPixmap(gate_icon(row.gate_state).pixmap(16, 16))
-            words = GATE_STATE_WORDS.get(row.gate_state, row.gate_state)
+            known = row.gate_state in GATE_STATES
+            words = text(f"gate-state.{row.gate_state}") if known else row.gate_state
             icon.setToolTip(words)
-            icon.setAccessibleName(f"{GATE_TITLES.get(name, name)}: {words}")
+            icon.setAccessibleName(f"{gate_title(name)}: {words}")
             sentence.setText(gate_sentence(row, status, now))
             reason.setText(row.reason or "")
-            reason.setToolTip("Reason code, for whoever helps you" if row.reason else "")
+            reason.setToolTip(text("details.reason.tip") if row.reason else "")
             when.setText(time.strftime("%H:%M:%S", time.localtime(row.at)) if row.at else "")
 
     @guarded
@@ -514,7 +506,7 @@ class StatusWindow(QMainWindow):
         diagnostics = diagnostics_text(self._controller.status, self._versions)
         clipboard = QGuiApplication.clipboard()
         clipboard.setText(diagnostics)
-        self.statusBar().showMessage("Diagnostics copied: paste them into your message.", 5000)
+        self.statusBar().showMessage(text("details.copied"), 5000)
 
     def showEvent(self, event: QShowEvent) -> None:
         """A window opened late shows the truth: refresh everything as it appears."""

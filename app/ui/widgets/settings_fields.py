@@ -25,6 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.texts import text
+
 ERROR_STYLE = "color: #b3261e;"
 OK_STYLE = "color: #1e7b34;"
 
@@ -59,14 +61,17 @@ def form_page(rows: Sequence[tuple[str, Sequence[Cell]]]) -> QWidget:
 
 
 def _device_choices(hardware: dict[str, Any] | None) -> list[tuple[str, str | None]]:
-    choices: list[tuple[str, str | None]] = [("Best available", None), ("Processor (CPU)", "cpu")]
+    choices: list[tuple[str, str | None]] = [
+        (text("settings.device.best"), None),
+        (text("settings.device.cpu"), "cpu"),
+    ]
     device = (hardware or {}).get("device") or {}
     kind = device.get("kind")
     if kind == "cuda":
         value = f"cuda:{device.get('index', 0)}"
-        choices.append((f"{device.get('name') or 'NVIDIA graphics card'} ({value})", value))
+        choices.append((f"{device.get('name') or text('settings.device.nvidia')} ({value})", value))
     elif kind == "mps":
-        choices.append((f"{device.get('name') or 'Apple graphics'} (mps)", "mps"))
+        choices.append((f"{device.get('name') or text('settings.device.apple')} (mps)", "mps"))
     return choices
 
 
@@ -87,11 +92,7 @@ class DeviceField:
         for label, value in _device_choices(hardware):
             self.combo.addItem(label, value)
         found = self.combo.count() > 2
-        self.hint.setText(
-            "The graphics card is the one the doctor found; type cuda:1 for a second one."
-            if found
-            else "Run the doctor to list this computer's graphics card, or type one (cuda:0)."
-        )
+        self.hint.setText(text("settings.device.found") if found else text("settings.device.none"))
         self.set_value(current)
 
     def value(self) -> str | None:
@@ -121,9 +122,9 @@ class ProgramsField(QWidget):
         self.list.setFixedHeight(90)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         self.entry = QLineEdit()
-        self.entry.setPlaceholderText("Program file name, such as eldenring.exe")
-        self.add_button = QPushButton("Add")
-        self.remove_button = QPushButton("Remove")
+        self.entry.setPlaceholderText(text("settings.programs.hint"))
+        self.add_button = QPushButton(text("settings.programs.add"))
+        self.remove_button = QPushButton(text("settings.programs.remove"))
         self.add_button.clicked.connect(self.add_from_entry)
         self.entry.returnPressed.connect(self.add_from_entry)
         self.remove_button.clicked.connect(self.remove_selected)

@@ -16,6 +16,7 @@ from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from app.status_model import format_count
+from app.texts import text
 
 BAR_COLOUR = QColor("#1f9d55")
 NOW_COLOUR = QColor("#2f6fde")
@@ -42,7 +43,7 @@ class UsageChart(QWidget):
         self._hours: list[tuple[float, int]] = []
         self.setMinimumHeight(150)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        self.setAccessibleName("Tokens served per hour over the last week")
+        self.setAccessibleName(text("details.chart.name"))
 
     def sizeHint(self) -> QSize:
         return QSize(560, 180)
@@ -58,12 +59,14 @@ class UsageChart(QWidget):
 
     def summary(self) -> str:
         if not self.total:
-            return "No tokens served in the last 7 days yet."
+            return text("details.chart.nothing")
         best = max(self._hours, key=lambda pair: pair[1])
         when = time.strftime("%a %H:00", time.localtime(best[0]))
-        return (
-            f"{format_count(self.total)} tokens served in the last 7 days; "
-            f"busiest hour {when} ({format_count(best[1])} tokens)."
+        return text(
+            "details.chart.summary",
+            total=format_count(self.total),
+            when=when,
+            best=format_count(best[1]),
         )
 
     def paintEvent(self, event: QPaintEvent) -> None:

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from app.texts import number, text
+
 # Builds a ``meshnet-node`` command line from its arguments (app.ui.json_child.node_argv).
 NodeCommand = Callable[..., list[str]]
 
@@ -53,4 +55,6 @@ class WizardState:
 
 
 def gigabytes(n: Any) -> str:
-    return f"{n / 1e9:.1f} GB" if isinstance(n, int | float) else "unknown"
+    if not isinstance(n, int | float):
+        return text("size.unknown")
+    return text("size.gb", size=number(n / 1e9, 1))

@@ -60,7 +60,7 @@ def make_view(qtbot: Any, store: SettingsStore, fetch: Any, **kw: Any) -> Recipe
 
 
 def cell(view: RecipesView, row: int, column: str) -> str:
-    return str(view.proxy.index(row, COLUMNS.index(column)).data())
+    return str(view.proxy.index(row, COLUMNS.index(column.lower().replace(" ", "-"))).data())
 
 
 def visible_rows(view: RecipesView) -> int:

@@ -1,0 +1,136 @@
+"""The words of the engineer's views: Details, Settings and the Recipes window.
+
+Kept apart from :data:`app.texts.TEXTS` because these may name gates, layers
+and recipes (the plain-words test scans only the main path); they go through
+the same :func:`app.texts.text` and the same translation catalogues, and
+``tests/app/test_texts.py`` checks German and Spanish translate them too.
+Pure Python, like app.texts.
+"""
+
+from __future__ import annotations
+
+DETAILS_TEXTS: dict[str, str] = {
+    # --- the status window's Details view ----------------------------------------
+    "details.back": "← Back",
+    "details.back.name": "Back to the status",
+    "details.title": "Admission, step by step",
+    "details.tokens": "tokens served",
+    "details.sessions": "open sessions",
+    "details.chart": "Tokens served, last 7 days",
+    "details.chart.name": "Tokens served per hour over the last week",
+    "details.chart.summary": "{total} tokens served in the last 7 days; busiest hour "
+    "{when} ({best} tokens).",
+    "details.chart.nothing": "No tokens served in the last 7 days yet.",
+    "details.log": "Node log",
+    "details.log.empty": "The node's messages appear here while it runs.",
+    "details.copy": "Copy diagnostics",
+    "details.copy.tip": "Copy the status, the gates, the report and the last log lines, "
+    "to paste into a message to someone helping you",
+    "details.copied": "Diagnostics copied: paste them into your message.",
+    "details.reason.tip": "Reason code, for whoever helps you",
+    "gate-state.passed": "Passed",
+    "gate-state.failed": "Failed",
+    "gate-state.pending": "In progress",
+    "gate-state.info": "For your information",
+    "gate-state.waiting": "Not reached yet",
+    "gate.identity": "Identity",
+    "gate.placement": "Layers chosen",
+    "gate.capability": "Capability report",
+    "gate.admission": "Admission",
+    "gate.data-plane": "Data plane",
+    "gate.registration": "Registration",
+    "gate.reachability": "Reachability",
+    "gate.recipe": "Recipe",
+    "gate.sessions": "Sessions",
+    "gate.placement.fixed": "Layers {start}–{end}, as set in Settings.",
+    "gate.not-checked": "Not checked yet.",
+    "gate.not-reached": "Not reached.",
+    "gate.report.fresh": "Report {age} old, stale in {left}.",
+    "gate.report.stale": "Report {age} old: stale; Retry tests this computer again.",
+    # --- the settings window -----------------------------------------------------
+    "settings.title": "MeshNet settings",
+    "settings.save": "Save",
+    "settings.save-anyway": "Save anyway",
+    "settings.tab.connection": "Connection",
+    "settings.tab.computer": "This computer",
+    "settings.tab.pause": "Pause rules",
+    "settings.url": "Tracker address:",
+    "settings.url.name": "Tracker address",
+    "settings.check": "Check",
+    "settings.checking": "Checking {url}…",
+    "settings.check.failed": "The check failed unexpectedly (it is logged); try again.",
+    "settings.token": "Join token:",
+    "settings.token.none": "No join token",
+    "settings.token.show": "Show",
+    "settings.token.note": "Only for a private tracker; kept in this computer's keyring.",
+    "settings.token.failed": "The join token was not kept: {error}.",
+    "settings.network.none": "This computer has not joined a network yet. Open Check this "
+    "computer… and paste the invite you were sent.",
+    "settings.network": "This computer is part of {network}. To join another network, "
+    "open Check this computer… and paste its invite.",
+    "settings.device": "Device:",
+    "settings.device.best": "Best available",
+    "settings.device.cpu": "Processor (CPU)",
+    "settings.device.nvidia": "NVIDIA graphics card",
+    "settings.device.apple": "Apple graphics",
+    "settings.device.found": "The graphics card is the one the doctor found; type cuda:1 "
+    "for a second one.",
+    "settings.device.none": "Run the doctor to list this computer's graphics card, or type "
+    "one (cuda:0).",
+    "settings.model": "Model:",
+    "settings.model.default": "The default model (SmolLM2-135M-Instruct)",
+    "settings.model.browse": "Choose folder…",
+    "settings.model.choose": "Choose a model folder",
+    "settings.layers": "Layers:",
+    "settings.layers.own": "Choose the layers myself (otherwise the doctor's suggestion)",
+    "settings.layers.up-to": "up to",
+    "settings.memory": "Memory limit:",
+    "settings.memory.none": "No limit",
+    "settings.login": "Start MeshNet when I log in",
+    "settings.batch": "Run batch jobs when not serving",
+    "settings.batch.tip": "While this computer is not serving a model, run the tracker's "
+    "batch jobs (quality checks, bulk generation) in a sandboxed helper process.",
+    "settings.gpu": "Graphics card:",
+    "settings.gpu.busy": "Pause while another program keeps the graphics card busy",
+    "settings.gpu.hot": "Pause when the graphics card is hotter than",
+    "settings.programs": "Programs:",
+    "settings.programs.intro": "Pause while any of these programs is running:",
+    "settings.programs.hint": "Program file name, such as eldenring.exe",
+    "settings.programs.add": "Add",
+    "settings.programs.remove": "Remove",
+    "settings.power": "Power:",
+    "settings.battery": "Pause on battery power",
+    "settings.idle": "Idle:",
+    "settings.idle.after": "Contribute only after",
+    "settings.idle.minutes": " minutes",
+    "settings.idle.untouched": "without keyboard or mouse use",
+    "settings.resumes": "Contributing resumes by itself once the reason has passed.",
+    # --- the recipes window ----------------------------------------------------------
+    "recipes.title": "MeshNet recipes",
+    "recipes.column.model": "Model",
+    "recipes.column.recipe": "Recipe",
+    "recipes.column.status": "Status",
+    "recipes.column.model-digest": "Model digest",
+    "recipes.column.recipe-digest": "Recipe digest",
+    "recipes.column.certified-on": "Certified on",
+    "recipes.column.nodes": "Nodes",
+    "recipes.column.detail": "Detail",
+    "recipes.certified": "Certified",
+    "recipes.dark": "Dark",
+    "recipes.certified.help": "Certified: a whole route of nodes produced matching output "
+    "with this recipe.",
+    "recipes.dark.help": "Dark: not certified yet. The tracker certifies it once a full "
+    "route has proven it.",
+    "recipes.filter": "Filter by model, recipe, status or digest",
+    "recipes.legend": "★ marks the recipe this computer serves.",
+    "recipes.served.tip": "This computer serves this recipe.",
+    "recipes.layers": "{count} layers",
+    "recipes.why-dark": "{detail} Why dark: {why}",
+    "recipes.reading": "Reading recipes from {url}…",
+    "recipes.updated": "Updated {time}: {count} recipes, {certified} certified, {dark} dark.",
+    "recipes.empty": "The tracker knows no recipes yet: they appear once nodes register.",
+    "recipes.failed": "Could not read recipes: {sentence}",
+    "recipes.failed.kept": "Could not read recipes: {sentence} The list shows the last "
+    "recipes read.",
+    "recipes.failed.other": "Something went wrong reading the recipes; it is logged. Try Refresh.",
+}

@@ -1,0 +1,113 @@
+"""Issue 22: the screens at 200 % scale, in German, in a dark palette: no words cut off,
+no pale banner, and no fixed light background in any style sheet of app/ui."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtGui import QColor, QImage
+
+ROOT = Path(__file__).resolve().parents[3]
+
+# what ``meshnet-app --screenshot DIR --language de`` runs, with a dark palette first
+RENDER = """
+import sys
+from pathlib import Path
+from typing import Any
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication
+from app.ui.i18n import install_language
+from app.ui.screenshots import render_all
+app = QApplication([])
+dark = QPalette()
+for role, colour in (("Window", "#202124"), ("WindowText", "#e8eaed"), ("Base", "#1b1b1d"),
+                     ("AlternateBase", "#2a2b2e"), ("Text", "#e8eaed"), ("Button", "#303134"),
+                     ("ButtonText", "#e8eaed"), ("PlaceholderText", "#9aa0a6")):
+    dark.setColor(getattr(QPalette.ColorRole, role), QColor(colour))
+app.setPalette(dark)
+install_language(app, "de")
+sys.exit(render_all(Path(sys.argv[1]), app))
+"""
+
+
+def test_german_screens_at_200_percent_in_a_dark_palette_cut_no_words_off(
+    tmp_path: Path,
+) -> None:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QT_SCALE_FACTOR="2", PYTHONPATH=str(ROOT))
+    done = subprocess.run(
+        [sys.executable, "-c", RENDER, str(tmp_path)],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    screens = json.loads((tmp_path / "texts.json").read_text("utf-8"))
+    assert len(screens) > 15
+    clipped = {s["screen"]: s["clipped"] for s in screens if s["clipped"]}
+    assert clipped == {}
+    image = QImage(str(tmp_path / "status-serving.png"))
+    # rendered at twice the window's size: the scale took effect
+    assert image.width() >= 2 * 560, image.width()
+    # the banner's inside (left of its buttons, under the words) follows the dark palette
+    inside = image.pixelColor(image.width() // 3, 2 * 16 + 2 * 12 + 4)
+    assert inside.lightness() < 90, inside.name()
+
+
+def test_a_label_cut_short_is_reported_and_one_that_fits_is_not(qtbot: Any) -> None:
+    from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+    from app.ui.visible_texts import clipped_texts
+
+    root = QWidget()
+    qtbot.addWidget(root)
+    column = QVBoxLayout(root)
+    cut, fits = QLabel("Pausieren, solange ein anderes Programm läuft"), QLabel("Ja")
+    cut.setFixedWidth(40)
+    column.addWidget(cut)
+    column.addWidget(fits)
+    root.show()
+    assert clipped_texts(root) == ["Pausieren, solange ein anderes Programm läuft"]
+
+
+COLOUR = re.compile(r"#[0-9a-fA-F]{6}\b")
+BACKGROUND = re.compile(r"background|\.fill\(", re.IGNORECASE)
+
+
+def pale_backgrounds(source: str) -> list[str]:
+    """Fixed light colours on lines that paint a background (a style sheet's
+    ``background:``, ``setBackground``, a ``*_BACKGROUND`` constant, ``fill``):
+    unreadable under a dark palette's light text."""
+    return [
+        colour
+        for line in source.splitlines()
+        if BACKGROUND.search(line)
+        for colour in COLOUR.findall(line)
+        if QColor(colour).lightness() > 200
+    ]
+
+
+def test_the_scan_finds_a_pale_background_and_spares_palette_roles() -> None:
+    assert pale_backgrounds('"#banner { background: #e8f6ee; }"') == ["#e8f6ee"]
+    assert pale_backgrounds('SERVED_BACKGROUND = QColor("#fff4c2")') == ["#fff4c2"]
+    assert pale_backgrounds('pen = QPen(QColor("#ffffff"), 2.0)') == []  # a stroke
+    assert pale_backgrounds('"#banner { background: palette(alternate-base); }"') == []
+    assert pale_backgrounds('"border: 2px solid #2e9d5b;"') == []
+
+
+def test_no_screen_draws_a_fixed_pale_background() -> None:
+    found = {}
+    for path in (ROOT / "app" / "ui").rglob("*.py"):
+        if path.name == "screenshots.py":
+            continue  # the tray-icon sheet imitates a light panel on purpose
+        pale = pale_backgrounds(path.read_text("utf-8"))
+        if pale:
+            found[str(path.relative_to(ROOT))] = pale
+    assert found == {}
