@@ -38,6 +38,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.demo.processes import start_node, start_tracker
+from core.dataplane.tls import pinned_client_context
 from core.models.default_model import ensure_default_model
 from core.models.tokenizer import ChatTokenizer
 from tests.support.route import RouteSession, hops_from_route, request_route
@@ -95,7 +96,8 @@ def aggregate_rate(runs: list[Run]) -> float:
 
 def decode_counts(health_urls: list[str]) -> list[tuple[int, int]]:
     """Each node's (decode forwards, decode rows) so far."""
-    bodies = [httpx.get(u, timeout=10).json() for u in health_urls]
+    context = pinned_client_context()  # the nodes serve TLS; counts are all that is read here
+    bodies = [httpx.get(u, timeout=10, verify=context).json() for u in health_urls]
     return [(int(b["decode_forwards"]), int(b["decode_rows"])) for b in bodies]
 
 
