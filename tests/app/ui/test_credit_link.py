@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QCoreApplication, QEvent, QSettings, QThreadPool
 
 from app.credit_link import LinkWish, needs_posting
 from app.network_join import APP_PROFILE
@@ -32,6 +32,7 @@ from tests.tracker_service.helpers import FakeNode
 from tests.tracker_service.server_process import TrackerProcess, free_port
 
 CREDIT = 2.5
+MADE: list[MeshNetApp] = []  # the apps this test made (closed_apps shuts them down)
 
 
 @pytest.fixture(autouse=True)
@@ -73,6 +74,27 @@ def register_and_credit(tracker: TrackerProcess, identity: NodeIdentity) -> None
     database.dispose()
 
 
+@pytest.fixture(autouse=True)
+def closed_apps(qtbot: Any) -> Iterator[list[MeshNetApp]]:
+    """Every app a test makes is shut down and deleted before the next test begins
+    (it asks for qtbot so that it is torn down before qtbot is).
+
+    Its posts and credit reads run on the global pool: their results are delivered
+    and the app's objects deleted by Qt here, while everything they touch is alive,
+    never left to the garbage collector during a later test's event processing.
+    """
+    apps = MADE
+    yield apps
+    QThreadPool.globalInstance().waitForDone(20_000)
+    QCoreApplication.processEvents()
+    for app in apps:
+        app.shutdown()
+        app.deleteLater()
+    apps.clear()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    QCoreApplication.processEvents()
+
+
 def make_app(qtbot: Any, tmp_path: Path, *, tray: bool) -> MeshNetApp:
     store = SettingsStore(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
     store.save(AppSettings(tracker_url="http://127.0.0.1:9"))
@@ -85,6 +107,7 @@ def make_app(qtbot: Any, tmp_path: Path, *, tray: bool) -> MeshNetApp:
         state=QSettings(str(tmp_path / "state.ini"), QSettings.Format.IniFormat),
     )
     qtbot.addWidget(app.status_window)
+    MADE.append(app)
     return app
 
 
