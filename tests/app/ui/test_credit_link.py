@@ -80,8 +80,10 @@ def closed_apps(qtbot: Any) -> Iterator[list[MeshNetApp]]:
     (it asks for qtbot so that it is torn down before qtbot is).
 
     Its posts and credit reads run on the global pool: their results are delivered
-    and the app's objects deleted by Qt here, while everything they touch is alive,
-    never left to the garbage collector during a later test's event processing.
+    first. Then Qt deletes the status window while the controller and actions it
+    shows are alive, and only then the app that owns them; left to qtbot and the
+    garbage collector, the window was deleted after them during the next test's
+    event processing, and the test run crashed there (twice in CI).
     """
     apps = MADE
     yield apps
@@ -89,10 +91,14 @@ def closed_apps(qtbot: Any) -> Iterator[list[MeshNetApp]]:
     QCoreApplication.processEvents()
     for app in apps:
         app.shutdown()
+        app.status_window.hide()
+        app.status_window.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    for app in apps:
         app.deleteLater()
-    apps.clear()
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     QCoreApplication.processEvents()
+    apps.clear()
 
 
 def make_app(qtbot: Any, tmp_path: Path, *, tray: bool) -> MeshNetApp:
@@ -106,8 +112,7 @@ def make_app(qtbot: Any, tmp_path: Path, *, tray: bool) -> MeshNetApp:
         tray_available=tray,
         state=QSettings(str(tmp_path / "state.ini"), QSettings.Format.IniFormat),
     )
-    qtbot.addWidget(app.status_window)
-    MADE.append(app)
+    MADE.append(app)  # closed_apps deletes its window, then the app
     return app
 
 
