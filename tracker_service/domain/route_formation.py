@@ -95,6 +95,10 @@ class RoutingPolicy:
     unknown_throughput: float = 1.0  # tokens/s assumed for a node that reported none
     session_weight: float = 0.25  # each open (or recently assigned) session slows a node
     slack: float = 0.25  # nodes within 25 % of a shape's best count as equivalent
+    # A node holding the prompt's prefix stays preferred up to twice the best cost: its
+    # cached blocks spare it that prefix's prefill, which a per-token cost does not see,
+    # and a noisy latency probe (a few ms on one hop) must not throw the cache away.
+    prefer_slack: float = 1.0
 
 
 def node_cost_ms(
@@ -158,7 +162,7 @@ class CandidatePool:
         prefer: AbstractSet[str] = frozenset(),
     ) -> Route:
         """:func:`form_route` over this pool (`latency`: the measured hop latencies;
-        `prefer`: nodes taken first among the near-best, e.g. holders of the prompt's
+        `prefer`: nodes taken first while inside `prefer_slack`, e.g. holders of the prompt's
         prefix in their caches)."""
         excluded = set(exclude)
         # Distinct ranges decide coverage; 10,000 nodes share a handful of them.
@@ -196,8 +200,9 @@ class CandidatePool:
         """One node per usable shape, drawn among the near-best: (node, hop ms, full-shard ms).
 
         `latency` holds the measured hop latencies (others weigh the policy's default).
-        A near-best node in `prefer` is taken before the others: affinity never picks a
-        node the cost model puts outside the band, so it cannot pile load on one node.
+        A node in `prefer` within the wider `prefer_slack` band is taken before the others:
+        affinity never picks a node that costs more than that, so as its sessions make it
+        busier it stops being preferred and the load cannot pile on one node.
         """
         policy = self.policy
         default = policy.default_latency_ms
@@ -217,7 +222,14 @@ class CandidatePool:
             limit = best * (1.0 + policy.slack)
             band = [i for i, cost in enumerate(costs) if cost <= limit]
             if prefer:
-                band = [i for i in band if shape.node_ids[i] in prefer] or band
+                wide = best * (1.0 + policy.prefer_slack)
+                position = shape.position
+                held = sorted(
+                    i
+                    for node_id in prefer
+                    if (i := position.get(node_id)) is not None and costs[i] <= wide
+                )
+                band = held or band
             node = shape.candidates[rng.choice(band)]
             hop_ms, compute_ms = node_cost_ms(
                 node,

@@ -4,10 +4,10 @@ Nodes keep the KV of recent prefixes (docs/wire.md#prefix-cache), but only a
 route through the nodes that computed a prefix can reuse it. The gateway
 remembers, per recipe, the nodes of the route that served each prompt, keyed
 by chained hashes of the prompt's 16-token blocks; the next prompt that shares
-a prefix asks the planner to prefer those nodes among the near-best of their
-ranges (``CandidatePool.pick``). It is only a hint: a node that left, is
-excluded or is loaded is not chosen, and a route through other nodes still
-answers, with a full prefill.
+a prefix asks the planner to prefer those nodes while they cost at most twice
+the best of their ranges (``CandidatePool.pick``, ``RoutingPolicy.prefer_slack``).
+It is only a hint: a node that left, is excluded or is loaded is not chosen,
+and a route through other nodes still answers, with a full prefill.
 
 In memory, per tracker process, least recently used first: no database write
 on the request path and nothing shared between replicas (a replica that does

@@ -120,7 +120,7 @@ class RoutePlanner:
     ) -> RoutePlan:
         """Form a route and sign its ticket. Raises RouteRefused or NoRoute.
 
-        `prefer`: nodes to take where they are among the near-best of their range (the
+        `prefer`: nodes to take while they cost at most twice the best of their range (the
         gateway names those that served the prompt's prefix: prefix_affinity.py)."""
         info, candidates = self.cache.shared(key)
         if info is None:

@@ -101,13 +101,17 @@ def test_a_split_of_six_and_two_merges_into_one_batch_of_eight_at_the_head(
 
     tokens = asyncio.run(main())
     assert tokens == [list(generate_local(shards, prompt(i), NEW_TOKENS)) for i in range(8)]
-    for node in (head, tail):
-        sizes = decode_sizes(node.batcher)
-        merged = sizes.index(8)  # the late pair started at the early six's 4th step
-        assert merged <= 6, sizes
-        # ...and from then on one batch of all eight until the early six finish
-        together = len(list(itertools.takewhile(lambda n: n == 8, sizes[merged:])))
-        assert together >= NEW_TOKENS - 1 - 6, sizes
+    # The rule is the head's: it waits (without bound, here) for every mid-decode session.
+    sizes = decode_sizes(head.batcher)
+    merged = sizes.index(8)  # the late pair started at the early six's 4th step
+    assert merged <= 6, sizes
+    # ...and from then on one batch of all eight until the early six finish
+    together = len(list(itertools.takewhile(lambda n: n == 8, sizes[merged:])))
+    assert together >= NEW_TOKENS - 1 - 6, sizes
+    # The tail waits only a straggler's moment (half a forward), so whether eight frames
+    # that left the head together land in one batch there is a matter of thread timing on
+    # a loaded machine: what holds is that it computed every step exactly once.
+    assert tail.batcher.stats.rows == head.batcher.stats.rows == 8 * (NEW_TOKENS - 1)
 
 
 def test_a_lone_session_never_waits_and_a_released_one_is_not_waited_for(

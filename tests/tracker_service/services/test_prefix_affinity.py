@@ -49,3 +49,18 @@ def test_the_planner_takes_a_preferred_node_among_equals_only() -> None:
     assert len({pick(pool, frozenset(), seed) for seed in range(20)}) > 1  # random otherwise
     slow = CandidatePool(candidates({"fast": 10.0, "slow": 1.0}), RoutingPolicy())
     assert {pick(slow, frozenset({"slow"}), seed) for seed in range(20)} == {"fast"}
+
+
+def test_a_node_holding_the_prefix_stays_preferred_through_a_noisy_latency_probe() -> None:
+    """Two equal nodes, one measured a few ms slower on its hop (a probe on a busy machine):
+    the one holding the prefix is still taken, as its cache spares it the prefix's prefill;
+    one twice as slow as the best plus a little is not."""
+    pool = CandidatePool(candidates({"n1": 40.0, "n2": 40.0}), RoutingPolicy())
+    noisy = {"n1": 2.6, "n2": 7.7}  # 27.6 vs 32.7 ms a token: outside the 25 % band
+    for seed in range(20):
+        route = pool.form(4, latency=noisy, recent={}, rng=random.Random(seed), prefer={"n2"})
+        assert route.node_ids == ("n2",)
+    far = {"n1": 2.6, "n2": 35.0}  # 27.6 vs 60 ms: more than twice the best
+    for seed in range(20):
+        route = pool.form(4, latency=far, recent={}, rng=random.Random(seed), prefer={"n2"})
+        assert route.node_ids == ("n1",)
