@@ -18,8 +18,12 @@ drives the nodes' data plane directly): the difference between the two is
 what the gateway path costs (tokenizing, sampling, per-step messaging, the
 event loop). Each node's mean decode batch over the (b) rounds is read from
 its ``/v1/health``; every answer is checked against its solo run. Hop audits
-are off as in gateway_vs_transformers.py (their cost: audit_cost.py). Last
-line ``ratio: X`` = (b) aggregate / (a) tokens/s.
+are off as in gateway_vs_transformers.py (their cost: audit_cost.py). Where a
+decode token's time goes is read from the gateway's own request log lines
+(``in_route_per_token``: inside the route's steps, the hops' compute and the
+legs to them; ``between_steps_per_token``: sampling, detokenizing, the stream's
+write and the client's reading, the gateway path's own share). Last line
+``ratio: X`` = (b) aggregate / (a) tokens/s.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -106,6 +111,28 @@ def aggregate_rate(group: list[Chat]) -> float:
     return sum(c.tokens - 1 for c in group) / (last - first)
 
 
+SPLIT = re.compile(r"in_route_per_token=([0-9.]+)ms between_steps_per_token=([0-9.]+)ms")
+
+
+class RequestLog:
+    """The gateway's per-request lines from the tracker's output: each decode token's split."""
+
+    def __init__(self) -> None:
+        self.splits: list[tuple[float, float]] = []
+
+    def __call__(self, _name: str, line: dict[str, object] | str) -> None:
+        if (found := SPLIT.search(str(line))) is not None:  # a JSON line's message too
+            self.splits.append((float(found.group(1)), float(found.group(2))))
+
+
+def split_text(splits: list[tuple[float, float]]) -> str:
+    if not splits:
+        return "no request lines seen"
+    route = statistics.fmean(s[0] for s in splits)
+    between = statistics.fmean(s[1] for s in splits)
+    return f"{route:.1f} ms in the route, {between:.2f} ms between steps"
+
+
 def decode_counts(health_urls: list[str]) -> list[tuple[int, int]]:
     """Each node's (decode forwards, decode rows) so far, over its pinned TLS data plane."""
     context = pinned_client_context()  # the gateway checks the pin; here counts are all we read
@@ -145,7 +172,8 @@ def main() -> None:
         f"{count} chats through the gateway (openai client, streaming), {n} new tokens each"
     )
     workdir = Path(tempfile.mkdtemp(prefix="meshnet-bench-gwc-"))
-    tracker, url = start_tracker(workdir, lambda _n, _l: None, heartbeat_s=1.0)
+    requests = RequestLog()
+    tracker, url = start_tracker(workdir, requests, heartbeat_s=1.0)
     children = [tracker]
     try:
         for index, layers in enumerate([(0, 15), (15, 30)], start=1):
@@ -155,10 +183,16 @@ def main() -> None:
         singles: list[Chat] = []
         groups: list[list[Chat]] = []
         batched = [[0, 0] for _ in health]  # forwards, rows over the (b) rounds, per node
+        single_lines: list[tuple[float, float]] = []
+        group_lines: list[tuple[float, float]] = []
         for _ in range(args.rounds):
+            mark = len(requests.splits)
             singles.append(asyncio.run(chats(url, model, prompts[:1], n))[0])
+            single_lines += requests.splits[mark:]
             before = decode_counts(health)
+            mark = len(requests.splits)
             groups.append(asyncio.run(chats(url, model, prompts, n)))
+            group_lines += requests.splits[mark:]
             for total, was, now in zip(batched, before, decode_counts(health), strict=True):
                 total[0] += now[0] - was[0]
                 total[1] += now[1] - was[1]
@@ -191,6 +225,10 @@ def main() -> None:
             f"node {i} {rows / max(forwards, 1):.2f} ({rows}/{forwards})"
             for i, (forwards, rows) in enumerate(batched, start=1)
         )
+    )
+    print(
+        "per decode token, from the gateway's request lines (mean over requests): "
+        f"1 chat {split_text(single_lines)}; {count} chats {split_text(group_lines)}"
     )
     print(f"every answer equals its solo run: {identical}")
     print(f"ratio: {max(group_rates) / max(single_rates):.2f}")

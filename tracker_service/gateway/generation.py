@@ -71,6 +71,19 @@ class GenerationStats:
     # (of the prefill that produced the first token): usage.prompt_tokens_details.cached_tokens
     cached_tokens: int = 0
     started: float = field(default_factory=time.perf_counter)
+    # Where a decode token's time goes: inside the route's step (the hops' compute and
+    # the legs to them), or between steps (sampling, detokenizing, the stream's write
+    # and the caller's reading: the gateway's own share), summed over decode steps.
+    decode_steps: int = 0
+    in_route_s: float = 0.0
+    between_steps_s: float = 0.0
+
+    def per_decode_token_ms(self) -> tuple[float, float] | None:
+        """(ms inside the route, ms between steps) per decode token; None before one."""
+        if not self.decode_steps:
+            return None
+        n = self.decode_steps
+        return self.in_route_s * 1000.0 / n, self.between_steps_s * 1000.0 / n
 
     @property
     def route_header(self) -> str:
@@ -137,6 +150,7 @@ class Generation:
         feed: list[int] = list(context)
         failed_at: float | None = None
         produced = 0
+        answered_at: float | None = None  # when the last step's token came back
         if self._affinity is not None:
             self._prefer = self._affinity.nodes_for(self._key, context)
         try:
@@ -145,12 +159,19 @@ class Generation:
                     await self._open(max_length, excluded)
                     feed = list(context)  # replay the prefix: the new hops rebuild their caches
                 assert self._session is not None
+                began = time.perf_counter()
                 try:
                     token = await self._session.step(feed)
                 except RouteFailure as exc:
                     failed_at = failed_at or time.perf_counter()
+                    answered_at = None  # the replay after a failover is no decode step
                     await self._fail_over(exc, excluded)
                     continue
+                if answered_at is not None:
+                    self.stats.decode_steps += 1
+                    self.stats.between_steps_s += began - answered_at
+                    self.stats.in_route_s += time.perf_counter() - began
+                answered_at = time.perf_counter()
                 if failed_at is not None:
                     self.stats.stall_s += time.perf_counter() - failed_at
                     failed_at = None

@@ -52,6 +52,8 @@ class RequestRecord:
     elapsed_s: float = 0.0
     failovers: int = 0
     stall_s: float = 0.0
+    # per decode token: ms inside the route's steps, ms between them (the gateway's share)
+    split_ms: tuple[float, float] | None = None
     started: float = field(default_factory=time.perf_counter)  # the request's arrival
 
     @property
@@ -70,9 +72,15 @@ class RequestRecord:
         if self.failovers:
             metrics.failovers.inc(self.failovers)
         ttft = f"{self.first_token_s * 1000:.0f}ms" if self.first_token_s is not None else "-"
+        in_route, between = (
+            (f"{self.split_ms[0]:.1f}ms", f"{self.split_ms[1]:.2f}ms")
+            if self.split_ms
+            else ("-", "-")
+        )
         log.info(
             "%s model=%s caller=%s stream=%s outcome=%s route=%s prompt_tokens=%d "
-            "completion_tokens=%d ttft=%s tokens_per_s=%.1f failovers=%d stall=%.2fs",
+            "completion_tokens=%d ttft=%s tokens_per_s=%.1f failovers=%d stall=%.2fs "
+            "in_route_per_token=%s between_steps_per_token=%s",
             self.endpoint,
             self.model,
             self.caller,
@@ -85,6 +93,8 @@ class RequestRecord:
             self.decode_rate,
             self.failovers,
             self.stall_s,
+            in_route,
+            between,
             extra={
                 "endpoint": self.endpoint,
                 "model": self.model,
@@ -94,5 +104,6 @@ class RequestRecord:
                 "completion_tokens": self.completion_tokens,
                 "first_token_s": self.first_token_s,
                 "failovers": self.failovers,
+                "split_ms": self.split_ms,
             },
         )

@@ -176,6 +176,7 @@ class Answer:
         record.elapsed_s = time.perf_counter() - record.started
         record.failovers = sum(c.generation.stats.failovers for c in self.choices)
         record.stall_s = sum(c.generation.stats.stall_s for c in self.choices)
+        record.split_ms = stats.per_decode_token_ms()  # the first choice's, as for ttft
         limiter.charge(self.caller, self.prompt_tokens + self.completion_tokens)
         record.finish(metrics)
         if self._on_close is not None:

@@ -295,5 +295,17 @@ def test_each_request_logs_one_line_with_route_tokens_and_latency(
         "ttft=",
         "tokens_per_s=",
         "failovers=0",
+        "in_route_per_token=",
+        "between_steps_per_token=",
     ):
         assert field in line, line
+    # where each decode token's time went: the route's steps, or the gateway between them
+    record = next(r for r in caplog.records if r.name.endswith("gateway.requests"))
+    completion = int(line.split("completion_tokens=")[1].split()[0])
+    split = record.__dict__["split_ms"]
+    if completion < 2:
+        assert split is None
+    else:
+        in_route, between = split
+        assert in_route > 0.0 and between >= 0.0, split
+        assert f"in_route_per_token={in_route:.1f}ms" in line
