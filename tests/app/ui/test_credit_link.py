@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from PySide6.QtCore import QCoreApplication, QEvent, QSettings, QThreadPool
+from PySide6.QtCore import QSettings
 
 from app.credit_link import LinkWish, needs_posting
 from app.network_join import APP_PROFILE
@@ -32,7 +32,6 @@ from tests.tracker_service.helpers import FakeNode
 from tests.tracker_service.server_process import TrackerProcess, free_port
 
 CREDIT = 2.5
-MADE: list[MeshNetApp] = []  # the apps this test made (closed_apps shuts them down)
 
 
 @pytest.fixture(autouse=True)
@@ -74,33 +73,6 @@ def register_and_credit(tracker: TrackerProcess, identity: NodeIdentity) -> None
     database.dispose()
 
 
-@pytest.fixture(autouse=True)
-def closed_apps(qtbot: Any) -> Iterator[list[MeshNetApp]]:
-    """Every app a test makes is shut down and deleted before the next test begins
-    (it asks for qtbot so that it is torn down before qtbot is).
-
-    Its posts and credit reads run on the global pool: their results are delivered
-    first. Then Qt deletes the status window while the controller and actions it
-    shows are alive, and only then the app that owns them; left to qtbot and the
-    garbage collector, the window was deleted after them during the next test's
-    event processing, and the test run crashed there (twice in CI).
-    """
-    apps = MADE
-    yield apps
-    QThreadPool.globalInstance().waitForDone(20_000)
-    QCoreApplication.processEvents()
-    for app in apps:
-        app.shutdown()
-        app.status_window.hide()
-        app.status_window.deleteLater()
-    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-    for app in apps:
-        app.deleteLater()
-    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-    QCoreApplication.processEvents()
-    apps.clear()
-
-
 def make_app(qtbot: Any, tmp_path: Path, *, tray: bool) -> MeshNetApp:
     store = SettingsStore(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
     store.save(AppSettings(tracker_url="http://127.0.0.1:9"))
@@ -112,7 +84,6 @@ def make_app(qtbot: Any, tmp_path: Path, *, tray: bool) -> MeshNetApp:
         tray_available=tray,
         state=QSettings(str(tmp_path / "state.ini"), QSettings.Format.IniFormat),
     )
-    MADE.append(app)  # closed_apps deletes its window, then the app
     return app
 
 
