@@ -60,6 +60,7 @@ def install_language(app: QCoreApplication, language: str | None = None) -> str:
         log.warning("could not load %s; showing English", catalogue(wanted))
         wanted = "en"
     texts.set_number_formatter(number_formatter(wanted))
+    QLocale.setDefault(QLocale(wanted))  # day names and Qt's own numbers follow the language
     if wanted == "en":
         return "en"
     app.installTranslator(translator)
