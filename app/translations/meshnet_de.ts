@@ -1754,6 +1754,11 @@
       <translation>Knoten wird gestartet…</translation>
     </message>
     <message>
+      <source>Stopping: finishing open sessions and leaving the network…</source>
+      <extracomment>node.stopping</extracomment>
+      <translation>Wird beendet: offene Sitzungen werden abgeschlossen, dann wird das Netzwerk verlassen…</translation>
+    </message>
+    <message>
       <source>Contribution is off.</source>
       <extracomment>node.off</extracomment>
       <translation>Mithelfen ist aus.</translation>

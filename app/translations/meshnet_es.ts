@@ -1754,6 +1754,11 @@
       <translation>Iniciando el nodo…</translation>
     </message>
     <message>
+      <source>Stopping: finishing open sessions and leaving the network…</source>
+      <extracomment>node.stopping</extracomment>
+      <translation>Deteniendo: terminando las sesiones abiertas y saliendo de la red…</translation>
+    </message>
+    <message>
       <source>Contribution is off.</source>
       <extracomment>node.off</extracomment>
       <translation>La colaboración está desactivada.</translation>

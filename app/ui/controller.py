@@ -159,9 +159,7 @@ class NodeController(QObject):
         if not self._process.running or self._process.stop_requested:
             return
         self._pause_sentence = None
-        self._status.set_local_state(
-            "draining", "Stopping: finishing open sessions and leaving the network…"
-        )
+        self._status.set_local_state("draining", text("node.stopping"))
         self._emit_state()
         self._process.stop(self.stop_timeout_s)
 

@@ -558,10 +558,10 @@ class SettingsDialog(QDialog):
             self._checked_url(url, _sample_check(url), None)
         elif name == "problems":
             self.fill(replace(self.current_settings(), layers=(12, 4), memory_cap_mb=128))
-        self.tabs.setCurrentIndex(_SAMPLE_TABS[name])
+        self.tabs.setCurrentIndex(SAMPLE_TABS[name])
 
 
-_SAMPLE_TABS = {"connection": 0, "computer": 1, "pause": 2, "checked": 0, "problems": 1}
+SAMPLE_TABS = {"connection": 0, "computer": 1, "pause": 2, "checked": 0, "problems": 1}
 
 
 def _sample_check(url: str) -> TrackerCheck:
