@@ -88,6 +88,10 @@ DETAILS_TEXTS: dict[str, str] = {
     "settings.memory": "Memory limit:",
     "settings.memory.none": "No limit",
     "settings.login": "Start MeshNet when I log in",
+    "settings.login.on-failed": "Could not turn on start at login ({error}): check that your "
+    "user may change its login items, then try again.",
+    "settings.login.off-failed": "Could not turn off start at login ({error}): check that your "
+    "user may change its login items, then try again.",
     "settings.batch": "Run batch jobs when not serving",
     "settings.batch.tip": "While this computer is not serving a model, run the tracker's "
     "batch jobs (quality checks, bulk generation) in a sandboxed helper process.",

@@ -1474,6 +1474,16 @@
       <translation>MeshNet beim Anmelden starten</translation>
     </message>
     <message>
+      <source>Could not turn on start at login ({error}): check that your user may change its login items, then try again.</source>
+      <extracomment>settings.login.on-failed</extracomment>
+      <translation>Start beim Anmelden konnte nicht eingeschaltet werden ({error}): Prüfen Sie, ob Ihr Benutzer seine Anmeldeobjekte ändern darf, und versuchen Sie es dann erneut.</translation>
+    </message>
+    <message>
+      <source>Could not turn off start at login ({error}): check that your user may change its login items, then try again.</source>
+      <extracomment>settings.login.off-failed</extracomment>
+      <translation>Start beim Anmelden konnte nicht ausgeschaltet werden ({error}): Prüfen Sie, ob Ihr Benutzer seine Anmeldeobjekte ändern darf, und versuchen Sie es dann erneut.</translation>
+    </message>
+    <message>
       <source>Run batch jobs when not serving</source>
       <extracomment>settings.batch</extracomment>
       <translation>Stapelaufträge ausführen, wenn nichts ausgeliefert wird</translation>

@@ -1474,6 +1474,16 @@
       <translation>Iniciar MeshNet al iniciar sesión</translation>
     </message>
     <message>
+      <source>Could not turn on start at login ({error}): check that your user may change its login items, then try again.</source>
+      <extracomment>settings.login.on-failed</extracomment>
+      <translation>No se pudo activar el inicio al iniciar sesión ({error}): compruebe que su usuario puede cambiar sus elementos de inicio y vuelva a intentarlo.</translation>
+    </message>
+    <message>
+      <source>Could not turn off start at login ({error}): check that your user may change its login items, then try again.</source>
+      <extracomment>settings.login.off-failed</extracomment>
+      <translation>No se pudo desactivar el inicio al iniciar sesión ({error}): compruebe que su usuario puede cambiar sus elementos de inicio y vuelva a intentarlo.</translation>
+    </message>
+    <message>
       <source>Run batch jobs when not serving</source>
       <extracomment>settings.batch</extracomment>
       <translation>Ejecutar trabajos por lotes cuando no sirve</translation>

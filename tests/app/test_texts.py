@@ -94,11 +94,14 @@ SPEAKING_MODULES = (
     "app/settings_model.py",
     "app/tracker_api.py",
     "app/network_join.py",
+    "app/autostart.py",
     "app/ui/errors.py",
     "app/ui/controller.py",
     "app/ui/node_process.py",
     "app/ui/widgets/usage_chart.py",
 )
+# the login entry's .desktop comment is written once, for the desktop's own menus
+NOT_SHOWN_BY_THE_APP = {"Comment=Lend this PC's GPU to the MeshNet network"}
 _PROGRAMMING_ERRORS = {"RuntimeError", "ValueError", "TypeError", "KeyError", "AssertionError"}
 
 
@@ -126,6 +129,7 @@ def _sentence_literals(path: Path) -> list[str]:
         and id(node) not in skipped
         and len(re.findall(r"[A-Za-z]{2,}", node.value)) >= 3
         and len(node.value.split()) >= 3
+        and node.value not in NOT_SHOWN_BY_THE_APP
     ]
 
 
