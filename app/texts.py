@@ -391,6 +391,20 @@ def set_number_formatter(formatter: Callable[[float, int], str]) -> None:
     _number = formatter
 
 
+_language = "en"
+
+
+def set_language(name: str) -> None:
+    """Remember the language in use ("en", "de", "es"), for dates and day names."""
+    global _language
+    _language = name
+
+
+def language() -> str:
+    """The language in use; widgets build their QLocale from it."""
+    return _language
+
+
 def number(value: float, decimals: int = 0) -> str:
     """``value`` with the chosen language's digit grouping and decimal mark."""
     return _number(value, decimals)

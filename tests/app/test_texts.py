@@ -151,7 +151,9 @@ def test_the_apps_own_sentences_speak_the_chosen_language(qapp: Any) -> None:
     from app.ui.controller import crash_sentence
     from app.ui.errors import apology
     from app.ui.i18n import install_language
+    from app.ui.widgets.usage_chart import _local_time
 
+    sunday_noon = 3 * 86_400 + 43_200  # 4 January 1970, a Sunday in every time zone
     state = {"generated_at": 0.0, "models": [], "recipes": [], "nodes": [], "nodes_total_live": 1}
     answers = httpx.MockTransport(lambda _request: httpx.Response(200, json=state))
     missing = httpx.MockTransport(lambda _request: httpx.Response(404))
@@ -178,10 +180,12 @@ def test_the_apps_own_sentences_speak_the_chosen_language(qapp: Any) -> None:
             "2 h 05 min",
             "3 T 4 h",
         ]
+        assert _local_time(sunday_noon, "dddd") == "Sonntag"  # the usage chart's day names
         assert install_language(qapp, "es") == "es"
         assert format_duration(3 * 86_400) == "3 d 0 h"
         assert "«Copiar diagnóstico»" in apology()
+        assert _local_time(sunday_noon, "dddd") == "domingo"
     finally:
         install_language(qapp, "en")
-    assert format_duration(7_500) == "2 h 05 min"
+    assert format_duration(7_500) == "2 h 05 min" and _local_time(sunday_noon, "dddd") == "Sunday"
     assert apology().endswith("use Copy diagnostics in the Status window.")

@@ -16,7 +16,7 @@ from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from app.status_model import format_count
-from app.texts import text
+from app.texts import language, text
 
 BAR_COLOUR = QColor("#1f9d55")
 NOW_COLOUR = QColor("#2f6fde")
@@ -36,8 +36,8 @@ def _nice_ceiling(value: int) -> int:
 
 
 def _local_time(at: float, pattern: str) -> str:
-    """``at`` in local time, with the chosen language's day names (QLocale's default)."""
-    return QLocale().toString(QDateTime.fromSecsSinceEpoch(int(at)), pattern)
+    """``at`` in local time, with the chosen language's day names."""
+    return QLocale(language()).toString(QDateTime.fromSecsSinceEpoch(int(at)), pattern)
 
 
 class UsageChart(QWidget):
