@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from app.texts import text
 from core.errors import MeshnetError
 
 log = logging.getLogger(__name__)
@@ -65,11 +66,8 @@ def set_autostart(
         else:
             _set_file(enabled, _desktop_path(home, environ), lambda: _desktop_entry(command))
     except OSError as exc:
-        action = "turn on" if enabled else "turn off"
-        raise AutostartError(
-            f"Could not {action} start at login ({exc}): check that your user may change "
-            "its login items, then try again."
-        ) from exc
+        key = "settings.login.on-failed" if enabled else "settings.login.off-failed"
+        raise AutostartError(text(key, error=exc)) from exc
     log.info("autostart: %s on %s", "enabled" if enabled else "disabled", platform)
 
 

@@ -21,6 +21,7 @@ DETAILS_TEXTS: dict[str, str] = {
     "details.chart.summary": "{total} tokens served in the last 7 days; busiest hour "
     "{when} ({best} tokens).",
     "details.chart.nothing": "No tokens served in the last 7 days yet.",
+    "details.chart.fills": "This chart fills in while this computer contributes.",
     "details.log": "Node log",
     "details.log.empty": "The node's messages appear here while it runs.",
     "details.copy": "Copy diagnostics",
@@ -87,6 +88,10 @@ DETAILS_TEXTS: dict[str, str] = {
     "settings.memory": "Memory limit:",
     "settings.memory.none": "No limit",
     "settings.login": "Start MeshNet when I log in",
+    "settings.login.on-failed": "Could not turn on start at login ({error}): check that your "
+    "user may change its login items, then try again.",
+    "settings.login.off-failed": "Could not turn off start at login ({error}): check that your "
+    "user may change its login items, then try again.",
     "settings.batch": "Run batch jobs when not serving",
     "settings.batch.tip": "While this computer is not serving a model, run the tracker's "
     "batch jobs (quality checks, bulk generation) in a sandboxed helper process.",
@@ -105,6 +110,69 @@ DETAILS_TEXTS: dict[str, str] = {
     "settings.idle.minutes": " minutes",
     "settings.idle.untouched": "without keyboard or mouse use",
     "settings.resumes": "Contributing resumes by itself once the reason has passed.",
+    # --- the settings window: what is wrong with a field (app/settings_model.py) --------
+    "problem.url.empty": "Enter the tracker's address, such as http://127.0.0.1:8765.",
+    "problem.url.invalid": "The tracker address is not a valid URL: check it, such as "
+    "http://127.0.0.1:8765.",
+    "problem.url.scheme": "The tracker address must start with http:// or https://.",
+    "problem.url.host": "The tracker address needs a host name, such as "
+    "http://tracker.example.org.",
+    "problem.program.empty": "Remove the empty program name, or type the program's file name.",
+    "problem.program.path": "Enter only the program's file name, such as eldenring.exe, not a "
+    "path: {name} contains a folder.",
+    "problem.model": "Choose a model, or leave it empty to use the default model.",
+    "problem.layers.start": "The first layer must be 0 or more: raise the first number.",
+    "problem.layers.empty": "Layers {start}–{end} is an empty range: make the last layer larger "
+    "than the first, such as {start}–{next}.",
+    "problem.device": "Unknown device {device}: choose the CPU, a GPU (cuda:0, cuda:1, …) or mps.",
+    "problem.memory": "A memory cap of {size} MB is too small to hold any layer: set at least "
+    "{least} MB, or no cap.",
+    "problem.gpu-temp": "Choose a GPU temperature between {low} and {high} °C ({temp} °C is "
+    "outside that range).",
+    "problem.idle": "Choose between {low} and {high} idle minutes ({idle} is outside that "
+    "range), or turn the idle rule off.",
+    "problem.label": "Use at most {count} letters, digits or signs on one line, or leave it empty.",
+    # --- the settings window's tracker check (app/tracker_api.py) ------------------------
+    "tracker.connected": "Connected to a MeshNet tracker: {nodes}, {recipes}.",
+    "tracker.nodes.one": "1 live node",
+    "tracker.nodes": "{count} live nodes",
+    "tracker.recipes.one": "1 recipe",
+    "tracker.recipes": "{count} recipes",
+    "tracker.refused": "Nothing answers at {url}: check the address and port, and that the "
+    "tracker is running.",
+    "tracker.unreachable": "Could not reach {url} ({error}): check the address and your network "
+    "connection.",
+    "tracker.timeout": "{url} did not answer within {seconds} s: check the address, or try again "
+    "when the network is less busy.",
+    "tracker.unreadable": "Could not read {url} ({error}): check the address and try again.",
+    "tracker.http": "{url} answered with HTTP {status} {phrase}: check the address, or ask the "
+    "tracker's operator.",
+    "tracker.http.network": "{url} answered with HTTP {status}: ask the network's organiser.",
+    "tracker.not-meshnet": "{url} is not a MeshNet tracker ({why}): check the address and port.",
+    "tracker.why.no-state-page": "it has no MeshNet state page",
+    "tracker.why.not-json": "its answer is not JSON",
+    "tracker.why.not-state": "its answer is not a MeshNet state",
+    "tracker.why.no-time": "its state has no generated_at time",
+    "tracker.why.no-list": "its state has no {name} list",
+    "tracker.why.no-count": "its state has no live node count",
+    "tracker.why.recipes": "its recipe list is not in the MeshNet shape",
+    "tracker.why.allocation": "its layer suggestion is not in the MeshNet shape",
+    "tracker.why.network": "its network answer is not in the MeshNet shape",
+    "tracker.no-suggestion": "{url} cannot suggest layers (it does not know this model or is an "
+    "older tracker); the suggestion below is from this computer alone.",
+    "tracker.suggestion.failed": "{url} could not suggest layers (HTTP {status}).",
+    "tracker.suggestion.failed.detail": "{url} could not suggest layers (HTTP {status}: {detail}).",
+    # --- the node's state as the app itself words it (Details' log and state line) -------
+    "node.starting": "Starting the node…",
+    "node.stopping": "Stopping: finishing open sessions and leaving the network…",
+    "node.off": "Contribution is off.",
+    "node.off.ended": "Contribution is off (the node had to be ended).",
+    "node.cannot-start": "MeshNet could not start the node: {error}",
+    "node.crashed": "The node stopped unexpectedly ({detail}). Retry, or run the doctor.",
+    "node.crashed.ended": "it was ended or could not start",
+    "node.crashed.code": "exit code {code}",
+    "node.killed": "The node did not stop in time, so MeshNet ended it.",
+    "node.start-failed": "The node could not start: {error}",
     # --- the recipes window ----------------------------------------------------------
     "recipes.title": "MeshNet recipes",
     "recipes.column.model": "Model",

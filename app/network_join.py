@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
 
+from app.texts import text
 from core.invites import (
     CODE_RE,
     InviteError,
@@ -39,33 +40,29 @@ APP_PROFILE = DEFAULT_PROFILE
 # What installers/build.py --network writes beside the app (installers/layout.py).
 NETWORK_FILE = "network.json"
 
-# Plain sentences for each way a join is refused (core and tracker reason codes).
-_REFUSALS = {
-    "invite-used-up": "This invite has already been used as many times as it allows. "
-    "Ask the person who invited you for a new one.",
-    "invite-expired": "This invite has expired. Ask the person who invited you for a new one.",
-    "invite-revoked": "This invite was withdrawn by the network's organiser. "
-    "Ask them for a new one.",
-    "invite-unknown": "This network does not know that invite. Check that you copied all "
-    "of it, or ask for a new one.",
-    "tracker-key-mismatch": "This link does not lead to the network it was made for, so "
-    "nothing was sent. Ask the person who invited you for a fresh link.",
-    "bad-tracker-answer": "The network's answer could not be trusted, so nothing was saved. "
-    "Try again later, or ask for a fresh link.",
-    "bad-invite-link": "That is not a whole invite link. Copy all of it: it starts with "
-    "meshnet://join?",
-    "bad-network-address": "Type the network's address as its organiser gave it, starting "
-    "with https:// or http://.",
-    "bad-invite-code": "Type the invite code as you were given it (letters, digits and dashes).",
-    "tracker-unreachable": "The network could not be reached. Check this computer is online "
-    "and try again.",
-}
-
-
-NO_NETWORK_SENTENCE = (
-    "This computer has not joined a network yet. Paste the invite you were sent on the "
-    "Join a network page (Check this computer…), then press Contribute again."
+# Each way a join is refused (core and tracker reason codes): app.texts "join.refused.<code>"
+REFUSAL_REASONS: tuple[str, ...] = (
+    "invite-used-up",
+    "invite-expired",
+    "invite-revoked",
+    "invite-unknown",
+    "tracker-key-mismatch",
+    "bad-tracker-answer",
+    "bad-invite-link",
+    "bad-network-address",
+    "bad-invite-code",
+    "tracker-unreachable",
 )
+
+
+def refusal_text(reason: str) -> str:
+    """The plain sentence for refusal ``reason`` (one of REFUSAL_REASONS), translated."""
+    return text(f"join.refused.{reason}")
+
+
+def no_network_sentence() -> str:
+    """What to do while this computer has joined no network yet, translated."""
+    return text("join.none-yet")
 
 
 @dataclass(frozen=True)
@@ -83,11 +80,11 @@ class Preview:
 def refusal_sentence(exc: BaseException) -> str | None:
     """The plain sentence for a refused join, or None when ``exc`` is none of those."""
     reason = getattr(exc, "reason", None)
-    if isinstance(reason, str) and reason in _REFUSALS:
-        return _REFUSALS[reason]
+    if isinstance(reason, str) and reason in REFUSAL_REASONS:
+        return refusal_text(reason)
     names = {cls.__name__ for cls in type(exc).__mro__}
     if names & {"TrackerUnreachable", "ConnectError", "TimeoutException"}:
-        return _REFUSALS["tracker-unreachable"]
+        return refusal_text("tracker-unreachable")
     return None
 
 
@@ -97,9 +94,11 @@ def link_from_parts(tracker_url: str, code: str) -> tuple[str, str]:
     try:
         parse_invite_link(_build_link(url, "ABCD", "0" * 32))  # the address as a link has it
     except InviteError as exc:
-        raise InviteError(_REFUSALS["bad-network-address"], reason="bad-network-address") from exc
+        raise InviteError(
+            refusal_text("bad-network-address"), reason="bad-network-address"
+        ) from exc
     if not CODE_RE.match(code):
-        raise InviteError(_REFUSALS["bad-invite-code"], reason="bad-invite-code")
+        raise InviteError(refusal_text("bad-invite-code"), reason="bad-invite-code")
     return url, code
 
 
@@ -182,14 +181,16 @@ def bundled_network_link(folders: Iterable[Path] | None = None) -> str | None:
 __all__ = [
     "APP_PROFILE",
     "NETWORK_FILE",
-    "NO_NETWORK_SENTENCE",
+    "REFUSAL_REASONS",
     "InviteLink",
     "Preview",
     "bundled_network_link",
     "join_and_save",
     "joined_network",
+    "no_network_sentence",
     "preview_link",
     "preview_parts",
     "refusal_sentence",
+    "refusal_text",
     "tracker_url_for",
 ]

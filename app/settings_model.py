@@ -5,7 +5,8 @@ pause rules read lives in `AppSettings`. The join token is not here: it belongs 
 the OS keyring (`core.join_tokens`), never in a settings file.
 
 `validate_settings` returns one sentence per bad field, saying what to do, so the
-dialog can show each beside its field. `settings_from_dict` never raises: a stored
+dialog can show each beside its field (app.details_texts' ``problem.*``, translated).
+`settings_from_dict` never raises: a stored
 value that is missing, of the wrong type or out of range falls back to its default
 (logged), so a hand-edited or older settings store cannot keep the app from starting.
 """
@@ -19,6 +20,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from app.texts import number, text
 from core.credit_account import MAX_LABEL_LEN
 
 log = logging.getLogger(__name__)
@@ -53,30 +55,27 @@ class AppSettings:
 
 def tracker_url_problem(url: str) -> str | None:
     """The sentence that says what is wrong with a tracker URL, or None when it is usable."""
-    text = url.strip()
-    if not text:
-        return "Enter the tracker's address, such as http://127.0.0.1:8765."
+    address = url.strip()
+    if not address:
+        return text("problem.url.empty")
     try:
-        parts = urlsplit(text)
+        parts = urlsplit(address)
         parts.port  # noqa: B018 - raises ValueError on a bad port
     except ValueError:
-        return "The tracker address is not a valid URL: check it, such as http://127.0.0.1:8765."
+        return text("problem.url.invalid")
     if parts.scheme not in ("http", "https"):
-        return "The tracker address must start with http:// or https://."
+        return text("problem.url.scheme")
     if not parts.hostname:
-        return "The tracker address needs a host name, such as http://tracker.example.org."
+        return text("problem.url.host")
     return None
 
 
 def _program_problem(names: tuple[str, ...]) -> str | None:
     for name in names:
         if not name.strip():
-            return "Remove the empty program name, or type the program's file name."
+            return text("problem.program.empty")
         if "/" in name or "\\" in name:
-            return (
-                f"Enter only the program's file name, such as eldenring.exe, not a path: "
-                f"{name!r} contains a folder."
-            )
+            return text("problem.program.path", name=repr(name))
     return None
 
 
@@ -87,43 +86,32 @@ def validate_settings(s: AppSettings) -> dict[str, str]:
     if url_problem is not None:
         problems["tracker_url"] = url_problem
     if s.model is not None and not s.model.strip():
-        problems["model"] = "Choose a model, or leave it empty to use the default model."
+        problems["model"] = text("problem.model")
     if s.layers is not None:
         start, end = s.layers
         if start < 0:
-            problems["layers"] = "The first layer must be 0 or more: raise the first number."
+            problems["layers"] = text("problem.layers.start")
         elif start >= end:
-            problems["layers"] = (
-                f"Layers {start}–{end} is an empty range: make the last layer larger than "
-                f"the first, such as {start}–{start + 1}."
-            )
+            problems["layers"] = text("problem.layers.empty", start=start, end=end, next=start + 1)
     if s.device is not None and not _DEVICE.match(s.device):
-        problems["device"] = (
-            f"Unknown device {s.device!r}: choose the CPU, a GPU (cuda:0, cuda:1, …) or mps."
-        )
+        problems["device"] = text("problem.device", device=repr(s.device))
     if s.memory_cap_mb is not None and s.memory_cap_mb < MIN_MEMORY_CAP_MB:
-        problems["memory_cap_mb"] = (
-            f"A memory cap of {s.memory_cap_mb} MB is too small to hold any layer: "
-            f"set at least {MIN_MEMORY_CAP_MB} MB, or no cap."
+        problems["memory_cap_mb"] = text(
+            "problem.memory", size=number(s.memory_cap_mb), least=number(MIN_MEMORY_CAP_MB)
         )
     temp = s.pause_above_gpu_temp_c
     if temp is not None and not GPU_TEMP_MIN_C <= temp <= GPU_TEMP_MAX_C:
-        problems["pause_above_gpu_temp_c"] = (
-            f"Choose a GPU temperature between {GPU_TEMP_MIN_C} and {GPU_TEMP_MAX_C} °C "
-            f"({temp} °C is outside that range)."
+        problems["pause_above_gpu_temp_c"] = text(
+            "problem.gpu-temp", low=GPU_TEMP_MIN_C, high=GPU_TEMP_MAX_C, temp=temp
         )
     idle = s.idle_minutes
     if idle is not None and not IDLE_MINUTES_MIN <= idle <= IDLE_MINUTES_MAX:
-        problems["idle_minutes"] = (
-            f"Choose between {IDLE_MINUTES_MIN} and {IDLE_MINUTES_MAX} idle minutes "
-            f"({idle} is outside that range), or turn the idle rule off."
+        problems["idle_minutes"] = text(
+            "problem.idle", low=IDLE_MINUTES_MIN, high=IDLE_MINUTES_MAX, idle=idle
         )
     for name, label in (("display_name", s.display_name), ("team", s.team)):
         if len(label) > MAX_LABEL_LEN or not label.isprintable():
-            problems[name] = (
-                f"Use at most {MAX_LABEL_LEN} letters, digits or signs on one line, "
-                "or leave it empty."
-            )
+            problems[name] = text("problem.label", count=MAX_LABEL_LEN)
     program_problem = _program_problem(s.pause_programs)
     if program_problem is not None:
         problems["pause_programs"] = program_problem

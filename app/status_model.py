@@ -401,17 +401,18 @@ def tray_state(state: str) -> str:
 
 
 def format_duration(seconds: float) -> str:
+    """ "42 s", "5 min", "2 h 05 min", "3 d 4 h" in the chosen language's units."""
     seconds = max(0, int(seconds))
     if seconds < 60:
-        return f"{seconds} s"
+        return text("duration.seconds", count=seconds)
     minutes = seconds // 60
     if minutes < 60:
-        return f"{minutes} min"
+        return text("duration.minutes", count=minutes)
     hours, minutes = divmod(minutes, 60)
     if hours < 24:
-        return f"{hours} h {minutes:02d} min"
+        return text("duration.hours", hours=hours, minutes=f"{minutes:02d}")
     days, hours = divmod(hours, 24)
-    return f"{days} d {hours} h"
+    return text("duration.days", days=number(days), hours=hours)
 
 
 def format_count(value: int) -> str:

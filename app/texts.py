@@ -332,6 +332,40 @@ TEXTS: dict[str, str] = {
     "pause.idle.one": "Waiting until this computer has been idle for 1 minute",
     "pause.resuming": "Resuming soon: no pause rule applies any more",
     "pause.hour": "Paused at your request until {until}.",
+    # --- durations (the status window's "contributing for", the report's age) -------
+    "duration.seconds": "{count} s",
+    "duration.minutes": "{count} min",
+    "duration.hours": "{hours} h {minutes} min",
+    "duration.days": "{days} d {hours} h",
+    # --- the apology for an unexpected error (app/ui/errors.py) --------------------
+    "apology": "Something went wrong inside MeshNet. Your contribution settings are safe; "
+    "try again, and if it keeps happening use {copy} in the Status window.",
+    "apology.where": "The details are in {path}.",
+    "settings.need-change": "Your settings need a change before contributing: {sentence}",
+    "test.could-not-run": "The test could not run.",
+    # --- a refused join, by reason code (app/network_join.py) -------------------------
+    "join.refused.invite-used-up": "This invite has already been used as many times as it "
+    "allows. Ask the person who invited you for a new one.",
+    "join.refused.invite-expired": "This invite has expired. Ask the person who invited you "
+    "for a new one.",
+    "join.refused.invite-revoked": "This invite was withdrawn by the network's organiser. "
+    "Ask them for a new one.",
+    "join.refused.invite-unknown": "This network does not know that invite. Check that you "
+    "copied all of it, or ask for a new one.",
+    "join.refused.tracker-key-mismatch": "This link does not lead to the network it was made "
+    "for, so nothing was sent. Ask the person who invited you for a fresh link.",
+    "join.refused.bad-tracker-answer": "The network's answer could not be trusted, so nothing "
+    "was saved. Try again later, or ask for a fresh link.",
+    "join.refused.bad-invite-link": "That is not a whole invite link. Copy all of it: it "
+    "starts with meshnet://join?",
+    "join.refused.bad-network-address": "Type the network's address as its organiser gave it, "
+    "starting with https:// or http://.",
+    "join.refused.bad-invite-code": "Type the invite code as you were given it (letters, "
+    "digits and dashes).",
+    "join.refused.tracker-unreachable": "The network could not be reached. Check this "
+    "computer is online and try again.",
+    "join.none-yet": "This computer has not joined a network yet. Paste the invite you were "
+    "sent on the Join a network page (Check this computer…), then press Contribute again.",
     # --- sizes -------------------------------------------------------------------
     "size.gb": "{size} GB",
     "size.unknown": "unknown",
@@ -355,6 +389,20 @@ def set_number_formatter(formatter: Callable[[float, int], str]) -> None:
     one built on QLocale, so German shows 63.040 and 18,42)."""
     global _number
     _number = formatter
+
+
+_language = "en"
+
+
+def set_language(name: str) -> None:
+    """Remember the language in use ("en", "de", "es"), for dates and day names."""
+    global _language
+    _language = name
+
+
+def language() -> str:
+    """The language in use; widgets build their QLocale from it."""
+    return _language
 
 
 def number(value: float, decimals: int = 0) -> str:

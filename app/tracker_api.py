@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 
 from app.settings_model import tracker_url_problem
+from app.texts import number, text
 from core.errors import MeshnetError
 from core.tls_trust import tracker_verify
 
@@ -87,26 +88,24 @@ def _request(
         ) as client:
             return client.get(base + path, params=params, headers={"Accept": "application/json"})
     except httpx.ConnectError as exc:
-        text = str(exc).lower()
-        if "refused" in text or "errno 111" in text or "10061" in text:
+        said = str(exc).lower()
+        if "refused" in said or "errno 111" in said or "10061" in said:
             raise TrackerReadError(
-                f"Nothing answers at {base}: check the address and port, and that the "
-                "tracker is running.",
+                text("tracker.refused", url=base),
                 reason="connection-refused",
             ) from exc
         raise TrackerReadError(
-            f"Could not reach {base} ({exc}): check the address and your network connection.",
+            text("tracker.unreachable", url=base, error=exc),
             reason="unreachable",
         ) from exc
     except httpx.TimeoutException as exc:
         raise TrackerReadError(
-            f"{base} did not answer within {timeout_s:g} s: check the address, or try again "
-            "when the network is less busy.",
+            text("tracker.timeout", url=base, seconds=f"{timeout_s:g}"),
             reason="timeout",
         ) from exc
     except httpx.HTTPError as exc:
         raise TrackerReadError(
-            f"Could not read {base} ({exc}): check the address and try again.",
+            text("tracker.unreadable", url=base, error=exc),
             reason="unreachable",
         ) from exc
 
@@ -115,22 +114,26 @@ def _get_state(url: str, timeout_s: float, transport: httpx.BaseTransport | None
     base = _base(url)
     response = _request(base, STATE_PATH, timeout_s, transport)
     if response.status_code == 404:
-        raise _not_meshnet(base, "it has no MeshNet state page")
+        raise _not_meshnet(base, text("tracker.why.no-state-page"))
     if response.status_code >= 400:
         raise TrackerReadError(
-            f"{base} answered with HTTP {response.status_code} {response.reason_phrase}: "
-            "check the address, or ask the tracker's operator.",
+            text(
+                "tracker.http",
+                url=base,
+                status=response.status_code,
+                phrase=response.reason_phrase,
+            ),
             reason="http-error",
         )
     try:
         return response.json()
     except ValueError as exc:
-        raise _not_meshnet(base, "its answer is not JSON") from exc
+        raise _not_meshnet(base, text("tracker.why.not-json")) from exc
 
 
 def _not_meshnet(base: str, why: str) -> TrackerReadError:
     return TrackerReadError(
-        f"{base} is not a MeshNet tracker ({why}): check the address and port.",
+        text("tracker.not-meshnet", url=base, why=why),
         reason="not-meshnet",
     )
 
@@ -144,14 +147,14 @@ def _is_number(value: Any) -> bool:
 
 def _state_problem(state: Any) -> str | None:
     if not isinstance(state, Mapping):
-        return "its answer is not a MeshNet state"
+        return text("tracker.why.not-state")
     if not _is_number(state.get("generated_at")):
-        return "its state has no generated_at time"
+        return text("tracker.why.no-time")
     for key in _STATE_LISTS:
         if not isinstance(state.get(key), list):
-            return f"its state has no {key} list"
+            return text("tracker.why.no-list", name=key)
     if not isinstance(state.get("nodes_total_live"), int):
-        return "its state has no live node count"
+        return text("tracker.why.no-count")
     return None
 
 
@@ -165,9 +168,13 @@ def check_tracker(
         raise _not_meshnet(_base(url), problem)
     live = state["nodes_total_live"]
     recipes = len(state["recipes"])
-    nodes = "1 live node" if live == 1 else f"{live} live nodes"
-    known = "1 recipe" if recipes == 1 else f"{recipes} recipes"
-    return TrackerCheck(ok=True, sentence=f"Connected to a MeshNet tracker: {nodes}, {known}.")
+    nodes = text("tracker.nodes.one") if live == 1 else text("tracker.nodes", count=number(live))
+    known = (
+        text("tracker.recipes.one")
+        if recipes == 1
+        else text("tracker.recipes", count=number(recipes))
+    )
+    return TrackerCheck(ok=True, sentence=text("tracker.connected", nodes=nodes, recipes=known))
 
 
 def _optional(value: Any, kind: type | tuple[type, ...]) -> Any:
@@ -220,7 +227,7 @@ def fetch_recipes(
         return [_row(item) for item in state["recipes"]]
     except (KeyError, TypeError) as exc:
         log.warning("tracker %s: unreadable recipe %r", url, exc)
-        raise _not_meshnet(_base(url), "its recipe list is not in the MeshNet shape") from exc
+        raise _not_meshnet(_base(url), text("tracker.why.recipes")) from exc
 
 
 ALLOCATION_PATH = "/api/v1/allocation"
@@ -258,18 +265,17 @@ def fetch_allocation(
     response = _request(base, ALLOCATION_PATH, timeout_s, transport, params)
     if response.status_code == 404:
         raise TrackerReadError(
-            f"{base} cannot suggest layers (it does not know this model or is an older "
-            "tracker); the suggestion below is from this computer alone.",
+            text("tracker.no-suggestion", url=base),
             reason="no-suggestion",
         )
     if response.status_code >= 400:
-        detail = ""
+        detail, status = "", response.status_code
         with contextlib.suppress(ValueError, AttributeError):
             detail = str(response.json().get("detail") or "")
         raise TrackerReadError(
-            f"{base} could not suggest layers (HTTP {response.status_code}"
-            + (f": {detail}" if detail else "")
-            + ").",
+            text("tracker.suggestion.failed.detail", url=base, status=status, detail=detail)
+            if detail
+            else text("tracker.suggestion.failed", url=base, status=status),
             reason="http-error",
         )
     try:
@@ -281,7 +287,7 @@ def fetch_allocation(
         if fits and not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end):
             raise TypeError(body)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise _not_meshnet(base, "its layer suggestion is not in the MeshNet shape") from exc
+        raise _not_meshnet(base, text("tracker.why.allocation")) from exc
     return TrackerAllocation(fits, start if fits else None, end if fits else None, sentence)
 
 
@@ -315,7 +321,7 @@ def fetch_network(
     response = _request(base, NETWORK_PATH, timeout_s, transport)
     if response.status_code >= 400:
         raise TrackerReadError(
-            f"{base} answered with HTTP {response.status_code}: ask the network's organiser.",
+            text("tracker.http.network", url=base, status=response.status_code),
             reason="http-error",
         )
     try:
@@ -335,4 +341,4 @@ def fetch_network(
             models=models,
         )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise _not_meshnet(base, "its network answer is not in the MeshNet shape") from exc
+        raise _not_meshnet(base, text("tracker.why.network")) from exc

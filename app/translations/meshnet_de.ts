@@ -1019,6 +1019,101 @@
       <translation>Auf Ihren Wunsch pausiert bis {until}.</translation>
     </message>
     <message>
+      <source>{count} s</source>
+      <extracomment>duration.seconds</extracomment>
+      <translation>{count} s</translation>
+    </message>
+    <message>
+      <source>{count} min</source>
+      <extracomment>duration.minutes</extracomment>
+      <translation>{count} min</translation>
+    </message>
+    <message>
+      <source>{hours} h {minutes} min</source>
+      <extracomment>duration.hours</extracomment>
+      <translation>{hours} h {minutes} min</translation>
+    </message>
+    <message>
+      <source>{days} d {hours} h</source>
+      <extracomment>duration.days</extracomment>
+      <translation>{days} T {hours} h</translation>
+    </message>
+    <message>
+      <source>Something went wrong inside MeshNet. Your contribution settings are safe; try again, and if it keeps happening use {copy} in the Status window.</source>
+      <extracomment>apology</extracomment>
+      <translation>In MeshNet ist etwas schiefgegangen. Ihre Einstellungen zum Mithelfen sind sicher; versuchen Sie es erneut, und wenn es wieder passiert, nutzen Sie „{copy}“ im Status-Fenster.</translation>
+    </message>
+    <message>
+      <source>The details are in {path}.</source>
+      <extracomment>apology.where</extracomment>
+      <translation>Die Einzelheiten stehen in {path}.</translation>
+    </message>
+    <message>
+      <source>Your settings need a change before contributing: {sentence}</source>
+      <extracomment>settings.need-change</extracomment>
+      <translation>Ihre Einstellungen brauchen eine Änderung, bevor Sie mithelfen können: {sentence}</translation>
+    </message>
+    <message>
+      <source>The test could not run.</source>
+      <extracomment>test.could-not-run</extracomment>
+      <translation>Der Test konnte nicht laufen.</translation>
+    </message>
+    <message>
+      <source>This invite has already been used as many times as it allows. Ask the person who invited you for a new one.</source>
+      <extracomment>join.refused.invite-used-up</extracomment>
+      <translation>Diese Einladung wurde schon so oft benutzt, wie sie erlaubt. Bitten Sie die Person, die Sie eingeladen hat, um eine neue.</translation>
+    </message>
+    <message>
+      <source>This invite has expired. Ask the person who invited you for a new one.</source>
+      <extracomment>join.refused.invite-expired</extracomment>
+      <translation>Diese Einladung ist abgelaufen. Bitten Sie die Person, die Sie eingeladen hat, um eine neue.</translation>
+    </message>
+    <message>
+      <source>This invite was withdrawn by the network's organiser. Ask them for a new one.</source>
+      <extracomment>join.refused.invite-revoked</extracomment>
+      <translation>Der Organisator des Netzwerks hat diese Einladung zurückgezogen. Bitten Sie ihn um eine neue.</translation>
+    </message>
+    <message>
+      <source>This network does not know that invite. Check that you copied all of it, or ask for a new one.</source>
+      <extracomment>join.refused.invite-unknown</extracomment>
+      <translation>Dieses Netzwerk kennt diese Einladung nicht. Prüfen Sie, ob Sie sie vollständig kopiert haben, oder bitten Sie um eine neue.</translation>
+    </message>
+    <message>
+      <source>This link does not lead to the network it was made for, so nothing was sent. Ask the person who invited you for a fresh link.</source>
+      <extracomment>join.refused.tracker-key-mismatch</extracomment>
+      <translation>Dieser Link führt nicht zu dem Netzwerk, für das er gemacht wurde, daher wurde nichts gesendet. Bitten Sie die Person, die Sie eingeladen hat, um einen neuen Link.</translation>
+    </message>
+    <message>
+      <source>The network's answer could not be trusted, so nothing was saved. Try again later, or ask for a fresh link.</source>
+      <extracomment>join.refused.bad-tracker-answer</extracomment>
+      <translation>Der Antwort des Netzwerks war nicht zu trauen, daher wurde nichts gespeichert. Versuchen Sie es später erneut oder bitten Sie um einen neuen Link.</translation>
+    </message>
+    <message>
+      <source>That is not a whole invite link. Copy all of it: it starts with meshnet://join?</source>
+      <extracomment>join.refused.bad-invite-link</extracomment>
+      <translation>Das ist kein vollständiger Einladungslink. Kopieren Sie ihn ganz: Er beginnt mit meshnet://join?</translation>
+    </message>
+    <message>
+      <source>Type the network's address as its organiser gave it, starting with https:// or http://.</source>
+      <extracomment>join.refused.bad-network-address</extracomment>
+      <translation>Geben Sie die Adresse des Netzwerks so ein, wie der Organisator sie Ihnen gegeben hat, beginnend mit https:// oder http://.</translation>
+    </message>
+    <message>
+      <source>Type the invite code as you were given it (letters, digits and dashes).</source>
+      <extracomment>join.refused.bad-invite-code</extracomment>
+      <translation>Geben Sie den Einladungscode so ein, wie Sie ihn bekommen haben (Buchstaben, Ziffern und Bindestriche).</translation>
+    </message>
+    <message>
+      <source>The network could not be reached. Check this computer is online and try again.</source>
+      <extracomment>join.refused.tracker-unreachable</extracomment>
+      <translation>Das Netzwerk war nicht erreichbar. Prüfen Sie, ob dieser Computer online ist, und versuchen Sie es erneut.</translation>
+    </message>
+    <message>
+      <source>This computer has not joined a network yet. Paste the invite you were sent on the Join a network page (Check this computer…), then press Contribute again.</source>
+      <extracomment>join.none-yet</extracomment>
+      <translation>Dieser Computer ist noch keinem Netzwerk beigetreten. Fügen Sie die Einladung, die Sie bekommen haben, auf der Seite „Einem Netzwerk beitreten“ ein (Diesen Computer prüfen…) und klicken Sie dann erneut auf „Mithelfen“.</translation>
+    </message>
+    <message>
       <source>{size} GB</source>
       <extracomment>size.gb</extracomment>
       <translation>{size} GB</translation>
@@ -1072,6 +1167,11 @@
       <source>No tokens served in the last 7 days yet.</source>
       <extracomment>details.chart.nothing</extracomment>
       <translation>In den letzten 7 Tagen noch keine Tokens ausgeliefert.</translation>
+    </message>
+    <message>
+      <source>This chart fills in while this computer contributes.</source>
+      <extracomment>details.chart.fills</extracomment>
+      <translation>Dieses Diagramm füllt sich, während dieser Computer mithilft.</translation>
     </message>
     <message>
       <source>Node log</source>
@@ -1374,6 +1474,16 @@
       <translation>MeshNet beim Anmelden starten</translation>
     </message>
     <message>
+      <source>Could not turn on start at login ({error}): check that your user may change its login items, then try again.</source>
+      <extracomment>settings.login.on-failed</extracomment>
+      <translation>Start beim Anmelden konnte nicht eingeschaltet werden ({error}): Prüfen Sie, ob Ihr Benutzer seine Anmeldeobjekte ändern darf, und versuchen Sie es dann erneut.</translation>
+    </message>
+    <message>
+      <source>Could not turn off start at login ({error}): check that your user may change its login items, then try again.</source>
+      <extracomment>settings.login.off-failed</extracomment>
+      <translation>Start beim Anmelden konnte nicht ausgeschaltet werden ({error}): Prüfen Sie, ob Ihr Benutzer seine Anmeldeobjekte ändern darf, und versuchen Sie es dann erneut.</translation>
+    </message>
+    <message>
       <source>Run batch jobs when not serving</source>
       <extracomment>settings.batch</extracomment>
       <translation>Stapelaufträge ausführen, wenn nichts ausgeliefert wird</translation>
@@ -1457,6 +1567,246 @@
       <source>Contributing resumes by itself once the reason has passed.</source>
       <extracomment>settings.resumes</extracomment>
       <translation>Das Beitragen geht von selbst weiter, sobald der Grund vorbei ist.</translation>
+    </message>
+    <message>
+      <source>Enter the tracker's address, such as http://127.0.0.1:8765.</source>
+      <extracomment>problem.url.empty</extracomment>
+      <translation>Geben Sie die Adresse des Trackers ein, etwa http://127.0.0.1:8765.</translation>
+    </message>
+    <message>
+      <source>The tracker address is not a valid URL: check it, such as http://127.0.0.1:8765.</source>
+      <extracomment>problem.url.invalid</extracomment>
+      <translation>Die Tracker-Adresse ist keine gültige URL: Prüfen Sie sie, etwa http://127.0.0.1:8765.</translation>
+    </message>
+    <message>
+      <source>The tracker address must start with http:// or https://.</source>
+      <extracomment>problem.url.scheme</extracomment>
+      <translation>Die Tracker-Adresse muss mit http:// oder https:// beginnen.</translation>
+    </message>
+    <message>
+      <source>The tracker address needs a host name, such as http://tracker.example.org.</source>
+      <extracomment>problem.url.host</extracomment>
+      <translation>Die Tracker-Adresse braucht einen Hostnamen, etwa http://tracker.example.org.</translation>
+    </message>
+    <message>
+      <source>Remove the empty program name, or type the program's file name.</source>
+      <extracomment>problem.program.empty</extracomment>
+      <translation>Entfernen Sie den leeren Programmnamen oder geben Sie den Dateinamen des Programms ein.</translation>
+    </message>
+    <message>
+      <source>Enter only the program's file name, such as eldenring.exe, not a path: {name} contains a folder.</source>
+      <extracomment>problem.program.path</extracomment>
+      <translation>Geben Sie nur den Dateinamen des Programms ein, etwa eldenring.exe, keinen Pfad: {name} enthält einen Ordner.</translation>
+    </message>
+    <message>
+      <source>Choose a model, or leave it empty to use the default model.</source>
+      <extracomment>problem.model</extracomment>
+      <translation>Wählen Sie ein Modell, oder lassen Sie das Feld leer für das Standardmodell.</translation>
+    </message>
+    <message>
+      <source>The first layer must be 0 or more: raise the first number.</source>
+      <extracomment>problem.layers.start</extracomment>
+      <translation>Die erste Schicht muss 0 oder größer sein: Erhöhen Sie die erste Zahl.</translation>
+    </message>
+    <message>
+      <source>Layers {start}–{end} is an empty range: make the last layer larger than the first, such as {start}–{next}.</source>
+      <extracomment>problem.layers.empty</extracomment>
+      <translation>Schichten {start}–{end} sind ein leerer Bereich: Machen Sie die letzte Schicht größer als die erste, etwa {start}–{next}.</translation>
+    </message>
+    <message>
+      <source>Unknown device {device}: choose the CPU, a GPU (cuda:0, cuda:1, …) or mps.</source>
+      <extracomment>problem.device</extracomment>
+      <translation>Unbekanntes Gerät {device}: Wählen Sie die CPU, eine GPU (cuda:0, cuda:1, …) oder mps.</translation>
+    </message>
+    <message>
+      <source>A memory cap of {size} MB is too small to hold any layer: set at least {least} MB, or no cap.</source>
+      <extracomment>problem.memory</extracomment>
+      <translation>Eine Speichergrenze von {size} MB ist zu klein für auch nur eine Schicht: Stellen Sie mindestens {least} MB ein, oder keine Grenze.</translation>
+    </message>
+    <message>
+      <source>Choose a GPU temperature between {low} and {high} °C ({temp} °C is outside that range).</source>
+      <extracomment>problem.gpu-temp</extracomment>
+      <translation>Wählen Sie eine GPU-Temperatur zwischen {low} und {high} °C ({temp} °C liegt außerhalb).</translation>
+    </message>
+    <message>
+      <source>Choose between {low} and {high} idle minutes ({idle} is outside that range), or turn the idle rule off.</source>
+      <extracomment>problem.idle</extracomment>
+      <translation>Wählen Sie zwischen {low} und {high} Minuten Leerlauf ({idle} liegt außerhalb), oder schalten Sie die Leerlauf-Regel aus.</translation>
+    </message>
+    <message>
+      <source>Use at most {count} letters, digits or signs on one line, or leave it empty.</source>
+      <extracomment>problem.label</extracomment>
+      <translation>Verwenden Sie höchstens {count} Buchstaben, Ziffern oder Zeichen in einer Zeile, oder lassen Sie das Feld leer.</translation>
+    </message>
+    <message>
+      <source>Connected to a MeshNet tracker: {nodes}, {recipes}.</source>
+      <extracomment>tracker.connected</extracomment>
+      <translation>Mit einem MeshNet-Tracker verbunden: {nodes}, {recipes}.</translation>
+    </message>
+    <message>
+      <source>1 live node</source>
+      <extracomment>tracker.nodes.one</extracomment>
+      <translation>1 aktiver Knoten</translation>
+    </message>
+    <message>
+      <source>{count} live nodes</source>
+      <extracomment>tracker.nodes</extracomment>
+      <translation>{count} aktive Knoten</translation>
+    </message>
+    <message>
+      <source>1 recipe</source>
+      <extracomment>tracker.recipes.one</extracomment>
+      <translation>1 Rezept</translation>
+    </message>
+    <message>
+      <source>{count} recipes</source>
+      <extracomment>tracker.recipes</extracomment>
+      <translation>{count} Rezepte</translation>
+    </message>
+    <message>
+      <source>Nothing answers at {url}: check the address and port, and that the tracker is running.</source>
+      <extracomment>tracker.refused</extracomment>
+      <translation>Unter {url} antwortet nichts: Prüfen Sie Adresse und Port und ob der Tracker läuft.</translation>
+    </message>
+    <message>
+      <source>Could not reach {url} ({error}): check the address and your network connection.</source>
+      <extracomment>tracker.unreachable</extracomment>
+      <translation>{url} war nicht erreichbar ({error}): Prüfen Sie die Adresse und Ihre Netzwerkverbindung.</translation>
+    </message>
+    <message>
+      <source>{url} did not answer within {seconds} s: check the address, or try again when the network is less busy.</source>
+      <extracomment>tracker.timeout</extracomment>
+      <translation>{url} hat nicht innerhalb von {seconds} s geantwortet: Prüfen Sie die Adresse, oder versuchen Sie es erneut, wenn das Netzwerk weniger ausgelastet ist.</translation>
+    </message>
+    <message>
+      <source>Could not read {url} ({error}): check the address and try again.</source>
+      <extracomment>tracker.unreadable</extracomment>
+      <translation>{url} konnte nicht gelesen werden ({error}): Prüfen Sie die Adresse und versuchen Sie es erneut.</translation>
+    </message>
+    <message>
+      <source>{url} answered with HTTP {status} {phrase}: check the address, or ask the tracker's operator.</source>
+      <extracomment>tracker.http</extracomment>
+      <translation>{url} antwortete mit HTTP {status} {phrase}: Prüfen Sie die Adresse, oder fragen Sie den Betreiber des Trackers.</translation>
+    </message>
+    <message>
+      <source>{url} answered with HTTP {status}: ask the network's organiser.</source>
+      <extracomment>tracker.http.network</extracomment>
+      <translation>{url} antwortete mit HTTP {status}: Fragen Sie den Organisator des Netzwerks.</translation>
+    </message>
+    <message>
+      <source>{url} is not a MeshNet tracker ({why}): check the address and port.</source>
+      <extracomment>tracker.not-meshnet</extracomment>
+      <translation>{url} ist kein MeshNet-Tracker ({why}): Prüfen Sie Adresse und Port.</translation>
+    </message>
+    <message>
+      <source>it has no MeshNet state page</source>
+      <extracomment>tracker.why.no-state-page</extracomment>
+      <translation>er hat keine MeshNet-Statusseite</translation>
+    </message>
+    <message>
+      <source>its answer is not JSON</source>
+      <extracomment>tracker.why.not-json</extracomment>
+      <translation>seine Antwort ist kein JSON</translation>
+    </message>
+    <message>
+      <source>its answer is not a MeshNet state</source>
+      <extracomment>tracker.why.not-state</extracomment>
+      <translation>seine Antwort ist kein MeshNet-Status</translation>
+    </message>
+    <message>
+      <source>its state has no generated_at time</source>
+      <extracomment>tracker.why.no-time</extracomment>
+      <translation>sein Status hat keine generated_at-Zeit</translation>
+    </message>
+    <message>
+      <source>its state has no {name} list</source>
+      <extracomment>tracker.why.no-list</extracomment>
+      <translation>sein Status hat keine {name}-Liste</translation>
+    </message>
+    <message>
+      <source>its state has no live node count</source>
+      <extracomment>tracker.why.no-count</extracomment>
+      <translation>sein Status hat keine Anzahl aktiver Knoten</translation>
+    </message>
+    <message>
+      <source>its recipe list is not in the MeshNet shape</source>
+      <extracomment>tracker.why.recipes</extracomment>
+      <translation>seine Rezeptliste hat nicht die MeshNet-Form</translation>
+    </message>
+    <message>
+      <source>its layer suggestion is not in the MeshNet shape</source>
+      <extracomment>tracker.why.allocation</extracomment>
+      <translation>sein Schichtvorschlag hat nicht die MeshNet-Form</translation>
+    </message>
+    <message>
+      <source>its network answer is not in the MeshNet shape</source>
+      <extracomment>tracker.why.network</extracomment>
+      <translation>seine Netzwerk-Antwort hat nicht die MeshNet-Form</translation>
+    </message>
+    <message>
+      <source>{url} cannot suggest layers (it does not know this model or is an older tracker); the suggestion below is from this computer alone.</source>
+      <extracomment>tracker.no-suggestion</extracomment>
+      <translation>{url} kann keine Schichten vorschlagen (er kennt dieses Modell nicht oder ist ein älterer Tracker); der Vorschlag unten stammt nur von diesem Computer.</translation>
+    </message>
+    <message>
+      <source>{url} could not suggest layers (HTTP {status}).</source>
+      <extracomment>tracker.suggestion.failed</extracomment>
+      <translation>{url} konnte keine Schichten vorschlagen (HTTP {status}).</translation>
+    </message>
+    <message>
+      <source>{url} could not suggest layers (HTTP {status}: {detail}).</source>
+      <extracomment>tracker.suggestion.failed.detail</extracomment>
+      <translation>{url} konnte keine Schichten vorschlagen (HTTP {status}: {detail}).</translation>
+    </message>
+    <message>
+      <source>Starting the node…</source>
+      <extracomment>node.starting</extracomment>
+      <translation>Knoten wird gestartet…</translation>
+    </message>
+    <message>
+      <source>Stopping: finishing open sessions and leaving the network…</source>
+      <extracomment>node.stopping</extracomment>
+      <translation>Wird beendet: offene Sitzungen werden abgeschlossen, dann wird das Netzwerk verlassen…</translation>
+    </message>
+    <message>
+      <source>Contribution is off.</source>
+      <extracomment>node.off</extracomment>
+      <translation>Mithelfen ist aus.</translation>
+    </message>
+    <message>
+      <source>Contribution is off (the node had to be ended).</source>
+      <extracomment>node.off.ended</extracomment>
+      <translation>Mithelfen ist aus (der Knoten musste beendet werden).</translation>
+    </message>
+    <message>
+      <source>MeshNet could not start the node: {error}</source>
+      <extracomment>node.cannot-start</extracomment>
+      <translation>MeshNet konnte den Knoten nicht starten: {error}</translation>
+    </message>
+    <message>
+      <source>The node stopped unexpectedly ({detail}). Retry, or run the doctor.</source>
+      <extracomment>node.crashed</extracomment>
+      <translation>Der Knoten hat unerwartet angehalten ({detail}). Erneut versuchen, oder den Doctor starten.</translation>
+    </message>
+    <message>
+      <source>it was ended or could not start</source>
+      <extracomment>node.crashed.ended</extracomment>
+      <translation>er wurde beendet oder konnte nicht starten</translation>
+    </message>
+    <message>
+      <source>exit code {code}</source>
+      <extracomment>node.crashed.code</extracomment>
+      <translation>Exit-Code {code}</translation>
+    </message>
+    <message>
+      <source>The node did not stop in time, so MeshNet ended it.</source>
+      <extracomment>node.killed</extracomment>
+      <translation>Der Knoten hat nicht rechtzeitig angehalten, daher hat MeshNet ihn beendet.</translation>
+    </message>
+    <message>
+      <source>The node could not start: {error}</source>
+      <extracomment>node.start-failed</extracomment>
+      <translation>Der Knoten konnte nicht starten: {error}</translation>
     </message>
     <message>
       <source>MeshNet recipes</source>

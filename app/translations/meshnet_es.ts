@@ -1019,6 +1019,101 @@
       <translation>En pausa a petición suya hasta las {until}.</translation>
     </message>
     <message>
+      <source>{count} s</source>
+      <extracomment>duration.seconds</extracomment>
+      <translation>{count} s</translation>
+    </message>
+    <message>
+      <source>{count} min</source>
+      <extracomment>duration.minutes</extracomment>
+      <translation>{count} min</translation>
+    </message>
+    <message>
+      <source>{hours} h {minutes} min</source>
+      <extracomment>duration.hours</extracomment>
+      <translation>{hours} h {minutes} min</translation>
+    </message>
+    <message>
+      <source>{days} d {hours} h</source>
+      <extracomment>duration.days</extracomment>
+      <translation>{days} d {hours} h</translation>
+    </message>
+    <message>
+      <source>Something went wrong inside MeshNet. Your contribution settings are safe; try again, and if it keeps happening use {copy} in the Status window.</source>
+      <extracomment>apology</extracomment>
+      <translation>Algo salió mal dentro de MeshNet. Sus ajustes de colaboración están a salvo; inténtelo de nuevo y, si vuelve a ocurrir, use «{copy}» en la ventana de estado.</translation>
+    </message>
+    <message>
+      <source>The details are in {path}.</source>
+      <extracomment>apology.where</extracomment>
+      <translation>Los detalles están en {path}.</translation>
+    </message>
+    <message>
+      <source>Your settings need a change before contributing: {sentence}</source>
+      <extracomment>settings.need-change</extracomment>
+      <translation>Sus ajustes necesitan un cambio antes de colaborar: {sentence}</translation>
+    </message>
+    <message>
+      <source>The test could not run.</source>
+      <extracomment>test.could-not-run</extracomment>
+      <translation>La prueba no se pudo ejecutar.</translation>
+    </message>
+    <message>
+      <source>This invite has already been used as many times as it allows. Ask the person who invited you for a new one.</source>
+      <extracomment>join.refused.invite-used-up</extracomment>
+      <translation>Esta invitación ya se ha usado tantas veces como permite. Pida una nueva a la persona que le invitó.</translation>
+    </message>
+    <message>
+      <source>This invite has expired. Ask the person who invited you for a new one.</source>
+      <extracomment>join.refused.invite-expired</extracomment>
+      <translation>Esta invitación ha caducado. Pida una nueva a la persona que le invitó.</translation>
+    </message>
+    <message>
+      <source>This invite was withdrawn by the network's organiser. Ask them for a new one.</source>
+      <extracomment>join.refused.invite-revoked</extracomment>
+      <translation>El organizador de la red retiró esta invitación. Pídale una nueva.</translation>
+    </message>
+    <message>
+      <source>This network does not know that invite. Check that you copied all of it, or ask for a new one.</source>
+      <extracomment>join.refused.invite-unknown</extracomment>
+      <translation>Esta red no conoce esa invitación. Compruebe que la copió entera, o pida una nueva.</translation>
+    </message>
+    <message>
+      <source>This link does not lead to the network it was made for, so nothing was sent. Ask the person who invited you for a fresh link.</source>
+      <extracomment>join.refused.tracker-key-mismatch</extracomment>
+      <translation>Este enlace no lleva a la red para la que se hizo, así que no se envió nada. Pida un enlace nuevo a la persona que le invitó.</translation>
+    </message>
+    <message>
+      <source>The network's answer could not be trusted, so nothing was saved. Try again later, or ask for a fresh link.</source>
+      <extracomment>join.refused.bad-tracker-answer</extracomment>
+      <translation>No se pudo confiar en la respuesta de la red, así que no se guardó nada. Inténtelo más tarde, o pida un enlace nuevo.</translation>
+    </message>
+    <message>
+      <source>That is not a whole invite link. Copy all of it: it starts with meshnet://join?</source>
+      <extracomment>join.refused.bad-invite-link</extracomment>
+      <translation>Eso no es un enlace de invitación completo. Cópielo entero: empieza por meshnet://join?</translation>
+    </message>
+    <message>
+      <source>Type the network's address as its organiser gave it, starting with https:// or http://.</source>
+      <extracomment>join.refused.bad-network-address</extracomment>
+      <translation>Escriba la dirección de la red tal como se la dio su organizador, empezando por https:// o http://.</translation>
+    </message>
+    <message>
+      <source>Type the invite code as you were given it (letters, digits and dashes).</source>
+      <extracomment>join.refused.bad-invite-code</extracomment>
+      <translation>Escriba el código de invitación tal como se lo dieron (letras, cifras y guiones).</translation>
+    </message>
+    <message>
+      <source>The network could not be reached. Check this computer is online and try again.</source>
+      <extracomment>join.refused.tracker-unreachable</extracomment>
+      <translation>No se pudo llegar a la red. Compruebe que este ordenador tiene conexión e inténtelo de nuevo.</translation>
+    </message>
+    <message>
+      <source>This computer has not joined a network yet. Paste the invite you were sent on the Join a network page (Check this computer…), then press Contribute again.</source>
+      <extracomment>join.none-yet</extracomment>
+      <translation>Este ordenador aún no se ha unido a ninguna red. Pegue la invitación que recibió en la página «Unirse a una red» (Comprobar este ordenador…) y pulse de nuevo «Colaborar».</translation>
+    </message>
+    <message>
       <source>{size} GB</source>
       <extracomment>size.gb</extracomment>
       <translation>{size} GB</translation>
@@ -1072,6 +1167,11 @@
       <source>No tokens served in the last 7 days yet.</source>
       <extracomment>details.chart.nothing</extracomment>
       <translation>Aún no se han servido tokens en los últimos 7 días.</translation>
+    </message>
+    <message>
+      <source>This chart fills in while this computer contributes.</source>
+      <extracomment>details.chart.fills</extracomment>
+      <translation>Este gráfico se va llenando mientras este ordenador colabora.</translation>
     </message>
     <message>
       <source>Node log</source>
@@ -1374,6 +1474,16 @@
       <translation>Iniciar MeshNet al iniciar sesión</translation>
     </message>
     <message>
+      <source>Could not turn on start at login ({error}): check that your user may change its login items, then try again.</source>
+      <extracomment>settings.login.on-failed</extracomment>
+      <translation>No se pudo activar el inicio al iniciar sesión ({error}): compruebe que su usuario puede cambiar sus elementos de inicio y vuelva a intentarlo.</translation>
+    </message>
+    <message>
+      <source>Could not turn off start at login ({error}): check that your user may change its login items, then try again.</source>
+      <extracomment>settings.login.off-failed</extracomment>
+      <translation>No se pudo desactivar el inicio al iniciar sesión ({error}): compruebe que su usuario puede cambiar sus elementos de inicio y vuelva a intentarlo.</translation>
+    </message>
+    <message>
       <source>Run batch jobs when not serving</source>
       <extracomment>settings.batch</extracomment>
       <translation>Ejecutar trabajos por lotes cuando no sirve</translation>
@@ -1457,6 +1567,246 @@
       <source>Contributing resumes by itself once the reason has passed.</source>
       <extracomment>settings.resumes</extracomment>
       <translation>La contribución se reanuda sola cuando el motivo haya pasado.</translation>
+    </message>
+    <message>
+      <source>Enter the tracker's address, such as http://127.0.0.1:8765.</source>
+      <extracomment>problem.url.empty</extracomment>
+      <translation>Escriba la dirección del tracker, por ejemplo http://127.0.0.1:8765.</translation>
+    </message>
+    <message>
+      <source>The tracker address is not a valid URL: check it, such as http://127.0.0.1:8765.</source>
+      <extracomment>problem.url.invalid</extracomment>
+      <translation>La dirección del tracker no es una URL válida: revísela, por ejemplo http://127.0.0.1:8765.</translation>
+    </message>
+    <message>
+      <source>The tracker address must start with http:// or https://.</source>
+      <extracomment>problem.url.scheme</extracomment>
+      <translation>La dirección del tracker debe empezar por http:// o https://.</translation>
+    </message>
+    <message>
+      <source>The tracker address needs a host name, such as http://tracker.example.org.</source>
+      <extracomment>problem.url.host</extracomment>
+      <translation>La dirección del tracker necesita un nombre de host, por ejemplo http://tracker.example.org.</translation>
+    </message>
+    <message>
+      <source>Remove the empty program name, or type the program's file name.</source>
+      <extracomment>problem.program.empty</extracomment>
+      <translation>Quite el nombre de programa vacío, o escriba el nombre de archivo del programa.</translation>
+    </message>
+    <message>
+      <source>Enter only the program's file name, such as eldenring.exe, not a path: {name} contains a folder.</source>
+      <extracomment>problem.program.path</extracomment>
+      <translation>Escriba solo el nombre de archivo del programa, por ejemplo eldenring.exe, no una ruta: {name} contiene una carpeta.</translation>
+    </message>
+    <message>
+      <source>Choose a model, or leave it empty to use the default model.</source>
+      <extracomment>problem.model</extracomment>
+      <translation>Elija un modelo, o déjelo vacío para usar el modelo predeterminado.</translation>
+    </message>
+    <message>
+      <source>The first layer must be 0 or more: raise the first number.</source>
+      <extracomment>problem.layers.start</extracomment>
+      <translation>La primera capa debe ser 0 o más: suba el primer número.</translation>
+    </message>
+    <message>
+      <source>Layers {start}–{end} is an empty range: make the last layer larger than the first, such as {start}–{next}.</source>
+      <extracomment>problem.layers.empty</extracomment>
+      <translation>Las capas {start}–{end} son un rango vacío: haga la última capa mayor que la primera, por ejemplo {start}–{next}.</translation>
+    </message>
+    <message>
+      <source>Unknown device {device}: choose the CPU, a GPU (cuda:0, cuda:1, …) or mps.</source>
+      <extracomment>problem.device</extracomment>
+      <translation>Dispositivo desconocido {device}: elija la CPU, una GPU (cuda:0, cuda:1, …) o mps.</translation>
+    </message>
+    <message>
+      <source>A memory cap of {size} MB is too small to hold any layer: set at least {least} MB, or no cap.</source>
+      <extracomment>problem.memory</extracomment>
+      <translation>Un límite de memoria de {size} MB es demasiado pequeño para cualquier capa: ponga al menos {least} MB, o ningún límite.</translation>
+    </message>
+    <message>
+      <source>Choose a GPU temperature between {low} and {high} °C ({temp} °C is outside that range).</source>
+      <extracomment>problem.gpu-temp</extracomment>
+      <translation>Elija una temperatura de GPU entre {low} y {high} °C ({temp} °C está fuera de ese rango).</translation>
+    </message>
+    <message>
+      <source>Choose between {low} and {high} idle minutes ({idle} is outside that range), or turn the idle rule off.</source>
+      <extracomment>problem.idle</extracomment>
+      <translation>Elija entre {low} y {high} minutos de inactividad ({idle} está fuera de ese rango), o desactive la regla de inactividad.</translation>
+    </message>
+    <message>
+      <source>Use at most {count} letters, digits or signs on one line, or leave it empty.</source>
+      <extracomment>problem.label</extracomment>
+      <translation>Use como mucho {count} letras, cifras o signos en una línea, o déjelo vacío.</translation>
+    </message>
+    <message>
+      <source>Connected to a MeshNet tracker: {nodes}, {recipes}.</source>
+      <extracomment>tracker.connected</extracomment>
+      <translation>Conectado a un tracker de MeshNet: {nodes}, {recipes}.</translation>
+    </message>
+    <message>
+      <source>1 live node</source>
+      <extracomment>tracker.nodes.one</extracomment>
+      <translation>1 nodo activo</translation>
+    </message>
+    <message>
+      <source>{count} live nodes</source>
+      <extracomment>tracker.nodes</extracomment>
+      <translation>{count} nodos activos</translation>
+    </message>
+    <message>
+      <source>1 recipe</source>
+      <extracomment>tracker.recipes.one</extracomment>
+      <translation>1 receta</translation>
+    </message>
+    <message>
+      <source>{count} recipes</source>
+      <extracomment>tracker.recipes</extracomment>
+      <translation>{count} recetas</translation>
+    </message>
+    <message>
+      <source>Nothing answers at {url}: check the address and port, and that the tracker is running.</source>
+      <extracomment>tracker.refused</extracomment>
+      <translation>Nada responde en {url}: revise la dirección y el puerto, y que el tracker esté en marcha.</translation>
+    </message>
+    <message>
+      <source>Could not reach {url} ({error}): check the address and your network connection.</source>
+      <extracomment>tracker.unreachable</extracomment>
+      <translation>No se pudo llegar a {url} ({error}): revise la dirección y su conexión de red.</translation>
+    </message>
+    <message>
+      <source>{url} did not answer within {seconds} s: check the address, or try again when the network is less busy.</source>
+      <extracomment>tracker.timeout</extracomment>
+      <translation>{url} no respondió en {seconds} s: revise la dirección, o inténtelo de nuevo cuando la red esté menos ocupada.</translation>
+    </message>
+    <message>
+      <source>Could not read {url} ({error}): check the address and try again.</source>
+      <extracomment>tracker.unreadable</extracomment>
+      <translation>No se pudo leer {url} ({error}): revise la dirección e inténtelo de nuevo.</translation>
+    </message>
+    <message>
+      <source>{url} answered with HTTP {status} {phrase}: check the address, or ask the tracker's operator.</source>
+      <extracomment>tracker.http</extracomment>
+      <translation>{url} respondió con HTTP {status} {phrase}: revise la dirección, o pregunte al operador del tracker.</translation>
+    </message>
+    <message>
+      <source>{url} answered with HTTP {status}: ask the network's organiser.</source>
+      <extracomment>tracker.http.network</extracomment>
+      <translation>{url} respondió con HTTP {status}: pregunte al organizador de la red.</translation>
+    </message>
+    <message>
+      <source>{url} is not a MeshNet tracker ({why}): check the address and port.</source>
+      <extracomment>tracker.not-meshnet</extracomment>
+      <translation>{url} no es un tracker de MeshNet ({why}): revise la dirección y el puerto.</translation>
+    </message>
+    <message>
+      <source>it has no MeshNet state page</source>
+      <extracomment>tracker.why.no-state-page</extracomment>
+      <translation>no tiene página de estado de MeshNet</translation>
+    </message>
+    <message>
+      <source>its answer is not JSON</source>
+      <extracomment>tracker.why.not-json</extracomment>
+      <translation>su respuesta no es JSON</translation>
+    </message>
+    <message>
+      <source>its answer is not a MeshNet state</source>
+      <extracomment>tracker.why.not-state</extracomment>
+      <translation>su respuesta no es un estado de MeshNet</translation>
+    </message>
+    <message>
+      <source>its state has no generated_at time</source>
+      <extracomment>tracker.why.no-time</extracomment>
+      <translation>su estado no tiene hora generated_at</translation>
+    </message>
+    <message>
+      <source>its state has no {name} list</source>
+      <extracomment>tracker.why.no-list</extracomment>
+      <translation>su estado no tiene lista {name}</translation>
+    </message>
+    <message>
+      <source>its state has no live node count</source>
+      <extracomment>tracker.why.no-count</extracomment>
+      <translation>su estado no tiene recuento de nodos activos</translation>
+    </message>
+    <message>
+      <source>its recipe list is not in the MeshNet shape</source>
+      <extracomment>tracker.why.recipes</extracomment>
+      <translation>su lista de recetas no tiene la forma de MeshNet</translation>
+    </message>
+    <message>
+      <source>its layer suggestion is not in the MeshNet shape</source>
+      <extracomment>tracker.why.allocation</extracomment>
+      <translation>su sugerencia de capas no tiene la forma de MeshNet</translation>
+    </message>
+    <message>
+      <source>its network answer is not in the MeshNet shape</source>
+      <extracomment>tracker.why.network</extracomment>
+      <translation>su respuesta de red no tiene la forma de MeshNet</translation>
+    </message>
+    <message>
+      <source>{url} cannot suggest layers (it does not know this model or is an older tracker); the suggestion below is from this computer alone.</source>
+      <extracomment>tracker.no-suggestion</extracomment>
+      <translation>{url} no puede sugerir capas (no conoce este modelo o es un tracker antiguo); la sugerencia de abajo es solo de este ordenador.</translation>
+    </message>
+    <message>
+      <source>{url} could not suggest layers (HTTP {status}).</source>
+      <extracomment>tracker.suggestion.failed</extracomment>
+      <translation>{url} no pudo sugerir capas (HTTP {status}).</translation>
+    </message>
+    <message>
+      <source>{url} could not suggest layers (HTTP {status}: {detail}).</source>
+      <extracomment>tracker.suggestion.failed.detail</extracomment>
+      <translation>{url} no pudo sugerir capas (HTTP {status}: {detail}).</translation>
+    </message>
+    <message>
+      <source>Starting the node…</source>
+      <extracomment>node.starting</extracomment>
+      <translation>Iniciando el nodo…</translation>
+    </message>
+    <message>
+      <source>Stopping: finishing open sessions and leaving the network…</source>
+      <extracomment>node.stopping</extracomment>
+      <translation>Deteniendo: terminando las sesiones abiertas y saliendo de la red…</translation>
+    </message>
+    <message>
+      <source>Contribution is off.</source>
+      <extracomment>node.off</extracomment>
+      <translation>La colaboración está desactivada.</translation>
+    </message>
+    <message>
+      <source>Contribution is off (the node had to be ended).</source>
+      <extracomment>node.off.ended</extracomment>
+      <translation>La colaboración está desactivada (hubo que terminar el nodo).</translation>
+    </message>
+    <message>
+      <source>MeshNet could not start the node: {error}</source>
+      <extracomment>node.cannot-start</extracomment>
+      <translation>MeshNet no pudo iniciar el nodo: {error}</translation>
+    </message>
+    <message>
+      <source>The node stopped unexpectedly ({detail}). Retry, or run the doctor.</source>
+      <extracomment>node.crashed</extracomment>
+      <translation>El nodo se detuvo inesperadamente ({detail}). Reintente, o ejecute el doctor.</translation>
+    </message>
+    <message>
+      <source>it was ended or could not start</source>
+      <extracomment>node.crashed.ended</extracomment>
+      <translation>se terminó o no pudo iniciarse</translation>
+    </message>
+    <message>
+      <source>exit code {code}</source>
+      <extracomment>node.crashed.code</extracomment>
+      <translation>código de salida {code}</translation>
+    </message>
+    <message>
+      <source>The node did not stop in time, so MeshNet ended it.</source>
+      <extracomment>node.killed</extracomment>
+      <translation>El nodo no se detuvo a tiempo, así que MeshNet lo terminó.</translation>
+    </message>
+    <message>
+      <source>The node could not start: {error}</source>
+      <extracomment>node.start-failed</extracomment>
+      <translation>El nodo no pudo iniciarse: {error}</translation>
     </message>
     <message>
       <source>MeshNet recipes</source>

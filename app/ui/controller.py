@@ -51,8 +51,8 @@ def crash_sentence(code: int, last_state: Mapping[str, Any] | None) -> tuple[str
         reason = last_state.get("reason")
         if message:
             return str(last_state["state"]), message, reason if isinstance(reason, str) else None
-    detail = "it was ended or could not start" if code < 0 else f"exit code {code}"
-    sentence = f"The node stopped unexpectedly ({detail}). Retry, or run the doctor."
+    detail = text("node.crashed.ended") if code < 0 else text("node.crashed.code", code=code)
+    sentence = text("node.crashed", detail=detail)
     return "error", sentence, "crashed"
 
 
@@ -143,10 +143,10 @@ class NodeController(QObject):
             argv = self.node_argv(report_path)
         except Exception as exc:
             log.exception("could not build the node command")
-            self._fail("error", f"MeshNet could not start the node: {exc}", "bad-settings")
+            self._fail("error", text("node.cannot-start", error=exc), "bad-settings")
             return
         self._started_settings = self._store.load() if self._store is not None else None
-        self._status.set_local_state("loading", "Starting the node…")
+        self._status.set_local_state("loading", text("node.starting"))
         self._process.start(argv, child_environment())
         if self._process.running:  # a child that failed to start has already been reported
             self._emit_state()
@@ -159,9 +159,7 @@ class NodeController(QObject):
         if not self._process.running or self._process.stop_requested:
             return
         self._pause_sentence = None
-        self._status.set_local_state(
-            "draining", "Stopping: finishing open sessions and leaving the network…"
-        )
+        self._status.set_local_state("draining", text("node.stopping"))
         self._emit_state()
         self._process.stop(self.stop_timeout_s)
 
@@ -268,13 +266,11 @@ class NodeController(QObject):
     @guarded
     def _on_exited(self, code: int, requested: bool) -> None:
         if requested and code == 0:
-            self._status.set_local_state("stopped", "Contribution is off.")
+            self._status.set_local_state("stopped", text("node.off"))
             self._status.pid = None
             self._emit_state()
         elif requested and code < 0:
-            self._status.set_local_state(
-                "stopped", "Contribution is off (the node had to be ended)."
-            )
+            self._status.set_local_state("stopped", text("node.off.ended"))
             self._emit_state()
         else:
             state, sentence, reason = crash_sentence(code, self._status.last_state_event)

@@ -22,6 +22,8 @@ from typing import Any, ParamSpec, TypeVar
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
+from app.texts import plain, text
+
 log = logging.getLogger(__name__)
 
 P = ParamSpec("P")
@@ -38,11 +40,10 @@ def set_log_file(path: Path | None) -> None:
 
 
 def apology() -> str:
-    where = f" The details are in {_log_file}." if _log_file else ""
-    return (
-        "Something went wrong inside MeshNet. Your contribution settings are safe; "
-        f"try again, and if it keeps happening use Copy diagnostics in the Status window.{where}"
-    )
+    """The short apology for an unexpected error, in the chosen language; it names the
+    Details view's Copy diagnostics button by its translated label."""
+    sentence = text("apology", copy=plain("details.copy"))
+    return f"{sentence} {text('apology.where', path=_log_file)}" if _log_file else sentence
 
 
 def _is_cancellation(exc: BaseException) -> bool:

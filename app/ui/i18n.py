@@ -60,6 +60,9 @@ def install_language(app: QCoreApplication, language: str | None = None) -> str:
         log.warning("could not load %s; showing English", catalogue(wanted))
         wanted = "en"
     texts.set_number_formatter(number_formatter(wanted))
+    # told to app.texts, not QLocale.setDefault: changing Qt's default under running
+    # widgets segfaulted test_plain_screens.py's keyboard walk (2 runs in 3)
+    texts.set_language(wanted)
     if wanted == "en":
         return "en"
     app.installTranslator(translator)

@@ -30,8 +30,9 @@ from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import QObject, QSettings, QTimer, qVersion
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
 
-from app.network_join import NO_NETWORK_SENTENCE, tracker_url_for
+from app.network_join import no_network_sentence, tracker_url_for
 from app.settings_model import validate_settings
+from app.texts import text
 from app.ui.actions import AppActions
 from app.ui.batch_jobs import BatchJobsSupervisor
 from app.ui.controller import NodeController
@@ -219,7 +220,7 @@ class MeshNetApp(QObject):
             QMessageBox.information(
                 self._parent_window(),
                 APP_NAME,
-                f"Your settings need a change before contributing: {sentence}",
+                text("settings.need-change", sentence=sentence),
             )
             self._remember_wish(False)
             self.open_settings()
@@ -228,7 +229,7 @@ class MeshNetApp(QObject):
             # Nowhere to contribute to yet: say so and open the page that fixes it.
             self._remember_wish(False)
             self.actions.refresh()
-            QMessageBox.information(self._parent_window(), APP_NAME, NO_NETWORK_SENTENCE)
+            QMessageBox.information(self._parent_window(), APP_NAME, no_network_sentence())
             self.open_doctor()
             return
         self.controller.start()

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
+from app.texts import text
 from app.ui.errors import guarded
 
 log = logging.getLogger(__name__)
@@ -141,7 +142,7 @@ class NodeProcess(QObject):
     def _kill_after_timeout(self) -> None:
         if self._process is not None:
             log.warning("the node child did not stop in time; killing it")
-            self.log_line.emit("The node did not stop in time, so MeshNet ended it.")
+            self.log_line.emit(text("node.killed"))
             self._process.kill()
 
     @guarded
@@ -180,7 +181,7 @@ class NodeProcess(QObject):
     @guarded
     def _error(self, error: QProcess.ProcessError) -> None:
         if error == QProcess.ProcessError.FailedToStart and self._process is not None:
-            self.log_line.emit(f"The node could not start: {self._process.errorString()}")
+            self.log_line.emit(text("node.start-failed", error=self._process.errorString()))
             self._end(-1)
 
     def _end(self, code: int) -> None:

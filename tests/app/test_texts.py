@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import string
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,3 +85,107 @@ def test_numbers_follow_the_chosen_language(
         )
     finally:
         set_number_formatter(number_formatter("en"))
+
+
+# Modules whose sentences reach the user (settings problems, the tracker check, the
+# apology, the app's own words about the node, join refusals, durations): every
+# sentence comes from the catalogue, none is an English literal in the code.
+SPEAKING_MODULES = (
+    "app/settings_model.py",
+    "app/tracker_api.py",
+    "app/network_join.py",
+    "app/autostart.py",
+    "app/ui/errors.py",
+    "app/ui/controller.py",
+    "app/ui/node_process.py",
+    "app/ui/widgets/usage_chart.py",
+)
+# the login entry's .desktop comment is written once, for the desktop's own menus
+NOT_SHOWN_BY_THE_APP = {"Comment=Lend this PC's GPU to the MeshNet network"}
+_PROGRAMMING_ERRORS = {"RuntimeError", "ValueError", "TypeError", "KeyError", "AssertionError"}
+
+
+def _sentence_literals(path: Path) -> list[str]:
+    """String literals of three words or more, leaving out docstrings, log calls and
+    programming errors (for the log, not the user)."""
+    tree = ast.parse(path.read_text("utf-8"))
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            skipped.add(id(body[0].value))  # a docstring
+        if isinstance(node, ast.Call):
+            func = node.func
+            logs = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+            logs = logs and func.value.id == "log"  # type: ignore[union-attr]
+            raises = isinstance(func, ast.Name) and func.id in _PROGRAMMING_ERRORS
+            if logs or raises:
+                skipped.update(id(inner) for inner in ast.walk(node))
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in skipped
+        and len(re.findall(r"[A-Za-z]{2,}", node.value)) >= 3
+        and len(node.value.split()) >= 3
+        and node.value not in NOT_SHOWN_BY_THE_APP
+    ]
+
+
+def test_the_speaking_modules_take_every_sentence_from_the_catalogue() -> None:
+    root = Path(__file__).resolve().parents[2]
+    found = {name: _sentence_literals(root / name) for name in SPEAKING_MODULES}
+    assert {name: literals for name, literals in found.items() if literals} == {}
+    # the scan is not blind: an English sentence in code is found
+    assert _sentence_literals(Path(__file__)) != []
+
+
+def test_the_apps_own_sentences_speak_the_chosen_language(qapp: Any) -> None:
+    import httpx
+
+    from app.network_join import refusal_text
+    from app.settings_model import AppSettings, validate_settings
+    from app.status_model import format_duration
+    from app.tracker_api import TrackerReadError, check_tracker
+    from app.ui.controller import crash_sentence
+    from app.ui.errors import apology
+    from app.ui.i18n import install_language
+    from app.ui.widgets.usage_chart import _local_time
+
+    sunday_noon = 3 * 86_400 + 43_200  # 4 January 1970, a Sunday in every time zone
+    state = {"generated_at": 0.0, "models": [], "recipes": [], "nodes": [], "nodes_total_live": 1}
+    answers = httpx.MockTransport(lambda _request: httpx.Response(200, json=state))
+    missing = httpx.MockTransport(lambda _request: httpx.Response(404))
+    assert install_language(qapp, "de") == "de"
+    try:
+        problems = validate_settings(AppSettings(idle_minutes=0, layers=(4, 2)))
+        assert problems["idle_minutes"].startswith("Wählen Sie zwischen 1 und 240 Minuten")
+        assert problems["layers"].startswith("Schichten 4–2 sind ein leerer Bereich")
+        assert check_tracker("http://t.example", transport=answers).sentence == (
+            "Mit einem MeshNet-Tracker verbunden: 1 aktiver Knoten, 0 Rezepte."
+        )
+        with pytest.raises(TrackerReadError) as refused:
+            check_tracker("http://t.example", transport=missing)
+        assert str(refused.value) == (
+            "http://t.example ist kein MeshNet-Tracker (er hat keine MeshNet-Statusseite): "
+            "Prüfen Sie Adresse und Port."
+        )
+        assert "„Diagnose kopieren“ im Status-Fenster" in apology()  # the button's own label
+        assert crash_sentence(-1, None)[1].startswith("Der Knoten hat unerwartet angehalten")
+        assert refusal_text("invite-expired").startswith("Diese Einladung ist abgelaufen.")
+        assert [format_duration(s) for s in (42, 300, 7_500, 3 * 86_400 + 4 * 3_600)] == [
+            "42 s",
+            "5 min",
+            "2 h 05 min",
+            "3 T 4 h",
+        ]
+        assert _local_time(sunday_noon, "dddd") == "Sonntag"  # the usage chart's day names
+        assert install_language(qapp, "es") == "es"
+        assert format_duration(3 * 86_400) == "3 d 0 h"
+        assert "«Copiar diagnóstico»" in apology()
+        assert _local_time(sunday_noon, "dddd") == "domingo"
+    finally:
+        install_language(qapp, "en")
+    assert format_duration(7_500) == "2 h 05 min" and _local_time(sunday_noon, "dddd") == "Sunday"
+    assert apology().endswith("use Copy diagnostics in the Status window.")

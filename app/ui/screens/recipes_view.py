@@ -41,7 +41,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.network_join import NO_NETWORK_SENTENCE, tracker_url_for
+from app.network_join import no_network_sentence, tracker_url_for
 from app.texts import number, text
 from app.tracker_api import RecipeRow, TrackerReadError, fetch_recipes
 from app.ui.settings_store import SettingsStore
@@ -192,7 +192,7 @@ class RecipesView(QWidget):
             return
         url = tracker_url_for(self.store.load().tracker_url)
         if url is None:
-            self.message.setText(NO_NETWORK_SENTENCE)
+            self.message.setText(no_network_sentence())
             return
         self.refresh_button.setEnabled(False)
         self.message.setStyleSheet("")

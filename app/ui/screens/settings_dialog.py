@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+import httpx
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -94,7 +95,8 @@ def _row(*widgets: QWidget) -> QHBoxLayout:
 class SettingsDialog(QDialog):
     """The settings window. ``show_sample(name)`` fills a tab for screenshots."""
 
-    SAMPLE_NAMES = ("connection", "computer", "pause")
+    # "checked": a tracker check's answer (Advanced); "problems": fields to change
+    SAMPLE_NAMES = ("connection", "computer", "pause", "checked", "problems")
     FIELDS = (
         "tracker_url",
         "join_token",
@@ -549,7 +551,25 @@ class SettingsDialog(QDialog):
                 operator="Riverside Makerspace e.V.",
             )
         )
-        self.tabs.setCurrentIndex(self.SAMPLE_NAMES.index(name))
+        if name == "checked":
+            url = "http://tracker.riverside-makers.example:8765"
+            self.url_edit.setText(url)
+            self.own_tracker.setChecked(True)
+            self._checked_url(url, _sample_check(url), None)
+        elif name == "problems":
+            self.fill(replace(self.current_settings(), layers=(12, 4), memory_cap_mb=128))
+        self.tabs.setCurrentIndex(SAMPLE_TABS[name])
+
+
+SAMPLE_TABS = {"connection": 0, "computer": 1, "pause": 2, "checked": 0, "problems": 1}
+
+
+def _sample_check(url: str) -> TrackerCheck:
+    """The real check against a canned tracker state: 3 live nodes, 1 recipe."""
+    state = {"generated_at": 0.0, "models": [], "recipes": [{}], "nodes": [], "nodes_total_live": 3}
+    return check_tracker(
+        url, transport=httpx.MockTransport(lambda _r: httpx.Response(200, json=state))
+    )
 
 
 _SAMPLE_HARDWARE: dict[str, Any] = {

@@ -11,12 +11,12 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtCore import QDateTime, QLocale, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from app.status_model import format_count
-from app.texts import text
+from app.texts import language, text
 
 BAR_COLOUR = QColor("#1f9d55")
 NOW_COLOUR = QColor("#2f6fde")
@@ -33,6 +33,11 @@ def _nice_ceiling(value: int) -> int:
         if step * magnitude >= value:
             return step * magnitude
     return 10 * magnitude
+
+
+def _local_time(at: float, pattern: str) -> str:
+    """``at`` in local time, with the chosen language's day names."""
+    return QLocale(language()).toString(QDateTime.fromSecsSinceEpoch(int(at)), pattern)
 
 
 class UsageChart(QWidget):
@@ -61,7 +66,7 @@ class UsageChart(QWidget):
         if not self.total:
             return text("details.chart.nothing")
         best = max(self._hours, key=lambda pair: pair[1])
-        when = time.strftime("%a %H:00", time.localtime(best[0]))
+        when = _local_time(best[0], "ddd HH:00")
         return text(
             "details.chart.summary",
             total=format_count(self.total),
@@ -79,8 +84,8 @@ class UsageChart(QWidget):
     def _paint(self, painter: QPainter) -> None:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         palette = self.palette()
-        text = palette.color(QPalette.ColorRole.WindowText)
-        faint = QColor(text)
+        ink = palette.color(QPalette.ColorRole.WindowText)
+        faint = QColor(ink)
         faint.setAlpha(70)
         small = QFont(self.font())
         small.setPointSizeF(max(7.0, small.pointSizeF() * 0.85))
@@ -89,13 +94,12 @@ class UsageChart(QWidget):
         line = metrics.height()
         left = metrics.horizontalAdvance("00,000") + 10
         area = QRectF(left, line + 6, self.width() - left - 8, self.height() - 2 * line - 14)
-        painter.setPen(text)
+        painter.setPen(ink)
         if not self.total:
             painter.drawText(
                 QRectF(0, 0, self.width(), self.height()),
                 int(Qt.AlignmentFlag.AlignCenter),
-                "No tokens served in the last 7 days yet.\n"
-                "This chart fills in while this computer contributes.",
+                text("details.chart.nothing") + "\n" + text("details.chart.fills"),
             )
             return
         painter.drawText(QRectF(0, 0, self.width(), line), self.summary())
@@ -106,7 +110,7 @@ class UsageChart(QWidget):
         for fraction in (0.0, 0.5, 1.0):
             y = area.bottom() - fraction * area.height()
             painter.drawLine(int(area.left()), int(y), int(area.right()), int(y))
-            painter.setPen(text)
+            painter.setPen(ink)
             label = format_count(int(top * fraction))
             painter.drawText(
                 QRectF(0, y - line / 2, left - 6, line),
@@ -123,10 +127,8 @@ class UsageChart(QWidget):
             if local.tm_hour == 0:
                 painter.setPen(QPen(faint, 1))
                 painter.drawLine(int(x), int(area.top()), int(x), int(area.bottom()))
-                painter.setPen(text)
-                painter.drawText(
-                    QRectF(x + 2, area.bottom() + 2, 60, line), time.strftime("%a", local)
-                )
+                painter.setPen(ink)
+                painter.drawText(QRectF(x + 2, area.bottom() + 2, 60, line), _local_time(at, "ddd"))
             if tokens:
                 height = max(1.0, area.height() * tokens / top)
                 colour = NOW_COLOUR if index == len(self._hours) - 1 else BAR_COLOUR

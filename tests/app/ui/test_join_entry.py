@@ -141,10 +141,10 @@ def test_a_link_the_system_opens_as_an_event_reaches_the_join_page(qtbot: Any) -
 
 
 def test_every_sentence_on_the_way_in_is_plain() -> None:
-    from app.network_join import _REFUSALS, NO_NETWORK_SENTENCE
+    from app.network_join import REFUSAL_REASONS, no_network_sentence, refusal_text
     from tests.app.ui.join_support import ENGINEERING_WORDS
 
-    for sentence in [*_REFUSALS.values(), NO_NETWORK_SENTENCE]:
+    for sentence in [*map(refusal_text, REFUSAL_REASONS), no_network_sentence()]:
         words = sentence.lower()
         assert [w for w in ENGINEERING_WORDS if w in words] == [], sentence
 

@@ -58,7 +58,7 @@ class TestPage(ChildPage):
             self.state.report = report
         else:
             self.state.error = self.state.extra.get("result_message") or self.last_error_sentence(
-                "The test could not run."
+                text("test.could-not-run")
             )
         self.status.setText(text("test.finished"))
         wizard = self.wizard()

@@ -14,7 +14,7 @@ from PySide6.QtCore import QSettings
 
 from app.settings_model import AppSettings
 from app.tracker_api import TrackerCheck, TrackerReadError
-from app.ui.screens.settings_dialog import SettingsDialog
+from app.ui.screens.settings_dialog import SAMPLE_TABS, SettingsDialog
 from app.ui.settings_store import SettingsStore, default_qsettings
 from core.join_tokens import load_join_token, save_join_token
 from tests.core.keyring_backend import DictKeyring
@@ -306,9 +306,17 @@ def test_show_sample_fills_each_tab_and_saves_nothing(
     check = FakeCheck()
     dialog = make_dialog(qtbot, store, check)
     dialog.show_sample(name)
-    assert dialog.tabs.currentIndex() == SettingsDialog.SAMPLE_NAMES.index(name)
+    assert dialog.tabs.currentIndex() == SAMPLE_TABS[name]
     assert dialog.current_settings().pause_programs == ("eldenring.exe", "cyberpunk2077.exe")
-    assert dialog.save_button.isEnabled() and not dialog.grab().isNull()
+    # "problems" shows fields to change, so Save waits for them
+    assert dialog.save_button.isEnabled() == (name != "problems") and not dialog.grab().isNull()
+    if name == "checked":  # the real check's sentence, against a canned tracker state
+        assert (
+            dialog.url_result.text() == "✓ Connected to a MeshNet tracker: 3 live nodes, 1 recipe."
+        )
+    if name == "problems":
+        shown = {key for key, label in dialog.problems.items() if label.isVisibleTo(dialog)}
+        assert shown == {"layers", "memory_cap_mb"}
     dialog.reject()
     assert store.load() == AppSettings() and check.urls == []
 
