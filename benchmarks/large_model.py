@@ -20,9 +20,9 @@ recipe (``llama-q4``: 4-bit weight groups, int8 LM head and embedding). The
 nodes start one after another, each once the one before serves, so only one
 loads at a time. Measured per node:
 
-  - load time: process start to serving, from its JSON state events (start to
-    the test forward is reading and quantizing the weights; then the doctor's
-    test forward, admission, registration);
+  - load time: process start to serving, from its JSON state events, and the
+    doctor's own split from the capability report it saved (reading and
+    quantizing the weights; the test forward), with the shard's weight bytes;
   - resident memory: the process's VmRSS once serving and after generating,
     and VmHWM, its peak (reached while loading: a shard reads its layers in
     float32 before quantizing them);
@@ -266,6 +266,7 @@ class NodeRun:
     failure: str | None = None
     tail: list[str] = field(default_factory=list)
     child: Child | None = None
+    weight_bytes: int = 0
 
     def on_line(self, _name: str, line: dict[str, object] | str) -> None:
         if isinstance(line, str):
@@ -290,6 +291,15 @@ class NodeRun:
             if time.monotonic() > deadline:
                 raise SystemExit(f"node {self.index} did not serve within {timeout_s:.0f} s")
             time.sleep(0.2)
+
+
+def capability_report(home: Path) -> dict[str, Any]:
+    """The capability report the node's doctor saved: its load and probe times, weight bytes."""
+    reports = sorted((home / "reports").glob("*.json"))
+    if len(reports) != 1:
+        raise SystemExit(f"expected one capability report in {home / 'reports'}, found {reports}")
+    report: dict[str, Any] = json.loads(reports[0].read_text())
+    return report
 
 
 def wait_for_model(url: str, nodes: int, timeout_s: float) -> str:
@@ -395,11 +405,14 @@ def main() -> None:
             runs.append(run)
             run.wait_serving(watch, args.node_timeout_s)
             status = proc_status(run.child.process.pid)
-            read, serving = run.since_start("probing"), run.since_start("serving")
+            report = capability_report(run_dir / f"node-{index}")
+            run.weight_bytes = int(report["memory"]["weight_bytes"])
+            timings = report["timings"]
             print(
-                f"node {index} [{layers[0]},{layers[1]}): serving {serving:.1f} s after start"
-                f" (weights read and quantized by {read:.1f} s, then test forward, "
-                f"admission, registration); resident {status['VmRSS'] / GB:.2f} GB, "
+                f"node {index} [{layers[0]},{layers[1]}): serving "
+                f"{run.since_start('serving'):.1f} s after start (its doctor: load "
+                f"{timings['load_s']:.1f} s, test forward {timings['probe_s']:.1f} s); weights "
+                f"{run.weight_bytes / GB:.2f} GB, resident {status['VmRSS'] / GB:.2f} GB, "
                 f"peak {status['VmHWM'] / GB:.2f} GB",
                 flush=True,
             )
@@ -439,7 +452,7 @@ def main() -> None:
             f"node {r.index} {s['VmRSS'] / GB:.2f} GB (peak {s['VmHWM'] / GB:.2f})"
             for r, s in zip(runs, after, strict=True)
         )
-        + f"; sum {resident / GB:.2f} GB"
+        + f"; sum {resident / GB:.2f} GB (weights {sum(r.weight_bytes for r in runs) / GB:.2f} GB)"
     )
     print(f"lowest available memory during the run: {watch.lowest / GB:.1f} GB")
     fp32 = shape.parameters * 4
