@@ -128,6 +128,10 @@ class Shard(nn.Module):
         source = WeightSource(Path(model_dir))
         state, names = shard._read_state(source, on_layer)
         shard.load_state_dict(state, assign=True, strict=True)
+        # The modules hold the tensors now: without this reference each float32 weight
+        # is freed as quantizing replaces its module, not only when the load returns
+        # (an 11-layer shard of Llama 3 8B's shape: ~2.4 GB less at the peak).
+        del state
         if shard.lm_head is not None and shard.embed is not None and "lm_head.weight" not in names:
             shard.lm_head.weight = shard.embed.weight  # tied: one tensor, not two
         if weight_quantization == INT4_G32_INT8_HEAD:
