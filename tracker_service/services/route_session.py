@@ -405,7 +405,7 @@ class RouteSession:
             finally:
                 await hop.drop()
         # The audits still running decide whether this route's hops were honest.
-        await self._wait_audits()
+        await self.wait_audits()
         if self._verdict is not None:
             raise self._verdict  # no credit for a route with a convicted hop
         if receipts and self._on_receipts is not None:
@@ -485,7 +485,7 @@ class RouteSession:
             hop.receipt_pending = None
             await hop.drop()
 
-    async def _wait_audits(self) -> None:
+    async def wait_audits(self) -> None:
         """Let this session's background audits finish (each bounded by the step timeout)."""
         while self._audits:
             await asyncio.gather(*self._audits, return_exceptions=True)
