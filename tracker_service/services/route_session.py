@@ -460,9 +460,10 @@ class RouteSession:
     async def receipt_now(self, hop_index: int) -> dict[str, Any] | None:
         """Close one hop at once and return its verified signed receipt, or None.
 
-        An audit that convicts a hop calls this right after the disputed step,
-        so the receipt's output_sha256 binds the node to the very output the
-        audit found wrong (the route ends with the quarantine anyway).
+        The binding of an inline audit (a node without interim receipts): it
+        convicts the hop right after the disputed step, so the receipt's
+        output_sha256 binds the node to the very output the audit found wrong
+        (the route ends with the quarantine anyway).
         """
         hop = self._hops[hop_index]
         try:
