@@ -23,11 +23,11 @@ read before the hop's next step, so the receipt binds exactly the audited output
 copies the hop's inputs so far and its reply, and hands them to a background task
 owned by the session; the step returns at once. A verdict that quarantines or
 withdraws a hop fails the route at its next step, or at ``close``. At most
-``max_audits_in_flight`` audits run per session (a step is not sampled while they
-are), so a fast stream cannot pile up replays. ``close`` awaits them (each bounded
-by the step timeout); ``abort`` cancels them. A node that signs no interim receipt
-(``opened`` without ``interim_receipts``) is audited inline as before, its hop
-closed for the receipt when the audit convicts it.
+``max_audits_in_flight`` audits run per session, one per hop at most (a hop's step is
+not sampled while either bound is reached), so a fast stream cannot pile up replays.
+``close`` awaits them (each bounded by the step timeout); ``abort`` cancels them.
+A node that signs no interim receipt (``opened`` without ``interim_receipts``) is
+audited inline as before, its hop closed for the receipt when the audit convicts it.
 
 Independent of ``core`` (the wire contract is re-implemented in
 :mod:`tracker_service.domain.wire_frames` and :mod:`tracker_service.domain.tickets`).
@@ -90,7 +90,7 @@ __all__ = [
 ]
 
 DEFAULT_MAX_REPLY_BYTES = 256 * 1024 * 1024
-DEFAULT_MAX_AUDITS_IN_FLIGHT = 1
+DEFAULT_MAX_AUDITS_IN_FLIGHT = 2  # per session; one per hop at most
 
 
 def reply_output_digest(reply: bytes, *, last_hop: bool, max_bytes: int) -> str:
@@ -140,6 +140,7 @@ class RouteSession:
         self._on_receipts = on_receipts
         self._max_audits = max(1, max_audits_in_flight)
         self._audits: set[asyncio.Task[None]] = set()  # background audits of this session
+        self._audited: set[int] = set()  # hops with an audit in flight
         self._verdict: RouteFailure | None = None  # a background audit's conviction
 
     async def __aenter__(self) -> RouteSession:
@@ -260,7 +261,7 @@ class RouteSession:
         if hop.audit_rate <= 0:
             return
         hop.inputs.append(frame)
-        if len(self._audits) >= self._max_audits:
+        if len(self._audits) >= self._max_audits or hop.index in self._audited:
             return  # full: this step is not sampled (replays never pile up)
         if not self._auditor.sample(hop.audit_rate):
             return
@@ -278,7 +279,13 @@ class RouteSession:
         hop.receipt_pending = receipt
         task = asyncio.create_task(self._background_audit(hop, frames, reply, receipt))
         self._audits.add(task)
-        task.add_done_callback(self._audits.discard)
+        self._audited.add(hop.index)
+
+        def done(finished: asyncio.Task[None]) -> None:
+            self._audits.discard(finished)
+            self._audited.discard(hop.index)
+
+        task.add_done_callback(done)
 
     async def _background_audit(
         self,

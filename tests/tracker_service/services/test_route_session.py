@@ -207,8 +207,8 @@ def test_a_private_hop_is_not_dialled_when_private_endpoints_are_not_allowed(
 class BlockingAuditor:
     """Audits one node's steps, each replay waiting on ``release``; convicts it if told."""
 
-    def __init__(self, node_id: str, *, convict: bool) -> None:
-        self.node_id = node_id
+    def __init__(self, *node_ids: str, convict: bool) -> None:
+        self.node_ids = set(node_ids)
         self.convict = convict
         self.release = asyncio.Event()
         self.started = asyncio.Event()
@@ -217,7 +217,7 @@ class BlockingAuditor:
         self.cancelled = False
 
     def rate_for(self, node_id: str) -> float:
-        return 1.0 if node_id == self.node_id else 0.0
+        return 1.0 if node_id in self.node_ids else 0.0
 
     def sample(self, rate: float) -> bool:
         return rate > 0
@@ -263,7 +263,7 @@ def test_a_sampled_step_returns_before_its_audit_and_the_conviction_fails_the_ne
             await auditor.started.wait()
             second = await session.step([first.token_id])  # the audit still blocks
             assert not auditor.release.is_set()
-            assert [(i, n) for i, n, _ in auditor.calls] == [(1, 1)]  # one in flight at most
+            assert [(i, n) for i, n, _ in auditor.calls] == [(1, 1)]  # one per hop in flight
             auditor.release.set()
             await session.wait_audits()
             with pytest.raises(RouteFailure) as caught:
@@ -339,3 +339,25 @@ def test_leaving_a_session_cancels_its_pending_audits(nodes: tuple[RealNode, Rea
     assert asyncio.run(go()) == 0
     assert auditor.cancelled and auditor.bound is None
     assert a.sessions.open_count == 0 and b.sessions.open_count == 0
+
+
+@pytest.mark.parametrize("limit", [1, 2])
+def test_audits_in_flight_are_bounded_per_session_and_per_hop(
+    nodes: tuple[RealNode, RealNode], limit: int
+) -> None:
+    a, b = nodes
+    auditor = BlockingAuditor(a.node_id, b.node_id, convict=False)
+
+    async def go() -> list[HopReceipt]:
+        async with RouteSession(
+            plan_over(a, b), auditor=auditor, max_audits_in_flight=limit
+        ) as session:
+            await session.open(len(PROMPT) + 4, Sampling(temperature=0.0))
+            feed = list(PROMPT)
+            for _ in range(3):  # every step of both hops would be sampled
+                feed = [(await session.step(feed)).token_id]
+            assert [(i, n) for i, n, _ in auditor.calls] == [(0, 1), (1, 1)][:limit]
+            auditor.release.set()
+            return await session.close()
+
+    assert [r.steps for r in asyncio.run(go())] == [3, 3]
