@@ -129,7 +129,12 @@ class Bench:
         return Auditor(
             self.app.state.tracker.database,
             self.app.state.tracker.key,
-            AuditSettings(rate=rate, probation_rate=rate, allow_private_endpoints=True),
+            AuditSettings(
+                rate=rate,
+                probation_rate=rate,
+                allow_private_endpoints=True,
+                allow_plaintext_nodes=True,  # the test nodes serve ws://
+            ),
             rng=random.Random(seed),
         )
 

@@ -241,6 +241,10 @@ class HopSession:
         async for message in self._ws:
             if isinstance(message, str):
                 control = _control(message)
+                if control["type"] == "receipt":
+                    # A hop audit's binding: the receipt so far, the session goes on.
+                    await self._ws.send(json.dumps({"type": "receipt", **self._signed_receipt()}))
+                    continue
                 if control["type"] != "close":
                     raise _bad(f"unexpected control message {control['type']!r} in a session")
                 await self._close_with_receipt()
@@ -292,6 +296,7 @@ class HopSession:
                     "node_id": self._ctx.node_id,
                     "layers": [grant.hop.effective_start, grant.hop.end],
                     "kv_bytes_per_token": self._shard.kv_bytes_per_token(session.start_layer),
+                    "interim_receipts": True,  # answers {"type": "receipt"} mid-session
                 }
             )
         )
@@ -375,7 +380,8 @@ class HopSession:
             meta,
         )
 
-    async def _close_with_receipt(self) -> None:
+    def _signed_receipt(self) -> dict[str, Any]:
+        """The receipt for the steps so far, signed by the node key."""
         assert self._grant is not None
         grant = self._grant
         receipt = HopReceipt(
@@ -388,7 +394,12 @@ class HopSession:
             tokens=self._tokens,
             output_sha256=self._output_sha256,
         )
-        signed = sign_receipt(receipt, self._ctx.sign)
+        return sign_receipt(receipt, self._ctx.sign)
+
+    async def _close_with_receipt(self) -> None:
+        assert self._grant is not None
+        grant = self._grant
+        signed = self._signed_receipt()
         self._release()  # free the KV before the (possibly slow) goodbye
         await self._ws.send(json.dumps({"type": "receipt", **signed}))
         await self._ws.close(1000, "session closed")

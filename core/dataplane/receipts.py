@@ -13,8 +13,10 @@ it actually ran (``[effective_start, end]``) and how much it ran:
             what the hop sent for its last step, so the receipt binds the node to
             its output (a hop audit's evidence): the SHA-256 hex of the reply
             frame's bytes, or for the last hop of its sampled token ids written
-            as canonical JSON (``[1234]``); null when the hop ran no step. An
-            audit closes the hop right after the step it disputes.
+            as canonical JSON (``[1234]``); null when the hop ran no step. A
+            client may ask for an interim receipt between steps (``{"type":
+            "receipt"}``, the session goes on): a hop audit asks right after the
+            step it samples, so the receipt binds that step's output.
 """
 
 from __future__ import annotations

@@ -3,7 +3,10 @@
 Nodes belong to strangers, and a node that passed the doctor can still return
 wrong hidden states. On a fraction of route steps (``rate``; ``probation_rate``
 while an identity has passed fewer than ``probation_audits`` audits) the route
-client hands the hop's inputs so far and its reply to :class:`Auditor`. The
+client hands the hop's inputs so far and its reply (copies taken at the step)
+to :class:`Auditor`, in a background task of the route session: the step is
+answered without waiting, and a verdict against the hop fails that route at
+its next step or its close (:mod:`tracker_service.services.route_session`). The
 auditor opens a one-hop session on a second node whose shard covers exactly
 that hop (same end, a start at or before the hop's effective start), replays
 the same inputs, and compares the last reply within the recipe's tolerance
@@ -13,7 +16,8 @@ A last hop is audited the same way under greedy sampling (its token), so a
 lying last node cannot change answers unseen. With no second node able to
 cover the hop, the audit is skipped. With no third, the disagreement becomes
 a dispute (:mod:`tracker_service.services.disputes`): both nodes are withdrawn from
-serving, the audited hop's signed receipt is taken at once, and an arbiter
+serving, the audited hop's signed receipt for the audited step is kept (``bind``:
+the interim receipt the route client asked for right after that step), and an arbiter
 recruited later replays the steps (:mod:`tracker_service.services.arbitration`): a
 quarantine always needs a majority.
 """
@@ -61,8 +65,8 @@ class AuditSettings:
     rate: float = 0.02  # fraction of an established node's steps audited
     probation_rate: float = 0.25  # for an identity still on probation
     probation_audits: int = 20  # audits passed before probation ends
-    # A whole audit (every replay) gets this long; past it the step goes on unaudited,
-    # so a slow or stuck auditor never stalls a user's answer for long.
+    # A whole audit (every replay) gets this long; past it the step stays unaudited,
+    # so a slow or stuck auditor never holds a session's audit slot (or its close) long.
     timeout_s: float = 10.0
     # The endpoint policy for the replays it dials (endpoint_policy.py).
     allow_private_endpoints: bool = False
@@ -79,8 +83,8 @@ class Opinion:
     ``output_sha256`` is the digest a receipt signs (the reply frame's bytes, or
     the last hop's sampled token ids); ``receipt`` is that node's signed receipt
     whose ``output_sha256`` equals it (the replay session's for an auditor, the
-    route session's, closed right after the disputed step, for the audited hop),
-    or None when the node gave none.
+    route session's interim receipt taken right after the disputed step for the
+    audited hop), or None when the node gave none.
     """
 
     node_id: str
@@ -253,8 +257,8 @@ class Auditor:
                 AuditVerdict(hop.node_id, "disputed", detail="no two of three nodes agree")
             )
         if liar == hop.node_id and bind is not None:
-            # The accused's own signature over what it sent: close its hop now, so
-            # its receipt's output_sha256 is the digest of the disputed output.
+            # The accused's own signature over what it sent: its receipt taken right
+            # after the disputed step, so output_sha256 is the digest of that output.
             accused = opinions[liar]
             opinions[liar] = Opinion(liar, accused.output_sha256, await bind())
         evidence = {
@@ -314,8 +318,8 @@ class Auditor:
         if self.disputes is None:
             return self._done(AuditVerdict(hop.node_id, "disputed", detail=why.detail))
         if bind is not None:
-            # Either may be the liar: take the audited hop's own signature over what it
-            # sent now (its route ends anyway); the replayer signed its replay already.
+            # Either may be the liar: keep the audited hop's own signature over what it
+            # sent (its receipt for that step); the replayer signed its replay already.
             audited = opinions[hop.node_id]
             opinions[hop.node_id] = Opinion(hop.node_id, audited.output_sha256, await bind())
         self.disputes.add(

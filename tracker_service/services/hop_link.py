@@ -62,6 +62,9 @@ class HopLink:
     inputs: list[bytes] = field(default_factory=list)  # kept only while audited
     last_reply: bytes | None = None  # the receipt's output_sha256 must bind this
     audit_rate: float = 0.0
+    interim_receipts: bool = False  # the node signs a receipt mid-session on request
+    # An interim receipt asked for after an audited step: read before the hop's next use.
+    receipt_pending: asyncio.Task[dict[str, Any]] | None = None
 
     def fail(self, reason: str, message: str) -> RouteFailure:
         return RouteFailure(reason, message, hop_index=self.index, node_id=self.plan.node_id)

@@ -17,6 +17,18 @@ Async, so a gateway can stream tokens as they are produced::
 The plan it runs is :mod:`tracker_service.services.session_plan`; one hop's WebSocket
 and the failures it reads as are :mod:`tracker_service.services.hop_link`.
 
+Hop audits (:mod:`tracker_service.services.hop_audit`) run off the critical path: a
+sampled step asks the hop for an interim signed receipt (one small control exchange,
+read before the hop's next step, so the receipt binds exactly the audited output),
+copies the hop's inputs so far and its reply, and hands them to a background task
+owned by the session; the step returns at once. A verdict that quarantines or
+withdraws a hop fails the route at its next step, or at ``close``. At most
+``max_audits_in_flight`` audits run per session, one per hop at most (a hop's step is
+not sampled while either bound is reached), so a fast stream cannot pile up replays.
+``close`` awaits them (each bounded by the step timeout); ``abort`` cancels them.
+A node that signs no interim receipt (``opened`` without ``interim_receipts``) is
+audited inline as before, its hop closed for the receipt when the audit convicts it.
+
 Independent of ``core`` (the wire contract is re-implemented in
 :mod:`tracker_service.domain.wire_frames` and :mod:`tracker_service.domain.tickets`).
 """
@@ -78,6 +90,7 @@ __all__ = [
 ]
 
 DEFAULT_MAX_REPLY_BYTES = 256 * 1024 * 1024
+DEFAULT_MAX_AUDITS_IN_FLIGHT = 2  # per session; one per hop at most
 
 
 def reply_output_digest(reply: bytes, *, last_hop: bool, max_bytes: int) -> str:
@@ -103,6 +116,7 @@ class RouteSession:
         allow_private_endpoints: bool = True,
         allow_plaintext_nodes: bool = True,
         on_receipts: ReceiptsHook | None = None,
+        max_audits_in_flight: int = DEFAULT_MAX_AUDITS_IN_FLIGHT,
     ) -> None:
         if not plan.hops:
             raise ValueError("a route plan needs at least one hop")
@@ -124,6 +138,10 @@ class RouteSession:
         self._auditor = auditor
         self._greedy = False
         self._on_receipts = on_receipts
+        self._max_audits = max(1, max_audits_in_flight)
+        self._audits: set[asyncio.Task[None]] = set()  # background audits of this session
+        self._audited: set[int] = set()  # hops with an audit in flight
+        self._verdict: RouteFailure | None = None  # a background audit's conviction
 
     async def __aenter__(self) -> RouteSession:
         return self
@@ -166,6 +184,7 @@ class RouteSession:
                     f"needs layers {want} from {hop.plan.node_id}",
                 )
             hop.layers = want
+            hop.interim_receipts = opened.get("interim_receipts") is True
 
     # -- steps -------------------------------------------------------------------------------
 
@@ -173,6 +192,8 @@ class RouteSession:
         """Feed `token_ids` (prefill or one decode token) through every hop."""
         if not token_ids:
             raise ValueError("a step needs at least one token id")
+        if self._verdict is not None:  # a background audit convicted a hop of this route
+            raise self._verdict
         count = len(token_ids)
         if self.position + count > self.max_length:
             raise ValueError(
@@ -183,6 +204,7 @@ class RouteSession:
         compute: list[float | None] = []
         cached: list[int] = []
         for hop in self._hops:
+            await self._settle_receipt(hop)
             reply = await hop.exchange(frame, self._step_timeout_s)
             hop.steps += 1
             hop.tokens += count
@@ -223,10 +245,11 @@ class RouteSession:
         return token
 
     async def _maybe_audit(self, hop: HopLink, frame: bytes, reply: bytes) -> None:
-        """Hand a sampled step to the auditor; a hop found lying ends this route at once.
+        """Hand a sampled step to the auditor, in the background where the hop can bind it.
 
-        So does a hop whose node is in an open audit dispute (found by another
-        route's audit): no step of any route is answered through it meanwhile.
+        A hop whose node is in an open audit dispute (found by this or another
+        route's audit) ends the route at once: no step of any route is answered
+        through it meanwhile.
         """
         if self._auditor is None:
             return
@@ -238,31 +261,108 @@ class RouteSession:
         if hop.audit_rate <= 0:
             return
         hop.inputs.append(frame)
+        if len(self._audits) >= self._max_audits or hop.index in self._audited:
+            return  # full: this step is not sampled (replays never pile up)
         if not self._auditor.sample(hop.audit_rate):
             return
-        try:  # an audit never holds a step longer than the step itself may take
+        frames = list(hop.inputs)  # a copy: the hop's inputs grow while the audit runs
+        if not hop.interim_receipts:
+            # No receipt mid-session: audit inline, binding by closing the hop on conviction.
+            verdict = await self._audit(
+                hop, frames, reply, bind=lambda: self.receipt_now(hop.index)
+            )
+            failure = self._failure_of(hop, verdict)
+            if failure is not None:
+                raise failure
+            return
+        receipt = asyncio.create_task(self._interim_receipt(hop, hop.steps, hop.tokens, reply))
+        hop.receipt_pending = receipt
+        task = asyncio.create_task(self._background_audit(hop, frames, reply, receipt))
+        self._audits.add(task)
+        self._audited.add(hop.index)
+
+        def done(finished: asyncio.Task[None]) -> None:
+            self._audits.discard(finished)
+            self._audited.discard(hop.index)
+
+        task.add_done_callback(done)
+
+    async def _background_audit(
+        self,
+        hop: HopLink,
+        frames: list[bytes],
+        reply: bytes,
+        receipt: asyncio.Task[dict[str, Any]],
+    ) -> None:
+        async def bind() -> dict[str, Any] | None:
+            try:
+                return await asyncio.shield(receipt)
+            except RouteFailure as exc:
+                log.info("hop %d gave no receipt for the audit: %s", hop.index, exc)
+                return None
+
+        try:
+            verdict = await self._audit(hop, frames, reply, bind=bind)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("the audit of hop %d failed", hop.index)
+            return
+        failure = self._failure_of(hop, verdict)
+        if failure is not None and self._verdict is None:
+            self._verdict = failure
+
+    async def _audit(
+        self,
+        hop: HopLink,
+        frames: list[bytes],
+        reply: bytes,
+        *,
+        bind: Callable[[], Awaitable[dict[str, Any] | None]],
+    ) -> Any:
+        """The auditor's verdict, or None for an audit past the step deadline (dropped)."""
+        assert self._auditor is not None
+        try:  # an audit never runs longer than the step itself may take
             async with asyncio.timeout(self._step_timeout_s):
-                verdict = await self._auditor.audit(
-                    self.plan,
-                    hop.index,
-                    list(hop.inputs),
-                    reply,
-                    greedy=self._greedy,
-                    bind=lambda: self.receipt_now(hop.index),
+                return await self._auditor.audit(
+                    self.plan, hop.index, frames, reply, greedy=self._greedy, bind=bind
                 )
         except TimeoutError:
             log.info("audit of hop %d ran past the step deadline; step left unaudited", hop.index)
-            return
+            return None
+
+    @staticmethod
+    def _failure_of(hop: HopLink, verdict: Any) -> RouteFailure | None:
+        """The route's failure when the verdict took the hop's node out of serving."""
         if hop.plan.node_id in getattr(verdict, "quarantined", ()):
-            raise hop.fail(
+            return hop.fail(
                 "quarantined", "a hop audit found this node's output wrong; it is quarantined"
             )
         if hop.plan.node_id in getattr(verdict, "withdrawn", ()):
-            raise hop.fail(
+            return hop.fail(
                 DISPUTED,
                 "a hop audit found this node and another disagreeing; neither serves "
                 "until a third node decides",
             )
+        return None
+
+    async def _interim_receipt(
+        self, hop: HopLink, steps: int, tokens: int, reply: bytes
+    ) -> dict[str, Any]:
+        """The hop's signed receipt for its steps so far; the session goes on.
+
+        Asked right after the audited step, before the hop's next one, so its
+        output_sha256 is the digest of the very reply under audit.
+        """
+        await hop.send(json.dumps({"type": "receipt"}))
+        message = await hop.expect_text("receipt", self._open_timeout_s)
+        return self._verified(hop, message, steps=steps, tokens=tokens, last_reply=reply).signed
+
+    async def _settle_receipt(self, hop: HopLink) -> None:
+        """Read a pending interim receipt before the hop's connection is used again."""
+        pending, hop.receipt_pending = hop.receipt_pending, None
+        if pending is not None:
+            await pending  # its failure (a bad receipt, a dead hop) fails the route here
 
     async def relay(self, frame: bytes) -> bytes:
         """Send one ready-made step frame to a one-hop session and return the raw reply.
@@ -305,11 +405,16 @@ class RouteSession:
         failure: RouteFailure | None = None
         for hop in self._hops:
             try:
+                await self._settle_receipt(hop)
                 receipts.append(await self._close_hop(hop))
             except RouteFailure as exc:
                 failure = failure or exc
             finally:
                 await hop.drop()
+        # The audits still running decide whether this route's hops were honest.
+        await self.wait_audits()
+        if self._verdict is not None:
+            raise self._verdict  # no credit for a route with a convicted hop
         if receipts and self._on_receipts is not None:
             # Only verified receipts earn credit; a hop that failed its close earns none.
             try:
@@ -323,12 +428,26 @@ class RouteSession:
     async def _close_hop(self, hop: HopLink) -> HopReceipt:
         await hop.send(json.dumps({"type": "close"}))
         reply = await hop.expect_text("receipt", self._open_timeout_s)
+        return self._verified(
+            hop, reply, steps=hop.steps, tokens=hop.tokens, last_reply=hop.last_reply
+        )
+
+    def _verified(
+        self,
+        hop: HopLink,
+        message: dict[str, Any],
+        *,
+        steps: int,
+        tokens: int,
+        last_reply: bytes | None,
+    ) -> HopReceipt:
+        """The hop's receipt, checked against its key and the work this client sent."""
         try:
-            receipt = verify_receipt(reply, hop.plan.public_key)
+            receipt = verify_receipt(message, hop.plan.public_key)
             digest = None
-            if hop.last_reply is not None:
+            if last_reply is not None:
                 digest = reply_output_digest(
-                    hop.last_reply,
+                    last_reply,
                     last_hop=hop.plan.end == self.plan.layer_count,
                     max_bytes=self._max_reply,
                 )
@@ -337,8 +456,8 @@ class RouteSession:
                 route_session_id=self.plan.route_session_id,
                 epoch=self.plan.epoch,
                 hop=hop.plan.ticket_hop,
-                steps=hop.steps,
-                tokens=hop.tokens,
+                steps=steps,
+                tokens=tokens,
                 output_sha256=digest,
             )
         except (ReceiptError, wire_frames.FrameError) as exc:
@@ -348,12 +467,14 @@ class RouteSession:
     async def receipt_now(self, hop_index: int) -> dict[str, Any] | None:
         """Close one hop at once and return its verified signed receipt, or None.
 
-        An audit that convicts a hop calls this right after the disputed step,
-        so the receipt's output_sha256 binds the node to the very output the
-        audit found wrong (the route ends with the quarantine anyway).
+        The binding of an inline audit (a node without interim receipts): it
+        convicts the hop right after the disputed step, so the receipt's
+        output_sha256 binds the node to the very output the audit found wrong
+        (the route ends with the quarantine anyway).
         """
         hop = self._hops[hop_index]
         try:
+            await self._settle_receipt(hop)
             return (await self._close_hop(hop)).signed
         except RouteFailure as exc:
             log.info("hop %d gave no receipt for the audit: %s", hop_index, exc)
@@ -362,6 +483,17 @@ class RouteSession:
             await hop.drop()
 
     async def abort(self) -> None:
-        """Drop every connection without receipts (the nodes free the sessions)."""
+        """Cancel this session's audits and drop every connection without receipts
+        (the nodes free the sessions)."""
+        pending = [*self._audits, *(h.receipt_pending for h in self._hops if h.receipt_pending)]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
         for hop in self._hops:
+            hop.receipt_pending = None
             await hop.drop()
+
+    async def wait_audits(self) -> None:
+        """Let this session's background audits finish (each bounded by the step timeout)."""
+        while self._audits:
+            await asyncio.gather(*self._audits, return_exceptions=True)

@@ -6,12 +6,14 @@ import asyncio
 import json
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 from websockets.asyncio.client import connect
 
-from core.dataplane import wire
+from core.dataplane import frames, wire
+from core.dataplane.receipts import frame_digest, verify_receipt
 from core.dataplane.server import DataPlaneServer
 from core.errors import ConfigError, ProtocolError
 from core.runtime.sessions import SessionManager
@@ -156,6 +158,44 @@ def test_async_api_serves_inside_the_callers_event_loop(head: Shard, tracker_key
         return [receipt["receipt"]["steps"], receipt["receipt"]["tokens"]]
 
     assert asyncio.run(scenario()) == [1, 1]
+    assert sessions.open_count == 0
+
+
+def test_an_interim_receipt_signs_the_steps_so_far_and_the_session_goes_on(
+    head: Shard, tracker_key: Key
+) -> None:
+    key = Key.from_seed(NODE_A_SEED)
+    sessions = SessionManager(head)
+
+    async def scenario() -> tuple[dict[str, Any], str, dict[str, Any], dict[str, Any]]:
+        server = DataPlaneServer(
+            sessions,
+            key.node_id,
+            key.public,
+            key.sign,
+            lambda: tracker_key.public,
+            FINGERPRINT,
+            (0, 2),
+            1 << 20,
+        )
+        async with server, HopClient(server.url) as hop:
+            opened = await hop.open(ticket_for(tracker_key, _hops(key)), 8)
+            reply = await hop.step_raw(
+                frames.encode_frame(
+                    {frames.INPUT_IDS: torch.tensor([[1, 2]])}, {frames.POSITION_KEY: "0"}
+                )
+            )
+            await hop.send_text(json.dumps({"type": "receipt"}))
+            interim = await hop._expect_text("receipt")
+            await hop.step({"input_ids": torch.tensor([[3]])}, 2)  # still open
+            final = await hop.close()
+        return opened, frame_digest(reply), interim, final
+
+    opened, digest, interim, final = asyncio.run(scenario())
+    assert opened["interim_receipts"] is True
+    body = verify_receipt(interim, key.public)
+    assert (body.steps, body.tokens, body.output_sha256) == (1, 2, digest)
+    assert [final["receipt"]["steps"], final["receipt"]["tokens"]] == [2, 3]
     assert sessions.open_count == 0
 
 

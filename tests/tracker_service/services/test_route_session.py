@@ -7,8 +7,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -22,7 +24,11 @@ from tracker_service.domain.tickets import HopReceipt
 from tracker_service.security.endpoint_policy import resolve_endpoint
 from tracker_service.services.hop_link import RouteFailure
 from tracker_service.services.route_planner import plan_for
-from tracker_service.services.route_session import RouteSession
+from tracker_service.services.route_session import (
+    DEFAULT_MAX_REPLY_BYTES,
+    RouteSession,
+    reply_output_digest,
+)
 from tracker_service.services.session_plan import GeneratedToken, RoutePlan, Sampling
 
 PROMPT = [5, 17, 99, 3, 250, 41]
@@ -196,3 +202,162 @@ def test_a_private_hop_is_not_dialled_when_private_endpoints_are_not_allowed(
         asyncio.run(go())
     assert failure.value.reason == "unreachable" and "loopback" in failure.value.message
     assert a.sessions.open_count == 0
+
+
+class BlockingAuditor:
+    """Audits one node's steps, each replay waiting on ``release``; convicts it if told."""
+
+    def __init__(self, *node_ids: str, convict: bool) -> None:
+        self.node_ids = set(node_ids)
+        self.convict = convict
+        self.release = asyncio.Event()
+        self.started = asyncio.Event()
+        self.calls: list[tuple[int, int, bytes]] = []  # hop index, frames, observed reply
+        self.bound: dict[str, Any] | None = None
+        self.cancelled = False
+
+    def rate_for(self, node_id: str) -> float:
+        return 1.0 if node_id in self.node_ids else 0.0
+
+    def sample(self, rate: float) -> bool:
+        return rate > 0
+
+    def withdrawn(self, node_id: str) -> bool:
+        return False
+
+    async def audit(
+        self,
+        plan: RoutePlan,
+        hop_index: int,
+        frames: Sequence[bytes],
+        observed: bytes,
+        *,
+        greedy: bool,
+        bind: Callable[[], Awaitable[dict[str, Any] | None]] | None = None,
+    ) -> SimpleNamespace:
+        self.calls.append((hop_index, len(frames), observed))
+        self.started.set()
+        try:
+            await self.release.wait()
+        except asyncio.CancelledError:
+            self.cancelled = True
+            raise
+        accused = plan.hops[hop_index].node_id
+        if not self.convict:
+            return SimpleNamespace(quarantined=[], withdrawn=[])
+        assert bind is not None
+        self.bound = await bind()
+        return SimpleNamespace(quarantined=[accused], withdrawn=[])
+
+
+def test_a_sampled_step_returns_before_its_audit_and_the_conviction_fails_the_next_step(
+    nodes: tuple[RealNode, RealNode],
+) -> None:
+    a, b = nodes
+    auditor = BlockingAuditor(b.node_id, convict=True)
+
+    async def go() -> tuple[list[int], RouteFailure]:
+        async with RouteSession(plan_over(a, b), auditor=auditor) as session:
+            await session.open(len(PROMPT) + 8, Sampling(temperature=0.0))
+            first = await session.step(PROMPT)
+            await auditor.started.wait()
+            second = await session.step([first.token_id])  # the audit still blocks
+            assert not auditor.release.is_set()
+            assert [(i, n) for i, n, _ in auditor.calls] == [(1, 1)]  # one per hop in flight
+            auditor.release.set()
+            await session.wait_audits()
+            with pytest.raises(RouteFailure) as caught:
+                await session.step([second.token_id])
+            return [first.token_id, second.token_id], caught.value
+
+    tokens, failure = asyncio.run(go())
+    assert len(tokens) == 2
+    assert (failure.reason, failure.hop_index, failure.node_id) == ("quarantined", 1, b.node_id)
+    # The evidence binds the audited step: the hop's receipt signed right after it.
+    assert auditor.bound is not None
+    signed = auditor.bound["receipt"]
+    observed = auditor.calls[0][2]
+    assert signed["node_id"] == b.node_id and signed["steps"] == 1
+    assert signed["output_sha256"] == reply_output_digest(
+        observed, last_hop=True, max_bytes=DEFAULT_MAX_REPLY_BYTES
+    )
+    assert a.sessions.open_count == 0 and b.sessions.open_count == 0
+
+
+def test_close_awaits_a_pending_audit_and_fails_on_its_conviction(
+    nodes: tuple[RealNode, RealNode],
+) -> None:
+    a, b = nodes
+    auditor = BlockingAuditor(a.node_id, convict=True)
+
+    async def go() -> None:
+        async with RouteSession(plan_over(a, b), auditor=auditor) as session:
+            await session.open(len(PROMPT) + 2, Sampling(temperature=0.0))
+            await session.step(PROMPT)
+            await auditor.started.wait()
+            asyncio.get_running_loop().call_soon(auditor.release.set)
+            await session.close()
+
+    with pytest.raises(RouteFailure) as caught:
+        asyncio.run(go())
+    assert (caught.value.reason, caught.value.node_id) == ("quarantined", a.node_id)
+    assert auditor.bound is not None and auditor.bound["receipt"]["steps"] == 1
+
+
+def test_an_honest_audit_in_the_background_leaves_the_route_and_its_receipts_alone(
+    nodes: tuple[RealNode, RealNode],
+) -> None:
+    a, b = nodes
+    auditor = BlockingAuditor(b.node_id, convict=False)
+
+    async def go() -> list[HopReceipt]:
+        async with RouteSession(plan_over(a, b), auditor=auditor) as session:
+            await session.open(len(PROMPT) + 4, Sampling(temperature=0.0))
+            feed = list(PROMPT)
+            for _ in range(3):
+                feed = [(await session.step(feed)).token_id]
+            auditor.release.set()
+            return await session.close()
+
+    receipts = asyncio.run(go())
+    assert [r.steps for r in receipts] == [3, 3]
+    assert auditor.calls and all(i == 1 for i, _, _ in auditor.calls)
+
+
+def test_leaving_a_session_cancels_its_pending_audits(nodes: tuple[RealNode, RealNode]) -> None:
+    a, b = nodes
+    auditor = BlockingAuditor(b.node_id, convict=True)
+
+    async def go() -> int:
+        async with RouteSession(plan_over(a, b), auditor=auditor) as session:
+            await session.open(len(PROMPT) + 2, Sampling(temperature=0.0))
+            await session.step(PROMPT)
+            await auditor.started.wait()
+        current = asyncio.current_task()
+        return len([t for t in asyncio.all_tasks() if t is not current])
+
+    assert asyncio.run(go()) == 0
+    assert auditor.cancelled and auditor.bound is None
+    assert a.sessions.open_count == 0 and b.sessions.open_count == 0
+
+
+@pytest.mark.parametrize("limit", [1, 2])
+def test_audits_in_flight_are_bounded_per_session_and_per_hop(
+    nodes: tuple[RealNode, RealNode], limit: int
+) -> None:
+    a, b = nodes
+    auditor = BlockingAuditor(a.node_id, b.node_id, convict=False)
+
+    async def go() -> list[HopReceipt]:
+        async with RouteSession(
+            plan_over(a, b), auditor=auditor, max_audits_in_flight=limit
+        ) as session:
+            await session.open(len(PROMPT) + 4, Sampling(temperature=0.0))
+            feed = list(PROMPT)
+            for _ in range(3):  # every step of both hops would be sampled
+                feed = [(await session.step(feed)).token_id]
+            assert [(i, n) for i, n, _ in auditor.calls] == [(0, 1), (1, 1)][:limit]
+            auditor.release.set()
+            return await session.close()
+
+    assert [r.steps for r in asyncio.run(go())] == [3, 3]
