@@ -9,10 +9,11 @@ instead. Measured:
   (1) route steps until a node that lies on every step is quarantined, median
       over trials, at audit rates of 2 % and 10 % (a fresh liar process each
       trial, MESHNET_TEST_LIE_RATE=1, forced onto the route; two honest peers
-      cover its layers);
+      cover its layers): a new node is on probation, so its audits are inline;
   (2) false quarantines: honest nodes quarantined over the whole run;
   (3) greedy decode tokens/s through an honest two-hop route with audits off
-      (a) and on at 10 % (b), interleaved rounds, best of each.
+      (a) and on at 10 % (b) for established nodes (audited in the background),
+      interleaved rounds, best of each.
 
 Last line: ``ratio: X`` with X = (b)/(a).
 """
@@ -125,13 +126,16 @@ class Bench:
             fingerprint, purpose=PURPOSE_CERTIFY, exclude=exclude
         )
 
-    def auditor(self, rate: float, seed: int) -> Auditor:
+    def auditor(self, rate: float, seed: int, *, established: bool = False) -> Auditor:
+        """At `rate` whatever the node's standing; `established`: no probation, so audits
+        run in the background of the route (a new node's are inline, route_session.py)."""
         return Auditor(
             self.app.state.tracker.database,
             self.app.state.tracker.key,
             AuditSettings(
                 rate=rate,
                 probation_rate=rate,
+                probation_audits=0 if established else AuditSettings.probation_audits,
                 allow_private_endpoints=True,
                 allow_plaintext_nodes=True,  # the test nodes serve ws://
             ),
@@ -234,7 +238,7 @@ def main() -> None:
                     1 for n in state if n["node_id"] in honest_ids and n["state"] == "quarantined"
                 )
                 print(f"false quarantines: {false} of {len(honest)} honest nodes")
-                on = bench.auditor(0.10, 99)
+                on = bench.auditor(0.10, 99, established=True)
                 off_rates, on_rates = [], []
                 for _ in range(args.rounds):
                     off_rates.append(_tokens_per_s(bench, honest, None))

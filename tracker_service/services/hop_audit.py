@@ -153,11 +153,21 @@ class Auditor:
     # -- sampling ----------------------------------------------------------------------------
 
     def rate_for(self, node_id: str) -> float:
+        return self.policy_for(node_id)[0]
+
+    def policy_for(self, node_id: str) -> tuple[float, bool]:
+        """(the fraction of this node's steps to audit, whether to audit them inline).
+
+        An identity on probation is audited at ``probation_rate`` and inline: its
+        sampled step waits for the verdict, so a new node that lies is convicted
+        before its output reaches anyone. An established one is audited in the
+        background of the route (route_session.py), off the stream's critical path.
+        """
         with self._db.session() as session:
             passed = audits_passed(session, node_id)
         if passed < self.settings.probation_audits:
-            return self.settings.probation_rate
-        return self.settings.rate
+            return self.settings.probation_rate, True
+        return self.settings.rate, False
 
     def sample(self, rate: float) -> bool:
         return rate > 0 and self._rng.random() < rate

@@ -62,6 +62,8 @@ class HopLink:
     inputs: list[bytes] = field(default_factory=list)  # kept only while audited
     last_reply: bytes | None = None  # the receipt's output_sha256 must bind this
     audit_rate: float = 0.0
+    # a node on probation is audited inline: a stranger's lie never reaches a user
+    audit_inline: bool = False
     interim_receipts: bool = False  # the node signs a receipt mid-session on request
     # An interim receipt asked for after an audited step: read before the hop's next use.
     receipt_pending: asyncio.Task[dict[str, Any]] | None = None

@@ -26,8 +26,10 @@ withdraws a hop fails the route at its next step, or at ``close``. At most
 ``max_audits_in_flight`` audits run per session, one per hop at most (a hop's step is
 not sampled while either bound is reached), so a fast stream cannot pile up replays.
 ``close`` awaits them (each bounded by the step timeout); ``abort`` cancels them.
-A node that signs no interim receipt (``opened`` without ``interim_receipts``) is
-audited inline as before, its hop closed for the receipt when the audit convicts it.
+A node on probation (``Auditor.policy_for``), and one that signs no interim receipt
+(``opened`` without ``interim_receipts``), is audited inline as before: its sampled
+step waits for the verdict (a stranger's lie never reaches a user), its hop closed
+for the receipt when the audit convicts it.
 
 Independent of ``core`` (the wire contract is re-implemented in
 :mod:`tracker_service.domain.wire_frames` and :mod:`tracker_service.domain.tickets`).
@@ -156,8 +158,13 @@ class RouteSession:
         self.max_length = max_length
         self._greedy = (sampling or Sampling()).temperature == 0
         if self._auditor is not None:
+            policy_for = getattr(self._auditor, "policy_for", None)
             for hop in self._hops:
-                hop.audit_rate = await asyncio.to_thread(self._auditor.rate_for, hop.plan.node_id)
+                node_id = hop.plan.node_id
+                if policy_for is not None:
+                    hop.audit_rate, hop.audit_inline = await asyncio.to_thread(policy_for, node_id)
+                else:
+                    hop.audit_rate = await asyncio.to_thread(self._auditor.rate_for, node_id)
         for hop in self._hops:
             last = hop.index == len(self._hops) - 1
             message: dict[str, Any] = {
@@ -266,8 +273,9 @@ class RouteSession:
         if not self._auditor.sample(hop.audit_rate):
             return
         frames = list(hop.inputs)  # a copy: the hop's inputs grow while the audit runs
-        if not hop.interim_receipts:
-            # No receipt mid-session: audit inline, binding by closing the hop on conviction.
+        if hop.audit_inline or not hop.interim_receipts:
+            # On probation, or no receipt mid-session: audit inline, binding by closing the
+            # hop on conviction.
             verdict = await self._audit(
                 hop, frames, reply, bind=lambda: self.receipt_now(hop.index)
             )

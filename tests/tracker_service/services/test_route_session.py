@@ -361,3 +361,34 @@ def test_audits_in_flight_are_bounded_per_session_and_per_hop(
             return await session.close()
 
     assert [r.steps for r in asyncio.run(go())] == [3, 3]
+
+
+class ProbationAuditor(BlockingAuditor):
+    """The same auditor, for whom the audited node is still on probation."""
+
+    def policy_for(self, node_id: str) -> tuple[float, bool]:
+        return self.rate_for(node_id), node_id in self.node_ids
+
+
+def test_a_node_on_probation_is_audited_inline_and_its_lie_never_leaves_the_step(
+    nodes: tuple[RealNode, RealNode],
+) -> None:
+    a, b = nodes
+    auditor = ProbationAuditor(b.node_id, convict=True)
+
+    async def go() -> RouteFailure:
+        async with RouteSession(plan_over(a, b), auditor=auditor) as session:
+            await session.open(len(PROMPT) + 8, Sampling(temperature=0.0))
+            step = asyncio.ensure_future(session.step(PROMPT))
+            await auditor.started.wait()
+            for _ in range(20):
+                await asyncio.sleep(0)
+            assert not step.done()  # the step waits for its verdict
+            auditor.release.set()
+            with pytest.raises(RouteFailure) as caught:
+                await step
+            return caught.value
+
+    failure = asyncio.run(go())
+    assert (failure.reason, failure.node_id) == ("quarantined", b.node_id)
+    assert auditor.bound is not None and auditor.bound["receipt"]["node_id"] == b.node_id
