@@ -95,9 +95,10 @@ class RoutingPolicy:
     unknown_throughput: float = 1.0  # tokens/s assumed for a node that reported none
     session_weight: float = 0.25  # each open (or recently assigned) session slows a node
     slack: float = 0.25  # nodes within 25 % of a shape's best count as equivalent
-    # A node holding the prompt's prefix stays preferred up to twice the best cost: its
-    # cached blocks spare it that prefix's prefill, which a per-token cost does not see,
-    # and a noisy latency probe (a few ms on one hop) must not throw the cache away.
+    # A node holding the prompt's prefix may cost more per token than the best, as its
+    # cached blocks spare it that prefix's prefill (the gateway weighs how much:
+    # prefix_affinity.PrefixHint.slack), but never more than twice the best: past that
+    # its load has to spread, whatever it holds.
     prefer_slack: float = 1.0
 
 
@@ -160,10 +161,11 @@ class CandidatePool:
         recent: Mapping[str, int],
         rng: random.Random,
         prefer: AbstractSet[str] = frozenset(),
+        prefer_slack: float | None = None,
     ) -> Route:
         """:func:`form_route` over this pool (`latency`: the measured hop latencies;
-        `prefer`: nodes taken first while inside `prefer_slack`, e.g. holders of the prompt's
-        prefix in their caches)."""
+        `prefer`: nodes taken first while within `prefer_slack` of the best, e.g. holders
+        of the prompt's prefix in their caches)."""
         excluded = set(exclude)
         # Distinct ranges decide coverage; 10,000 nodes share a handful of them.
         gap = coverage_gap(self.usable_shapes(layer_count, excluded), layer_count)
@@ -172,7 +174,13 @@ class CandidatePool:
                 f"no live reachable nodes cover the model: {gap.replace('Shard', 'node')}"
             )
         shapes = self.pick(
-            layer_count, exclude=excluded, latency=latency, recent=recent, rng=rng, prefer=prefer
+            layer_count,
+            exclude=excluded,
+            latency=latency,
+            recent=recent,
+            rng=rng,
+            prefer=prefer,
+            prefer_slack=prefer_slack,
         )
         return _chain(shapes, layer_count, min_nodes)
 
@@ -196,15 +204,19 @@ class CandidatePool:
         recent: Mapping[str, int],
         rng: random.Random,
         prefer: AbstractSet[str] = frozenset(),
+        prefer_slack: float | None = None,
     ) -> dict[tuple[int, int], tuple[Candidate, float, float]]:
         """One node per usable shape, drawn among the near-best: (node, hop ms, full-shard ms).
 
         `latency` holds the measured hop latencies (others weigh the policy's default).
-        A node in `prefer` within the wider `prefer_slack` band is taken before the others:
-        affinity never picks a node that costs more than that, so as its sessions make it
-        busier it stops being preferred and the load cannot pile on one node.
+        A node in `prefer` costing at most `prefer_slack` more than the best is taken
+        before the others (never less than the equivalence band, never more than the
+        policy's cap: None is the cap). Affinity never picks a node that costs more, so
+        as its sessions make it busier it stops being preferred and the load spreads.
         """
         policy = self.policy
+        wanted = policy.prefer_slack if prefer_slack is None else prefer_slack
+        widening = 1.0 + max(policy.slack, min(policy.prefer_slack, wanted))
         default = policy.default_latency_ms
         chosen: dict[tuple[int, int], tuple[Candidate, float, float]] = {}
         for (start, end), shape in self.shapes.items():
@@ -222,7 +234,7 @@ class CandidatePool:
             limit = best * (1.0 + policy.slack)
             band = [i for i, cost in enumerate(costs) if cost <= limit]
             if prefer:
-                wide = best * (1.0 + policy.prefer_slack)
+                wide = best * widening
                 position = shape.position
                 held = sorted(
                     i

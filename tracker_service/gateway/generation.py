@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from tracker_service.domain.route_formation import NoRoute
 from tracker_service.errors import TrackerError
 from tracker_service.services.hop_link import RouteFailure
-from tracker_service.services.prefix_affinity import PrefixAffinity
+from tracker_service.services.prefix_affinity import PrefixAffinity, PrefixHint
 from tracker_service.services.route_planner import RouteRefused
 from tracker_service.services.route_session import ReceiptsHook, RouteSession
 from tracker_service.services.session_plan import GeneratedToken, RoutePlan, Sampling
@@ -43,7 +43,8 @@ from tracker_service.store.route_candidates import Key
 log = logging.getLogger(__name__)
 
 # (recipe, nodes to exclude, nodes to prefer) -> a route; blocking, run in a thread
-Planner = Callable[[Key, Collection[str], Collection[str]], RoutePlan]
+# (recipe, nodes to leave out, nodes to prefer, how much costlier a preferred node may be)
+Planner = Callable[[Key, Collection[str], Collection[str], float | None], RoutePlan]
 # Chooses the token to feed back from the last hop's reply (gateway-side sampling:
 # gateway/sampler.py); without one, the token the last hop sampled is taken.
 Picker = Callable[[GeneratedToken], int]
@@ -131,7 +132,8 @@ class Generation:
         # the nodes that served this prompt's prefix lately are preferred: their prefix
         # caches hold its KV (docs/wire.md#prefix-cache)
         self._affinity = affinity
-        self._prefer: frozenset[str] = frozenset()
+        self._prefer = PrefixHint(frozenset(), 0)
+        self._prefer_slack: float | None = None
         self._on_receipts = on_receipts  # credits the hops of each cleanly closed session
         self._plan = plan
         self._sampling = sampling
@@ -152,7 +154,8 @@ class Generation:
         produced = 0
         answered_at: float | None = None  # when the last step's token came back
         if self._affinity is not None:
-            self._prefer = self._affinity.nodes_for(self._key, context)
+            self._prefer = self._affinity.hint_for(self._key, context)
+            self._prefer_slack = self._prefer.slack(max_new_tokens)
         try:
             while produced < max_new_tokens:
                 if self._session is None:
@@ -195,7 +198,13 @@ class Generation:
     async def _open(self, max_length: int, excluded: list[str]) -> None:
         while True:
             try:
-                plan = await asyncio.to_thread(self._plan, self._key, tuple(excluded), self._prefer)
+                plan = await asyncio.to_thread(
+                    self._plan,
+                    self._key,
+                    tuple(excluded),
+                    self._prefer.nodes,
+                    self._prefer_slack,
+                )
             except (NoRoute, RouteRefused) as exc:
                 detail = exc.message
                 if excluded:

@@ -221,8 +221,16 @@ class Gateway:
             allow_plaintext_nodes=settings.allow_plaintext_nodes,
         )
 
-    def plan(self, key: Key, exclude: Collection[str], prefer: Collection[str] = ()) -> RoutePlan:
-        return self._planner.plan(key, purpose=PURPOSE_SERVE, exclude=exclude, prefer=prefer)
+    def plan(
+        self,
+        key: Key,
+        exclude: Collection[str],
+        prefer: Collection[str] = (),
+        prefer_slack: float | None = None,
+    ) -> RoutePlan:
+        return self._planner.plan(
+            key, purpose=PURPOSE_SERVE, exclude=exclude, prefer=prefer, prefer_slack=prefer_slack
+        )
 
     async def models(self) -> list[ServedModel]:
         return await asyncio.to_thread(self.catalogue.listed)

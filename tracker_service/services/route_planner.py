@@ -117,11 +117,13 @@ class RoutePlanner:
         min_nodes: int = 1,
         exclude: Iterable[str] = (),
         prefer: Iterable[str] = (),
+        prefer_slack: float | None = None,
     ) -> RoutePlan:
         """Form a route and sign its ticket. Raises RouteRefused or NoRoute.
 
-        `prefer`: nodes to take while they cost at most twice the best of their range (the
-        gateway names those that served the prompt's prefix: prefix_affinity.py)."""
+        `prefer`: nodes to take while they cost at most `prefer_slack` more than the best
+        of their range (the gateway names those that served the prompt's prefix and weighs
+        what their caches spare: prefix_affinity.py)."""
         info, candidates = self.cache.shared(key)
         if info is None:
             with self._pools_guard:  # the recipe is gone: so is its pool
@@ -139,6 +141,7 @@ class RoutePlanner:
                 recent=self.assignments.snapshot(),
                 rng=self._rng,
                 prefer=frozenset(prefer),
+                prefer_slack=prefer_slack,
             )
         except NoRoute as exc:
             why = self._disputes.sentence(key) if disputed and self._disputes else None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from tracker_service.domain.route_formation import Candidate, CandidatePool, RoutingPolicy
-from tracker_service.services.prefix_affinity import PrefixAffinity
+from tracker_service.services.prefix_affinity import PrefixAffinity, PrefixHint
 
 RECIPE = ("a" * 64, "b" * 64)
 SYSTEM = list(range(100, 150))  # 50 tokens: three whole blocks
@@ -31,6 +31,14 @@ def test_a_prompt_sharing_a_prefix_names_the_nodes_that_served_it() -> None:
     assert affinity.nodes_for(("c" * 64, "d" * 64), [*SYSTEM, 7]) == frozenset()  # other recipe
     assert affinity.nodes_for(RECIPE, [999, *SYSTEM]) == frozenset()  # differs in block 0
     assert affinity.nodes_for(RECIPE, SYSTEM[:10]) == frozenset()  # shorter than a block
+
+
+def test_the_hint_counts_the_tokens_the_holders_have_cached() -> None:
+    affinity = PrefixAffinity()
+    affinity.record(RECIPE, [*SYSTEM, 1, 2, 3], ["n1"])  # 53 tokens: three whole blocks
+    assert affinity.hint_for(RECIPE, [*SYSTEM[:40], 9]) == PrefixHint(frozenset({"n1"}), 32)
+    assert affinity.hint_for(RECIPE, [*SYSTEM, 1, 2, 3, 4]) == PrefixHint(frozenset({"n1"}), 48)
+    assert affinity.hint_for(RECIPE, [5, 6]) == PrefixHint(frozenset(), 0)
 
 
 def test_the_longest_known_prefix_wins_and_old_entries_are_forgotten() -> None:
@@ -64,3 +72,29 @@ def test_a_node_holding_the_prefix_stays_preferred_through_a_noisy_latency_probe
     for seed in range(20):
         route = pool.form(4, latency=far, recent={}, rng=random.Random(seed), prefer={"n2"})
         assert route.node_ids == ("n1",)
+
+
+def test_a_shared_system_prompt_does_not_pile_requests_on_one_node() -> None:
+    """Every chat shares its template's system prompt (one block). What that block spares
+    is a few ms of prefill, less than a node busier by two sessions loses on a short answer:
+    the other node of the range is taken. A long shared prefix keeps its holder."""
+    pool = CandidatePool(candidates({"n1": 40.0, "n2": 40.0}), RoutingPolicy())
+    busier = {"n2": 2}  # two recent sessions: 1.5 x the idle node's cost
+
+    def first(hint: PrefixHint, new_tokens: int, seed: int) -> str:
+        route = pool.form(
+            4,
+            latency={},
+            recent=busier,
+            rng=random.Random(seed),
+            prefer=hint.nodes,
+            prefer_slack=hint.slack(new_tokens),
+        )
+        return route.node_ids[0]
+
+    system_prompt = PrefixHint(frozenset({"n2"}), 16)
+    assert system_prompt.slack(6) < RoutingPolicy().slack  # no wider than the equals' band
+    assert {first(system_prompt, 6, seed) for seed in range(20)} == {"n1"}
+    long_prompt = PrefixHint(frozenset({"n2"}), 4096)  # an agent's tools and history
+    assert long_prompt.slack(8192) > 0.5  # a generous max_tokens does not switch it off
+    assert {first(long_prompt, 200, seed) for seed in range(20)} == {"n2"}
