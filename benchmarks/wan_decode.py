@@ -16,14 +16,19 @@ chat answers through the gateway and reports, per route design:
 
   (a) star (today): the gateway sends each step to each hop and gets it back;
   (b) chain: hops pass hidden states to their successor;
-  (c) chain + speculative decoding.
+  (c) chain + speculative decoding;
+  (s) star + speculative decoding: each round trip verifies prompt-lookup drafts
+      (tracker_service/gateway/drafting.py), several tokens a step.
 
-(b) and (c) do not exist yet (issue 27); they are printed as not implemented,
-and the ratio line (c)/(a), printed last, appears only when (c) ran. The
-proxies' connection and byte counts are printed, to show the legs crossed them,
-and (a) is also run with the proxies' delay switched off, in interleaved
-rounds on the same route, so the time the links add per token is measured
-against the ``2 × nodes × link`` legs it should cost.
+(b) and (c) do not exist yet (issue 27); they are printed as not implemented.
+The ratio printed last is (c)/(a) when (c) ran, else (s)/(a), named on the
+line before it. (a) and (s) are the same tracker and route: (a) sends
+``"speculative": false`` (the gateway's request extension), and both must give
+the same greedy text. The proxies' connection and byte counts are printed, to
+show the legs crossed them, and (a) is also run with the proxies' delay
+switched off, in interleaved rounds on the same route, so the time the links
+add per token is measured against the ``2 × nodes × link`` legs it should cost.
+The tracker's request log gives how many drafted tokens the route kept.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import statistics
 import sys
@@ -74,7 +80,16 @@ class StreamRun:
 
 
 def stream_star(gateway: str, model: str, new_tokens: int) -> StreamRun:
-    """(a) today's route: a greedy streamed chat answer through the gateway."""
+    """(a) today's route: a greedy streamed chat answer, one token a step."""
+    return _stream(gateway, model, new_tokens, speculative=False)
+
+
+def stream_star_speculative(gateway: str, model: str, new_tokens: int) -> StreamRun:
+    """(s) the same route, each step verifying the gateway's drafts."""
+    return _stream(gateway, model, new_tokens, speculative=True)
+
+
+def _stream(gateway: str, model: str, new_tokens: int, *, speculative: bool) -> StreamRun:
     body = {
         "model": model,
         "messages": [{"role": "user", "content": PROMPT}],
@@ -82,6 +97,7 @@ def stream_star(gateway: str, model: str, new_tokens: int) -> StreamRun:
         "temperature": 0,
         "stream": True,
         "stream_options": {"include_usage": True},
+        "speculative": speculative,
     }
     run = StreamRun()
     with (
@@ -113,7 +129,18 @@ VARIANTS: list[tuple[str, Variant | None]] = [
     ("(a) star (today)", stream_star),
     ("(b) chain", None),
     ("(c) chain + speculative decoding", None),
+    ("(s) star + speculative decoding", stream_star_speculative),
 ]
+DRAFTS = re.compile(r"drafted=(\d+) accepted=(\d+)")
+
+
+def draft_counts(tracker_log: Path) -> tuple[int, int]:
+    """Tokens drafted and kept over every request in the tracker's log."""
+    drafted = kept = 0
+    for match in DRAFTS.finditer(tracker_log.read_text(errors="replace")):
+        drafted += int(match.group(1))
+        kept += int(match.group(2))
+    return drafted, kept
 
 
 class Links:
@@ -281,6 +308,12 @@ def main() -> None:
         print(f"identical greedy text across {', '.join(ran)}: {same}")
     else:
         print(f"identical greedy text across variants: only {ran[0]} ran, nothing to compare")
+    drafted, kept = draft_counts(workdir / "tracker.log")
+    if drafted:
+        print(
+            f"speculative steps: {kept} of {drafted} drafted tokens kept "
+            f"({kept / drafted:.0%}), warm-ups included"
+        )
     if links is not None and links.stats:
         print(
             "delay proxies: "
@@ -289,11 +322,14 @@ def main() -> None:
                 for n, s in sorted(links.stats.items())
             )
         )
-    first, last = VARIANTS[0], VARIANTS[-1]
-    if first[0] in runs and last[0] in runs:
-        star = max(r.decode_rate for r in runs[first[0]])
-        spec = max(r.decode_rate for r in runs[last[0]])
-        print(f"ratio: {spec / star:.2f}")
+    star = VARIANTS[0][0]
+    target = next((n for n, _ in VARIANTS if n.startswith("(c)") and n in runs), None)
+    target = target or next((n for n, _ in VARIANTS if n.startswith("(s)") and n in runs), None)
+    if star in runs and target is not None:
+        slowest = max(r.decode_rate for r in runs[star])
+        faster = max(r.decode_rate for r in runs[target])
+        print(f"ratio of decode tokens/s, {target.split(')')[0]})/(a):")
+        print(f"ratio: {faster / slowest:.2f}")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 import platformdirs
 from pydantic import Field, field_validator
@@ -114,6 +115,10 @@ class Settings(BaseSettings):
     gateway_step_timeout_s: float = Field(default=30.0, gt=0)
     gateway_open_timeout_s: float = Field(default=15.0, gt=0)
     gateway_max_failovers: int = Field(default=4, ge=0)
+    # Greedy answers verify prompt-lookup drafts, several tokens a round trip
+    # (gateway/drafting.py): "auto" while a route's steps mostly wait on its links
+    # (over the internet), "on" always, "off" never (one token a step).
+    gateway_speculative_decoding: Literal["auto", "on", "off"] = "auto"
     # Generations under way at once; past it requests queue, credited keys first and
     # free ones every gateway_free_share-th slot (gateway/priority.py). 0: no limit.
     gateway_max_concurrent: int = Field(default=0, ge=0)

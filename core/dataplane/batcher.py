@@ -92,8 +92,10 @@ class _Prefill:
     inputs: torch.Tensor
     future: asyncio.Future[StepResult]
     start: int  # the session's position when the prefill was submitted
+    verify: bool = False  # a speculative step: the last shard's token after each position
     done: int = 0
     hidden: list[torch.Tensor] = field(default_factory=list)
+    token_ids: list[torch.Tensor] = field(default_factory=list)  # per chunk, when verifying
 
 
 @dataclass
@@ -136,16 +138,23 @@ class StepBatcher:
         self._batches = 0  # decode batches run so far
         self._computes: deque[float] = deque(maxlen=RECENT_BATCHES)  # their seconds
 
-    async def submit(self, session: InferenceSession, inputs: torch.Tensor) -> StepResult:
-        """Compute one step of one session; raises the session's MeshnetError."""
+    async def submit(
+        self, session: InferenceSession, inputs: torch.Tensor, *, verify: bool = False
+    ) -> StepResult:
+        """Compute one step of one session; raises the session's MeshnetError.
+
+        `verify` (speculative decoding): the step runs alone, as a prefill does, and the
+        last shard answers its greedy token after every position."""
         loop = asyncio.get_running_loop()
         if self._worker is None or self._worker.done():
             self._wake = asyncio.Event()
             self._worker = loop.create_task(self._run())
         future: asyncio.Future[StepResult] = loop.create_future()
-        if inputs.dim() >= 2 and inputs.shape[1] > 1:
+        if verify or (inputs.dim() >= 2 and inputs.shape[1] > 1):
             session.check(inputs)  # the whole prompt, before any chunk moves the session
-            self._prefills.append(_Prefill(session, inputs, future, start=session.position))
+            self._prefills.append(
+                _Prefill(session, inputs, future, start=session.position, verify=verify)
+            )
         else:
             self._decodes.append(_Decode(session, inputs, future))
         assert self._wake is not None
@@ -272,7 +281,7 @@ class StepBatcher:
         n = min(self.prefill_chunk, total - job.done)
         chunk = job.inputs.narrow(1, job.done, n)
         try:
-            result = await asyncio.to_thread(job.session.step, chunk)
+            result = await asyncio.to_thread(job.session.step, chunk, verify=job.verify)
         except MeshnetError as exc:
             self._prefills.popleft()
             with contextlib.suppress(MeshnetError):  # a failed prompt leaves no half of it
@@ -285,10 +294,14 @@ class StepBatcher:
         job.done += n
         if result.hidden is not None:
             job.hidden.append(result.hidden)
+        if job.verify and result.token_ids is not None:
+            job.token_ids.append(result.token_ids)
         if job.done < total:
             return
         self._prefills.popleft()
         if job.hidden:
             result = StepResult(hidden=torch.cat(job.hidden, dim=1))
+        elif job.token_ids:
+            result = StepResult(token_ids=torch.cat(job.token_ids, dim=1))
         if not job.future.done():
             job.future.set_result(result)

@@ -49,6 +49,12 @@ COMPUTE_MS_KEY = "compute_ms"
 # A prefill reply's positions this hop took from its prefix cache instead of computing
 # (absent: none); docs/wire.md#prefix-cache.
 CACHED_KEY = "cached"
+# Speculative decoding (docs/wire.md#speculative-steps). A step frame whose metadata
+# holds REWIND_KEY "1" may start before the session's position: the hop first forgets
+# the positions from there on (drafts the route rejected). VERIFY_KEY "1" asks the last
+# hop for its greedy token after every position of the step, not only the last.
+REWIND_KEY = "rewind"
+VERIFY_KEY = "verify"
 
 
 @dataclass(frozen=True)
@@ -281,7 +287,9 @@ def _check_position(metadata: Mapping[str, str], want: StepExpectation, steps: i
         position = None
     if position is None:
         raise _bad(f"frame metadata must carry an integer {POSITION_KEY!r}, got {text!r}")
-    if position != want.position:
+    if position != want.position and not (
+        metadata.get(REWIND_KEY) == "1" and 0 <= position < want.position
+    ):
         raise PositionError(
             f"the frame is for position {position} but this session holds {want.position} "
             "positions; a step was lost or sent twice"

@@ -297,6 +297,7 @@ class HopSession:
                     "layers": [grant.hop.effective_start, grant.hop.end],
                     "kv_bytes_per_token": self._shard.kv_bytes_per_token(session.start_layer),
                     "interim_receipts": True,  # answers {"type": "receipt"} mid-session
+                    "speculative_steps": True,  # takes rewind and verify step frames
                 }
             )
         )
@@ -316,6 +317,10 @@ class HopSession:
         positions = frames.check_step_header(header, want)
         frame = frames.decode_frame(data, self._ctx.max_frame_bytes)
         inputs = next(iter(frame.tensors.values()))  # token range, NaN: the runtime checks
+        at = int(header.metadata[frames.POSITION_KEY])  # checked: a rewind, or the position
+        if at < session.position:  # drafts the route rejected: forget them, then go on
+            session.rewind(at)
+        verify = self._shard.is_last and header.metadata.get(frames.VERIFY_KEY) == "1"
         began = time.perf_counter()
         cached, replied = 0, None
         if positions > INLINE_STEP_POSITIONS and session.position == 0:
@@ -325,7 +330,7 @@ class HopSession:
             )
         rest = inputs.narrow(1, cached, positions - cached) if cached else inputs
         try:
-            result = await self._ctx.batcher.submit(session, rest)
+            result = await self._ctx.batcher.submit(session, rest, verify=verify)
         except MeshnetError:
             if cached:  # a refused suffix leaves no half of the prompt either
                 with contextlib.suppress(MeshnetError):

@@ -61,6 +61,17 @@ def _unknown_session(session_id: str) -> SessionError:
     )
 
 
+def _verified(logits: torch.Tensor, keep_logits: bool) -> StepResult:
+    """A verify step's answer: the greedy token after each position, (B, T)."""
+    token_ids = logits.argmax(dim=-1)
+    if not bool(torch.isfinite(logits.gather(-1, token_ids[..., None])).all()):
+        raise RuntimeInputError(
+            "the model produced NaN/inf logits (overflow in the compute dtype?)",
+            reason="non-finite-logits",
+        )
+    return StepResult(token_ids=token_ids, logits=logits if keep_logits else None)
+
+
 def _mb(n_bytes: int) -> str:
     return f"{n_bytes / MB:.3g} MB"
 
@@ -68,7 +79,7 @@ def _mb(n_bytes: int) -> str:
 @dataclass
 class StepResult:
     hidden: torch.Tensor | None = None  # (B, T, H) compute dtype, when not last
-    token_ids: torch.Tensor | None = None  # (B,) int64, when last
+    token_ids: torch.Tensor | None = None  # (B,) int64, when last; (B, T) for a verify step
     top_ids: torch.Tensor | None = None  # (B, k) int64
     top_logprobs: torch.Tensor | None = None  # (B, k) float32
     logits: torch.Tensor | None = None  # (B, T, V) float32 if asked
@@ -262,14 +273,24 @@ class InferenceSession:
         return T
 
     # -- compute ----------------------------------------------------------------------
-    def step(self, inputs: torch.Tensor, *, return_logits: bool = False) -> StepResult:
+    def step(
+        self, inputs: torch.Tensor, *, return_logits: bool = False, verify: bool = False
+    ) -> StepResult:
+        """Compute `inputs` at the session's position. `verify` (a speculative step): the
+        last shard answers its greedy token after every position, (B, T)."""
         with self._lock:
             T = self._check(inputs)
+            if verify and self.shard.is_last and not self.sampling.greedy:
+                raise RuntimeInputError(
+                    "a verify step checks drafted tokens against greedy decoding; this "
+                    "session samples (open it with temperature 0 to speculate)",
+                    reason="bad-request",
+                )
             shard = self.shard
             self.last_used = self._clock()  # a long step is not idleness
             try:
                 with torch.inference_mode():
-                    result = self._forward(inputs, T, return_logits)
+                    result = self._forward(inputs, T, return_logits, verify)
             except RuntimeError as exc:  # torch failure: position untouched, session usable
                 raise RuntimeInputError(
                     f"step of {T} positions at {self.position} failed: {exc}", reason="step-failed"
@@ -287,7 +308,9 @@ class InferenceSession:
             )
             return result
 
-    def _forward(self, inputs: torch.Tensor, T: int, return_logits: bool) -> StepResult:
+    def _forward(
+        self, inputs: torch.Tensor, T: int, return_logits: bool, verify: bool = False
+    ) -> StepResult:
         shard = self.shard
         if self.takes_tokens:
             x = shard.embed_tokens(inputs.to(device=shard.device, dtype=torch.int64))
@@ -296,6 +319,8 @@ class InferenceSession:
         x = shard.run_layers(x, self.position, self._caches, self.start_layer)  # (B, T, H)
         if not shard.is_last:
             return StepResult(hidden=x)
+        if verify:
+            return _verified(shard.head(x), return_logits)
         logits_all = shard.head(x) if return_logits else None  # (B, T, V)
         last = logits_all[:, -1] if logits_all is not None else shard.head(x[:, -1:])[:, 0]
         token_ids, top_ids, top_lp = sample(last, self.sampling, self._generator)

@@ -87,6 +87,9 @@ class Swarm:
                 "messages": [{"role": "user", "content": "Name three colours."}],
                 "temperature": 0,
                 "max_tokens": MAX_TOKENS,
+                # one position a step, so a hop's positions are prompt + completion - 1;
+                # speculative steps also credit the drafts a hop computed (docs/credits.md)
+                "speculative": False,
             },
             headers={"Authorization": f"Bearer {key}"},
             timeout=300,

@@ -36,6 +36,11 @@ POSITION_KEY = "position"
 COMPUTE_MS_KEY = "compute_ms"
 # A prefill reply's positions the hop took from its prefix cache (docs/wire.md#prefix-cache)
 CACHED_KEY = "cached"
+# Speculative steps (docs/wire.md#speculative-steps): "1" lets a frame start before the
+# session's position (the hop forgets the rejected drafts first); "1" asks the last hop
+# for its greedy token after every position of the step.
+REWIND_KEY = "rewind"
+VERIFY_KEY = "verify"
 
 MAX_HEADER_BYTES = 64 * 1024
 HIDDEN_DTYPES = frozenset({"F32", "BF16", "F16"})
@@ -65,9 +70,10 @@ class FrameHeader:
 
 @dataclass(frozen=True)
 class LastHopReply:
-    """What the last hop returns per step: one sampled token per batch row."""
+    """What the last hop returns per step: one sampled token per batch row (a verify
+    step: the greedy token after each of the step's positions, row after row)."""
 
-    token_ids: list[int]  # (B,)
+    token_ids: list[int]  # (B,), or (B, T) flattened for a verify step
     top_ids: list[list[int]]  # (B, k)
     top_logprobs: list[list[float]]  # (B, k)
     compute_ms: float | None
@@ -145,24 +151,43 @@ def encode(
     return struct.pack("<Q", len(text)) + text + b"".join(raw for _, _, raw in entries.values())
 
 
-def input_ids_frame(token_ids: list[list[int]], position: int) -> bytes:
+def step_metadata(position: int, *, rewind: bool = False, verify: bool = False) -> dict[str, str]:
+    """A step frame's metadata: its cache position and the speculative flags it needs."""
+    metadata = {POSITION_KEY: str(position)}
+    if rewind:
+        metadata[REWIND_KEY] = "1"
+    if verify:
+        metadata[VERIFY_KEY] = "1"
+    return metadata
+
+
+def input_ids_frame(
+    token_ids: list[list[int]], position: int, *, rewind: bool = False, verify: bool = False
+) -> bytes:
     """The first hop's step: int64 ids of shape (B, T) and the cache position."""
     array = np.asarray(token_ids, dtype="<i8")
     if array.ndim != 2 or array.shape[1] < 1:
         raise FrameError(f"input_ids must be (B, T) with T >= 1, got shape {list(array.shape)}")
     return encode(
         {INPUT_IDS: ("I64", tuple(array.shape), array.tobytes())},
-        {POSITION_KEY: str(position)},
+        step_metadata(position, rewind=rewind, verify=verify),
     )
 
 
 def relay_hidden(
-    data: bytes, position: int, *, max_bytes: int, hidden_size: int | None = None
+    data: bytes,
+    position: int,
+    *,
+    max_bytes: int,
+    hidden_size: int | None = None,
+    rewind: bool = False,
+    verify: bool = False,
 ) -> bytes:
     """A non-last hop's reply turned into the next hop's step frame.
 
     Checks that the reply holds exactly one ``hidden`` tensor of rank 3; the
-    tensor bytes are copied unchanged, only the metadata becomes ``position``.
+    tensor bytes are copied unchanged, only the metadata becomes the step's
+    (``position`` and the speculative flags the first hop's frame carried).
     """
     header = read_header(data, max_bytes)
     if set(header.tensors) != {HIDDEN}:
@@ -179,7 +204,18 @@ def relay_hidden(
         raise FrameError(f"'hidden' has hidden size {entry.shape[2]}, the route's is {hidden_size}")
     begin, end = entry.offsets
     raw = data[header.data_start + begin : header.data_start + end]
-    return encode({HIDDEN: (entry.dtype, entry.shape, raw)}, {POSITION_KEY: str(position)})
+    metadata = step_metadata(position, rewind=rewind, verify=verify)
+    return encode({HIDDEN: (entry.dtype, entry.shape, raw)}, metadata)
+
+
+def end_of(data: bytes, max_bytes: int) -> int:
+    """The cache position a step frame reaches: its position plus its positions."""
+    header = read_header(data, max_bytes)
+    try:
+        position = int(header.metadata.get(POSITION_KEY, ""))
+    except ValueError as exc:
+        raise FrameError("a step frame's metadata holds no integer 'position'") from exc
+    return position + positions_of(data, max_bytes)
 
 
 def positions_of(data: bytes, max_bytes: int) -> int:
@@ -207,7 +243,13 @@ def decode_last_hop(data: bytes, *, max_bytes: int, batch_size: int) -> LastHopR
         if header.tensors[name].dtype != dtype:
             raise FrameError(f"{name!r} must be {dtype}, got {header.tensors[name].dtype}")
     ids, tops, logprobs = (header.tensors[n].shape for n in (TOKEN_IDS, TOP_IDS, TOP_LOGPROBS))
-    if ids != (batch_size,) or len(tops) != 2 or tops != logprobs or tops[0] != batch_size:
+    if (
+        ids[:1] != (batch_size,)
+        or len(ids) > 2
+        or len(tops) != 2
+        or tops != logprobs
+        or tops[0] != batch_size
+    ):
         raise FrameError(
             f"last hop shapes token_ids {list(ids)}, top_ids {list(tops)}, top_logprobs "
             f"{list(logprobs)} do not fit batch size {batch_size}"
@@ -217,7 +259,7 @@ def decode_last_hop(data: bytes, *, max_bytes: int, batch_size: int) -> LastHopR
     except Exception as exc:  # safetensors raises its own untyped SafetensorError
         raise FrameError(f"the last hop's reply is not valid safetensors: {exc}") from exc
     return LastHopReply(
-        token_ids=[int(v) for v in arrays[TOKEN_IDS]],
+        token_ids=[int(v) for v in arrays[TOKEN_IDS].reshape(-1)],
         top_ids=arrays[TOP_IDS].astype(np.int64).tolist(),
         top_logprobs=arrays[TOP_LOGPROBS].astype(np.float64).tolist(),
         compute_ms=_float_or_none(header.metadata.get(COMPUTE_MS_KEY)),

@@ -32,6 +32,12 @@ from dataclasses import dataclass, field
 
 from tracker_service.domain.route_formation import NoRoute
 from tracker_service.errors import TrackerError
+from tracker_service.gateway.drafting import (
+    DraftLength,
+    PromptLookup,
+    WaitGate,
+    accepted_prefix,
+)
 from tracker_service.services.hop_link import RouteFailure
 from tracker_service.services.prefix_affinity import PrefixAffinity, PrefixHint
 from tracker_service.services.route_planner import RouteRefused
@@ -75,9 +81,12 @@ class GenerationStats:
     # Where a decode token's time goes: inside the route's step (the hops' compute and
     # the legs to them), or between steps (sampling, detokenizing, the stream's write
     # and the caller's reading: the gateway's own share), summed over decode steps.
-    decode_steps: int = 0
+    decode_steps: int = 0  # tokens produced by decode steps (several a speculative step)
     in_route_s: float = 0.0
     between_steps_s: float = 0.0
+    # Speculative decoding (gateway/drafting.py): tokens drafted, and those the route kept
+    drafted_tokens: int = 0
+    accepted_tokens: int = 0
 
     def per_decode_token_ms(self) -> tuple[float, float] | None:
         """(ms inside the route, ms between steps) per decode token; None before one."""
@@ -109,6 +118,9 @@ class GenerationSettings:
     max_failovers: int = 4
     allow_private_endpoints: bool = False
     allow_plaintext_nodes: bool = False  # route through unpinned ws:// nodes (development)
+    # greedy answers verify prompt-lookup drafts (drafting.py): "auto" while the route's
+    # steps mostly wait on its links, "on" always, "off" never
+    speculative: str = "auto"
 
 
 class Generation:
@@ -126,8 +138,11 @@ class Generation:
         affinity: PrefixAffinity | None = None,
         on_receipts: ReceiptsHook | None = None,
         pick: Picker | None = None,
+        speculative: bool = True,
     ) -> None:
         self._pick = pick
+        self._speculative = speculative  # the request's choice (the operator's: settings)
+        self._gate = WaitGate()
         self._key = key
         # the nodes that served this prompt's prefix lately are preferred: their prefix
         # caches hold its KV (docs/wire.md#prefix-cache)
@@ -156,44 +171,96 @@ class Generation:
         if self._affinity is not None:
             self._prefer = self._affinity.hint_for(self._key, context)
             self._prefer_slack = self._prefer.slack(max_new_tokens)
+        lookup, length = PromptLookup(), DraftLength()
+        self._gate = WaitGate()
         try:
             while produced < max_new_tokens:
                 if self._session is None:
                     await self._open(max_length, excluded)
                     feed = list(context)  # replay the prefix: the new hops rebuild their caches
-                assert self._session is not None
+                session = self._session
+                assert session is not None
                 began = time.perf_counter()
                 try:
-                    token = await self._session.step(feed)
+                    if self._speculates(session):
+                        room = max_new_tokens - produced - 1  # the last token needs no draft
+                        room = min(room, max_length - session.position - len(feed))
+                        tokens = await self._speculative_step(
+                            session, feed, lookup.draft(context, min(length.now, room)), length
+                        )
+                        token = None
+                    else:
+                        token = await session.step(feed)
+                        tokens = [self._pick(token) if self._pick is not None else token.token_id]
                 except RouteFailure as exc:
                     failed_at = failed_at or time.perf_counter()
                     answered_at = None  # the replay after a failover is no decode step
                     await self._fail_over(exc, excluded)
                     continue
                 if answered_at is not None:
-                    self.stats.decode_steps += 1
+                    took = time.perf_counter() - began
+                    computed = sum(ms for ms in session.last_compute_ms if ms is not None)
+                    self._gate.observe(took, computed / 1000.0)
+                    self.stats.decode_steps += len(tokens)
                     self.stats.between_steps_s += began - answered_at
                     self.stats.in_route_s += time.perf_counter() - began
                 answered_at = time.perf_counter()
                 if failed_at is not None:
                     self.stats.stall_s += time.perf_counter() - failed_at
                     failed_at = None
-                if self.stats.first_token_at is None:
+                if self.stats.first_token_at is None and token is not None:
                     self.stats.first_token_at = time.perf_counter()
                     self.stats.cached_tokens = min(token.cached, len(prompt_ids))
                     if self._affinity is not None:
-                        hops = self._session.plan.hops
+                        hops = session.plan.hops
                         self._affinity.record(self._key, prompt_ids, [h.node_id for h in hops])
-                produced += 1
-                chosen = self._pick(token) if self._pick is not None else token.token_id
-                context.append(chosen)
-                yield chosen
-                if chosen in stop_ids:
+                stopped = False
+                for chosen in tokens[: max_new_tokens - produced]:
+                    produced += 1
+                    context.append(chosen)
+                    yield chosen
+                    if chosen in stop_ids:
+                        stopped = True
+                        break
+                if stopped:
                     break
-                feed = [chosen]
+                feed = [tokens[-1]]
             await self._close()
         finally:
             await self._drop()
+
+    def _speculates(self, session: RouteSession) -> bool:
+        """Decode steps verify drafts when the answer is greedy and plain: the last hop's
+        token is the answer's (no gateway-side sampling or grammar, no log-probs), every
+        hop takes speculative steps, and (``auto``) the route's steps mostly wait on its
+        links (drafting.WaitGate). A prefill is always a plain step."""
+        mode = self._settings.speculative
+        return (
+            (mode == "on" or (mode == "auto" and self._gate.open))
+            and self._speculative
+            and session.position > 0
+            and self._pick is None
+            and self._sampling.temperature == 0
+            and self._sampling.logprobs == 0
+            and session.speculative
+        )
+
+    async def _speculative_step(
+        self, session: RouteSession, feed: list[int], draft: list[int], length: DraftLength
+    ) -> list[int]:
+        """One round trip: `feed` and the draft verified together; the drafts the route
+        confirmed, then its own next token. The rejected drafts' positions are rewound."""
+        if not draft:
+            token = await session.step(feed)
+            return [token.token_id]
+        verified = await session.verify([*feed, *draft])
+        wanted = verified[len(feed) - 1 :]  # the route's token where each draft token stands
+        kept = accepted_prefix(draft, wanted)
+        session.rewind(session.position - (len(draft) - kept))
+        length.update(kept, len(draft))
+        self.stats.drafted_tokens += len(draft)
+        self.stats.accepted_tokens += kept
+        return [*draft[:kept], wanted[kept]]
 
     async def _open(self, max_length: int, excluded: list[str]) -> None:
         while True:

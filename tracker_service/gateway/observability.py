@@ -54,6 +54,9 @@ class RequestRecord:
     stall_s: float = 0.0
     # per decode token: ms inside the route's steps, ms between them (the gateway's share)
     split_ms: tuple[float, float] | None = None
+    # speculative decoding: tokens drafted, and those the route kept (gateway/drafting.py)
+    drafted: int = 0
+    accepted: int = 0
     started: float = field(default_factory=time.perf_counter)  # the request's arrival
 
     @property
@@ -80,7 +83,7 @@ class RequestRecord:
         log.info(
             "%s model=%s caller=%s stream=%s outcome=%s route=%s prompt_tokens=%d "
             "completion_tokens=%d ttft=%s tokens_per_s=%.1f failovers=%d stall=%.2fs "
-            "in_route_per_token=%s between_steps_per_token=%s",
+            "in_route_per_token=%s between_steps_per_token=%s drafted=%d accepted=%d",
             self.endpoint,
             self.model,
             self.caller,
@@ -95,6 +98,8 @@ class RequestRecord:
             self.stall_s,
             in_route,
             between,
+            self.drafted,
+            self.accepted,
             extra={
                 "endpoint": self.endpoint,
                 "model": self.model,
@@ -105,5 +110,7 @@ class RequestRecord:
                 "first_token_s": self.first_token_s,
                 "failovers": self.failovers,
                 "split_ms": self.split_ms,
+                "drafted": self.drafted,
+                "accepted": self.accepted,
             },
         )

@@ -55,6 +55,9 @@ class _Sampling(BaseModel):
     presence_penalty: float | None = Field(default=None, ge=-2.0, le=2.0)
     frequency_penalty: float | None = Field(default=None, ge=-2.0, le=2.0)
     logit_bias: dict[str, float] | None = None
+    # MeshNet's extension (the openai client's extra_body): false turns speculative
+    # decoding off for this request, e.g. to compare speeds; the answer is the same.
+    speculative: bool = True
 
     @model_validator(mode="before")
     @classmethod

@@ -177,6 +177,8 @@ class Answer:
         record.failovers = sum(c.generation.stats.failovers for c in self.choices)
         record.stall_s = sum(c.generation.stats.stall_s for c in self.choices)
         record.split_ms = stats.per_decode_token_ms()  # the first choice's, as for ttft
+        record.drafted = sum(c.generation.stats.drafted_tokens for c in self.choices)
+        record.accepted = sum(c.generation.stats.accepted_tokens for c in self.choices)
         limiter.charge(self.caller, self.prompt_tokens + self.completion_tokens)
         record.finish(metrics)
         if self._on_close is not None:
@@ -217,6 +219,7 @@ class Gateway:
             open_timeout_s=settings.gateway_open_timeout_s,
             step_timeout_s=settings.gateway_step_timeout_s,
             max_failovers=settings.gateway_max_failovers,
+            speculative=settings.gateway_speculative_decoding,
             allow_private_endpoints=settings.allow_private_endpoints,
             allow_plaintext_nodes=settings.allow_plaintext_nodes,
         )
@@ -435,6 +438,7 @@ class Gateway:
             pick=sampler.pick if sampler is not None else None,
             affinity=self.affinity,
             on_receipts=self.credits.sink(caller.key_id) if self.credits else None,
+            speculative=body.speculative,
         )
         tokens = generation.run(prompt, max_tokens, assets.eos_ids)
         try:

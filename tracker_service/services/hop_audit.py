@@ -406,7 +406,8 @@ class Auditor:
             signed_ticket=signed,
         )
         timeout = self.settings.timeout_s
-        max_length = sum(wire_frames.positions_of(f, DEFAULT_MAX_REPLY_BYTES) for f in frames)
+        # the furthest position a frame reaches (a speculative route's frames rewind)
+        max_length = max(wire_frames.end_of(f, DEFAULT_MAX_REPLY_BYTES) for f in frames)
         reply = b""
         try:
             async with RouteSession(

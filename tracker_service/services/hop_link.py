@@ -65,6 +65,7 @@ class HopLink:
     # a node on probation is audited inline: a stranger's lie never reaches a user
     audit_inline: bool = False
     interim_receipts: bool = False  # the node signs a receipt mid-session on request
+    speculative_steps: bool = False  # the node takes rewind and verify step frames
     # An interim receipt asked for after an audited step: read before the hop's next use.
     receipt_pending: asyncio.Task[dict[str, Any]] | None = None
 

@@ -139,6 +139,8 @@ class RouteSession:
         self.cached_tokens = 0
         self._auditor = auditor
         self._greedy = False
+        self._rewind = False  # the next step's frame tells every hop to forget drafts
+        self.last_compute_ms: tuple[float | None, ...] = ()  # per hop, the last step's
         self._on_receipts = on_receipts
         self._max_audits = max(1, max_audits_in_flight)
         self._audits: set[asyncio.Task[None]] = set()  # background audits of this session
@@ -192,11 +194,56 @@ class RouteSession:
                 )
             hop.layers = want
             hop.interim_receipts = opened.get("interim_receipts") is True
+            hop.speculative_steps = opened.get("speculative_steps") is True
 
     # -- steps -------------------------------------------------------------------------------
 
     async def step(self, token_ids: Sequence[int]) -> GeneratedToken:
         """Feed `token_ids` (prefill or one decode token) through every hop."""
+        result, compute, cached = await self._run(token_ids, verify=False)
+        token = GeneratedToken(
+            token_id=result.token_ids[0],
+            top_ids=result.top_ids[0],
+            top_logprobs=[float(v) for v in result.top_logprobs[0]],
+            position=self.position,
+            compute_ms=tuple(compute),
+            cached=min(min(cached, default=0), len(token_ids) - 1),
+        )
+        if self.position == 0:
+            self.cached_tokens = token.cached
+        self.position += len(token_ids)
+        return token
+
+    async def verify(self, token_ids: Sequence[int]) -> list[int]:
+        """Feed `token_ids` (the next tokens, then a draft) as one verify step: the last
+        hop's greedy token after each of them (docs/wire.md#speculative-steps). Only for a
+        greedy session whose hops all take speculative steps (``speculative``)."""
+        if not self.speculative or not self._greedy:
+            raise ValueError("verify steps need a greedy session on hops that take them")
+        result, _, _ = await self._run(token_ids, verify=True)
+        if len(result.token_ids) != len(token_ids):
+            raise self._hops[-1].fail(
+                PROTOCOL,
+                f"a verify step of {len(token_ids)} positions got "
+                f"{len(result.token_ids)} tokens back",
+            )
+        self.position += len(token_ids)
+        return result.token_ids
+
+    def rewind(self, position: int) -> None:
+        """Forget the positions from `position` on (drafts the route rejected): the next
+        step starts there, and its frame tells every hop to drop them first."""
+        if not 0 <= position <= self.position:
+            raise ValueError(f"cannot rewind to {position}; the route holds {self.position}")
+        if position < self.position:
+            self.position = position
+            self._rewind = True
+
+    async def _run(
+        self, token_ids: Sequence[int], *, verify: bool
+    ) -> tuple[wire_frames.LastHopReply, list[float | None], list[int]]:
+        """One step through every hop: the last hop's reply, each hop's compute ms and
+        cached positions. The position is the caller's to advance."""
         if not token_ids:
             raise ValueError("a step needs at least one token id")
         if self._verdict is not None:  # a background audit convicted a hop of this route
@@ -207,7 +254,8 @@ class RouteSession:
                 f"{count} positions from {self.position} pass the session's max_length "
                 f"{self.max_length}"
             )
-        frame = wire_frames.input_ids_frame([list(token_ids)], self.position)
+        flags = {"rewind": self._rewind, "verify": verify}
+        frame = wire_frames.input_ids_frame([list(token_ids)], self.position, **flags)
         compute: list[float | None] = []
         cached: list[int] = []
         for hop in self._hops:
@@ -223,13 +271,17 @@ class RouteSession:
                     result = wire_frames.decode_last_hop(
                         reply, max_bytes=self._max_reply, batch_size=1
                     )
+                    if not verify and len(result.token_ids) != 1:
+                        raise wire_frames.FrameError(
+                            f"a step got {len(result.token_ids)} tokens back, not one"
+                        )
                     compute.append(result.compute_ms)
                     cached.append(result.cached)
                 else:
                     compute.append(wire_frames.compute_ms_of(reply, self._max_reply))
                     cached.append(wire_frames.cached_of(reply, self._max_reply))
                     frame = wire_frames.relay_hidden(
-                        reply, self.position, max_bytes=self._max_reply
+                        reply, self.position, max_bytes=self._max_reply, **flags
                     )
                     shape = wire_frames.hidden_shape(frame, self._max_reply)
                     if shape[:2] != (1, count):
@@ -238,18 +290,9 @@ class RouteSession:
                         )
             except wire_frames.FrameError as exc:
                 raise hop.fail(exc.reason, str(exc)) from exc
-        token = GeneratedToken(
-            token_id=result.token_ids[0],
-            top_ids=result.top_ids[0],
-            top_logprobs=[float(v) for v in result.top_logprobs[0]],
-            position=self.position,
-            compute_ms=tuple(compute),
-            cached=min(min(cached, default=0), count - 1),
-        )
-        if self.position == 0:
-            self.cached_tokens = token.cached
-        self.position += count
-        return token
+        self._rewind = False
+        self.last_compute_ms = tuple(compute)
+        return result, compute, cached
 
     async def _maybe_audit(self, hop: HopLink, frame: bytes, reply: bytes) -> None:
         """Hand a sampled step to the auditor, in the background where the hop can bind it.
@@ -371,6 +414,11 @@ class RouteSession:
         pending, hop.receipt_pending = hop.receipt_pending, None
         if pending is not None:
             await pending  # its failure (a bad receipt, a dead hop) fails the route here
+
+    @property
+    def speculative(self) -> bool:
+        """Every hop takes rewind and verify frames (docs/wire.md#speculative-steps)."""
+        return all(hop.speculative_steps for hop in self._hops)
 
     async def relay(self, frame: bytes) -> bytes:
         """Send one ready-made step frame to a one-hop session and return the raw reply.

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from types import SimpleNamespace
@@ -338,6 +339,10 @@ def test_leaving_a_session_cancels_its_pending_audits(nodes: tuple[RealNode, Rea
 
     assert asyncio.run(go()) == 0
     assert auditor.cancelled and auditor.bound is None
+    # a node frees a dropped session when it sees the connection close: wait, bounded
+    deadline = time.monotonic() + 10
+    while (a.sessions.open_count or b.sessions.open_count) and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert a.sessions.open_count == 0 and b.sessions.open_count == 0
 
 

@@ -1,0 +1,110 @@
+"""Drafts for speculative decoding: prompt lookup, with a draft length that adapts.
+
+Over the internet a decode step costs a round trip to every hop, whatever the
+compute. A speculative step sends the next token with a few drafted ones; the
+last hop answers its greedy token after each position (docs/wire.md#speculative-steps),
+the gateway keeps the drafts that match and the first token that does not, and
+one round trip yields several tokens. Greedy output is unchanged: every kept
+token is the one plain decoding would have produced.
+
+Why prompt lookup drafts: the gateway holds no model (the tracker runs no shard
+runtime); the default model is already the smallest of its family, so no
+smaller drafter shares its tokenizer; and drafting with the route's own first
+layers costs a round trip per drafted token, the very cost speculation saves.
+Looking the context's last n-gram up earlier in the context costs a dict read
+per step and drafts well where answers repeat text they have seen: code edits,
+summaries, quotes, structured output, and the loops small greedy models fall into.
+Where the context never repeats, no draft is found and the step is a plain one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+MAX_NGRAM = 3  # the longest suffix looked up: longer ones rarely recur, shorter mislead
+FIRST_DRAFT = 4
+MAX_DRAFT = 8  # positions a verify step adds; each costs every hop a little compute
+
+
+class PromptLookup:
+    """Drafts from the context itself: what followed the latest earlier occurrence of
+    the context's last n-gram (longest first). Indexes the context as it grows."""
+
+    def __init__(self, max_ngram: int = MAX_NGRAM) -> None:
+        self.max_ngram = max_ngram
+        self._indexed = 0  # n-grams ending at or before this position are indexed
+        self._latest: dict[tuple[int, ...], int] = {}  # n-gram -> where it last ended
+
+    def draft(self, context: Sequence[int], length: int) -> list[int]:
+        """Up to `length` tokens that may follow `context` (empty: no guess)."""
+        if length < 1:
+            return []
+        # index every n-gram that has a token after it (the context's own suffix has not)
+        while self._indexed < len(context) - 1:
+            end = self._indexed + 1
+            for n in range(1, min(self.max_ngram, end) + 1):
+                self._latest[tuple(context[end - n : end])] = end
+            self._indexed = end
+        for n in range(min(self.max_ngram, len(context)), 0, -1):
+            found = self._latest.get(tuple(context[-n:]))
+            if found is not None:
+                return list(context[found : found + length])
+        return []
+
+
+class DraftLength:
+    """How many tokens to draft: longer after a draft kept whole, shorter after a
+    miss (the schedule of transformers' assisted generation), so a context that
+    repeats gets long drafts and one that does not costs the hops little."""
+
+    def __init__(self, first: int = FIRST_DRAFT, most: int = MAX_DRAFT) -> None:
+        self.most = most
+        self.now = first
+
+    def update(self, accepted: int, drafted: int) -> None:
+        if drafted and accepted == drafted:
+            self.now = min(self.most, self.now + 2)
+        else:
+            self.now = max(1, self.now - 1)
+
+
+class WaitGate:
+    """Whether speculating pays on this route now: while its steps mostly wait on the
+    links rather than compute. A verify step costs every hop its drafted positions and
+    runs alone (a node batches plain decode steps of many sessions into one forward), so
+    on a fast link or a busy node plain steps serve more tokens; over the internet,
+    where a step is mostly round trips, each kept draft saves one. Both are measured per
+    step (compute: what the hops report; waiting: the rest of the step's time) and
+    smoothed, so the choice follows the route as links and load change."""
+
+    def __init__(self, smoothing: float = 0.3) -> None:
+        self.smoothing = smoothing
+        self.waiting_s: float | None = None
+        self.compute_s: float | None = None
+
+    def observe(self, step_s: float, compute_s: float) -> None:
+        waiting = max(0.0, step_s - compute_s)
+        if self.waiting_s is None or self.compute_s is None:
+            self.waiting_s, self.compute_s = waiting, compute_s
+            return
+        a = self.smoothing
+        self.waiting_s += a * (waiting - self.waiting_s)
+        self.compute_s += a * (compute_s - self.compute_s)
+
+    @property
+    def open(self) -> bool:
+        """A step waits at least as long as it computes (unknown before a measured step)."""
+        if self.waiting_s is None or self.compute_s is None:
+            return False
+        return self.waiting_s >= self.compute_s
+
+
+def accepted_prefix(draft: Sequence[int], verified: Sequence[int]) -> int:
+    """How many drafted tokens the route confirmed: `verified[i]` is its greedy token
+    where `draft[i]` was proposed."""
+    kept = 0
+    for proposed, wanted in zip(draft, verified, strict=False):
+        if proposed != wanted:
+            break
+        kept += 1
+    return kept
