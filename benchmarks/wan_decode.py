@@ -56,7 +56,17 @@ from app.demo.processes import Child, child_env, free_port, split_layers, start_
 from core.models.default_model import ensure_default_model
 
 PROXY_HOST = "127.0.0.2"  # all of 127/8 is loopback on Linux: the proxies' own address
-PROMPT = "Write a short story about a lighthouse keeper who finds a message in a bottle."
+PROMPTS = {
+    # free writing: the answer repeats little of its context, so drafts are rarely found
+    "story": "Write a short story about a lighthouse keeper who finds a message in a bottle.",
+    # an edit: the answer copies most of its input, as code edits and rewrites do
+    "edit": (
+        "Fix the spelling in this paragraph and write the whole paragraph out again: "
+        "'The old lighthouse keeper climed the stairs every evening at sunset. He cleaned "
+        "the great lamp, checked the oil, and wached the ships pass in the dark water. "
+        "One morning he found a bottle on the rocks, and inside it was a leter.'"
+    ),
+}
 
 
 @dataclass
@@ -79,20 +89,22 @@ class StreamRun:
         return (self.tokens - 1) / span if self.tokens > 1 and span > 0 else 0.0
 
 
-def stream_star(gateway: str, model: str, new_tokens: int) -> StreamRun:
+def stream_star(gateway: str, model: str, prompt: str, new_tokens: int) -> StreamRun:
     """(a) today's route: a greedy streamed chat answer, one token a step."""
-    return _stream(gateway, model, new_tokens, speculative=False)
+    return _stream(gateway, model, prompt, new_tokens, speculative=False)
 
 
-def stream_star_speculative(gateway: str, model: str, new_tokens: int) -> StreamRun:
+def stream_star_speculative(gateway: str, model: str, prompt: str, new_tokens: int) -> StreamRun:
     """(s) the same route, each step verifying the gateway's drafts."""
-    return _stream(gateway, model, new_tokens, speculative=True)
+    return _stream(gateway, model, prompt, new_tokens, speculative=True)
 
 
-def _stream(gateway: str, model: str, new_tokens: int, *, speculative: bool) -> StreamRun:
+def _stream(
+    gateway: str, model: str, prompt: str, new_tokens: int, *, speculative: bool
+) -> StreamRun:
     body = {
         "model": model,
-        "messages": [{"role": "user", "content": PROMPT}],
+        "messages": [{"role": "user", "content": prompt}],
         "max_tokens": new_tokens,
         "temperature": 0,
         "stream": True,
@@ -123,7 +135,7 @@ def _stream(gateway: str, model: str, new_tokens: int, *, speculative: bool) -> 
     return run
 
 
-Variant = Callable[[str, str, int], StreamRun]
+Variant = Callable[[str, str, str, int], StreamRun]
 # None: the design is not built yet (issue 27) — printed as such, never estimated.
 VARIANTS: list[tuple[str, Variant | None]] = [
     ("(a) star (today)", stream_star),
@@ -207,6 +219,9 @@ def main() -> None:
     parser.add_argument("--jitter-ms", type=float, default=0.0, help="extra uniform 0..J ms")
     parser.add_argument("--nodes", type=int, default=3, help="route length (layers split evenly)")
     parser.add_argument("--new-tokens", type=int, default=48)
+    parser.add_argument(
+        "--prompt", choices=sorted(PROMPTS), default="story", help="what the answer is"
+    )
     parser.add_argument("--rounds", type=int, default=2, help="measured answers (best of)")
     parser.add_argument("--threads", type=int, help="torch threads in every node")
     args = parser.parse_args()
@@ -224,8 +239,10 @@ def main() -> None:
     print(
         f"model: {model_dir.name}, {args.nodes} node processes "
         + " ".join(f"[{a},{b})" for a, b in layers)
-        + f", up to {args.new_tokens} new tokens, greedy, hop audits off"
+        + f", up to {args.new_tokens} new tokens, greedy, hop audits off, "
+        f"prompt: {args.prompt}"
     )
+    prompt = PROMPTS[args.prompt]
     print(
         f"link: {args.link_ms:g} ms one-way (+ up to {args.jitter_ms:g} ms jitter) on every "
         "leg: client↔gateway and gateway↔each node, via userspace delay proxies"
@@ -256,15 +273,15 @@ def main() -> None:
         for name, variant in VARIANTS:
             if variant is None:
                 continue
-            variant(gateway, model, args.new_tokens)  # warm-up
+            variant(gateway, model, prompt, args.new_tokens)  # warm-up
             runs[name] = []
             for _ in range(args.rounds):
                 if variant is stream_star:
                     # Interleaved: this shared machine's speed drifts between rounds.
                     links.delayed(False, args.link_ms)
-                    reference.append(variant(gateway, model, args.new_tokens))
+                    reference.append(variant(gateway, model, prompt, args.new_tokens))
                     links.delayed(True, args.link_ms)
-                runs[name].append(variant(gateway, model, args.new_tokens))
+                runs[name].append(variant(gateway, model, prompt, args.new_tokens))
     finally:
         if links is not None:
             links.stop()

@@ -19,13 +19,12 @@ from app.demo.processes import Child, free_port, split_layers, start_node, start
 from tests.support.link_delay import DelayProxy, LinkDelay
 
 PROXY_HOST = "127.0.0.2"  # all of 127/8 is loopback on Linux: the proxies' own address
-ONE_WAY_S = 0.015
+ONE_WAY_S = 0.040  # 4 legs a step: 160 ms of waiting, more than a loaded CPU computes
 NEW_TOKENS = 24
 PROMPTS = [
     "Repeat this line twice: the quick brown fox jumps over the lazy dog.",
     "Count from one to twelve, in words, separated by commas.",
     "What is the capital of France?",
-    "Write a haiku about the sea.",
 ]
 DRAFTS = re.compile(r"drafted=(\d+) accepted=(\d+)")
 
@@ -120,5 +119,5 @@ def test_speculative_answers_over_delayed_links_equal_plain_greedy_decoding(
     assert len(counts) == 2 * len(PROMPTS)
     drafted = sum(d for d, _ in counts)
     kept = sum(a for _, a in counts)
-    assert drafted > 0, "auto never speculated though every step waited on the links"
-    assert kept > 0, counts
+    assert drafted > 0, f"auto never speculated though every step waited on the links: {counts}"
+    assert 0 < kept < drafted, counts  # drafts kept, and others rejected then rewound

@@ -11,15 +11,16 @@ def test_the_latest_occurrence_of_the_longest_suffix_is_drafted_from() -> None:
     context = [1, 2, 3, 4, 5, 9, 1, 2, 3, 7, 8, 0, 1, 2, 3]
     assert lookup.draft(context, 2) == [7, 8]
     assert lookup.draft(context, 9) == [7, 8, 0, 1, 2, 3]  # never past the context
-    # the suffix "6 3" never occurred; its last token did (its follower drafts)
-    assert PromptLookup().draft([3, 4, 6, 3], 2) == [4, 6]
+    # the suffix "6 3" never occurred; "4 6 3" shrinks to "6 3", never to one token
+    assert PromptLookup().draft([3, 4, 6, 3], 2) == []
+    assert PromptLookup(min_ngram=1).draft([3, 4, 6, 3], 2) == [4, 6]
 
 
 def test_a_context_that_never_repeats_gets_no_draft_and_the_index_grows() -> None:
     lookup = PromptLookup()
     assert lookup.draft([1, 2, 3, 4], 4) == []
-    assert lookup.draft([1, 2, 3, 4, 2], 3) == [3, 4, 2]  # indexed as the context grew
-    assert lookup.draft([1, 2, 3, 4, 2], 0) == []
+    assert lookup.draft([1, 2, 3, 4, 1, 2], 3) == [3, 4, 1]  # indexed as the context grew
+    assert lookup.draft([1, 2, 3, 4, 1, 2], 0) == []
 
 
 def test_the_draft_grows_after_a_full_accept_and_shrinks_after_a_miss() -> None:
