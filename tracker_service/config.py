@@ -116,8 +116,8 @@ class Settings(BaseSettings):
     gateway_open_timeout_s: float = Field(default=15.0, gt=0)
     gateway_max_failovers: int = Field(default=4, ge=0)
     # Greedy answers verify prompt-lookup drafts, several tokens a round trip
-    # (gateway/drafting.py): "auto" while a route's steps mostly wait on its links
-    # (over the internet), "on" always, "off" never (one token a step).
+    # (gateway/drafting.py): "auto" while such steps serve a route's tokens faster than
+    # plain ones (measured per answer), "on" always, "off" never (one token a step).
     gateway_speculative_decoding: Literal["auto", "on", "off"] = "auto"
     # Generations under way at once; past it requests queue, credited keys first and
     # free ones every gateway_free_share-th slot (gateway/priority.py). 0: no limit.

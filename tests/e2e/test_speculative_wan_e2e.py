@@ -1,7 +1,8 @@
 """Speculative decoding over WAN-like links, with real node processes: every hop sits
 behind a userspace delay proxy (tests/support/link_delay.py), so a step mostly waits on
-round trips and the gateway's ``auto`` mode speculates. Its greedy answers equal plain
-decoding's (``"speculative": false``) token for token, and drafts are kept."""
+round trips and the gateway's ``auto`` mode finds speculative steps faster. Its greedy
+answers equal plain decoding's (``"speculative": false``) token for token, and drafts are
+kept."""
 
 from __future__ import annotations
 
@@ -86,6 +87,12 @@ def wait_for_model(url: str, children: list[Child], timeout_s: float = 400.0) ->
     raise AssertionError("the model was not certified in time")
 
 
+def draft_counts(log: Path) -> list[tuple[int, int]]:
+    """(drafted, kept) of every request in the tracker's request log."""
+    text = log.read_text(errors="replace")
+    return [(int(m.group(1)), int(m.group(2))) for m in DRAFTS.finditer(text)]
+
+
 def chat(url: str, prompt: str, *, speculative: bool) -> str:
     model = httpx.get(url + "/v1/models", timeout=10, trust_env=False).json()["data"][0]["id"]
     reply = httpx.post(
@@ -112,12 +119,12 @@ def test_speculative_answers_over_delayed_links_equal_plain_greedy_decoding(
         plain = chat(url, prompt, speculative=False)
         assert chat(url, prompt, speculative=True) == plain, prompt
     assert all(proxy.connections > 0 for proxy in links.proxies)  # the hops were delayed
-    counts = [
-        (int(m.group(1)), int(m.group(2)))
-        for m in DRAFTS.finditer((workdir / "tracker.log").read_text(errors="replace"))
-    ]
+    log = workdir / "tracker.log"
+    deadline = time.monotonic() + 30  # the tracker logs a request once it has answered it
+    while len(counts := draft_counts(log)) < 2 * len(PROMPTS) and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert len(counts) == 2 * len(PROMPTS)
     drafted = sum(d for d, _ in counts)
     kept = sum(a for _, a in counts)
-    assert drafted > 0, f"auto never speculated though every step waited on the links: {counts}"
+    assert drafted > 0, f"auto never speculated: {counts}"
     assert 0 < kept < drafted, counts  # drafts kept, and others rejected then rewound

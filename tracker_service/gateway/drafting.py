@@ -72,35 +72,43 @@ class DraftLength:
             self.now = max(1, self.now - 1)
 
 
-class WaitGate:
-    """Whether speculating pays on this route now: while its steps mostly wait on the
-    links rather than compute. A verify step costs every hop its drafted positions and
-    runs alone (a node batches plain decode steps of many sessions into one forward), so
-    on a fast link or a busy node plain steps serve more tokens; over the internet,
-    where a step is mostly round trips, each kept draft saves one. Both are measured per
-    step (compute: what the hops report; waiting: the rest of the step's time) and
-    smoothed, so the choice follows the route as links and load change."""
+class SpeedGate:
+    """Whether to speculate on this route now: whichever kind of step has lately served
+    a token faster. A speculative step pays off when the route keeps enough drafts for
+    what the step costs; that depends on the text (an edit repeats its input, a story
+    does not), on the links (each kept draft spares a round trip) and on the nodes' load
+    (a verify step runs alone, outside a node's decode batch), so it is measured, not
+    guessed: seconds per token of each kind, smoothed, and now and then a step of the
+    kind not chosen, so the estimate that lost follows the route as things change."""
 
-    def __init__(self, smoothing: float = 0.3) -> None:
+    def __init__(self, smoothing: float = 0.3, explore_every: int = 16) -> None:
         self.smoothing = smoothing
-        self.waiting_s: float | None = None
-        self.compute_s: float | None = None
+        self.explore_every = explore_every
+        self.per_token_s: dict[bool, float] = {}  # speculative? -> seconds per token
+        self._since_explored = 0
 
-    def observe(self, step_s: float, compute_s: float) -> None:
-        waiting = max(0.0, step_s - compute_s)
-        if self.waiting_s is None or self.compute_s is None:
-            self.waiting_s, self.compute_s = waiting, compute_s
-            return
-        a = self.smoothing
-        self.waiting_s += a * (waiting - self.waiting_s)
-        self.compute_s += a * (compute_s - self.compute_s)
+    def observe(self, speculative: bool, step_s: float, tokens: int) -> None:
+        per_token = step_s / max(1, tokens)
+        known = self.per_token_s.get(speculative)
+        if known is None:
+            self.per_token_s[speculative] = per_token
+        else:
+            self.per_token_s[speculative] = known + self.smoothing * (per_token - known)
 
-    @property
-    def open(self) -> bool:
-        """A step waits at least as long as it computes (unknown before a measured step)."""
-        if self.waiting_s is None or self.compute_s is None:
+    def speculate(self) -> bool:
+        """The kind of the next decode step (the first is plain: a yardstick)."""
+        plain = self.per_token_s.get(False)
+        if plain is None:
             return False
-        return self.waiting_s >= self.compute_s
+        spec = self.per_token_s.get(True)
+        if spec is None:
+            return True
+        better = spec < plain
+        self._since_explored += 1
+        if self._since_explored >= self.explore_every:
+            self._since_explored = 0
+            return not better
+        return better
 
 
 def accepted_prefix(draft: Sequence[int], verified: Sequence[int]) -> int:

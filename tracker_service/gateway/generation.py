@@ -35,7 +35,7 @@ from tracker_service.errors import TrackerError
 from tracker_service.gateway.drafting import (
     DraftLength,
     PromptLookup,
-    WaitGate,
+    SpeedGate,
     accepted_prefix,
 )
 from tracker_service.services.hop_link import RouteFailure
@@ -118,8 +118,8 @@ class GenerationSettings:
     max_failovers: int = 4
     allow_private_endpoints: bool = False
     allow_plaintext_nodes: bool = False  # route through unpinned ws:// nodes (development)
-    # greedy answers verify prompt-lookup drafts (drafting.py): "auto" while the route's
-    # steps mostly wait on its links, "on" always, "off" never
+    # greedy answers verify prompt-lookup drafts (drafting.py): "auto" while that serves
+    # tokens faster (drafting.SpeedGate), "on" always, "off" never
     speculative: str = "auto"
 
 
@@ -142,7 +142,7 @@ class Generation:
     ) -> None:
         self._pick = pick
         self._speculative = speculative  # the request's choice (the operator's: settings)
-        self._gate = WaitGate()
+        self._gate = SpeedGate()  # which kind of decode step serves tokens faster now
         self._key = key
         # the nodes that served this prompt's prefix lately are preferred: their prefix
         # caches hold its KV (docs/wire.md#prefix-cache)
@@ -172,7 +172,6 @@ class Generation:
             self._prefer = self._affinity.hint_for(self._key, context)
             self._prefer_slack = self._prefer.slack(max_new_tokens)
         lookup, length = PromptLookup(), DraftLength()
-        self._gate = WaitGate()
         try:
             while produced < max_new_tokens:
                 if self._session is None:
@@ -181,13 +180,14 @@ class Generation:
                 session = self._session
                 assert session is not None
                 began = time.perf_counter()
+                speculated = False
                 try:
                     if self._speculates(session):
                         room = max_new_tokens - produced - 1  # the last token needs no draft
                         room = min(room, max_length - session.position - len(feed))
-                        tokens = await self._speculative_step(
-                            session, feed, lookup.draft(context, min(length.now, room)), length
-                        )
+                        draft = lookup.draft(context, min(length.now, room))
+                        speculated = bool(draft)
+                        tokens = await self._speculative_step(session, feed, draft, length)
                         token = None
                     else:
                         token = await session.step(feed)
@@ -198,9 +198,7 @@ class Generation:
                     await self._fail_over(exc, excluded)
                     continue
                 if answered_at is not None:
-                    took = time.perf_counter() - began
-                    computed = sum(ms for ms in session.last_compute_ms if ms is not None)
-                    self._gate.observe(took, computed / 1000.0)
+                    self._gate.observe(speculated, time.perf_counter() - began, len(tokens))
                     self.stats.decode_steps += len(tokens)
                     self.stats.between_steps_s += began - answered_at
                     self.stats.in_route_s += time.perf_counter() - began
@@ -232,11 +230,12 @@ class Generation:
     def _speculates(self, session: RouteSession) -> bool:
         """Decode steps verify drafts when the answer is greedy and plain: the last hop's
         token is the answer's (no gateway-side sampling or grammar, no log-probs), every
-        hop takes speculative steps, and (``auto``) the route's steps mostly wait on its
-        links (drafting.WaitGate). A prefill is always a plain step."""
+        hop takes speculative steps, and (``auto``) such steps have lately served this
+        route's tokens faster than plain ones (drafting.SpeedGate). A prefill is always
+        a plain step."""
         mode = self._settings.speculative
-        return (
-            (mode == "on" or (mode == "auto" and self._gate.open))
+        eligible = (
+            mode != "off"
             and self._speculative
             and session.position > 0
             and self._pick is None
@@ -244,6 +243,7 @@ class Generation:
             and self._sampling.logprobs == 0
             and session.speculative
         )
+        return eligible and (mode == "on" or self._gate.speculate())
 
     async def _speculative_step(
         self, session: RouteSession, feed: list[int], draft: list[int], length: DraftLength

@@ -140,7 +140,6 @@ class RouteSession:
         self._auditor = auditor
         self._greedy = False
         self._rewind = False  # the next step's frame tells every hop to forget drafts
-        self.last_compute_ms: tuple[float | None, ...] = ()  # per hop, the last step's
         self._on_receipts = on_receipts
         self._max_audits = max(1, max_audits_in_flight)
         self._audits: set[asyncio.Task[None]] = set()  # background audits of this session
@@ -291,7 +290,6 @@ class RouteSession:
             except wire_frames.FrameError as exc:
                 raise hop.fail(exc.reason, str(exc)) from exc
         self._rewind = False
-        self.last_compute_ms = tuple(compute)
         return result, compute, cached
 
     async def _maybe_audit(self, hop: HopLink, frame: bytes, reply: bytes) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tracker_service.gateway.drafting import DraftLength, PromptLookup, WaitGate, accepted_prefix
+from tracker_service.gateway.drafting import DraftLength, PromptLookup, SpeedGate, accepted_prefix
 
 
 def test_the_latest_occurrence_of_the_longest_suffix_is_drafted_from() -> None:
@@ -41,14 +41,14 @@ def test_only_the_confirmed_prefix_of_a_draft_is_kept() -> None:
     assert accepted_prefix([5, 6, 7], [5, 6, 7, 1]) == 3
 
 
-def test_the_gate_opens_while_steps_mostly_wait_on_the_links() -> None:
-    gate = WaitGate()
-    assert not gate.open  # nothing measured yet: plain steps
-    gate.observe(step_s=0.032, compute_s=0.030)  # loopback: the step is all compute
-    assert not gate.open
+def test_the_gate_takes_whichever_kind_of_step_served_tokens_faster() -> None:
+    gate = SpeedGate(explore_every=4)
+    assert not gate.speculate()  # the first decode step is plain: the yardstick
+    gate.observe(False, step_s=0.200, tokens=1)  # 200 ms a token over slow links
+    assert gate.speculate()  # speculation not measured yet: try it
+    gate.observe(True, step_s=0.220, tokens=4)  # an edit: drafts kept, 55 ms a token
+    picks = [gate.speculate() for _ in range(8)]
+    assert picks.count(True) == 6 and picks.count(False) == 2  # and now and then plain
     for _ in range(10):
-        gate.observe(step_s=0.130, compute_s=0.030)  # 100 ms of round trips a step
-    assert gate.open
-    for _ in range(10):
-        gate.observe(step_s=0.330, compute_s=0.300)  # a busy node: compute dominates again
-    assert not gate.open
+        gate.observe(True, step_s=0.230, tokens=1)  # a story: every draft rejected
+    assert [gate.speculate() for _ in range(3)] == [False, False, False]
