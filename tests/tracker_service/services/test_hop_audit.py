@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -62,15 +62,41 @@ async def _generate(plan: Any, auditor: Auditor, new_tokens: int = 6) -> list[in
     return tokens
 
 
+async def _generate_speculatively(
+    plan: Any, auditor: Auditor, after_prefill: Callable[[], None]
+) -> list[int]:
+    """A prefill, then verify steps whose drafts repeat the last token (mostly rejected,
+    so the next frame rewinds): every hop's frames carry the speculative flags."""
+    async with RouteSession(plan, auditor=auditor) as session:
+        await session.open(len(PROMPT) + 16, Sampling(temperature=0.0))
+        assert session.speculative
+        tokens = [(await session.step(PROMPT)).token_id]
+        after_prefill()
+        for _ in range(3):
+            draft = [tokens[-1]] * 2
+            verified = await session.verify([tokens[-1], *draft])
+            kept = 0
+            while kept < len(draft) and draft[kept] == verified[kept]:
+                kept += 1
+            session.rewind(session.position - (len(draft) - kept))
+            tokens += [*draft[:kept], verified[kept]]
+        await session.close()
+    return tokens
+
+
 def _node_view(client: TestClient, node: RealNode) -> dict[str, Any]:
     return dict(client.get(f"/api/v1/nodes/{node.node_id}").json())
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("lying_hop", ["last", "first"])
+@pytest.mark.parametrize(
+    ("lying_hop", "speculative"), [("last", False), ("first", False), ("last", True)]
+)
 def test_a_lying_node_is_quarantined_by_a_majority_and_routes_avoid_it(
-    tmp_path: Path, tiny_model: Path, nodes: list[RealNode], lying_hop: str
+    tmp_path: Path, tiny_model: Path, nodes: list[RealNode], lying_hop: str, speculative: bool
 ) -> None:
+    """``speculative``: the route runs verify and rewind steps, which the honest replicas
+    replay as they came; the liar's verify reply is convicted by its own receipt."""
     app = create_app(fast_settings(tmp_path))
     head, tail = (0, 2), (2, 4)
     lying_range, other_range = (tail, head) if lying_hop == "last" else (head, tail)
@@ -78,7 +104,8 @@ def test_a_lying_node_is_quarantined_by_a_majority_and_routes_avoid_it(
     honest_peers = [start_real_node(tiny_model, *lying_range) for _ in range(2)]
     other = start_real_node(tiny_model, *other_range)
     nodes += [liar, *honest_peers, other]
-    _liar(liar)
+    if not speculative:
+        _liar(liar)
     with TestClient(app) as client:
         for node in nodes:
             join(client, node)
@@ -99,7 +126,10 @@ def test_a_lying_node_is_quarantined_by_a_majority_and_routes_avoid_it(
         plan = planner.plan(liar.fingerprint, purpose=PURPOSE_CERTIFY, exclude=exclude)
         assert liar.node_id in {h.node_id for h in plan.hops}
         with pytest.raises(RouteFailure) as caught:
-            asyncio.run(_generate(plan, auditor))
+            if speculative:  # honest through the prefill: the lie is in a verify step
+                asyncio.run(_generate_speculatively(plan, auditor, lambda: _liar(liar)))
+            else:
+                asyncio.run(_generate(plan, auditor))
         assert (caught.value.reason, caught.value.node_id) == ("quarantined", liar.node_id)
 
         shown = _node_view(client, liar)
