@@ -17,18 +17,19 @@ import json
 import logging
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
 import torch
-from safetensors.torch import save_file
 
 from core.errors import ModelImportError
 from core.models.gguf_arch import architecture_of, hf_config_from_gguf
 from core.models.gguf_quants import dequantize
 from core.models.gguf_tokenizer import build_tokenizer_files
 from core.models.manifest import ModelManifest, sha256_file
+from core.models.safetensors_stream import PlannedTensor, SafetensorsStreamWriter
 from core.progress import STAGE_IMPORT, Progress, ProgressCallback
 
 log = logging.getLogger(__name__)
@@ -56,15 +57,38 @@ def gguf_tensor_shapes(gguf_path: Path) -> tuple[dict[str, Any], dict[str, list[
     return config, shapes
 
 
-def dequantized_tensors(
+def output_plan(reader: Any, config: dict[str, Any]) -> list[PlannedTensor]:
+    """Every output tensor's HF name and float32 shape, in the file's order, none decoded.
+
+    The shape is what ``convert`` makes of the GGUF shape (reversed to PyTorch
+    order), found by running it on a meta tensor, which has a shape but no data.
+    """
+    family = architecture_of(reader)
+    plan: list[PlannedTensor] = []
+    for tensor in reader.tensors:
+        name = family.hf_name(tensor.name)
+        if name is None:
+            raise ModelImportError(
+                f"the GGUF tensor {tensor.name!r} has no {family.hf_class} counterpart"
+            )
+        shape = tuple(int(d) for d in reversed(tensor.shape))
+        meta = family.convert(name, torch.empty(shape, device="meta"), config)
+        plan.append(PlannedTensor(name, torch.float32, tuple(meta.shape)))
+    return plan
+
+
+def iter_dequantized(
     reader: Any,
     config: dict[str, Any],
     progress: ProgressCallback | None = None,
     label: str = "the default model",
-) -> dict[str, torch.Tensor]:
-    """HF name -> float32 tensor, as transformers' modules of the family expect them."""
+) -> Iterator[tuple[str, torch.Tensor]]:
+    """(HF name, float32 tensor) one at a time, as transformers' modules of the family expect.
+
+    Only the tensor being yielded is decoded, so a caller that drops each one
+    holds a single tensor in float32, never the model.
+    """
     family = architecture_of(reader)
-    tensors: dict[str, torch.Tensor] = {}
     count = len(reader.tensors)
     for done, tensor in enumerate(reader.tensors):
         if progress is not None:
@@ -79,8 +103,19 @@ def dequantized_tensors(
             weight = dequantize(tensor.data, int(tensor.tensor_type), shape)
         except ModelImportError as exc:
             raise ModelImportError(f"the GGUF tensor {tensor.name!r}: {exc}") from exc
-        tensors[name] = family.convert(name, weight, config).contiguous()
-    return tensors
+        weight = family.convert(name, weight, config).contiguous().float()
+        yield name, weight
+        del weight  # not held while the next tensor is decoded
+
+
+def dequantized_tensors(
+    reader: Any,
+    config: dict[str, Any],
+    progress: ProgressCallback | None = None,
+    label: str = "the default model",
+) -> dict[str, torch.Tensor]:
+    """HF name -> float32 tensor for the whole model at once (tests compare against it)."""
+    return dict(iter_dequantized(reader, config, progress, label))
 
 
 def import_gguf(
@@ -117,10 +152,14 @@ def import_gguf(
         config = hf_config_from_gguf(reader)
         total = len(reader.tensors) + 3
         report(1, total, f"Unpacking {label}…")
-        tensors = dequantized_tensors(reader, config, progress, label)
+        plan = output_plan(reader, config)
+        # each tensor is written as soon as it is decoded and then dropped: the model
+        # never sits in memory whole in float32
+        with SafetensorsStreamWriter(staging / "model.safetensors", plan) as writer:
+            for name, tensor in iter_dequantized(reader, config, progress, label):
+                writer.write(name, tensor)
+                del tensor
         report(total - 2, total, "Writing the model files…")
-        save_file(tensors, str(staging / "model.safetensors"), metadata={"format": "pt"})
-        del tensors
         (staging / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         generation = {key: config[key] for key in ("bos_token_id", "eos_token_id", "pad_token_id")}
         (staging / "generation_config.json").write_text(json.dumps(generation, indent=2) + "\n")
