@@ -58,7 +58,10 @@ def gguf_tensor_shapes(gguf_path: Path) -> tuple[dict[str, Any], dict[str, list[
 
 
 def output_plan(reader: Any, config: dict[str, Any]) -> list[PlannedTensor]:
-    """Every output tensor's HF name and float32 shape, in the file's order, none decoded.
+    """Every output tensor's HF name and float32 shape, none decoded, in the order
+    ``safetensors.torch.save_file`` writes them (by name: all are float32), so the file
+    is byte for byte the one a whole-model save made and the model's content digest,
+    and every recipe fingerprint over it, do not depend on how it was imported.
 
     The shape is what ``convert`` makes of the GGUF shape (reversed to PyTorch
     order), found by running it on a meta tensor, which has a shape but no data.
@@ -74,7 +77,7 @@ def output_plan(reader: Any, config: dict[str, Any]) -> list[PlannedTensor]:
         shape = tuple(int(d) for d in reversed(tensor.shape))
         meta = family.convert(name, torch.empty(shape, device="meta"), config)
         plan.append(PlannedTensor(name, torch.float32, tuple(meta.shape)))
-    return plan
+    return sorted(plan, key=lambda entry: entry.name)
 
 
 def iter_dequantized(
@@ -82,15 +85,21 @@ def iter_dequantized(
     config: dict[str, Any],
     progress: ProgressCallback | None = None,
     label: str = "the default model",
+    order: list[str] | None = None,
 ) -> Iterator[tuple[str, torch.Tensor]]:
-    """(HF name, float32 tensor) one at a time, as transformers' modules of the family expect.
+    """(HF name, float32 tensor) one at a time, as transformers' modules of the family expect,
+    in the file's order or by the HF names in `order`.
 
     Only the tensor being yielded is decoded, so a caller that drops each one
     holds a single tensor in float32, never the model.
     """
     family = architecture_of(reader)
     count = len(reader.tensors)
-    for done, tensor in enumerate(reader.tensors):
+    tensors = list(reader.tensors)
+    if order is not None:
+        rank = {name: i for i, name in enumerate(order)}
+        tensors.sort(key=lambda t: rank.get(family.hf_name(t.name) or "", len(rank)))
+    for done, tensor in enumerate(tensors):
         if progress is not None:
             progress(Progress(STAGE_IMPORT, 1 + done, count + 3, f"Unpacking {label}…"))
         name = family.hf_name(tensor.name)
@@ -156,7 +165,8 @@ def import_gguf(
         # each tensor is written as soon as it is decoded and then dropped: the model
         # never sits in memory whole in float32
         with SafetensorsStreamWriter(staging / "model.safetensors", plan) as writer:
-            for name, tensor in iter_dequantized(reader, config, progress, label):
+            order = [entry.name for entry in plan]
+            for name, tensor in iter_dequantized(reader, config, progress, label, order):
                 writer.write(name, tensor)
                 del tensor
         report(total - 2, total, "Writing the model files…")
