@@ -85,7 +85,7 @@ def main() -> None:
     print(f"whole    peak anon growth {whole / mib:7.0f} MiB")
     streamed = peak_growth("stream", source)
     print(f"streamed peak anon growth {streamed / mib:7.0f} MiB")
-    print(f"ratio {whole / streamed:.1f}")
+    print(f"ratio: {whole / streamed:.2f}")
 
 
 if __name__ == "__main__":
