@@ -152,9 +152,6 @@ class Auditor:
 
     # -- sampling ----------------------------------------------------------------------------
 
-    def rate_for(self, node_id: str) -> float:
-        return self.policy_for(node_id)[0]
-
     def policy_for(self, node_id: str) -> tuple[float, bool]:
         """(the fraction of this node's steps to audit, whether to audit them inline).
 

@@ -159,13 +159,9 @@ class RouteSession:
         self.max_length = max_length
         self._greedy = (sampling or Sampling()).temperature == 0
         if self._auditor is not None:
-            policy_for = getattr(self._auditor, "policy_for", None)
             for hop in self._hops:
-                node_id = hop.plan.node_id
-                if policy_for is not None:
-                    hop.audit_rate, hop.audit_inline = await asyncio.to_thread(policy_for, node_id)
-                else:
-                    hop.audit_rate = await asyncio.to_thread(self._auditor.rate_for, node_id)
+                policy = await asyncio.to_thread(self._auditor.policy_for, hop.plan.node_id)
+                hop.audit_rate, hop.audit_inline = policy
         for hop in self._hops:
             last = hop.index == len(self._hops) - 1
             message: dict[str, Any] = {
@@ -301,8 +297,7 @@ class RouteSession:
         """
         if self._auditor is None:
             return
-        withdrawn = getattr(self._auditor, "withdrawn", None)
-        if withdrawn is not None and withdrawn(hop.plan.node_id):
+        if self._auditor.withdrawn(hop.plan.node_id):
             raise hop.fail(
                 DISPUTED, "this node is in an audit dispute; it serves no user until it is settled"
             )

@@ -15,8 +15,13 @@ if TYPE_CHECKING:
 
 
 class StepAuditor(Protocol):
-    def rate_for(self, node_id: str) -> float:
-        """The fraction of this node's steps to audit (higher on probation)."""
+    def policy_for(self, node_id: str) -> tuple[float, bool]:
+        """(the fraction of this node's steps to audit, whether inline): higher, and
+        inline, while the node is on probation; established nodes in the background."""
+        ...
+
+    def withdrawn(self, node_id: str) -> bool:
+        """In an open audit dispute: no route step goes through it until it is settled."""
         ...
 
     def sample(self, rate: float) -> bool: ...

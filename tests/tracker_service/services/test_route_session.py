@@ -217,8 +217,8 @@ class BlockingAuditor:
         self.bound: dict[str, Any] | None = None
         self.cancelled = False
 
-    def rate_for(self, node_id: str) -> float:
-        return 1.0 if node_id in self.node_ids else 0.0
+    def policy_for(self, node_id: str) -> tuple[float, bool]:
+        return (1.0 if node_id in self.node_ids else 0.0), False  # in the background
 
     def sample(self, rate: float) -> bool:
         return rate > 0
@@ -372,7 +372,7 @@ class ProbationAuditor(BlockingAuditor):
     """The same auditor, for whom the audited node is still on probation."""
 
     def policy_for(self, node_id: str) -> tuple[float, bool]:
-        return self.rate_for(node_id), node_id in self.node_ids
+        return (1.0, True) if node_id in self.node_ids else (0.0, False)
 
 
 def test_a_node_on_probation_is_audited_inline_and_its_lie_never_leaves_the_step(
