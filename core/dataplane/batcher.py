@@ -93,6 +93,7 @@ class _Prefill:
     future: asyncio.Future[StepResult]
     start: int  # the session's position when the prefill was submitted
     verify: bool = False  # a speculative step: the last shard's token after each position
+    draft: list[int] | None = None  # its drafted tokens, when the last shard keeps some
     done: int = 0
     hidden: list[torch.Tensor] = field(default_factory=list)
     token_ids: list[torch.Tensor] = field(default_factory=list)  # per chunk, when verifying
@@ -139,7 +140,12 @@ class StepBatcher:
         self._computes: deque[float] = deque(maxlen=RECENT_BATCHES)  # their seconds
 
     async def submit(
-        self, session: InferenceSession, inputs: torch.Tensor, *, verify: bool = False
+        self,
+        session: InferenceSession,
+        inputs: torch.Tensor,
+        *,
+        verify: bool = False,
+        draft: list[int] | None = None,
     ) -> StepResult:
         """Compute one step of one session; raises the session's MeshnetError.
 
@@ -153,7 +159,9 @@ class StepBatcher:
         if verify or (inputs.dim() >= 2 and inputs.shape[1] > 1):
             session.check(inputs)  # the whole prompt, before any chunk moves the session
             self._prefills.append(
-                _Prefill(session, inputs, future, start=session.position, verify=verify)
+                _Prefill(
+                    session, inputs, future, start=session.position, verify=verify, draft=draft
+                )
             )
         else:
             self._decodes.append(_Decode(session, inputs, future))
@@ -278,10 +286,13 @@ class StepBatcher:
             return
         job = self._prefills[0]
         total = int(job.inputs.shape[1])
-        n = min(self.prefill_chunk, total - job.done)
+        # a verify step is one forward: its last shard keeps drafts from all its positions
+        n = total - job.done if job.verify else min(self.prefill_chunk, total - job.done)
         chunk = job.inputs.narrow(1, job.done, n)
         try:
-            result = await asyncio.to_thread(job.session.step, chunk, verify=job.verify)
+            result = await asyncio.to_thread(
+                job.session.step, chunk, verify=job.verify, draft=job.draft
+            )
         except MeshnetError as exc:
             self._prefills.popleft()
             with contextlib.suppress(MeshnetError):  # a failed prompt leaves no half of it

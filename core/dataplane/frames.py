@@ -55,6 +55,10 @@ CACHED_KEY = "cached"
 # hop for its greedy token after every position of the step, not only the last.
 REWIND_KEY = "rewind"
 VERIFY_KEY = "verify"
+# With VERIFY_KEY: the drafted token ids (the step's last k inputs), comma-separated; the
+# last hop then keeps drafts by sampling's own rule and answers them plus one token.
+DRAFT_KEY = "draft"
+MAX_DRAFT = 64
 
 
 @dataclass(frozen=True)
@@ -299,3 +303,21 @@ def _check_position(metadata: Mapping[str, str], want: StepExpectation, steps: i
             f"{steps} positions from position {position} reach {position + steps}, past the "
             f"session's max_length of {want.max_length}"
         )
+
+
+def draft_of(metadata: Mapping[str, str], positions: int) -> list[int] | None:
+    """A verify frame's drafted token ids (None: no draft given)."""
+    text = metadata.get(DRAFT_KEY)
+    if text is None:
+        return None
+    try:
+        draft = [int(part) for part in text.split(",")] if text else []
+    except ValueError:
+        raise _bad(f"{DRAFT_KEY!r} must be comma-separated token ids, got {text[:40]!r}") from None
+    if not 1 <= len(draft) < positions or len(draft) > MAX_DRAFT:
+        raise ShapeError(
+            f"a step of {positions} positions carries 1 to {min(positions - 1, MAX_DRAFT)} "
+            f"drafted tokens, got {len(draft)}",
+            reason=wire.BAD_SHAPE,
+        )
+    return draft

@@ -321,6 +321,7 @@ class HopSession:
         if at < session.position:  # drafts the route rejected: forget them, then go on
             session.rewind(at)
         verify = self._shard.is_last and header.metadata.get(frames.VERIFY_KEY) == "1"
+        draft = frames.draft_of(header.metadata, positions) if verify else None
         began = time.perf_counter()
         cached, replied = 0, None
         if positions > INLINE_STEP_POSITIONS and session.position == 0:
@@ -330,7 +331,7 @@ class HopSession:
             )
         rest = inputs.narrow(1, cached, positions - cached) if cached else inputs
         try:
-            result = await self._ctx.batcher.submit(session, rest, verify=verify)
+            result = await self._ctx.batcher.submit(session, rest, verify=verify, draft=draft)
         except MeshnetError:
             if cached:  # a refused suffix leaves no half of the prompt either
                 with contextlib.suppress(MeshnetError):

@@ -21,7 +21,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -48,6 +48,7 @@ from core.runtime.prefix_cache import (
 from core.runtime.prefix_chain import PrefixRecorder
 from core.runtime.sampling import SamplingParams, sample
 from core.runtime.shard import Shard
+from core.runtime.speculation import accept_draft
 
 __all__ = ["InferenceSession", "SamplingParams", "SessionManager", "StepResult"]
 
@@ -274,23 +275,26 @@ class InferenceSession:
 
     # -- compute ----------------------------------------------------------------------
     def step(
-        self, inputs: torch.Tensor, *, return_logits: bool = False, verify: bool = False
+        self,
+        inputs: torch.Tensor,
+        *,
+        return_logits: bool = False,
+        verify: bool = False,
+        draft: Sequence[int] | None = None,
     ) -> StepResult:
         """Compute `inputs` at the session's position. `verify` (a speculative step): the
-        last shard answers its greedy token after every position, (B, T)."""
+        last shard answers its greedy token after every position, (B, T); with the
+        `draft` (the step's last k inputs) the drafts it keeps and one more token,
+        (1, kept + 1), by the session's sampling (runtime/speculation.py)."""
         with self._lock:
             T = self._check(inputs)
-            if verify and self.shard.is_last and not self.sampling.greedy:
-                raise RuntimeInputError(
-                    "a verify step checks drafted tokens against greedy decoding; this "
-                    "session samples (open it with temperature 0 to speculate)",
-                    reason="bad-request",
-                )
+            if verify and self.shard.is_last:
+                self._check_draft(draft, T)
             shard = self.shard
             self.last_used = self._clock()  # a long step is not idleness
             try:
                 with torch.inference_mode():
-                    result = self._forward(inputs, T, return_logits, verify)
+                    result = self._forward(inputs, T, return_logits, verify, draft)
             except RuntimeError as exc:  # torch failure: position untouched, session usable
                 raise RuntimeInputError(
                     f"step of {T} positions at {self.position} failed: {exc}", reason="step-failed"
@@ -308,8 +312,30 @@ class InferenceSession:
             )
             return result
 
+    def _check_draft(self, draft: Sequence[int] | None, T: int) -> None:
+        if draft is None:
+            if not self.sampling.greedy:
+                raise RuntimeInputError(
+                    "a sampling session verifies only a step that names its drafted "
+                    "tokens; send them, or open the session with temperature 0",
+                    reason="bad-request",
+                )
+            return
+        vocab = self.shard.config.vocab_size
+        if not 1 <= len(draft) < T or any(not 0 <= t < vocab for t in draft):
+            raise RuntimeInputError(
+                f"a verify step of {T} positions drafts 1 to {T - 1} token ids in "
+                f"[0, {vocab}); got {len(draft)}",
+                reason="bad-request",
+            )
+
     def _forward(
-        self, inputs: torch.Tensor, T: int, return_logits: bool, verify: bool = False
+        self,
+        inputs: torch.Tensor,
+        T: int,
+        return_logits: bool,
+        verify: bool = False,
+        draft: Sequence[int] | None = None,
     ) -> StepResult:
         shard = self.shard
         if self.takes_tokens:
@@ -319,6 +345,10 @@ class InferenceSession:
         x = shard.run_layers(x, self.position, self._caches, self.start_layer)  # (B, T, H)
         if not shard.is_last:
             return StepResult(hidden=x)
+        if verify and draft is not None:
+            logits = shard.head(x[:, T - len(draft) - 1 :])[0]  # the drafted places and after
+            kept = accept_draft(logits, draft, self.sampling, self._generator)
+            return StepResult(token_ids=torch.tensor([kept], dtype=torch.int64))
         if verify:
             return _verified(shard.head(x), return_logits)
         logits_all = shard.head(x) if return_logits else None  # (B, T, V)

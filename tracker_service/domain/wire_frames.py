@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +41,7 @@ CACHED_KEY = "cached"
 # for its greedy token after every position of the step.
 REWIND_KEY = "rewind"
 VERIFY_KEY = "verify"
+DRAFT_KEY = "draft"  # with verify: the drafted ids; the last hop answers those it keeps + 1
 
 MAX_HEADER_BYTES = 64 * 1024
 HIDDEN_DTYPES = frozenset({"F32", "BF16", "F16"})
@@ -151,18 +152,31 @@ def encode(
     return struct.pack("<Q", len(text)) + text + b"".join(raw for _, _, raw in entries.values())
 
 
-def step_metadata(position: int, *, rewind: bool = False, verify: bool = False) -> dict[str, str]:
+def step_metadata(
+    position: int,
+    *,
+    rewind: bool = False,
+    verify: bool = False,
+    draft: Sequence[int] | None = None,
+) -> dict[str, str]:
     """A step frame's metadata: its cache position and the speculative flags it needs."""
     metadata = {POSITION_KEY: str(position)}
     if rewind:
         metadata[REWIND_KEY] = "1"
     if verify:
         metadata[VERIFY_KEY] = "1"
+        if draft:
+            metadata[DRAFT_KEY] = ",".join(str(int(t)) for t in draft)
     return metadata
 
 
 def input_ids_frame(
-    token_ids: list[list[int]], position: int, *, rewind: bool = False, verify: bool = False
+    token_ids: list[list[int]],
+    position: int,
+    *,
+    rewind: bool = False,
+    verify: bool = False,
+    draft: Sequence[int] | None = None,
 ) -> bytes:
     """The first hop's step: int64 ids of shape (B, T) and the cache position."""
     array = np.asarray(token_ids, dtype="<i8")
@@ -170,7 +184,7 @@ def input_ids_frame(
         raise FrameError(f"input_ids must be (B, T) with T >= 1, got shape {list(array.shape)}")
     return encode(
         {INPUT_IDS: ("I64", tuple(array.shape), array.tobytes())},
-        step_metadata(position, rewind=rewind, verify=verify),
+        step_metadata(position, rewind=rewind, verify=verify, draft=draft),
     )
 
 
@@ -182,6 +196,7 @@ def relay_hidden(
     hidden_size: int | None = None,
     rewind: bool = False,
     verify: bool = False,
+    draft: Sequence[int] | None = None,
 ) -> bytes:
     """A non-last hop's reply turned into the next hop's step frame.
 
@@ -204,7 +219,7 @@ def relay_hidden(
         raise FrameError(f"'hidden' has hidden size {entry.shape[2]}, the route's is {hidden_size}")
     begin, end = entry.offsets
     raw = data[header.data_start + begin : header.data_start + end]
-    metadata = step_metadata(position, rewind=rewind, verify=verify)
+    metadata = step_metadata(position, rewind=rewind, verify=verify, draft=draft)
     return encode({HIDDEN: (entry.dtype, entry.shape, raw)}, metadata)
 
 

@@ -109,14 +109,3 @@ class SpeedGate:
             self._since_explored = 0
             return not better
         return better
-
-
-def accepted_prefix(draft: Sequence[int], verified: Sequence[int]) -> int:
-    """How many drafted tokens the route confirmed: `verified[i]` is its greedy token
-    where `draft[i]` was proposed."""
-    kept = 0
-    for proposed, wanted in zip(draft, verified, strict=False):
-        if proposed != wanted:
-            break
-        kept += 1
-    return kept

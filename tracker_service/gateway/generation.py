@@ -36,7 +36,6 @@ from tracker_service.gateway.drafting import (
     DraftLength,
     PromptLookup,
     SpeedGate,
-    accepted_prefix,
 )
 from tracker_service.services.hop_link import RouteFailure
 from tracker_service.services.prefix_affinity import PrefixAffinity, PrefixHint
@@ -228,8 +227,8 @@ class Generation:
             await self._drop()
 
     def _speculates(self, session: RouteSession) -> bool:
-        """Decode steps verify drafts when the answer is greedy and plain: the last hop's
-        token is the answer's (no gateway-side sampling or grammar, no log-probs), every
+        """Decode steps verify drafts when the last hop's token is the answer's (no
+        gateway-side sampling or grammar, no log-probs; greedy or sampled), every
         hop takes speculative steps, and (``auto``) such steps have lately served this
         route's tokens faster than plain ones (drafting.SpeedGate). A prefill is always
         a plain step."""
@@ -239,7 +238,6 @@ class Generation:
             and self._speculative
             and session.position > 0
             and self._pick is None
-            and self._sampling.temperature == 0
             and self._sampling.logprobs == 0
             and session.speculative
         )
@@ -248,19 +246,19 @@ class Generation:
     async def _speculative_step(
         self, session: RouteSession, feed: list[int], draft: list[int], length: DraftLength
     ) -> list[int]:
-        """One round trip: `feed` and the draft verified together; the drafts the route
-        confirmed, then its own next token. The rejected drafts' positions are rewound."""
+        """One round trip: `feed` and the draft verified together; the drafts the last hop
+        kept (by its sampling's rule: runtime/speculation.py on the node), then its own next
+        token. The positions of drafts not kept are rewound."""
         if not draft:
             token = await session.step(feed)
             return [token.token_id]
-        verified = await session.verify([*feed, *draft])
-        wanted = verified[len(feed) - 1 :]  # the route's token where each draft token stands
-        kept = accepted_prefix(draft, wanted)
+        answer = await session.verify([*feed, *draft], draft)
+        kept = len(answer) - 1  # the route checked: answer[:kept] is the draft's start
         session.rewind(session.position - (len(draft) - kept))
         length.update(kept, len(draft))
         self.stats.drafted_tokens += len(draft)
         self.stats.accepted_tokens += kept
-        return [*draft[:kept], wanted[kept]]
+        return answer
 
     async def _open(self, max_length: int, excluded: list[str]) -> None:
         while True:

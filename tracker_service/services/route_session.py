@@ -209,21 +209,30 @@ class RouteSession:
         self.position += len(token_ids)
         return token
 
-    async def verify(self, token_ids: Sequence[int]) -> list[int]:
-        """Feed `token_ids` (the next tokens, then a draft) as one verify step: the last
-        hop's greedy token after each of them (docs/wire.md#speculative-steps). Only for a
-        greedy session whose hops all take speculative steps (``speculative``)."""
-        if not self.speculative or not self._greedy:
-            raise ValueError("verify steps need a greedy session on hops that take them")
-        result, _, _ = await self._run(token_ids, verify=True)
-        if len(result.token_ids) != len(token_ids):
+    async def verify(self, token_ids: Sequence[int], draft: Sequence[int]) -> list[int]:
+        """Feed `token_ids` (the next tokens, ending with the `draft`) as one verify step:
+        the drafts the last hop kept, then its own next token, under the session's
+        sampling (docs/wire.md#speculative-steps). Only on hops that take speculative
+        steps (``speculative``); the caller rewinds the positions of drafts not kept."""
+        if not self.speculative:
+            raise ValueError("verify steps need hops that take them (speculative_steps)")
+        if (
+            not draft
+            or list(token_ids[-len(draft) :]) != list(draft)
+            or len(draft) >= len(token_ids)
+        ):
+            raise ValueError("a verify step's draft is its last 1 to T - 1 token ids")
+        result, _, _ = await self._run(token_ids, verify=True, draft=draft)
+        answer = result.token_ids
+        kept = len(answer) - 1
+        if not 0 <= kept <= len(draft) or answer[:kept] != list(draft[:kept]):
             raise self._hops[-1].fail(
                 PROTOCOL,
-                f"a verify step of {len(token_ids)} positions got "
-                f"{len(result.token_ids)} tokens back",
+                f"a verify step of {len(draft)} drafted tokens got {answer} back: not a kept "
+                "prefix of the draft and one token",
             )
         self.position += len(token_ids)
-        return result.token_ids
+        return answer
 
     def rewind(self, position: int) -> None:
         """Forget the positions from `position` on (drafts the route rejected): the next
@@ -235,7 +244,7 @@ class RouteSession:
             self._rewind = True
 
     async def _run(
-        self, token_ids: Sequence[int], *, verify: bool
+        self, token_ids: Sequence[int], *, verify: bool, draft: Sequence[int] | None = None
     ) -> tuple[wire_frames.LastHopReply, list[float | None], list[int]]:
         """One step through every hop: the last hop's reply, each hop's compute ms and
         cached positions. The position is the caller's to advance."""
@@ -249,8 +258,10 @@ class RouteSession:
                 f"{count} positions from {self.position} pass the session's max_length "
                 f"{self.max_length}"
             )
-        flags = {"rewind": self._rewind, "verify": verify}
-        frame = wire_frames.input_ids_frame([list(token_ids)], self.position, **flags)
+        rewind = self._rewind
+        frame = wire_frames.input_ids_frame(
+            [list(token_ids)], self.position, rewind=rewind, verify=verify, draft=draft
+        )
         compute: list[float | None] = []
         cached: list[int] = []
         for hop in self._hops:
@@ -276,7 +287,12 @@ class RouteSession:
                     compute.append(wire_frames.compute_ms_of(reply, self._max_reply))
                     cached.append(wire_frames.cached_of(reply, self._max_reply))
                     frame = wire_frames.relay_hidden(
-                        reply, self.position, max_bytes=self._max_reply, **flags
+                        reply,
+                        self.position,
+                        max_bytes=self._max_reply,
+                        rewind=rewind,
+                        verify=verify,
+                        draft=draft,
                     )
                     shape = wire_frames.hidden_shape(frame, self._max_reply)
                     if shape[:2] != (1, count):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tracker_service.gateway.drafting import DraftLength, PromptLookup, SpeedGate, accepted_prefix
+from tracker_service.gateway.drafting import DraftLength, PromptLookup, SpeedGate
 
 
 def test_the_latest_occurrence_of_the_longest_suffix_is_drafted_from() -> None:
@@ -33,12 +33,6 @@ def test_the_draft_grows_after_a_full_accept_and_shrinks_after_a_miss() -> None:
     for _ in range(10):
         length.update(0, 8)
     assert length.now == 1  # never below one
-
-
-def test_only_the_confirmed_prefix_of_a_draft_is_kept() -> None:
-    assert accepted_prefix([5, 6, 7], [5, 6, 9, 1]) == 2
-    assert accepted_prefix([5, 6, 7], [4, 6, 7, 1]) == 0
-    assert accepted_prefix([5, 6, 7], [5, 6, 7, 1]) == 3
 
 
 def test_the_gate_takes_whichever_kind_of_step_served_tokens_faster() -> None:

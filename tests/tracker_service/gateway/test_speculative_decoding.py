@@ -73,6 +73,31 @@ def test_speculative_greedy_answers_equal_plain_decoding_over_many_prompts(
     # on the real model tests/e2e/test_speculative_wan_e2e.py)
 
 
+def test_sampled_answers_speculate_too(
+    cluster: GatewayCluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Under sampling the last hop keeps drafts by speculative sampling's rule (the
+    distribution is checked in tests/core/runtime/test_speculation.py); here: answers of
+    the asked length come back, and drafts are kept (a low temperature: the random tiny
+    model's answers then loop, as its greedy ones do, so prompt lookup finds drafts)."""
+    cluster.add_node(0, 2)
+    cluster.add_node(2, 4)
+    cluster.wait_certified()
+    client = openai.OpenAI(base_url=cluster.base_url, api_key="unused", max_retries=0)
+    caplog.set_level(logging.INFO, logger="tracker_service.gateway.requests")
+    for seed, prompt in enumerate(prompts()[:3]):
+        answer = client.completions.create(
+            model=MODEL, prompt=prompt, max_tokens=NEW_TOKENS, temperature=0.05, seed=seed
+        )
+        assert answer.usage is not None and 1 <= answer.usage.completion_tokens <= NEW_TOKENS
+    counts = [
+        tuple(int(v) for v in m.groups())
+        for r in caplog.records
+        if (m := DRAFTS.search(r.getMessage())) is not None
+    ]
+    assert sum(a for _, a in counts) > 0, counts
+
+
 def test_speculation_switched_off_drafts_nothing(
     tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -74,12 +74,9 @@ async def _generate_speculatively(
         after_prefill()
         for _ in range(3):
             draft = [tokens[-1]] * 2
-            verified = await session.verify([tokens[-1], *draft])
-            kept = 0
-            while kept < len(draft) and draft[kept] == verified[kept]:
-                kept += 1
-            session.rewind(session.position - (len(draft) - kept))
-            tokens += [*draft[:kept], verified[kept]]
+            answer = await session.verify([tokens[-1], *draft], draft)
+            session.rewind(session.position - (len(draft) - (len(answer) - 1)))
+            tokens += answer
         await session.close()
     return tokens
 
