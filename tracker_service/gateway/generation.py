@@ -241,7 +241,14 @@ class Generation:
             and self._sampling.logprobs == 0
             and session.speculative
         )
-        return eligible and (mode == "on" or self._gate.speculate())
+        if not eligible:
+            return False
+        if mode == "on":
+            return True
+        # A seeded sampled answer must come out the same each time: whether ``auto``
+        # speculates depends on timing, and a kept draft consumes other random draws.
+        seeded = self._sampling.temperature > 0 and self._sampling.seed is not None
+        return not seeded and self._gate.speculate()
 
     async def _speculative_step(
         self, session: RouteSession, feed: list[int], draft: list[int], length: DraftLength
