@@ -89,24 +89,34 @@ class StreamRun:
         return (self.tokens - 1) / span if self.tokens > 1 and span > 0 else 0.0
 
 
-def stream_star(gateway: str, model: str, prompt: str, new_tokens: int) -> StreamRun:
-    """(a) today's route: a greedy streamed chat answer, one token a step."""
-    return _stream(gateway, model, prompt, new_tokens, speculative=False)
+def stream_star(
+    gateway: str, model: str, prompt: str, new_tokens: int, temperature: float = 0.0
+) -> StreamRun:
+    """(a) today's route: a streamed chat answer, one token a step."""
+    return _stream(gateway, model, prompt, new_tokens, temperature, speculative=False)
 
 
-def stream_star_speculative(gateway: str, model: str, prompt: str, new_tokens: int) -> StreamRun:
+def stream_star_speculative(
+    gateway: str, model: str, prompt: str, new_tokens: int, temperature: float = 0.0
+) -> StreamRun:
     """(s) the same route, each step verifying the gateway's drafts."""
-    return _stream(gateway, model, prompt, new_tokens, speculative=True)
+    return _stream(gateway, model, prompt, new_tokens, temperature, speculative=True)
 
 
 def _stream(
-    gateway: str, model: str, prompt: str, new_tokens: int, *, speculative: bool
+    gateway: str,
+    model: str,
+    prompt: str,
+    new_tokens: int,
+    temperature: float,
+    *,
+    speculative: bool,
 ) -> StreamRun:
     body = {
         "model": model,
         "messages": [{"role": "user", "content": prompt}],
         "max_tokens": new_tokens,
-        "temperature": 0,
+        "temperature": temperature,
         "stream": True,
         "stream_options": {"include_usage": True},
         "speculative": speculative,
@@ -135,7 +145,7 @@ def _stream(
     return run
 
 
-Variant = Callable[[str, str, str, int], StreamRun]
+Variant = Callable[[str, str, str, int, float], StreamRun]
 # None: the design is not built yet (issue 27) — printed as such, never estimated.
 VARIANTS: list[tuple[str, Variant | None]] = [
     ("(a) star (today)", stream_star),
@@ -222,6 +232,7 @@ def main() -> None:
     parser.add_argument(
         "--prompt", choices=sorted(PROMPTS), default="story", help="what the answer is"
     )
+    parser.add_argument("--temperature", type=float, default=0.0, help="0: greedy (texts compared)")
     parser.add_argument("--rounds", type=int, default=2, help="measured answers (best of)")
     parser.add_argument("--threads", type=int, help="torch threads in every node")
     args = parser.parse_args()
@@ -239,8 +250,9 @@ def main() -> None:
     print(
         f"model: {model_dir.name}, {args.nodes} node processes "
         + " ".join(f"[{a},{b})" for a, b in layers)
-        + f", up to {args.new_tokens} new tokens, greedy, hop audits off, "
-        f"prompt: {args.prompt}"
+        + f", up to {args.new_tokens} new tokens, "
+        + (f"temperature {args.temperature:g}" if args.temperature else "greedy")
+        + f", hop audits off, prompt: {args.prompt}"
     )
     prompt = PROMPTS[args.prompt]
     print(
@@ -273,15 +285,19 @@ def main() -> None:
         for name, variant in VARIANTS:
             if variant is None:
                 continue
-            variant(gateway, model, prompt, args.new_tokens)  # warm-up
+            variant(gateway, model, prompt, args.new_tokens, args.temperature)  # warm-up
             runs[name] = []
             for _ in range(args.rounds):
                 if variant is stream_star:
                     # Interleaved: this shared machine's speed drifts between rounds.
                     links.delayed(False, args.link_ms)
-                    reference.append(variant(gateway, model, prompt, args.new_tokens))
+                    reference.append(
+                        variant(gateway, model, prompt, args.new_tokens, args.temperature)
+                    )
                     links.delayed(True, args.link_ms)
-                runs[name].append(variant(gateway, model, prompt, args.new_tokens))
+                runs[name].append(
+                    variant(gateway, model, prompt, args.new_tokens, args.temperature)
+                )
     finally:
         if links is not None:
             links.stop()
@@ -316,11 +332,13 @@ def main() -> None:
                 f"without: the links add {with_links - without:.0f} ms per token "
                 f"(expected {legs} legs × {args.link_ms:g} ms = {floor_ms:g} ms)"
             )
-        if len({r.text for r in done}) != 1:
+        if not args.temperature and len({r.text for r in done}) != 1:
             print(f"    WARNING: {name} gave different greedy texts across rounds")
         texts[name] = best.text
     ran = list(texts)
-    if len(ran) > 1:
+    if args.temperature:
+        print("sampled answers: texts differ run to run, so they are not compared")
+    elif len(ran) > 1:
         same = len(set(texts.values())) == 1
         print(f"identical greedy text across {', '.join(ran)}: {same}")
     else:
