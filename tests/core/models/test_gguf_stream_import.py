@@ -4,8 +4,6 @@ stays near one tensor's, not the model's float32 size."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,8 +18,8 @@ from safetensors.torch import load_file, save_file
 from core.models.gguf_arch import hf_config_from_gguf
 from core.models.gguf_import import dequantized_tensors, import_gguf, output_plan
 from tests.core.models.test_gguf_families import _byte_vocab, write_gguf
+from tests.support.import_memory import peak_growth
 
-REPO = Path(__file__).resolve().parents[3]
 MiB = 1024 * 1024
 
 
@@ -105,77 +103,19 @@ def _write_big_q4_0(path: Path) -> tuple[int, int]:
     return sum(sizes), max(sizes)
 
 
-# Runs in a fresh interpreter so the import's memory is its own. A warm-up import of a
-# tiny GGUF first loads every library and allocator pool the import touches. A thread then
-# samples RssAnon (anonymous resident memory: torch's and Python's heap, not the
-# memory-mapped GGUF or shared libraries, whose pages the kernel may drop and refault at
-# will under load) every 2 ms; the growth is the peak sample minus the value before.
-_MEASURE = """
-import json, sys, threading, time
-from pathlib import Path
-from core.models.gguf_import import import_gguf, dequantized_tensors
-from core.models.gguf_arch import hf_config_from_gguf
-mode, small, big, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4])
-
-def anon():
-    for line in open("/proc/self/status"):
-        if line.startswith("RssAnon:"):
-            return int(line.split()[1]) * 1024
-
-import_gguf(small, out / "warm", model_id="warm")
-before = anon()
-peak = [before]
-running = True
-def sample():
-    while running:
-        peak[0] = max(peak[0], anon())
-        time.sleep(0.002)
-sampler = threading.Thread(target=sample, daemon=True)
-sampler.start()
-if mode == "stream":
-    import_gguf(big, out / "big", model_id="big")
-else:  # what the import did before it streamed: every tensor decoded, then saved
-    import gguf
-    from safetensors.torch import save_file
-    reader = gguf.GGUFReader(str(big))
-    tensors = dequantized_tensors(reader, hf_config_from_gguf(reader))
-    peak[0] = max(peak[0], anon())  # every tensor is alive here
-    save_file(tensors, str(out / "whole.safetensors"), metadata={"format": "pt"})
-running = False
-sampler.join()
-peak[0] = max(peak[0], anon())
-print(json.dumps({"growth": peak[0] - before}))
-"""
-
-
-def _peak_growth(mode: str, small: Path, big: Path, out: Path) -> int:
-    out.mkdir()
-    result = subprocess.run(
-        [sys.executable, "-c", _MEASURE, mode, str(small), str(big), str(out)],
-        cwd=REPO,
-        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HOME": str(out)},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return int(json.loads(result.stdout.strip().splitlines()[-1])["growth"])
-
-
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/self/status")
 def test_streamed_import_peaks_near_one_tensor_not_the_whole_model(tmp_path: Path) -> None:
-    """Peak anonymous resident memory in a subprocess (see ``_MEASURE``). tracemalloc does
-    not see torch's CPU allocations, and ru_maxrss also counts file-backed pages (the
-    memory-mapped GGUF, torch's libraries), which the kernel evicts and refaults under
-    load: measured that way the growth swung between 45 and 300 MiB across runs on a busy
-    machine. The streamed import may use a few tensors plus a fixed slack. The old
-    whole-model path, measured the same way, must reach the model's float32 size, so the
-    measurement sees what it is meant to."""
+    """Peak anonymous resident memory in a subprocess (tests/support/import_memory.py
+    says why not tracemalloc or ru_maxrss: under load ru_maxrss swung between 45 and 300
+    MiB across runs). The streamed import may use a few tensors plus a fixed slack. The
+    old whole-model path, measured the same way, must reach the model's float32 size, so
+    the measurement sees what it is meant to."""
     small = write_gguf(tmp_path / "small.gguf", "llama")
     big = tmp_path / "big.gguf"
     model_bytes, largest = _write_big_q4_0(big)
     file_bytes = big.stat().st_size
-    streamed = _peak_growth("stream", small, big, tmp_path / "stream")
-    whole = _peak_growth("whole", small, big, tmp_path / "whole")
+    streamed = peak_growth("stream", small, big, tmp_path / "stream")
+    whole = peak_growth("whole", small, big, tmp_path / "whole")
     report = (
         f"model {model_bytes / MiB:.0f} MiB fp32, largest {largest / MiB:.0f} MiB, file "
         f"{file_bytes / MiB:.0f} MiB; peak growth streamed {streamed / MiB:.0f} MiB, "
