@@ -96,7 +96,6 @@ class _Prefill:
     draft: list[int] | None = None  # its drafted tokens, when the last shard keeps some
     done: int = 0
     hidden: list[torch.Tensor] = field(default_factory=list)
-    token_ids: list[torch.Tensor] = field(default_factory=list)  # per chunk, when verifying
 
 
 @dataclass
@@ -305,14 +304,10 @@ class StepBatcher:
         job.done += n
         if result.hidden is not None:
             job.hidden.append(result.hidden)
-        if job.verify and result.token_ids is not None:
-            job.token_ids.append(result.token_ids)
         if job.done < total:
             return
         self._prefills.popleft()
         if job.hidden:
             result = StepResult(hidden=torch.cat(job.hidden, dim=1))
-        elif job.token_ids:
-            result = StepResult(token_ids=torch.cat(job.token_ids, dim=1))
         if not job.future.done():
             job.future.set_result(result)

@@ -70,6 +70,19 @@ def _head_dim(arch: str) -> int:
     return 256 if arch.startswith("gemma") else 128
 
 
+def add_byte_tokenizer(writer: gguf.GGUFWriter) -> list[str]:
+    """A byte-level BPE vocabulary with bos and eos (its last three tokens are special)."""
+    tokens = _byte_vocab()
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre("default")
+    writer.add_token_list(tokens)
+    writer.add_token_types([1] * (len(tokens) - 3) + [3, 3, 3])
+    writer.add_token_merges(["Ġ t"])
+    writer.add_bos_token_id(len(tokens) - 3)
+    writer.add_eos_token_id(len(tokens) - 2)
+    return tokens
+
+
 def write_gguf(path: Path, arch: str, seed: int = 0) -> Path:
     rng = np.random.default_rng(seed)
     head_dim = _head_dim(arch)
@@ -90,14 +103,7 @@ def write_gguf(path: Path, arch: str, seed: int = 0) -> Path:
     if arch == "gemma2":  # transformers' GGUF reader keeps its defaults for these two
         writer.add_attn_logit_softcapping(50.0)
         writer.add_final_logit_softcapping(30.0)
-    tokens = _byte_vocab()
-    writer.add_tokenizer_model("gpt2")
-    writer.add_tokenizer_pre("default")
-    writer.add_token_list(tokens)
-    writer.add_token_types([1] * (len(tokens) - 3) + [3, 3, 3])
-    writer.add_token_merges(["Ġ t"])
-    writer.add_bos_token_id(len(tokens) - 3)
-    writer.add_eos_token_id(len(tokens) - 2)
+    tokens = add_byte_tokenizer(writer)
     writer.add_pad_token_id(len(tokens) - 1)
     shift = 1.0 if gemma else 0.0  # llama.cpp stores Gemma's norms as 1 + w
     types = itertools.cycle(_MATRIX_TYPES)

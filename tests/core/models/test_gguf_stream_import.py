@@ -17,7 +17,7 @@ from safetensors.torch import load_file, save_file
 
 from core.models.gguf_arch import hf_config_from_gguf
 from core.models.gguf_import import dequantized_tensors, import_gguf, output_plan
-from tests.core.models.test_gguf_families import _byte_vocab, write_gguf
+from tests.core.models.test_gguf_families import add_byte_tokenizer, write_gguf
 from tests.support.import_memory import peak_growth
 
 MiB = 1024 * 1024
@@ -62,14 +62,7 @@ def _write_big_q4_0(path: Path) -> tuple[int, int]:
     writer.add_head_count(HEADS)
     writer.add_head_count_kv(KV_HEADS)
     writer.add_layer_norm_rms_eps(1e-6)
-    tokens = _byte_vocab()
-    writer.add_tokenizer_model("gpt2")
-    writer.add_tokenizer_pre("default")
-    writer.add_token_list(tokens)
-    writer.add_token_types([1] * (len(tokens) - 3) + [3, 3, 3])
-    writer.add_token_merges(["Ġ t"])
-    writer.add_bos_token_id(len(tokens) - 3)
-    writer.add_eos_token_id(len(tokens) - 2)
+    tokens = add_byte_tokenizer(writer)
     sizes: list[int] = []
 
     def q4_0(name: str, rows: int, cols: int) -> None:
