@@ -14,17 +14,18 @@ Starts a real tracker and ``--nodes`` real node processes (the default model's
 layers split evenly), waits for the recipe to be certified, then streams greedy
 chat answers through the gateway and reports, per route design:
 
-  (a) star (today): the gateway sends each step to each hop and gets it back;
-  (b) chain: hops pass hidden states to their successor;
-  (c) chain + speculative decoding;
-  (s) star + speculative decoding: each round trip verifies prompt-lookup drafts
-      (tracker_service/gateway/drafting.py), several tokens a step.
+  (a) star: the gateway sends each step to each hop and gets it back (2 × nodes legs);
+  (b) chain: the gateway sends a step to the first hop, each hop passes its hidden
+      states to its successor over its own link, the last answers the gateway
+      (nodes + 1 legs; docs/wire.md#chained-hops);
+  (c) chain + speculative decoding: each round trip verifies prompt-lookup drafts
+      (tracker_service/gateway/drafting.py), several tokens a step;
+  (s) star + speculative decoding.
 
-(b) and (c) do not exist yet (issue 27); they are printed as not implemented.
-The ratio printed last is (c)/(a) when (c) ran, else (s)/(a), named on the
-line before it. (a) and (s) are the same tracker and route: (a) sends
-``"speculative": false`` (the gateway's request extension), and both must give
-the same greedy text. The proxies' connection and byte counts are printed, to
+The ratio printed last is (c)/(a). All four run on the same tracker and nodes,
+chosen per request with the gateway's extensions ``"chain"`` and ``"speculative"``,
+and must give the same greedy text; the tracker's request log says which shape
+each route ran as. The proxies' connection and byte counts are printed, to
 show the legs crossed them, and (a) is also run with the proxies' delay
 switched off, in interleaved rounds on the same route, so the time the links
 add per token is measured against the ``2 × nodes × link`` legs it should cost.
@@ -92,15 +93,29 @@ class StreamRun:
 def stream_star(
     gateway: str, model: str, prompt: str, new_tokens: int, temperature: float = 0.0
 ) -> StreamRun:
-    """(a) today's route: a streamed chat answer, one token a step."""
-    return _stream(gateway, model, prompt, new_tokens, temperature, speculative=False)
+    """(a) the star route: a streamed chat answer, one token a step."""
+    return _stream(gateway, model, prompt, new_tokens, temperature, speculative=False, chain=False)
+
+
+def stream_chain(
+    gateway: str, model: str, prompt: str, new_tokens: int, temperature: float = 0.0
+) -> StreamRun:
+    """(b) the same nodes as a chain: each hop passes its output to the next."""
+    return _stream(gateway, model, prompt, new_tokens, temperature, speculative=False, chain=True)
+
+
+def stream_chain_speculative(
+    gateway: str, model: str, prompt: str, new_tokens: int, temperature: float = 0.0
+) -> StreamRun:
+    """(c) the chain, each step verifying the gateway's drafts (``auto``)."""
+    return _stream(gateway, model, prompt, new_tokens, temperature, speculative=True, chain=True)
 
 
 def stream_star_speculative(
     gateway: str, model: str, prompt: str, new_tokens: int, temperature: float = 0.0
 ) -> StreamRun:
-    """(s) the same route, each step verifying the gateway's drafts."""
-    return _stream(gateway, model, prompt, new_tokens, temperature, speculative=True)
+    """(s) the star, each step verifying the gateway's drafts."""
+    return _stream(gateway, model, prompt, new_tokens, temperature, speculative=True, chain=False)
 
 
 def _stream(
@@ -111,6 +126,7 @@ def _stream(
     temperature: float,
     *,
     speculative: bool,
+    chain: bool,
 ) -> StreamRun:
     body = {
         "model": model,
@@ -120,6 +136,7 @@ def _stream(
         "stream": True,
         "stream_options": {"include_usage": True},
         "speculative": speculative,
+        "chain": chain,  # false: the gateway runs the route as a star
     }
     run = StreamRun()
     with (
@@ -146,14 +163,18 @@ def _stream(
 
 
 Variant = Callable[[str, str, str, int, float], StreamRun]
-# None: the design is not built yet (issue 27) — printed as such, never estimated.
 VARIANTS: list[tuple[str, Variant | None]] = [
-    ("(a) star (today)", stream_star),
-    ("(b) chain", None),
-    ("(c) chain + speculative decoding", None),
+    ("(a) star", stream_star),
+    ("(b) chain", stream_chain),
+    ("(c) chain + speculative decoding", stream_chain_speculative),
     ("(s) star + speculative decoding", stream_star_speculative),
 ]
 DRAFTS = re.compile(r"drafted=(\d+) accepted=(\d+)")
+SHAPES = re.compile(r"shape=(chain|star)")
+
+
+def star_name() -> str:
+    return VARIANTS[0][0]
 
 
 def draft_counts(tracker_log: Path) -> tuple[int, int]:
@@ -343,6 +364,18 @@ def main() -> None:
         print(f"identical greedy text across {', '.join(ran)}: {same}")
     else:
         print(f"identical greedy text across variants: only {ran[0]} ran, nothing to compare")
+    logged = SHAPES.findall((workdir / "tracker.log").read_text(errors="replace"))
+    print(
+        f"route shapes in the tracker's request log: chain {logged.count('chain')}, "
+        f"star {logged.count('star')} (warm-ups and delay-off rounds included)"
+    )
+    if "(b) chain" in runs and star_name() in runs:
+        chained, starred = median_gap_ms(runs["(b) chain"]), median_gap_ms(runs[star_name()])
+        print(
+            f"    median time per token: chain {chained:.0f} ms, star {starred:.0f} ms "
+            f"(the chain saves {args.nodes - 1} legs × {args.link_ms:g} ms = "
+            f"{(args.nodes - 1) * args.link_ms:g} ms a step)"
+        )
     drafted, kept = draft_counts(workdir / "tracker.log")
     if drafted:
         print(

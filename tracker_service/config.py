@@ -119,6 +119,10 @@ class Settings(BaseSettings):
     # (gateway/drafting.py): "auto" while such steps serve a route's tokens faster than
     # plain ones (measured per answer), "on" always, "off" never (one token a step).
     gateway_speculative_decoding: Literal["auto", "on", "off"] = "auto"
+    # Routes run as chains where their tickets offer one (every hop passes its output
+    # straight to the next, docs/wire.md#chained-hops): "auto"; "off" runs every route
+    # as a star (the gateway carries each hop's output to the next).
+    gateway_chained_hops: Literal["auto", "off"] = "auto"
     # Generations under way at once; past it requests queue, credited keys first and
     # free ones every gateway_free_share-th slot (gateway/priority.py). 0: no limit.
     gateway_max_concurrent: int = Field(default=0, ge=0)

@@ -8,6 +8,7 @@ metadata) and only then are tensor bytes read. Never pickle, never
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import struct
@@ -59,6 +60,13 @@ VERIFY_KEY = "verify"
 # last hop then keeps drafts by sampling's own rule and answers them plus one token.
 DRAFT_KEY = "draft"
 MAX_DRAFT = 64
+# The step keys a chained hop passes on with its output (docs/wire.md#chained-hops): the
+# next hop's frame describes its own inputs as fully as a client's would.
+STEP_KEYS = (POSITION_KEY, REWIND_KEY, VERIFY_KEY, DRAFT_KEY)
+# A chained hop's reply to the client names what it was passed: SHA-256 (hex) of the
+# input frame's tensor bytes, so the client checks that its predecessor sent it the
+# very hidden states the predecessor's own reply shows.
+INPUT_SHA256_KEY = "input_sha256"
 
 
 @dataclass(frozen=True)
@@ -232,6 +240,17 @@ def reframe(data: bytes, metadata: Mapping[str, str], max_bytes: int) -> tuple[b
     text = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     text += b" " * (-len(text) % 8)
     return struct.pack("<Q", len(text)) + text + data[header.data_start :], header
+
+
+def step_keys(metadata: Mapping[str, str]) -> dict[str, str]:
+    """The step keys of a frame's metadata: what a chained hop forwards with its output."""
+    return {key: metadata[key] for key in STEP_KEYS if key in metadata}
+
+
+def tensor_bytes_digest(data: bytes, header: FrameHeader) -> str:
+    """SHA-256 of a frame's tensor bytes (its data section): equal for a reply and the
+    same tensors passed on under other metadata."""
+    return hashlib.sha256(memoryview(data)[header.data_start :]).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import torch
+from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
-from core.dataplane import frames, wire
+from core.dataplane import chain, frames, wire
 from core.dataplane.batcher import StepBatcher
 from core.dataplane.lie import Lie
 from core.dataplane.receipts import HopReceipt, frame_digest, sign_receipt, token_digest
@@ -67,6 +68,8 @@ WIRE_REASONS = frozenset(
         wire.NO_CAPACITY,
         wire.SESSION_EXPIRED,
         wire.BAD_REQUEST,
+        wire.CHAIN_REFUSED,
+        wire.CHAIN_BROKEN,
     }
 )
 
@@ -92,6 +95,10 @@ class HopContext:
     tokens_served: int = 0
     # Tests of the hop audits only: None unless MESHNET_TEST_LIE_RATE is set (lie.py).
     lie: Lie | None = field(default_factory=Lie.from_env)
+    # The node's key, which a chained hop shows its successor (chain.py).
+    public_key: bytes = b""
+    # Sessions opened as chain hops, waiting for their predecessor's link.
+    chains: chain.ChainWaits = field(default_factory=chain.ChainWaits)
 
 
 def wire_reason(exc: MeshnetError) -> str:
@@ -215,6 +222,12 @@ class HopSession:
         self._steps = 0
         self._tokens = 0
         self._output_sha256: str | None = None  # the last step's output, for the receipt
+        # A chained hop (chain.py): it forwards each output over `_downstream` (unless it is
+        # the last hop) and, past the first hop, takes its steps from its predecessor's link.
+        self._chain = False
+        self._downstream: ClientConnection | None = None
+        self._linked = asyncio.Event()  # the predecessor's link arrived
+        self._link_key: chain.LinkKey | None = None
 
     async def run(self) -> None:
         try:
@@ -231,13 +244,18 @@ class HopSession:
             await refuse(self._ws, wire.INTERNAL_ERROR, "the node failed computing this step")
         finally:
             self._release()
+            await self._unlink()
 
     async def _serve(self) -> None:
         try:
             first = await asyncio.wait_for(self._ws.recv(), self._ctx.open_timeout_s)
         except TimeoutError as exc:
             raise _bad(f"no open message within {self._ctx.open_timeout_s:.0f} s") from exc
-        await self._open(_control(first))
+        opening = _control(first)
+        if opening["type"] == "link":  # a predecessor's link into a chained session here
+            await self._serve_link(opening)
+            return
+        await self._open(opening)
         async for message in self._ws:
             if isinstance(message, str):
                 control = _control(message)
@@ -249,7 +267,12 @@ class HopSession:
                     raise _bad(f"unexpected control message {control['type']!r} in a session")
                 await self._close_with_receipt()
                 return
-            await self._ws.send(await self._step(message))
+            if self._link_key is not None:
+                raise _bad_request(
+                    "this hop of a chained route takes its steps from the previous hop, "
+                    "not from the client"
+                )
+            await self._answer(message)
             # A pipelined backlog is already buffered, so neither recv nor send
             # suspends: yield once per step so health checks and other sessions
             # take turns with this one instead of waiting for the whole backlog.
@@ -266,6 +289,14 @@ class HopSession:
         if not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1:
             raise _bad_request(f"max_length must be a positive integer, got {max_length!r}")
         sampling = parse_sampling(opening.get("sampling")) if self._shard.is_last else None
+        wants_chain = opening.get("chain", False)
+        if not isinstance(wants_chain, bool):
+            raise _bad_request(f"chain must be true or false, got {wants_chain!r}")
+        if wants_chain and not grant.is_last and grant.hop.next is None:
+            raise ProtocolError(
+                "the route ticket offers this route no chain; open it without 'chain'",
+                reason=wire.CHAIN_REFUSED,
+            )
         allocation = asyncio.ensure_future(
             asyncio.to_thread(
                 self._ctx.sessions.open,
@@ -284,6 +315,8 @@ class HopSession:
             raise
         self._session_id = session.session_id
         self._ctx.live[session.session_id] = self._ws
+        if wants_chain and len(grant.ticket.hops) > 1:
+            await self._join_chain(opening.get("ticket"), grant)
         logger.info(
             "hop session opened",
             extra={"session_id": session.session_id, "route": grant.ticket.route_session_id},
@@ -298,12 +331,101 @@ class HopSession:
                     "kv_bytes_per_token": self._shard.kv_bytes_per_token(session.start_layer),
                     "interim_receipts": True,  # answers {"type": "receipt"} mid-session
                     "speculative_steps": True,  # takes rewind and verify step frames
+                    "chained_hops": True,  # opens as a chain hop when asked (chain.py)
+                    "chain": self._chain,
                 }
             )
         )
 
-    async def _step(self, data: bytes) -> bytes:
-        assert self._session_id is not None
+    async def _join_chain(self, signed_ticket: object, grant: TicketGrant) -> None:
+        """Become a chain hop: dial the successor the ticket names (unless last), and past
+        the first hop wait for the predecessor's link, before the session is opened."""
+        self._chain = True
+        if grant.index > 0:
+            self._link_key = chain.LinkKey.of(grant)
+            self._ctx.chains.offer(self._link_key, self)
+        if not grant.is_last:
+            self._downstream = await chain.dial_successor(
+                signed_ticket,
+                grant,
+                node_id=self._ctx.node_id,
+                public_key=self._ctx.public_key,
+                sign=self._ctx.sign,
+                max_size=self._ctx.max_message_bytes,
+                open_timeout_s=self._ctx.open_timeout_s,
+            )
+        if self._link_key is not None:
+            try:
+                await asyncio.wait_for(self._linked.wait(), self._ctx.open_timeout_s)
+            except TimeoutError as exc:
+                raise ProtocolError(
+                    f"the previous hop did not link within {self._ctx.open_timeout_s:.0f} s",
+                    reason=wire.CHAIN_BROKEN,
+                ) from exc
+
+    async def _serve_link(self, opening: dict[str, Any]) -> None:
+        """A predecessor's link: admitted by ticket and signature, it feeds the chained
+        session the client opened here; each frame on it is a step of that session."""
+        grant = self._ctx.verifier.verify(opening.get("ticket"))
+        chain.check_link(opening, grant)
+        target: HopSession = await self._ctx.chains.claim(
+            chain.LinkKey.of(grant), self._ctx.open_timeout_s
+        )
+        if self._ctx.max_message_bytes is not None:  # an admitted link: frames may come
+            self._ws.protocol.max_message_size = self._ctx.max_message_bytes
+        await self._ws.send(json.dumps({"type": "linked"}))
+        target.linked()
+        logger.info("chain link admitted", extra={"route": grant.ticket.route_session_id})
+        async for message in self._ws:
+            if isinstance(message, str):
+                raise _bad("a chain link carries step frames only")
+            await target.linked_step(message)
+        logger.info("chain link closed", extra={"route": grant.ticket.route_session_id})
+
+    def linked(self) -> None:
+        self._linked.set()
+
+    async def linked_step(self, data: bytes) -> None:
+        """A step its predecessor passed this chained session. A refusal ends the session
+        for its client too, as a refused client step would."""
+        if self._session_id is None:
+            raise ProtocolError("the session this link fed has ended", reason=wire.CHAIN_BROKEN)
+        try:
+            await self._answer(data)
+        except MeshnetError as exc:
+            logger.info("chained step refused: %s (%s)", exc.reason, exc)
+            await refuse(self._ws, wire_reason(exc), exc.message)
+            raise
+        except ConnectionClosed:
+            # the client went away; its session ends with its own connection
+            raise ProtocolError(
+                "the client of this chained session went away", reason=wire.CHAIN_BROKEN
+            ) from None
+
+    async def _answer(self, data: bytes) -> None:
+        """Compute one step; a chain hop forwards its output to the next hop first (the
+        critical path), then every hop sends its reply to its client."""
+        if self._chain and not self._is_last_hop() and self._downstream is None:
+            raise ProtocolError("the next hop of this chain went away", reason=wire.CHAIN_BROKEN)
+        reply, header = await self._step(data)
+        downstream = self._downstream
+        if downstream is not None:
+            forward, _ = frames.reframe(reply, frames.step_keys(header.metadata), len(reply))
+            try:
+                await downstream.send(forward)
+            except ConnectionClosed:
+                logger.info(
+                    "the next hop of a chain went away", extra={"session_id": self._session_id}
+                )
+                self._downstream = None  # the client reads the next hop's failure itself
+        await self._ws.send(reply)
+
+    def _is_last_hop(self) -> bool:
+        return self._grant is not None and self._grant.is_last
+
+    async def _step(self, data: bytes) -> tuple[bytes, frames.FrameHeader]:
+        if self._session_id is None:
+            raise SessionError("the session has ended", reason=wire.SESSION_EXPIRED)
         header = frames.read_header(data, self._ctx.max_frame_bytes)  # size checked first
         session = self._ctx.sessions.get(self._session_id)
         want = frames.StepExpectation(
@@ -341,19 +463,21 @@ class HopSession:
             hidden = torch.cat([replied.to(result.hidden.device), result.hidden], dim=1)
             result = StepResult(hidden=hidden)  # (1, T, H): every position, as asked
         compute_ms = (time.perf_counter() - began) * 1000.0
-        if positions <= INLINE_STEP_POSITIONS:
-            reply = self._reply(result, compute_ms, cached)
-        else:
-            reply = await asyncio.to_thread(self._reply, result, compute_ms, cached)
-        self._steps += 1
-        self._tokens += positions * self.BATCH_SIZE
-        self._ctx.tokens_served += positions * self.BATCH_SIZE
-        return reply
-
-    def _reply(self, result: StepResult, compute_ms: float, cached: int = 0) -> bytes:
         meta = {frames.COMPUTE_MS_KEY: f"{compute_ms:.3f}"}
         if cached:
             meta[frames.CACHED_KEY] = str(cached)
+        if self._link_key is not None:  # what the predecessor passed, for the client to check
+            meta[frames.INPUT_SHA256_KEY] = frames.tensor_bytes_digest(data, header)
+        if positions <= INLINE_STEP_POSITIONS:
+            reply = self._reply(result, meta)
+        else:
+            reply = await asyncio.to_thread(self._reply, result, meta)
+        self._steps += 1
+        self._tokens += positions * self.BATCH_SIZE
+        self._ctx.tokens_served += positions * self.BATCH_SIZE
+        return reply, header
+
+    def _reply(self, result: StepResult, meta: dict[str, str]) -> bytes:
         liar = self._ctx.lie
         lie = liar is not None and liar.now()
         if not self._shard.is_last:
@@ -414,7 +538,16 @@ class HopSession:
             extra={"route": grant.ticket.route_session_id, "steps": self._steps},
         )
 
+    async def _unlink(self) -> None:
+        """Close the link to the next hop; that hop's session ends with its own client."""
+        downstream, self._downstream = self._downstream, None
+        if downstream is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(downstream.close(), 3.0)
+
     def _release(self) -> None:
+        if self._link_key is not None:
+            self._ctx.chains.withdraw(self._link_key)
         session_id, self._session_id = self._session_id, None
         if session_id is None:
             return

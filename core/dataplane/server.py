@@ -111,6 +111,7 @@ class DataPlaneServer:
             max_frame_bytes=max_frame_bytes,
             open_timeout_s=open_timeout_s,
             max_message_bytes=self._max_message_bytes,
+            public_key=public_key,
         )
         self._server: Server | None = None
         self._expiry: asyncio.Task[None] | None = None

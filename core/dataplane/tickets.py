@@ -20,12 +20,29 @@ from core.errors import TicketError
 FINGERPRINT_KEYS = ("model_artifact_digest", "runtime_recipe_digest")
 
 
+MAX_ENDPOINT_CHARS = 512
+PIN_HEX_CHARS = 64
+
+
+@dataclass(frozen=True)
+class NextHop:
+    """Where a chained hop passes its output (docs/wire.md#chained-hops): its successor's
+    data plane and the SHA-256 pin of that node's certificate key ("" for a plaintext
+    ``ws://`` node, which only a development tracker routes through)."""
+
+    endpoint: str
+    tls_pin: str
+
+
 @dataclass(frozen=True)
 class Hop:
     node_id: str
     start: int
     end: int
     effective_start: int
+    # the successor a route run as a chain forwards to; None when the tracker offers
+    # no chain (the last hop, or a successor it cannot reach directly)
+    next: NextHop | None = None
 
 
 @dataclass(frozen=True)
@@ -87,7 +104,29 @@ def _parse_hop(raw: object, index: int) -> Hop:
         raise TicketError(
             f"hop {index} of the route ticket needs node_id, start, end, effective_start"
         )
-    return Hop(node_id, start, end, effective_start)
+    return Hop(node_id, start, end, effective_start, _parse_next(raw.get("next"), index))
+
+
+def _parse_next(raw: object, index: int) -> NextHop | None:
+    if raw is None:
+        return None
+    where = f"hop {index} of the route ticket"
+    if not isinstance(raw, dict):
+        raise TicketError(f"{where} has a 'next' that is not an object")
+    endpoint, pin = raw.get("endpoint"), raw.get("tls_pin", "")
+    if (
+        not isinstance(endpoint, str)
+        or len(endpoint) > MAX_ENDPOINT_CHARS
+        or not endpoint.startswith(("ws://", "wss://"))
+    ):
+        raise TicketError(f"{where} names a next endpoint that is not a ws:// or wss:// URL")
+    if not isinstance(pin, str) or (
+        pin and (len(pin) != PIN_HEX_CHARS or pin.strip("0123456789abcdef"))
+    ):
+        raise TicketError(f"{where} names a next tls_pin that is not 64 lowercase hex")
+    if endpoint.startswith("wss://") and not pin:
+        raise TicketError(f"{where} names a wss:// successor without its tls_pin")
+    return NextHop(endpoint, pin)
 
 
 def ticket_message(ticket: Mapping[str, Any]) -> bytes:
@@ -101,6 +140,16 @@ class TicketGrant:
 
     ticket: RouteTicket
     hop: Hop
+    index: int = 0  # the hop's place in the route
+
+    @property
+    def previous(self) -> Hop | None:
+        """The hop before this one, whose node alone may pass it steps in a chain."""
+        return self.ticket.hops[self.index - 1] if self.index > 0 else None
+
+    @property
+    def is_last(self) -> bool:
+        return self.index == len(self.ticket.hops) - 1
 
 
 class TicketVerifier:
@@ -141,7 +190,8 @@ class TicketVerifier:
                 "ask the tracker for a fresh route",
                 reason=wire.TICKET_EXPIRED,
             )
-        return TicketGrant(ticket, self._own_hop(ticket))
+        hop = self._own_hop(ticket)
+        return TicketGrant(ticket, hop, ticket.hops.index(hop))
 
     def _own_hop(self, ticket: RouteTicket) -> Hop:
         mine = [h for h in ticket.hops if h.node_id == self._node_id]

@@ -52,6 +52,15 @@ INTERNAL_ERROR = "internal-error"
 BAD_REQUEST = "bad-request"
 # Over the node's cap on connections (per address or in total): retry later.
 TOO_MANY_CONNECTIONS = "too-many-connections"
+# Chained hops (docs/wire.md#chained-hops): a link the ticket does not allow (a node
+# that is not this hop's predecessor, a successor not the ticket's), and a chain
+# whose link could not be made or went away.
+CHAIN_REFUSED = "chain-refused"
+CHAIN_BROKEN = "chain-broken"
+
+# What a chained hop's predecessor signs to link to it (not JSON-domain-separated
+# elsewhere: its own domain keeps it from passing for any other signed document).
+CHAIN_LINK_DOMAIN = b"meshnet.chain-link.v1\n"
 
 # WebSocket close code the protocol layer uses for a message over max_size.
 CLOSE_MESSAGE_TOO_BIG = 1009

@@ -6,9 +6,7 @@ kept."""
 
 from __future__ import annotations
 
-import asyncio
 import re
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +15,7 @@ import httpx
 import pytest
 
 from app.demo.processes import Child, free_port, split_layers, start_node, start_tracker
-from tests.support.link_delay import DelayProxy, LinkDelay
+from tests.support.link_delay import Links
 
 PROXY_HOST = "127.0.0.2"  # all of 127/8 is loopback on Linux: the proxies' own address
 ONE_WAY_S = 0.040  # 4 legs a step: 160 ms of waiting, more than a loaded CPU computes
@@ -30,27 +28,6 @@ PROMPTS = [
 DRAFTS = re.compile(r"drafted=(\d+) accepted=(\d+)")
 
 
-class Links:
-    """Delay proxies on their own event loop thread: PROXY_HOST:P -> 127.0.0.1:P."""
-
-    def __init__(self, ports: list[int], one_way_s: float) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.proxies = [
-            DelayProxy("127.0.0.1", port, LinkDelay(one_way_s), PROXY_HOST, port, seed=port)
-            for port in ports
-        ]
-        for proxy in self.proxies:
-            asyncio.run_coroutine_threadsafe(proxy.start(), self.loop).result(10)
-
-    def close(self) -> None:
-        for proxy in self.proxies:
-            asyncio.run_coroutine_threadsafe(proxy.close(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-
-
 @pytest.fixture(scope="module")
 def wan(
     default_model_dir: Path, tmp_path_factory: pytest.TempPathFactory
@@ -60,7 +37,7 @@ def wan(
     children: list[Child] = [tracker]
     layers = split_layers(30, 2)
     ports = [free_port() for _ in layers]
-    links = Links(ports, ONE_WAY_S)
+    links = Links(ports, ONE_WAY_S, PROXY_HOST)
     try:
         for i, (span, port) in enumerate(zip(layers, ports, strict=True), start=1):
             extra = ["--port", str(port), "--advertise-host", PROXY_HOST]

@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import threading
 from dataclasses import dataclass, field
 
 log = logging.getLogger(__name__)
@@ -166,3 +167,25 @@ class DelayProxy:
         async with asyncio.TaskGroup() as both:
             both.create_task(read())
             both.create_task(write())
+
+
+class Links:
+    """Delay proxies on their own event loop thread: proxy_host:P -> 127.0.0.1:P (all of
+    127/8 is loopback on Linux, so a node listening on 127.0.0.1 advertises proxy_host)."""
+
+    def __init__(self, ports: list[int], one_way_s: float, proxy_host: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.proxies = [
+            DelayProxy("127.0.0.1", port, LinkDelay(one_way_s), proxy_host, port, seed=port)
+            for port in ports
+        ]
+        for proxy in self.proxies:
+            asyncio.run_coroutine_threadsafe(proxy.start(), self.loop).result(10)
+
+    def close(self) -> None:
+        for proxy in self.proxies:
+            asyncio.run_coroutine_threadsafe(proxy.close(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)

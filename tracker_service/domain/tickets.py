@@ -47,19 +47,35 @@ class ReceiptError(TrackerError, ValueError):
 
 
 @dataclass(frozen=True)
+class NextHop:
+    """Where a hop of a chain forwards its output (docs/wire.md#chained-hops): its
+    successor's data plane and certificate pin ("" for a plaintext development node)."""
+
+    endpoint: str
+    tls_pin: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"endpoint": self.endpoint, "tls_pin": self.tls_pin}
+
+
+@dataclass(frozen=True)
 class TicketHop:
     node_id: str
     start: int
     end: int
     effective_start: int
+    next: NextHop | None = None  # set when the ticket lets the route run as a chain
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        hop: dict[str, Any] = {
             "node_id": self.node_id,
             "start": self.start,
             "end": self.end,
             "effective_start": self.effective_start,
         }
+        if self.next is not None:
+            hop["next"] = self.next.to_json()
+        return hop
 
 
 def new_route_session_id() -> str:

@@ -17,6 +17,7 @@ touches the tensor bytes: a node is a stranger on the internet.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import struct
 from collections.abc import Mapping, Sequence
@@ -42,6 +43,8 @@ CACHED_KEY = "cached"
 REWIND_KEY = "rewind"
 VERIFY_KEY = "verify"
 DRAFT_KEY = "draft"  # with verify: the drafted ids; the last hop answers those it keeps + 1
+# A chained hop's reply names the tensor bytes its predecessor passed it (SHA-256 hex).
+INPUT_SHA256_KEY = "input_sha256"
 
 MAX_HEADER_BYTES = 64 * 1024
 HIDDEN_DTYPES = frozenset({"F32", "BF16", "F16"})
@@ -280,6 +283,18 @@ def decode_last_hop(data: bytes, *, max_bytes: int, batch_size: int) -> LastHopR
         compute_ms=_float_or_none(header.metadata.get(COMPUTE_MS_KEY)),
         cached=_cached(header.metadata),
     )
+
+
+def tensor_bytes_digest(data: bytes, max_bytes: int) -> str:
+    """SHA-256 (hex) of a frame's tensor bytes: the same for a hop's reply and the hidden
+    states it passes on to its successor under other metadata."""
+    header = read_header(data, max_bytes)
+    return hashlib.sha256(memoryview(data)[header.data_start :]).hexdigest()
+
+
+def input_digest_of(data: bytes, max_bytes: int) -> str | None:
+    """What a chained hop says it was passed (``input_sha256``), or None."""
+    return read_header(data, max_bytes).metadata.get(INPUT_SHA256_KEY)
 
 
 def compute_ms_of(data: bytes, max_bytes: int) -> float | None:

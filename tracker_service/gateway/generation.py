@@ -37,7 +37,7 @@ from tracker_service.gateway.drafting import (
     PromptLookup,
     SpeedGate,
 )
-from tracker_service.services.hop_link import RouteFailure
+from tracker_service.services.hop_link import CHAIN_REASONS, RouteFailure
 from tracker_service.services.prefix_affinity import PrefixAffinity, PrefixHint
 from tracker_service.services.route_planner import RouteRefused
 from tracker_service.services.route_session import ReceiptsHook, RouteSession
@@ -86,6 +86,7 @@ class GenerationStats:
     # Speculative decoding (gateway/drafting.py): tokens drafted, and those the route kept
     drafted_tokens: int = 0
     accepted_tokens: int = 0
+    shape: str = "-"  # the last opened route's: "chain" or "star"
 
     def per_decode_token_ms(self) -> tuple[float, float] | None:
         """(ms inside the route, ms between steps) per decode token; None before one."""
@@ -120,6 +121,8 @@ class GenerationSettings:
     # greedy answers verify prompt-lookup drafts (drafting.py): "auto" while that serves
     # tokens faster (drafting.SpeedGate), "on" always, "off" never
     speculative: str = "auto"
+    # routes run as chains where the ticket offers one ("auto"), or always as stars ("off")
+    chain: str = "auto"
 
 
 class Generation:
@@ -138,8 +141,11 @@ class Generation:
         on_receipts: ReceiptsHook | None = None,
         pick: Picker | None = None,
         speculative: bool = True,
+        chain: bool = True,
     ) -> None:
         self._pick = pick
+        # run routes as chains (docs/wire.md#chained-hops) until one fails as a chain
+        self._chain = chain and settings.chain != "off"
         self._speculative = speculative  # the request's choice (the operator's: settings)
         self._gate = SpeedGate()  # which kind of decode step serves tokens faster now
         self._key = key
@@ -292,10 +298,12 @@ class Generation:
                 allow_private_endpoints=self._settings.allow_private_endpoints,
                 allow_plaintext_nodes=self._settings.allow_plaintext_nodes,
                 on_receipts=self._on_receipts,
+                chain=self._chain,
             )
             self._session = session
             try:
                 await session.open(max_length, self._sampling)
+                self.stats.shape = "chain" if session.chained else "star"
                 return
             except RouteFailure as exc:
                 # A node at its session limit (or gone) is skipped, not waited for.
@@ -307,7 +315,11 @@ class Generation:
         await self._drop()
         self.stats.failovers += 1
         self.stats.failed_nodes.append(exc.node_id)
-        if exc.node_id not in excluded:
+        if exc.reason in CHAIN_REASONS and self._chain:
+            # The nodes could not chain (a link refused, unreachable between them, or a
+            # hop passed on other states than it showed): the same route runs as a star.
+            self._chain = False
+        elif exc.node_id not in excluded:
             excluded.append(exc.node_id)
         if self._on_suspect is not None:
             with contextlib.suppress(Exception):

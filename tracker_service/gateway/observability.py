@@ -57,6 +57,7 @@ class RequestRecord:
     # speculative decoding: tokens drafted, and those the route kept (gateway/drafting.py)
     drafted: int = 0
     accepted: int = 0
+    shape: str = "-"  # the last route's: "chain" or "star" (docs/wire.md#chained-hops)
     started: float = field(default_factory=time.perf_counter)  # the request's arrival
 
     @property
@@ -83,7 +84,8 @@ class RequestRecord:
         log.info(
             "%s model=%s caller=%s stream=%s outcome=%s route=%s prompt_tokens=%d "
             "completion_tokens=%d ttft=%s tokens_per_s=%.1f failovers=%d stall=%.2fs "
-            "in_route_per_token=%s between_steps_per_token=%s drafted=%d accepted=%d",
+            "in_route_per_token=%s between_steps_per_token=%s drafted=%d accepted=%d "
+            "shape=%s",
             self.endpoint,
             self.model,
             self.caller,
@@ -100,6 +102,7 @@ class RequestRecord:
             between,
             self.drafted,
             self.accepted,
+            self.shape,
             extra={
                 "endpoint": self.endpoint,
                 "model": self.model,
@@ -112,5 +115,6 @@ class RequestRecord:
                 "split_ms": self.split_ms,
                 "drafted": self.drafted,
                 "accepted": self.accepted,
+                "shape": self.shape,
             },
         )

@@ -58,6 +58,8 @@ class _Sampling(BaseModel):
     # MeshNet's extension (the openai client's extra_body): false turns speculative
     # decoding off for this request, e.g. to compare speeds; the answer is the same.
     speculative: bool = True
+    # false runs this request's routes as stars, not chains (docs/wire.md#chained-hops)
+    chain: bool = True
 
     @model_validator(mode="before")
     @classmethod

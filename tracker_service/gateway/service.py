@@ -179,6 +179,7 @@ class Answer:
         record.split_ms = stats.per_decode_token_ms()  # the first choice's, as for ttft
         record.drafted = sum(c.generation.stats.drafted_tokens for c in self.choices)
         record.accepted = sum(c.generation.stats.accepted_tokens for c in self.choices)
+        record.shape = stats.shape
         limiter.charge(self.caller, self.prompt_tokens + self.completion_tokens)
         record.finish(metrics)
         if self._on_close is not None:
@@ -220,6 +221,7 @@ class Gateway:
             step_timeout_s=settings.gateway_step_timeout_s,
             max_failovers=settings.gateway_max_failovers,
             speculative=settings.gateway_speculative_decoding,
+            chain=settings.gateway_chained_hops,
             allow_private_endpoints=settings.allow_private_endpoints,
             allow_plaintext_nodes=settings.allow_plaintext_nodes,
         )
@@ -439,6 +441,7 @@ class Gateway:
             affinity=self.affinity,
             on_receipts=self.credits.sink(caller.key_id) if self.credits else None,
             speculative=body.speculative,
+            chain=body.chain,
         )
         tokens = generation.run(prompt, max_tokens, assets.eos_ids)
         try:

@@ -35,6 +35,13 @@ TIMEOUT = "timeout"
 PROTOCOL = "protocol-error"
 BAD_RECEIPT = "bad-receipt"
 FRAME_TOO_LARGE = "frame-too-large"
+# A chained hop was passed other hidden states than its predecessor's reply shows.
+CHAIN_MISMATCH = "chain-mismatch"
+# The node's own codes for a chain that could not be linked or broke (docs/wire.md#chained-hops):
+# the route may still run as a star.
+CHAIN_REFUSED = "chain-refused"
+CHAIN_BROKEN = "chain-broken"
+CHAIN_REASONS = frozenset({CHAIN_MISMATCH, CHAIN_REFUSED, CHAIN_BROKEN})
 
 
 class RouteFailure(TrackerError):
@@ -129,6 +136,26 @@ class HopLink:
             async with asyncio.timeout(timeout_s):
                 await ws.send(frame)
                 reply = await ws.recv()
+        except TimeoutError as exc:
+            raise self.fail(TIMEOUT, f"no reply within {timeout_s:.0f} s") from exc
+        except ConnectionClosed as exc:
+            raise _closed(self, exc) from exc
+        if isinstance(reply, str):
+            raise _refusal(self, reply, "a step reply")
+        return reply
+
+    async def send_frame(self, frame: bytes) -> None:
+        """Send one step frame without waiting for the reply (a chain's first hop)."""
+        try:
+            await self._open_ws().send(frame)
+        except ConnectionClosed as exc:
+            raise _closed(self, exc) from exc
+
+    async def receive(self, timeout_s: float) -> bytes:
+        """The node's next binary reply (a chained hop's, to a step sent to the first hop)."""
+        try:
+            async with asyncio.timeout(timeout_s):
+                reply = await self._open_ws().recv()
         except TimeoutError as exc:
             raise self.fail(TIMEOUT, f"no reply within {timeout_s:.0f} s") from exc
         except ConnectionClosed as exc:

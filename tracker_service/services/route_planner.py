@@ -14,6 +14,7 @@ import logging
 import random
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 
 from tracker_service.domain.keys import TrackerKey
 from tracker_service.domain.recipe_identity import RecipeStatus
@@ -27,8 +28,9 @@ from tracker_service.domain.route_formation import (
     Route,
     RoutingPolicy,
 )
-from tracker_service.domain.tickets import issue_ticket
+from tracker_service.domain.tickets import NextHop, TicketHop, issue_ticket
 from tracker_service.errors import TrackerError
+from tracker_service.relay.directory import relay_of
 from tracker_service.services.candidate_cache import DEFAULT_MAX_AGE_S, CandidateCache
 from tracker_service.services.disputes import DisputeBoard
 from tracker_service.services.route_session import PlannedHop, RoutePlan
@@ -182,9 +184,7 @@ class RoutePlanner:
 
 def plan_for(route: Route, fingerprint: Key, tracker_key: TrackerKey, *, ttl_s: float) -> RoutePlan:
     """A formed route with a freshly signed ticket: what a route client runs."""
-    signed = issue_ticket(
-        tracker_key, fingerprint=fingerprint, hops=[h.ticket_hop for h in route.hops], ttl_s=ttl_s
-    )
+    signed = issue_ticket(tracker_key, fingerprint=fingerprint, hops=chain_hops(route), ttl_s=ttl_s)
     ticket = signed["ticket"]
     return RoutePlan(
         route_session_id=ticket["route_session_id"],
@@ -206,3 +206,19 @@ def plan_for(route: Route, fingerprint: Key, tracker_key: TrackerKey, *, ttl_s: 
         ),
         signed_ticket=signed,
     )
+
+
+def chain_hops(route: Route) -> list[TicketHop]:
+    """The ticket's hops, each naming its successor when the route may run as a chain
+    (docs/wire.md#chained-hops): wherever every hop after the first is dialled directly.
+    A node behind a relay takes no link from another node, so a route through one runs
+    as a star, the client carrying each hop's output through the relay."""
+    hops = [h.ticket_hop for h in route.hops]
+    direct = all(relay_of(h.candidate.endpoint) is None for h in route.hops[1:])
+    if len(hops) < 2 or not direct:
+        return hops
+    chained = [
+        replace(hop, next=NextHop(after.candidate.endpoint, after.candidate.tls_pin))
+        for hop, after in zip(hops, route.hops[1:], strict=False)
+    ]
+    return [*chained, hops[-1]]

@@ -54,6 +54,8 @@ from tracker_service.domain.tickets import (
 )
 from tracker_service.services.hop_link import (
     BAD_RECEIPT,
+    CHAIN_MISMATCH,
+    CHAIN_REFUSED,
     CONNECTION_CLOSED,
     FRAME_TOO_LARGE,
     PROTOCOL,
@@ -119,7 +121,10 @@ class RouteSession:
         allow_plaintext_nodes: bool = True,
         on_receipts: ReceiptsHook | None = None,
         max_audits_in_flight: int = DEFAULT_MAX_AUDITS_IN_FLIGHT,
+        chain: bool = False,
     ) -> None:
+        """``chain``: run the route as a chain where its ticket offers one (each hop passes
+        its output straight to the next, docs/wire.md#chained-hops); a star otherwise."""
         if not plan.hops:
             raise ValueError("a route plan needs at least one hop")
         self.plan = plan
@@ -145,6 +150,8 @@ class RouteSession:
         self._audits: set[asyncio.Task[None]] = set()  # background audits of this session
         self._audited: set[int] = set()  # hops with an audit in flight
         self._verdict: RouteFailure | None = None  # a background audit's conviction
+        self._chain_wanted = chain
+        self.chained = False  # opened as a chain: steps go to the first hop only
 
     async def __aenter__(self) -> RouteSession:
         return self
@@ -155,41 +162,74 @@ class RouteSession:
     # -- open --------------------------------------------------------------------------------
 
     async def open(self, max_length: int, sampling: Sampling | None = None) -> None:
-        """Open every hop in route order with the ticket; the last hop gets `sampling`."""
+        """Open every hop with the ticket; the last hop gets `sampling`. A star opens the
+        hops in route order; a chain opens them all at once (each hop links to the next
+        before it answers, docs/wire.md#chained-hops)."""
         self.max_length = max_length
         self._greedy = (sampling or Sampling()).temperature == 0
         if self._auditor is not None:
             for hop in self._hops:
                 policy = await asyncio.to_thread(self._auditor.policy_for, hop.plan.node_id)
                 hop.audit_rate, hop.audit_inline = policy
-        for hop in self._hops:
-            last = hop.index == len(self._hops) - 1
-            message: dict[str, Any] = {
-                "type": "open",
-                "ticket": self.plan.signed_ticket,
-                "max_length": max_length,
-            }
-            if last:
-                message["sampling"] = (sampling or Sampling()).to_json()
-            await hop.connect(
-                allow_private=self._allow_private,
-                max_size=self._max_reply,
-                open_timeout_s=self._open_timeout_s,
-                allow_plaintext=self._allow_plaintext,
+        chain = self._chain_wanted and self.plan.chain_offered
+        if not chain:
+            for hop in self._hops:
+                await self._open_hop(hop, max_length, sampling, chain=False)
+            return
+        tasks = [
+            asyncio.create_task(self._open_hop(hop, max_length, sampling, chain=True))
+            for hop in self._hops
+        ]
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in tasks:
+            task.cancel()  # the others' opens end once one hop failed
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        failures = [r for r in results if isinstance(r, BaseException)]
+        real = [f for f in failures if not isinstance(f, asyncio.CancelledError)]
+        if real:
+            raise real[0]
+        if failures:  # cancelled from outside
+            raise asyncio.CancelledError
+        self.chained = True
+
+    async def _open_hop(
+        self, hop: HopLink, max_length: int, sampling: Sampling | None, *, chain: bool
+    ) -> None:
+        last = hop.index == len(self._hops) - 1
+        message: dict[str, Any] = {
+            "type": "open",
+            "ticket": self.plan.signed_ticket,
+            "max_length": max_length,
+        }
+        if last:
+            message["sampling"] = (sampling or Sampling()).to_json()
+        if chain:
+            message["chain"] = True
+        await hop.connect(
+            allow_private=self._allow_private,
+            max_size=self._max_reply,
+            open_timeout_s=self._open_timeout_s,
+            allow_plaintext=self._allow_plaintext,
+        )
+        await hop.send(json.dumps(message))
+        opened = await hop.expect_text("opened", self._open_timeout_s)
+        layers = opened.get("layers")
+        want = [hop.plan.effective_start, hop.plan.end]
+        if layers != want or opened.get("node_id") != hop.plan.node_id:
+            raise hop.fail(
+                PROTOCOL,
+                f"the node opened layers {layers} as {opened.get('node_id')!r}; the route "
+                f"needs layers {want} from {hop.plan.node_id}",
             )
-            await hop.send(json.dumps(message))
-            opened = await hop.expect_text("opened", self._open_timeout_s)
-            layers = opened.get("layers")
-            want = [hop.plan.effective_start, hop.plan.end]
-            if layers != want or opened.get("node_id") != hop.plan.node_id:
-                raise hop.fail(
-                    PROTOCOL,
-                    f"the node opened layers {layers} as {opened.get('node_id')!r}; the route "
-                    f"needs layers {want} from {hop.plan.node_id}",
-                )
-            hop.layers = want
-            hop.interim_receipts = opened.get("interim_receipts") is True
-            hop.speculative_steps = opened.get("speculative_steps") is True
+        if chain and opened.get("chain") is not True:
+            raise hop.fail(
+                CHAIN_REFUSED,
+                "the node did not open as a hop of a chain (an older node?); run the route "
+                "as a star",
+            )
+        hop.layers = want
+        hop.interim_receipts = opened.get("interim_receipts") is True
+        hop.speculative_steps = opened.get("speculative_steps") is True
 
     # -- steps -------------------------------------------------------------------------------
 
@@ -264,12 +304,24 @@ class RouteSession:
         )
         compute: list[float | None] = []
         cached: list[int] = []
+        if self.chained:
+            # The step goes to the first hop only; every hop's reply is read below, in
+            # order, as it comes (each hop forwards to the next before it replies here).
+            for hop in self._hops:
+                await self._settle_receipt(hop)  # no receipt may cross the next step
+            await self._hops[0].send_frame(frame)
+        passed: str | None = None  # digest of what the previous hop passed on (a chain)
         for hop in self._hops:
-            await self._settle_receipt(hop)
-            reply = await hop.exchange(frame, self._step_timeout_s)
+            if self.chained:
+                reply = await hop.receive(self._step_timeout_s)
+            else:
+                await self._settle_receipt(hop)
+                reply = await hop.exchange(frame, self._step_timeout_s)
             hop.steps += 1
             hop.tokens += count
             hop.last_reply = reply
+            if passed is not None:
+                self._check_passed(hop, reply, passed)
             await self._maybe_audit(hop, frame, reply)
             last = hop.index == len(self._hops) - 1
             try:
@@ -299,10 +351,28 @@ class RouteSession:
                         raise wire_frames.FrameError(
                             f"hidden states of shape {list(shape)} for a step of {count} positions"
                         )
+                    if self.chained:
+                        passed = wire_frames.tensor_bytes_digest(reply, self._max_reply)
             except wire_frames.FrameError as exc:
                 raise hop.fail(exc.reason, str(exc)) from exc
         self._rewind = False
         return result, compute, cached
+
+    def _check_passed(self, hop: HopLink, reply: bytes, passed: str) -> None:
+        """A chained hop must have computed on what its predecessor's reply shows: else
+        an audit of it would replay other inputs than it was given. The predecessor is
+        named: it alone chooses what it passes on and what it shows."""
+        try:
+            said = wire_frames.input_digest_of(reply, self._max_reply)
+        except wire_frames.FrameError as exc:
+            raise hop.fail(exc.reason, str(exc)) from exc
+        if said != passed:
+            previous = self._hops[hop.index - 1]
+            raise previous.fail(
+                CHAIN_MISMATCH,
+                f"the next hop says it was passed hidden states with digest {str(said)[:16]}…, "
+                f"this hop's reply shows {passed[:16]}…",
+            )
 
     async def _maybe_audit(self, hop: HopLink, frame: bytes, reply: bytes) -> None:
         """Hand a sampled step to the auditor, in the background where the hop can bind it.

@@ -53,6 +53,13 @@ class RoutePlan:
     hops: tuple[PlannedHop, ...]
     signed_ticket: dict[str, Any]
 
+    @property
+    def chain_offered(self) -> bool:
+        """The ticket names every hop's successor: the route may run as a chain
+        (docs/wire.md#chained-hops)."""
+        hops = self.signed_ticket.get("ticket", {}).get("hops", [])
+        return len(hops) > 1 and all(isinstance(h.get("next"), dict) for h in hops[:-1])
+
     def to_json(self) -> dict[str, Any]:
         return {
             "route_session_id": self.route_session_id,

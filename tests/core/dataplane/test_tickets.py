@@ -125,3 +125,38 @@ def test_expiry_follows_the_injected_clock(tracker_key: Key) -> None:
     assert _verifier(tracker_key, now=NOW + 29.0).verify(signed).hop.node_id == NODE.node_id
     with pytest.raises(TicketError):
         _verifier(tracker_key, now=NOW + 31.0).verify(signed)
+
+
+PIN = "ab" * 32
+
+
+def test_a_chain_ticket_names_this_hops_place_and_its_neighbours(tracker_key: Key) -> None:
+    hops = _ticket()["hops"]
+    hops[0]["next"] = {"endpoint": "wss://node-b.example:7000", "tls_pin": PIN}
+    grant = _verifier(tracker_key).verify(sign_ticket(_ticket(hops=hops), tracker_key.sign))
+    assert (grant.index, grant.is_last) == (1, True)
+    assert grant.previous is not None and grant.previous.node_id == OTHER.node_id
+    assert grant.previous.next is not None
+    assert (grant.previous.next.endpoint, grant.previous.next.tls_pin) == (
+        "wss://node-b.example:7000",
+        PIN,
+    )
+    assert grant.hop.next is None
+
+
+@pytest.mark.parametrize(
+    "nxt",
+    [
+        "wss://node-b.example:7000",  # not an object
+        {"endpoint": "https://node-b.example:7000", "tls_pin": PIN},  # not a WebSocket URL
+        {"endpoint": "wss://node-b.example:7000", "tls_pin": ""},  # TLS without its pin
+        {"endpoint": "wss://node-b.example:7000", "tls_pin": "AB" * 32},  # not lowercase hex
+        {"endpoint": "ws://" + "a" * 600, "tls_pin": ""},  # too long
+    ],
+)
+def test_a_malformed_next_hop_is_refused_as_bad_ticket(tracker_key: Key, nxt: object) -> None:
+    hops = _ticket()["hops"]
+    hops[0]["next"] = nxt
+    with pytest.raises(TicketError) as refused:
+        _verifier(tracker_key).verify(sign_ticket(_ticket(hops=hops), tracker_key.sign))
+    assert refused.value.reason == wire.BAD_TICKET

@@ -296,9 +296,17 @@ def test_route_api_refuses_dark_serves_certified_and_guards_certify(tmp_path: Pa
             (0, 0, 16),
             (12, 16, 30),
         ]
-        assert route["ticket"]["ticket"]["hops"] == [
+        ticket_hops = route["ticket"]["ticket"]["hops"]
+        assert [{k: h[k] for k in h if k != "next"} for h in ticket_hops] == [
             {k: h[k] for k in ("node_id", "start", "end", "effective_start")} for h in route["hops"]
         ]
+        # each hop but the last names its successor: the route may run as a chain
+        second = route["hops"][1]
+        assert ticket_hops[0]["next"] == {
+            "endpoint": second["endpoint"],
+            "tls_pin": second["tls_pin"],
+        }
+        assert "next" not in ticket_hops[1]
         assert route["tracker_public_key"] == app.state.tracker.key.public_key_b64
         by_name = client.post("/api/v1/routes", json={"artifact_id": route_artifact()})
         assert by_name.status_code == 200

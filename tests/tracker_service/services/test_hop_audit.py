@@ -54,22 +54,25 @@ def _reachable(client: TestClient, count: int) -> bool:
     return sum(1 for n in state["nodes"] if n["reachability"] == "reachable") >= count
 
 
-async def _generate(plan: Any, auditor: Auditor, new_tokens: int = 6) -> list[int]:
-    async with RouteSession(plan, auditor=auditor) as session:
+async def _generate(
+    plan: Any, auditor: Auditor, new_tokens: int = 6, *, chain: bool = False
+) -> list[int]:
+    async with RouteSession(plan, auditor=auditor, chain=chain) as session:
         await session.open(len(PROMPT) + new_tokens, Sampling(temperature=0.0))
+        assert session.chained == chain
         tokens = [t.token_id async for t in session.generate(PROMPT, new_tokens)]
         await session.close()
     return tokens
 
 
 async def _generate_speculatively(
-    plan: Any, auditor: Auditor, after_prefill: Callable[[], None]
+    plan: Any, auditor: Auditor, after_prefill: Callable[[], None], *, chain: bool = False
 ) -> list[int]:
     """A prefill, then verify steps whose drafts repeat the last token (mostly rejected,
     so the next frame rewinds): every hop's frames carry the speculative flags."""
-    async with RouteSession(plan, auditor=auditor) as session:
+    async with RouteSession(plan, auditor=auditor, chain=chain) as session:
         await session.open(len(PROMPT) + 16, Sampling(temperature=0.0))
-        assert session.speculative
+        assert session.speculative and session.chained == chain
         tokens = [(await session.step(PROMPT)).token_id]
         after_prefill()
         for _ in range(3):
@@ -87,13 +90,27 @@ def _node_view(client: TestClient, node: RealNode) -> dict[str, Any]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("lying_hop", "speculative"), [("last", False), ("first", False), ("last", True)]
+    ("lying_hop", "speculative", "chain"),
+    [
+        ("last", False, False),
+        ("first", False, False),
+        ("last", True, False),
+        ("first", False, True),
+        ("last", True, True),
+    ],
 )
 def test_a_lying_node_is_quarantined_by_a_majority_and_routes_avoid_it(
-    tmp_path: Path, tiny_model: Path, nodes: list[RealNode], lying_hop: str, speculative: bool
+    tmp_path: Path,
+    tiny_model: Path,
+    nodes: list[RealNode],
+    lying_hop: str,
+    speculative: bool,
+    chain: bool,
 ) -> None:
     """``speculative``: the route runs verify and rewind steps, which the honest replicas
-    replay as they came; the liar's verify reply is convicted by its own receipt."""
+    replay as they came; the liar's verify reply is convicted by its own receipt.
+    ``chain``: the hops pass their outputs to each other (docs/wire.md#chained-hops), and
+    the audit replays what the liar's predecessor passed it, checked by digest."""
     app = create_app(fast_settings(tmp_path))
     head, tail = (0, 2), (2, 4)
     lying_range, other_range = (tail, head) if lying_hop == "last" else (head, tail)
@@ -124,9 +141,11 @@ def test_a_lying_node_is_quarantined_by_a_majority_and_routes_avoid_it(
         assert liar.node_id in {h.node_id for h in plan.hops}
         with pytest.raises(RouteFailure) as caught:
             if speculative:  # honest through the prefill: the lie is in a verify step
-                asyncio.run(_generate_speculatively(plan, auditor, lambda: _liar(liar)))
+                asyncio.run(
+                    _generate_speculatively(plan, auditor, lambda: _liar(liar), chain=chain)
+                )
             else:
-                asyncio.run(_generate(plan, auditor))
+                asyncio.run(_generate(plan, auditor, chain=chain))
         assert (caught.value.reason, caught.value.node_id) == ("quarantined", liar.node_id)
 
         shown = _node_view(client, liar)
