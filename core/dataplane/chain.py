@@ -35,6 +35,14 @@ from core.errors import ProtocolError
 
 logger = logging.getLogger(__name__)
 
+# A successor that does not answer within this is unreachable from here (a firewall that
+# drops packets between two homes): the hop says so (chain-broken) well before a client's
+# open times out, so the client runs the route as a star rather than dropping a node.
+DIAL_TIMEOUT_S = 5.0
+# How long a hop past the first waits for its predecessor's link: the dial and the link's
+# admission, with room for a slow machine.
+LINK_WAIT_S = 10.0
+
 
 def _refused(message: str) -> ProtocolError:
     return ProtocolError(message, reason=wire.CHAIN_REFUSED)

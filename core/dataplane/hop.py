@@ -352,14 +352,15 @@ class HopSession:
                 public_key=self._ctx.public_key,
                 sign=self._ctx.sign,
                 max_size=self._ctx.max_message_bytes,
-                open_timeout_s=self._ctx.open_timeout_s,
+                open_timeout_s=min(self._ctx.open_timeout_s, chain.DIAL_TIMEOUT_S),
             )
         if self._link_key is not None:
+            wait_s = min(self._ctx.open_timeout_s, chain.LINK_WAIT_S)
             try:
-                await asyncio.wait_for(self._linked.wait(), self._ctx.open_timeout_s)
+                await asyncio.wait_for(self._linked.wait(), wait_s)
             except TimeoutError as exc:
                 raise ProtocolError(
-                    f"the previous hop did not link within {self._ctx.open_timeout_s:.0f} s",
+                    f"the previous hop did not link within {wait_s:.0f} s",
                     reason=wire.CHAIN_BROKEN,
                 ) from exc
 

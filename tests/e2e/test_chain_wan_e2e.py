@@ -1,8 +1,10 @@
-"""Chained hops over WAN-like links, with real node processes (docs/wire.md#chained-hops).
-Every node sits behind a userspace delay proxy (tests/support/link_delay.py), so each leg
-of a step pays the delay, the links between nodes included. A chain's greedy answers
-equal a star's token for token, with and without speculative decoding, and a hop killed
-mid-chain is failed over with the same answer."""
+"""Chained hops and speculative decoding over WAN-like links, with real node processes
+(docs/wire.md#chained-hops, #speculative-steps). Every node sits behind a userspace delay
+proxy (tests/support/link_delay.py), so each leg of a step pays the delay, the links
+between nodes included, and a step mostly waits on the links: the gateway's ``auto`` mode
+finds speculative steps faster. A chain's greedy answers equal a star's token for token,
+with and without speculative decoding (drafts kept, and others rejected and rewound), and
+a hop killed mid-chain is failed over with the same answer."""
 
 from __future__ import annotations
 
@@ -16,13 +18,13 @@ import httpx
 import pytest
 
 from app.demo.processes import Child, free_port, start_node, start_tracker
-from tests.e2e.test_speculative_wan_e2e import wait_for_model
 from tests.support.link_delay import Links
 
 PROXY_HOST = "127.0.0.2"
 ONE_WAY_S = 0.030
 NEW_TOKENS = 24
 PROMPTS = [
+    "Repeat this line twice: the quick brown fox jumps over the lazy dog.",
     "Count from one to twelve, in words, separated by commas.",
     "What is the capital of France?",
     "Write one sentence about the sea.",
@@ -30,6 +32,19 @@ PROMPTS = [
 # node 1 holds the first half; nodes 2 and 3 both hold the second, so a route survives one
 LAYERS = [(0, 15), (15, 30), (15, 30)]
 SHAPE = re.compile(r"shape=(\w+)")
+DRAFTS = re.compile(r"drafted=(\d+) accepted=(\d+)")
+
+
+def wait_for_model(url: str, children: list[Child], timeout_s: float = 400.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for child in children:
+            assert child.exited is None, f"{child.name} exited with {child.exited}"
+        models = httpx.get(url + "/v1/models", timeout=10, trust_env=False).json()["data"]
+        if models:
+            return
+        time.sleep(1.0)
+    raise AssertionError("the model was not certified in time")
 
 
 @pytest.fixture(scope="module")
@@ -75,29 +90,35 @@ def chat(url: str, prompt: str, **extension: object) -> str:
     return str(reply.json()["choices"][0]["message"]["content"])
 
 
-def shapes(log: Path, count: int) -> list[str]:
-    """The route shape of the last `count` requests in the tracker's request log."""
+def logged(log: Path, pattern: re.Pattern[str], count: int) -> list[tuple[str, ...]]:
+    """`pattern`'s groups in the last `count` requests of the tracker's request log."""
     deadline = time.monotonic() + 30  # the tracker logs a request once it has answered it
     while time.monotonic() < deadline:
-        found = SHAPE.findall(log.read_text(errors="replace"))
+        found = [m.groups() for m in pattern.finditer(log.read_text(errors="replace"))]
         if len(found) >= count:
             return found[-count:]
         time.sleep(0.2)
     raise AssertionError(f"fewer than {count} requests logged")
 
 
-def test_chain_and_star_give_identical_greedy_tokens_over_delayed_links(
+def test_chain_star_and_speculative_answers_are_identical_greedy_tokens_over_delayed_links(
     wan: tuple[str, Path, list[Child], Links],
 ) -> None:
     url, workdir, _, links = wan
     for prompt in PROMPTS:
         star = chat(url, prompt, chain=False, speculative=False)
         assert chat(url, prompt, speculative=False) == star, prompt
-        assert chat(url, prompt) == star, prompt  # chain + speculative decoding
-    assert shapes(workdir / "tracker.log", 3 * len(PROMPTS)) == ["star", "chain", "chain"] * len(
-        PROMPTS
-    )
-    assert all(proxy.connections > 0 for proxy in links.proxies[:1])
+        assert chat(url, prompt) == star, prompt  # chain + speculative decoding (auto)
+        assert chat(url, prompt, chain=False) == star, prompt  # star + speculative decoding
+    log = workdir / "tracker.log"
+    requests = 4 * len(PROMPTS)
+    shapes = [shape for (shape,) in logged(log, SHAPE, requests)]
+    assert shapes == ["star", "chain", "chain", "star"] * len(PROMPTS)
+    assert all(proxy.connections > 0 for proxy in links.proxies)  # every hop was delayed
+    counts = [(int(d), int(k)) for d, k in logged(log, DRAFTS, requests)]
+    drafted, kept = sum(d for d, _ in counts), sum(k for _, k in counts)
+    assert drafted > 0, f"auto never speculated: {counts}"
+    assert 0 < kept < drafted, counts  # drafts kept, and others rejected then rewound
 
 
 def test_a_hop_killed_mid_chain_fails_over_with_the_same_answer(

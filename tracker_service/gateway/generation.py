@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from tracker_service.domain.route_formation import NoRoute
 from tracker_service.errors import TrackerError
+from tracker_service.gateway.chain_memory import ChainMemory
 from tracker_service.gateway.drafting import (
     DraftLength,
     PromptLookup,
@@ -142,10 +143,12 @@ class Generation:
         pick: Picker | None = None,
         speculative: bool = True,
         chain: bool = True,
+        chains: ChainMemory | None = None,
     ) -> None:
         self._pick = pick
         # run routes as chains (docs/wire.md#chained-hops) until one fails as a chain
         self._chain = chain and settings.chain != "off"
+        self._chains = chains  # routes that failed as chains lately, across requests
         self._speculative = speculative  # the request's choice (the operator's: settings)
         self._gate = SpeedGate()  # which kind of decode step serves tokens faster now
         self._key = key
@@ -298,7 +301,7 @@ class Generation:
                 allow_private_endpoints=self._settings.allow_private_endpoints,
                 allow_plaintext_nodes=self._settings.allow_plaintext_nodes,
                 on_receipts=self._on_receipts,
-                chain=self._chain,
+                chain=self._chain and self._may_chain(plan),
             )
             self._session = session
             try:
@@ -309,9 +312,13 @@ class Generation:
                 # A node at its session limit (or gone) is skipped, not waited for.
                 await self._fail_over(exc, excluded)
 
+    def _may_chain(self, plan: RoutePlan) -> bool:
+        return self._chains is None or self._chains.can_chain([h.node_id for h in plan.hops])
+
     async def _fail_over(self, exc: RouteFailure, excluded: list[str]) -> None:
         route = self._session.plan.route_session_id if self._session else "-"
         log.warning("route %s failed: %s", route, exc)
+        failed = self._session.plan if self._session else None
         await self._drop()
         self.stats.failovers += 1
         self.stats.failed_nodes.append(exc.node_id)
@@ -319,6 +326,8 @@ class Generation:
             # The nodes could not chain (a link refused, unreachable between them, or a
             # hop passed on other states than it showed): the same route runs as a star.
             self._chain = False
+            if self._chains is not None and failed is not None:
+                self._chains.failed([h.node_id for h in failed.hops], exc.hop_index)
         elif exc.node_id not in excluded:
             excluded.append(exc.node_id)
         if self._on_suspect is not None:

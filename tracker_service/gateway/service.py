@@ -21,6 +21,7 @@ from typing import Any
 from tracker_service.config import Settings
 from tracker_service.domain.route_formation import PURPOSE_SERVE
 from tracker_service.gateway.api_keys import Caller, KeyCheck, RateLimiter
+from tracker_service.gateway.chain_memory import ChainMemory
 from tracker_service.gateway.chat_template import TemplateError
 from tracker_service.gateway.constraint import (
     GrammarConstraint,
@@ -214,6 +215,7 @@ class Gateway:
         self.metrics = metrics
         self._planner = planner
         self.affinity = PrefixAffinity()  # routes that served a prompt's prefix lately
+        self.chains = ChainMemory()  # hops that could not link to each other lately
         self._monitor = monitor
         self._auditor = auditor  # audits the final hop too: a lying last node is caught
         self._generation = GenerationSettings(
@@ -442,6 +444,7 @@ class Gateway:
             on_receipts=self.credits.sink(caller.key_id) if self.credits else None,
             speculative=body.speculative,
             chain=body.chain,
+            chains=self.chains,
         )
         tokens = generation.run(prompt, max_tokens, assets.eos_ids)
         try:

@@ -70,7 +70,7 @@ def test_speculative_greedy_answers_equal_plain_decoding_over_many_prompts(
     accepted = sum(a for _, a in counts)
     assert 0 < accepted <= drafted, counts  # some round trips carried several tokens
     # (drafts rejected and rewound: tests/core/dataplane/test_speculative_steps.py, and
-    # on the real model tests/e2e/test_speculative_wan_e2e.py)
+    # on the real model tests/e2e/test_chain_wan_e2e.py)
 
 
 def test_sampled_answers_speculate_too(
