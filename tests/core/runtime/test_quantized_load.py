@@ -16,8 +16,19 @@ from torch import nn
 from core.runtime import SessionManager, Shard
 from core.runtime.fbgemm_int8 import PackedInt8Linear
 from core.runtime.quality import chain_logits
-from core.runtime.quant import INT8_PER_CHANNEL, quantize_linears
-from core.runtime.quant4 import INT4_G32_INT8_HEAD, Int4Linear, Int8Embedding, Int8Rows
+from core.runtime.quant import (
+    INT8_PER_CHANNEL,
+    quantize_linears,
+    quantize_per_channel,
+    row_blocks,
+)
+from core.runtime.quant4 import (
+    INT4_G32_INT8_HEAD,
+    Int4Linear,
+    Int8Embedding,
+    Int8Rows,
+    quantize_groups,
+)
 from core.runtime.quant_digits import Int8DigitsLinear
 from tests.core.runtime.conftest import build_tiny
 from tests.support.load_memory import load_growth
@@ -149,6 +160,27 @@ def test_each_layer_is_quantized_before_the_next_is_read(
     for done, _, kinds in seen:
         assert kinds[:done] == ["Int4Linear"] * done and kinds[done:] == ["Linear"] * (3 - done)
     assert isinstance(shard.embed, Int8Embedding)
+
+
+def test_quantizing_in_row_blocks_gives_the_numbers_of_one_block(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each scheme rounds every row on its own, so bounding the temporaries by quantizing
+    row blocks changes no number (the default block holds all 70 rows of this matrix)."""
+    w = torch.randn(70, 96, generator=torch.Generator().manual_seed(6)) * 0.05
+    w[2] = 0.0  # an all-zero row
+    w[3, :32] = 0.25  # a constant group
+    w[5] *= 40.0
+
+    def quantized() -> list[torch.Tensor]:
+        head = Int8Rows.from_linear(w, None)
+        return [*quantize_groups(w), *quantize_per_channel(w), head.qweight, head.scale]
+
+    whole = quantized()
+    monkeypatch.setattr("core.runtime.quant.QUANTIZE_BLOCK_BYTES", 4 * 96 * 8)  # 8 rows
+    assert row_blocks(70, 96)[-1] == (64, 6)
+    for got, want in zip(quantized(), whole, strict=True):
+        assert got.dtype == want.dtype and torch.equal(got, want)
 
 
 # A random Llama of 182 MiB in float32: 14 layers of 12.4 MiB, an own LM head.
