@@ -4,6 +4,9 @@ and the final norm + LM head on the last.
 ``Shard.load`` reads only the tensors of its own range from safetensors; the
 modules are built on the meta device and take the loaded tensors as they are,
 so no random initialisation is ever computed and nothing else is allocated.
+Under a quantized recipe each layer (and the embedding, and the head) is
+quantized as soon as it is read, so a load never holds the shard in float32
+(the doctor sizes it so: ``hardware.ModelFootprint.load_bytes``).
 Sessions (``sessions.py``) own the KV caches; the shard itself is stateless
 across calls and may serve many sessions.
 """
@@ -42,6 +45,12 @@ __all__ = ["Shard", "parse_dtype"]
 log = logging.getLogger(__name__)
 
 PROJECTIONS = ("attn.qkv", "attn.o_proj", "mlp.gate_up", "mlp.down")  # what a scheme quantizes
+
+
+def _int8_class(device: torch.device) -> type[Int8Linear]:
+    """On the CPU fbgemm's int8 product, where it is exact (quant_digits.py); elsewhere
+    torch's int8 kernels (quant.py)."""
+    return Int8DigitsLinear if device.type == "cpu" else Int8Linear
 
 
 class Shard(nn.Module):
@@ -237,14 +246,11 @@ class Shard(nn.Module):
         module.load_state_dict(own, assign=True, strict=True)
 
     def _quantize_projections(self, block: nn.Module, scheme: str, device: torch.device) -> None:
-        """A block's four projections under ``scheme``: int8 per output channel (on the CPU
-        fbgemm's exact int8 product, ``quant_digits.py``; elsewhere torch's int8 kernels,
-        ``quant.py``) or 4-bit groups (``quant4.py``)."""
+        """A block's four projections under ``scheme``: int8 per output channel or 4-bit
+        groups (``quant4.py``), the latter packed for the CPU's kernel at once there."""
         if scheme == NO_QUANTIZATION:
             return
-        cls: type[Int8Linear] | type[Int4Linear] = Int4Linear
-        if scheme == INT8_PER_CHANNEL:
-            cls = Int8DigitsLinear if device.type == "cpu" else Int8Linear
+        cls = _int8_class(device) if scheme == INT8_PER_CHANNEL else Int4Linear
         quantize_linears(block, list(PROJECTIONS), cls)
         if device.type == "cpu":  # already in place: pack now, not after the whole shard
             for module in block.modules():
@@ -257,9 +263,7 @@ class Shard(nn.Module):
         float32 (a step reads one row of it per token), so a tied head gets its own copy."""
         head = self.lm_head
         if scheme == INT8_PER_CHANNEL:
-            quantize_linears(
-                self, ["lm_head"], Int8DigitsLinear if device.type == "cpu" else Int8Linear
-            )
+            quantize_linears(self, ["lm_head"], _int8_class(device))
         elif scheme == INT4_G32_INT8_HEAD and isinstance(head, nn.Linear):
             self.lm_head = Int8Rows.from_linear(head.weight.data, head.bias)
 
