@@ -217,12 +217,12 @@ class ModelFootprint:
 
     def load_bytes(self, start: int, end: int) -> int:
         """What a quantized load of [start, end) holds beyond the weights kept, at worst:
-        three times the largest part read in float32. The part's tensors as read, their
-        concatenated copies (q|k|v, gate|up) or, from bfloat16 files, float32 copies,
-        ~16 MiB row blocks while quantizing (quant.row_blocks) and the free heap between
-        them came to 1.5-2.8 times the 47 MiB layers of benchmarks/q4_load_memory.py's
-        model (the peak above the packed weights, several runs). 0 for a float recipe,
-        whose load holds its own weights."""
+        three times the largest part read in float32. The part's concatenated copies
+        (q|k|v, gate|up) or, from bfloat16 files, float32 copies, ~8 MiB row blocks
+        while quantizing (quant.row_blocks) and the freed heap glibc keeps until the
+        layer's end (runtime/heap.py) came to 1.1-2.1 times the 47 MiB layers of
+        benchmarks/q4_load_memory.py's model (the peak above the packed weights, several
+        runs). 0 for a float recipe, whose load holds its own weights."""
         parts = list(self.layer_read_bytes[start:end])
         if not parts:
             return 0

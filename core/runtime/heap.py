@@ -4,10 +4,12 @@ Loading a quantized shard allocates one layer's float32 tensors, quantizes them 
 frees them, layer after layer, while the small packed weights it keeps land between
 them. glibc keeps freed chunks below the top of its heap resident, so how much of
 that freed float32 the process still holds depends on where the packed weights
-landed: on a 604 MiB model loaded under llama-q4 (100 MiB of weights) the peak
-anonymous memory varied between 190 and 480 MiB from one run to the next, all of it
-but the weights free heap (``malloc_trim`` brought it to 99 MiB every time).
-Trimming after each layer bounds it by one layer's working set.
+landed: loading benchmarks/q4_load_memory.py's 604 MiB model under llama-q4 (100 MiB
+of weights) peaked at 129 to 295 MiB of anonymous memory from one run to the next,
+all of it but the weights free heap (``malloc_trim`` brought it to 99 MiB every
+time). Trimming after each layer: 161 to 183 MiB, for ~0.2 s more load time there
+(re-faulting the pages given back); trimming after every tensor as well gave
+130 to 165 MiB but doubled the load time.
 
 Elsewhere (macOS, Windows, musl) this does nothing.
 """

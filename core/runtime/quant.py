@@ -47,7 +47,7 @@ BLOCK_BYTES = 1 << 20  # float32 bytes of one converted weight block (fits L2)
 Kernel = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 
 
-QUANTIZE_BLOCK_BYTES = 16 << 20  # float32 bytes of the rows quantized at a time
+QUANTIZE_BLOCK_BYTES = 8 << 20  # float32 bytes of the rows quantized at a time
 
 
 def row_blocks(n_out: int, n_in: int) -> list[tuple[int, int]]:
@@ -70,7 +70,7 @@ def quantize_per_channel(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tens
         w = weight.narrow(0, begin, n).float()
         amax = w.abs().amax(dim=1)  # (n,)
         s = torch.where(amax > 0, amax / 127.0, torch.ones_like(amax))
-        q[begin : begin + n] = torch.round(w / s[:, None]).clamp_(-127, 127).to(torch.int8)
+        q[begin : begin + n] = w.div(s[:, None]).round_().clamp_(-127, 127).to(torch.int8)
         scale[begin : begin + n] = s
     return q, scale
 

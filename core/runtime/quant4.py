@@ -70,7 +70,7 @@ def quantize_groups(weight: torch.Tensor, group: int = GROUP) -> tuple[torch.Ten
         lo, hi = w.amin(dim=-1), w.amax(dim=-1)  # (n, G)
         scale = torch.where(hi > lo, (hi - lo) / 15.0, torch.ones_like(lo)).bfloat16().float()
         zero = (lo + 8.0 * scale).bfloat16().float()
-        block = torch.round((w - zero[..., None]) / scale[..., None]).add_(8).clamp_(0, 15)
+        block = w.sub(zero[..., None]).div_(scale[..., None]).round_().add_(8).clamp_(0, 15)
         q[begin : begin + n] = block.reshape(n, n_in).to(torch.uint8)
         # (G, n, 2); both already bfloat16 values
         scale_zero[:, begin : begin + n] = torch.stack([scale, zero], dim=-1).transpose(0, 1)
@@ -242,7 +242,7 @@ class Int8Rows(nn.Module):
             amax = w.abs().amax(dim=1)
             s = torch.where(amax > 0, amax / 127.0, torch.ones_like(amax)).bfloat16()
             q[begin : begin + n] = (
-                torch.round(w / s.float()[:, None]).clamp_(-127, 127).to(torch.int8)
+                w.div(s.float()[:, None]).round_().clamp_(-127, 127).to(torch.int8)
             )
             scale[begin : begin + n] = s
         return cls(q, scale)

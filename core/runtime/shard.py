@@ -144,7 +144,6 @@ class Shard(nn.Module):
         for module in shard.modules():  # (on the CPU each layer's are packed as it is read)
             if isinstance(module, Int4Linear):
                 module.pack_for(dev)  # the device's int4 kernel layout, where one fits
-        release_free_heap()
         if dev.type == "cpu":
             shard._weights_in_by_out()
         shard.requires_grad_(False)
@@ -188,8 +187,9 @@ class Shard(nn.Module):
             self._assign(
                 f"layers.{local}", layer_state(i, local, src.load(wanted), cfg, layout, dtype)
             )
-            self._quantize_projections(self._blocks[local], scheme, device)
-            release_free_heap()  # the layer's float32 is freed: don't keep its pages
+            if scheme != NO_QUANTIZATION:
+                self._quantize_projections(self._blocks[local], scheme, device)
+                release_free_heap()  # the layer's float32 is freed: its pages go back
             names += wanted
             if on_layer is not None:
                 on_layer(local + 1, total)
@@ -202,6 +202,7 @@ class Shard(nn.Module):
                 self.embed = Int8Embedding(table)
                 if tied:
                     self.lm_head = table
+                release_free_heap()
         if self.is_last:
             assert head_name is not None
             names.append("model.norm.weight")
@@ -216,7 +217,9 @@ class Shard(nn.Module):
                 self._assign(
                     "lm_head", {"lm_head.weight": src.load([head_name])[head_name].to(dtype)}
                 )
-            self._quantize_head(scheme, device)
+            if scheme != NO_QUANTIZATION:
+                self._quantize_head(scheme, device)
+                release_free_heap()
         self.weight_quantization = scheme
         return names
 
@@ -248,14 +251,12 @@ class Shard(nn.Module):
     def _quantize_projections(self, block: nn.Module, scheme: str, device: torch.device) -> None:
         """A block's four projections under ``scheme``: int8 per output channel or 4-bit
         groups (``quant4.py``), the latter packed for the CPU's kernel at once there."""
-        if scheme == NO_QUANTIZATION:
-            return
         cls = _int8_class(device) if scheme == INT8_PER_CHANNEL else Int4Linear
-        quantize_linears(block, list(PROJECTIONS), cls)
-        if device.type == "cpu":  # already in place: pack now, not after the whole shard
-            for module in block.modules():
-                if isinstance(module, Int4Linear):
-                    module.pack_for(device)
+        for name in PROJECTIONS:
+            quantize_linears(block, [name], cls)
+            module = block.get_submodule(name)
+            if isinstance(module, Int4Linear) and device.type == "cpu":
+                module.pack_for(device)  # already in place: packed now, not after the shard
 
     def _quantize_head(self, scheme: str, device: torch.device) -> None:
         """The LM head under ``scheme``: int8 per output channel, or (int4) int8 rows unless
