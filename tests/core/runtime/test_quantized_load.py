@@ -183,7 +183,7 @@ def test_quantizing_in_row_blocks_gives_the_numbers_of_one_block(
         assert got.dtype == want.dtype and torch.equal(got, want)
 
 
-# A random Llama of 182 MiB in float32: 14 layers of 12.4 MiB, an own LM head.
+# A random Llama of 176 MiB in float32: 14 layers of 12 MiB, its own LM head.
 BIG = dict(
     hidden_size=512,
     intermediate_size=1536,
