@@ -26,6 +26,8 @@ import psutil
 import torch
 
 from core.errors import ModelError
+from core.runtime.quant import INT4_G32_INT8_HEAD, INT8_PER_CHANNEL, NO_QUANTIZATION
+from core.runtime.quant4 import GROUP
 
 log = logging.getLogger(__name__)
 
@@ -183,13 +185,22 @@ def _elements(shape: list[int]) -> int:
 
 @dataclass(frozen=True)
 class ModelFootprint:
-    """Bytes each part of a model takes in the compute dtype, and KV per position."""
+    """Bytes each part of a model takes as a recipe stores it, and KV per position.
+
+    A quantized recipe's shard reads each part (a layer, the embedding, the final norm
+    with the LM head) in float32 and quantizes it before reading the next
+    (``Shard.load``), so loading it needs its stored bytes plus one part's float32
+    working set, not the shard's float32 size: ``*_read_bytes`` are those float32
+    sizes (empty / 0 under a float recipe, which reads in the dtype it keeps)."""
 
     layer_bytes: tuple[int, ...]
     embed_bytes: int
     head_bytes: int  # final norm + LM head (the embedding again when tied)
-    tied: bool
+    tied: bool  # a shard holding both keeps one tensor for the embedding and the head
     kv_bytes_per_token_per_layer: int
+    layer_read_bytes: tuple[int, ...] = ()
+    embed_read_bytes: int = 0
+    head_read_bytes: int = 0
 
     @property
     def layer_count(self) -> int:
@@ -204,11 +215,51 @@ class ModelFootprint:
             total += self.head_bytes - (self.embed_bytes if self.tied and start == 0 else 0)
         return total
 
+    def load_bytes(self, start: int, end: int) -> int:
+        """What a quantized load of [start, end) holds beyond the weights kept, at worst:
+        three times the largest part read in float32. The part's concatenated copies
+        (q|k|v, gate|up) or, from bfloat16 files, float32 copies, ~8 MiB row blocks
+        while quantizing (quant.row_blocks) and the freed heap glibc keeps until the
+        layer's end (runtime/heap.py) came to 1.1-2.1 times the 47 MiB layers of
+        benchmarks/q4_load_memory.py's model (the peak above the packed weights, several
+        runs). 0 for a float recipe, whose load holds its own weights."""
+        parts = list(self.layer_read_bytes[start:end])
+        if not parts:
+            return 0
+        if start == 0:
+            parts.append(self.embed_read_bytes)
+        if end == self.layer_count:
+            parts.append(self.head_read_bytes)
+        return 3 * max(parts)
+
     def needed_bytes(self, start: int, end: int, kv_tokens: int = DEFAULT_KV_TOKENS) -> int:
-        """Weights, KV room for ``kv_tokens`` positions, and working overhead."""
+        """Weights, the load's float32 working set, KV room for ``kv_tokens`` positions,
+        and working overhead."""
         weights = self.weight_bytes(start, end)
         kv = (end - start) * self.kv_bytes_per_token_per_layer * kv_tokens
-        return int(weights * (1 + OVERHEAD_FRACTION)) + kv + FIXED_OVERHEAD_BYTES
+        overhead = int(weights * (1 + OVERHEAD_FRACTION)) + FIXED_OVERHEAD_BYTES
+        return overhead + self.load_bytes(start, end) + kv
+
+
+def _stored_bytes(name: str, shape: list[int], itemsize: int, weight_quantization: str) -> int:
+    """Bytes one Hugging Face tensor takes as ``weight_quantization`` keeps it
+    (``Shard.load``): int4 projections in groups of 32 (a nibble per weight and a
+    bfloat16 scale and zero per group), int8 projections with a float32 scale per row,
+    the int4 recipe's embedding and head as int8 rows with a bfloat16 scale each, the
+    int8 recipe's head likewise with a float32 scale (its embedding stays float); norms
+    and biases in the compute dtype."""
+    elements = _elements(shape)
+    if weight_quantization == NO_QUANTIZATION or len(shape) != 2:
+        return elements * itemsize
+    rows, cols = (int(n) for n in shape)
+    if name.startswith("model.layers."):  # a projection
+        if weight_quantization == INT4_G32_INT8_HEAD:
+            return elements // 2 + (cols // GROUP) * rows * 2 * 2
+        return elements + rows * 4
+    if weight_quantization == INT8_PER_CHANNEL and name == "model.embed_tokens.weight":
+        return elements * itemsize
+    scale_bytes = 2 if weight_quantization == INT4_G32_INT8_HEAD else 4
+    return elements + rows * scale_bytes
 
 
 def footprint_from_shapes(
@@ -219,25 +270,43 @@ def footprint_from_shapes(
     head_dim: int,
     compute_itemsize: int,
     kv_itemsize: int,
+    weight_quantization: str = NO_QUANTIZATION,
 ) -> ModelFootprint:
-    """Sizes from Hugging Face tensor names and shapes (safetensors headers or a GGUF table)."""
-    layers = [0] * layer_count
-    embed = head = 0
+    """Sizes from Hugging Face tensor names and shapes (safetensors headers or a GGUF
+    table), as ``weight_quantization`` stores the weights."""
+    quantized = weight_quantization != NO_QUANTIZATION
+    layers, read = [0] * layer_count, [0] * layer_count
+    embed = head = embed_read = head_read = 0
     for name, shape in shapes.items():
-        size = _elements(shape) * compute_itemsize
+        size = _stored_bytes(name, shape, compute_itemsize, weight_quantization)
+        float_size = _elements(shape) * compute_itemsize
         if name.startswith("model.layers."):
             index = int(name.split(".")[2])
             if index < layer_count:
                 layers[index] += size
+                read[index] += float_size
         elif name == "model.embed_tokens.weight":
-            embed = size
+            embed, embed_read = size, float_size
         elif name in ("model.norm.weight", "lm_head.weight"):
             head += size
+            head_read += float_size
     tied = "lm_head.weight" not in shapes
-    if tied:
-        head += embed
+    if tied:  # the head is the embedding's tensor, as the head stores it
+        embed_shape = shapes.get("model.embed_tokens.weight", [0, 0])
+        head += _stored_bytes("lm_head.weight", embed_shape, compute_itemsize, weight_quantization)
+        head_read += embed_read
     kv_per_layer = 2 * num_kv_heads * head_dim * kv_itemsize
-    return ModelFootprint(tuple(layers), embed, head, tied, kv_per_layer)
+    return ModelFootprint(
+        tuple(layers),
+        embed,
+        head,
+        # int8 keeps the embedding in float and gives the head an int8 copy of its own
+        tied and weight_quantization != INT8_PER_CHANNEL,
+        kv_per_layer,
+        tuple(read) if quantized else (),
+        embed_read if quantized else 0,
+        head_read if quantized else 0,
+    )
 
 
 def suggest_layer_range(

@@ -71,7 +71,8 @@ def model_shapes(model: str | None) -> tuple[str, ModelConfig, dict[str, list[in
 def recipe_footprint(
     shapes: dict[str, list[int]], config: ModelConfig, recipe: Recipe
 ) -> ModelFootprint:
-    """A model's sizes as this recipe runs it (its compute and KV cache dtypes)."""
+    """A model's sizes as this recipe runs it (its compute and KV cache dtypes, its
+    weight quantization)."""
     return footprint_from_shapes(
         shapes,
         layer_count=config.num_layers,
@@ -79,6 +80,7 @@ def recipe_footprint(
         head_dim=config.head_dim,
         compute_itemsize=parse_dtype(recipe.compute_dtype).itemsize,
         kv_itemsize=parse_dtype(recipe.kv_dtype).itemsize,
+        weight_quantization=recipe.weight_quantization,
     )
 
 

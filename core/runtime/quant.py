@@ -47,12 +47,31 @@ BLOCK_BYTES = 1 << 20  # float32 bytes of one converted weight block (fits L2)
 Kernel = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 
 
+QUANTIZE_BLOCK_BYTES = 8 << 20  # float32 bytes of the rows quantized at a time
+
+
+def row_blocks(n_out: int, n_in: int) -> list[tuple[int, int]]:
+    """(first row, rows) of ~QUANTIZE_BLOCK_BYTES blocks of an (n_out, n_in) float32 matrix.
+
+    Every scheme quantizes each row on its own, so quantizing block by block gives the
+    same numbers while its temporaries stay one block's size: a vocabulary-sized LM head
+    (Llama 3's, 2.1 GB in float32) would otherwise need about twice its float32 bytes
+    more while a shard loads."""
+    rows = max(1, QUANTIZE_BLOCK_BYTES // (4 * n_in))
+    return [(begin, min(rows, n_out - begin)) for begin in range(0, n_out, rows)]
+
+
 def quantize_per_channel(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(O, I) float -> (int8 (O, I), float32 scale (O,)); an all-zero row gets scale 1."""
-    w = weight.float()
-    amax = w.abs().amax(dim=1)  # (O,)
-    scale = torch.where(amax > 0, amax / 127.0, torch.ones_like(amax))
-    q = torch.round(w / scale[:, None]).clamp_(-127, 127).to(torch.int8)
+    n_out, n_in = weight.shape
+    q = torch.empty(n_out, n_in, dtype=torch.int8, device=weight.device)
+    scale = torch.empty(n_out, dtype=torch.float32, device=weight.device)
+    for begin, n in row_blocks(n_out, n_in):
+        w = weight.narrow(0, begin, n).float()
+        amax = w.abs().amax(dim=1)  # (n,)
+        s = torch.where(amax > 0, amax / 127.0, torch.ones_like(amax))
+        q[begin : begin + n] = w.div(s[:, None]).round_().clamp_(-127, 127).to(torch.int8)
+        scale[begin : begin + n] = s
     return q, scale
 
 

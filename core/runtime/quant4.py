@@ -46,7 +46,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from core.runtime.quant import INT4_G32_INT8_HEAD
+from core.runtime.quant import INT4_G32_INT8_HEAD, row_blocks
 
 log = logging.getLogger(__name__)
 
@@ -63,13 +63,18 @@ def quantize_groups(weight: torch.Tensor, group: int = GROUP) -> tuple[torch.Ten
     The second tensor holds each group's (scale, zero), laid out as the kernels take it.
     A constant group gets scale 1 and its value as zero (exact up to bfloat16)."""
     n_out, n_in = weight.shape
-    w = weight.float().reshape(n_out, n_in // group, group)  # (O, G, g)
-    lo, hi = w.amin(dim=-1), w.amax(dim=-1)  # (O, G)
-    scale = torch.where(hi > lo, (hi - lo) / 15.0, torch.ones_like(lo)).bfloat16().float()
-    zero = (lo + 8.0 * scale).bfloat16().float()
-    q = torch.round((w - zero[..., None]) / scale[..., None]).add_(8).clamp_(0, 15)
-    scale_zero = torch.stack([scale, zero], dim=-1).transpose(0, 1).contiguous()  # (G, O, 2)
-    return q.reshape(n_out, n_in).to(torch.uint8), scale_zero.bfloat16()
+    q = torch.empty(n_out, n_in, dtype=torch.uint8, device=weight.device)
+    scale_zero = torch.empty(n_in // group, n_out, 2, dtype=torch.bfloat16, device=weight.device)
+    for begin, n in row_blocks(n_out, n_in):  # row by row: blocks give the same numbers
+        w = weight.narrow(0, begin, n).float().reshape(n, n_in // group, group)  # (n, G, g)
+        lo, hi = w.amin(dim=-1), w.amax(dim=-1)  # (n, G)
+        scale = torch.where(hi > lo, (hi - lo) / 15.0, torch.ones_like(lo)).bfloat16().float()
+        zero = (lo + 8.0 * scale).bfloat16().float()
+        block = w.sub(zero[..., None]).div_(scale[..., None]).round_().add_(8).clamp_(0, 15)
+        q[begin : begin + n] = block.reshape(n, n_in).to(torch.uint8)
+        # (G, n, 2); both already bfloat16 values
+        scale_zero[:, begin : begin + n] = torch.stack([scale, zero], dim=-1).transpose(0, 1)
+    return q, scale_zero
 
 
 def dequantize_groups(q: torch.Tensor, scale_zero: torch.Tensor) -> torch.Tensor:
@@ -229,10 +234,17 @@ class Int8Rows(nn.Module):
     def from_linear(cls, weight: torch.Tensor, bias: torch.Tensor | None) -> Int8Rows:
         if bias is not None:
             raise ValueError("an int8 LM head carries no bias")
-        w = weight.float()
-        amax = w.abs().amax(dim=1)
-        scale = torch.where(amax > 0, amax / 127.0, torch.ones_like(amax)).bfloat16()
-        q = torch.round(w / scale.float()[:, None]).clamp_(-127, 127).to(torch.int8)
+        n_out, n_in = weight.shape
+        q = torch.empty(n_out, n_in, dtype=torch.int8, device=weight.device)
+        scale = torch.empty(n_out, dtype=torch.bfloat16, device=weight.device)
+        for begin, n in row_blocks(n_out, n_in):  # a vocabulary of rows: bounded temporaries
+            w = weight.narrow(0, begin, n).float()
+            amax = w.abs().amax(dim=1)
+            s = torch.where(amax > 0, amax / 127.0, torch.ones_like(amax)).bfloat16()
+            q[begin : begin + n] = (
+                w.div(s.float()[:, None]).round_().clamp_(-127, 127).to(torch.int8)
+            )
+            scale[begin : begin + n] = s
         return cls(q, scale)
 
     def rows(self, ids: torch.Tensor) -> torch.Tensor:  # (N,) -> (N, H) float32

@@ -4,6 +4,9 @@ and the final norm + LM head on the last.
 ``Shard.load`` reads only the tensors of its own range from safetensors; the
 modules are built on the meta device and take the loaded tensors as they are,
 so no random initialisation is ever computed and nothing else is allocated.
+Under a quantized recipe each layer (and the embedding, and the head) is
+quantized as soon as it is read, so a load never holds the shard in float32
+(the doctor sizes it so: ``hardware.ModelFootprint.load_bytes``).
 Sessions (``sessions.py``) own the KV caches; the shard itself is stateless
 across calls and may serve many sessions.
 """
@@ -23,8 +26,10 @@ from core.runtime.config import ModelConfig
 from core.runtime.dtypes import check_dtype_on_device, parse_device, parse_dtype
 from core.runtime.families import adapter_named
 from core.runtime.families.tensors import layer_state, layer_tensor_names, norm_weight
+from core.runtime.heap import release_free_heap
 from core.runtime.layers import Block, LayerCache, RMSNorm, causal_group_mask, mm, rope_tables
 from core.runtime.quant import (
+    INT8_PER_CHANNEL,
     NO_QUANTIZATION,
     WEIGHT_QUANTIZATIONS,
     Int8Linear,
@@ -38,6 +43,14 @@ from core.runtime.weights import WeightSource
 __all__ = ["Shard", "parse_dtype"]
 
 log = logging.getLogger(__name__)
+
+PROJECTIONS = ("attn.qkv", "attn.o_proj", "mlp.gate_up", "mlp.down")  # what a scheme quantizes
+
+
+def _int8_class(device: torch.device) -> type[Int8Linear]:
+    """On the CPU fbgemm's int8 product, where it is exact (quant_digits.py); elsewhere
+    torch's int8 kernels (quant.py)."""
+    return Int8DigitsLinear if device.type == "cpu" else Int8Linear
 
 
 class Shard(nn.Module):
@@ -126,20 +139,9 @@ class Shard(nn.Module):
         with torch.device("meta"):
             shard = cls(cfg, start, end, compute_dtype=dtype, kv_dtype=kv, device=dev)
         source = WeightSource(Path(model_dir))
-        state, names = shard._read_state(source, on_layer)
-        shard.load_state_dict(state, assign=True, strict=True)
-        # The modules hold the tensors now: without this reference each float32 weight
-        # is freed as quantizing replaces its module, not only when the load returns
-        # (an 11-layer shard of Llama 3 8B's shape: ~2.4 GB less at the peak).
-        del state
-        if shard.lm_head is not None and shard.embed is not None and "lm_head.weight" not in names:
-            shard.lm_head.weight = shard.embed.weight  # tied: one tensor, not two
-        if weight_quantization == INT4_G32_INT8_HEAD:
-            shard._quantize_int4(weight_quantization)
-        elif weight_quantization != NO_QUANTIZATION:
-            shard._quantize_int8(weight_quantization, dev)
+        names = shard._read_weights(source, weight_quantization, dev, on_layer)
         shard.to(dev)
-        for module in shard.modules():
+        for module in shard.modules():  # (on the CPU each layer's are packed as it is read)
             if isinstance(module, Int4Linear):
                 module.pack_for(dev)  # the device's int4 kernel layout, where one fits
         if dev.type == "cpu":
@@ -160,65 +162,115 @@ class Shard(nn.Module):
         )
         return shard
 
-    def _read_state(
-        self, src: WeightSource, on_layer: Callable[[int, int], None] | None = None
-    ) -> tuple[dict[str, torch.Tensor], list[str]]:
+    def _read_weights(
+        self,
+        src: WeightSource,
+        scheme: str,
+        device: torch.device,
+        on_layer: Callable[[int, int], None] | None = None,
+    ) -> list[str]:
+        """Read the shard's tensors part by part (each layer, then the embedding, the final
+        norm and the LM head) and quantize each part (``scheme``) as soon as it is read, so
+        the load holds the shard's quantized bytes plus one part in float32, never the whole
+        shard in float32. Returns the Hugging Face names read, in order."""
         cfg, dtype = self.config, self.compute_dtype
         layout = adapter_named(cfg.architecture).layout
-        state: dict[str, torch.Tensor] = {}
+        embed_name = "model.embed_tokens.weight"
+        head_name = self._head_name(src) if self.is_last else None
+        tied = self.is_first and head_name == embed_name  # one tensor serves both
+        if scheme == INT4_G32_INT8_HEAD:
+            self._check_int4_widths(scheme)
         names: list[str] = []
         total = self.end - self.start
         for local, i in enumerate(range(self.start, self.end)):
             wanted = layer_tensor_names(i, cfg, layout)
-            state.update(layer_state(i, local, src.load(wanted), cfg, layout, dtype))
+            self._assign(
+                f"layers.{local}", layer_state(i, local, src.load(wanted), cfg, layout, dtype)
+            )
+            if scheme != NO_QUANTIZATION:
+                self._quantize_projections(self._blocks[local], scheme, device)
+                release_free_heap()  # the layer's float32 is freed: its pages go back
             names += wanted
             if on_layer is not None:
                 on_layer(local + 1, total)
         if self.is_first:
-            names.append("model.embed_tokens.weight")
-            state["embed.weight"] = src.load(names[-1:])[names[-1]].to(dtype)
+            names.append(embed_name)
+            self._assign("embed", {"embed.weight": src.load([embed_name])[embed_name].to(dtype)})
+            if scheme == INT4_G32_INT8_HEAD:
+                assert isinstance(self.embed, nn.Embedding)
+                table = Int8Rows.from_linear(self.embed.weight.data, None)
+                self.embed = Int8Embedding(table)
+                if tied:
+                    self.lm_head = table
+                release_free_heap()
         if self.is_last:
+            assert head_name is not None
             names.append("model.norm.weight")
-            state["norm.weight"] = norm_weight(src.load(names[-1:])[names[-1]], cfg, dtype)
-            head = "lm_head.weight"
-            if not src.has(head):
-                if not cfg.tie_word_embeddings:
-                    raise ModelError(
-                        "lm_head.weight is missing and tie_word_embeddings is false",
-                        reason="weights-missing",
-                    )
-                head = "model.embed_tokens.weight"
-            if head in names:
-                state["lm_head.weight"] = state["embed.weight"]
-            else:
-                names.append(head)
-                state["lm_head.weight"] = src.load([head])[head].to(dtype)
-        self._check_shapes(state)
-        return state, names
-
-    def _quantize_int8(self, scheme: str, device: torch.device) -> None:
-        """Every projection of every block, and the LM head, to int8 per output channel.
-
-        The embedding stays float32: a step reads one row of it per token, not all of it.
-        A tied LM head gets its own int8 copy for the same reason."""
-        names = [
-            f"layers.{i}.{p}"
-            for i in range(len(self._blocks))
-            for p in ("attn.qkv", "attn.o_proj", "mlp.gate_up", "mlp.down")
-        ]
-        if self.lm_head is not None:
-            names.append("lm_head")
-        cls: type[Int8Linear] = Int8Linear  # off the CPU: torch's int8 kernels (quant.py)
-        if device.type == "cpu":
-            cls = Int8DigitsLinear  # fbgemm's int8 product, where it is exact
-        quantize_linears(self, names, cls)
+            self._assign(
+                "norm", {"norm.weight": norm_weight(src.load(names[-1:])[names[-1]], cfg, dtype)}
+            )
+            if tied and isinstance(self.lm_head, nn.Linear):  # not already the int8 table
+                assert isinstance(self.embed, nn.Embedding)
+                self.lm_head.weight = self.embed.weight  # one tensor, not two
+            elif not tied:
+                names.append(head_name)
+                self._assign(
+                    "lm_head", {"lm_head.weight": src.load([head_name])[head_name].to(dtype)}
+                )
+            if scheme != NO_QUANTIZATION:
+                self._quantize_head(scheme, device)
+                release_free_heap()
         self.weight_quantization = scheme
+        return names
 
-    def _quantize_int4(self, scheme: str) -> None:
-        """Every projection to 4-bit groups, the LM head and the embedding to int8 rows,
-        one table for both when they are tied (quant4.py).
+    def _head_name(self, src: WeightSource) -> str:
+        if src.has("lm_head.weight"):
+            return "lm_head.weight"
+        if not self.config.tie_word_embeddings:
+            raise ModelError(
+                "lm_head.weight is missing and tie_word_embeddings is false",
+                reason="weights-missing",
+            )
+        return "model.embed_tokens.weight"
 
-        Refused, naming the size, when a width does not split into whole groups."""
+    def _assign(self, prefix: str, state: dict[str, torch.Tensor]) -> None:
+        """Hand ``state`` (our names, all under ``prefix``) to that submodule as its own
+        tensors; every tensor it holds must be there, in the shape config.json implies."""
+        module = self.get_submodule(prefix)
+        own = {name.removeprefix(prefix + "."): tensor for name, tensor in state.items()}
+        for name, param in module.state_dict(keep_vars=True).items():
+            got = own.get(name)
+            if got is not None and got.shape != param.shape:
+                raise ModelError(
+                    f"tensor for {prefix}.{name} has shape {tuple(got.shape)}, config.json "
+                    f"implies {tuple(param.shape)}",
+                    reason="weights-bad",
+                )
+        module.load_state_dict(own, assign=True, strict=True)
+
+    def _quantize_projections(self, block: nn.Module, scheme: str, device: torch.device) -> None:
+        """A block's four projections under ``scheme``: int8 per output channel or 4-bit
+        groups (``quant4.py``), the latter packed for the CPU's kernel at once there."""
+        cls = _int8_class(device) if scheme == INT8_PER_CHANNEL else Int4Linear
+        for name in PROJECTIONS:
+            quantize_linears(block, [name], cls)
+            module = block.get_submodule(name)
+            if isinstance(module, Int4Linear) and device.type == "cpu":
+                module.pack_for(device)  # already in place: packed now, not after the shard
+
+    def _quantize_head(self, scheme: str, device: torch.device) -> None:
+        """The LM head under ``scheme``: int8 per output channel, or (int4) int8 rows unless
+        the embedding's table already serves as the head. Under int8 the embedding stays
+        float32 (a step reads one row of it per token), so a tied head gets its own copy."""
+        head = self.lm_head
+        if scheme == INT8_PER_CHANNEL:
+            quantize_linears(self, ["lm_head"], _int8_class(device))
+        elif scheme == INT4_G32_INT8_HEAD and isinstance(head, nn.Linear):
+            self.lm_head = Int8Rows.from_linear(head.weight.data, head.bias)
+
+    def _check_int4_widths(self, scheme: str) -> None:
+        """Refused before anything is read, naming the size, when a width does not split
+        into whole groups of 4-bit weights."""
         cfg = self.config
         widths = (
             ("hidden size", cfg.hidden_size),
@@ -232,21 +284,6 @@ class Shard(nn.Module):
                     f"{width}; choose the int8 or a float recipe",
                     reason="bad-quantization",
                 )
-        names = [
-            f"layers.{i}.{p}"
-            for i in range(len(self._blocks))
-            for p in ("attn.qkv", "attn.o_proj", "mlp.gate_up", "mlp.down")
-        ]
-        quantize_linears(self, names, Int4Linear)
-        head, embed = self.lm_head, self.embed
-        tied: Int8Rows | None = None
-        if isinstance(head, nn.Linear):
-            self.lm_head = Int8Rows.from_linear(head.weight.data, head.bias)
-            if embed is not None and head.weight is embed.weight:
-                tied = self.lm_head
-        if isinstance(embed, nn.Embedding):
-            self.embed = Int8Embedding(tied or Int8Rows.from_linear(embed.weight.data, None))
-        self.weight_quantization = scheme
 
     def _weights_in_by_out(self) -> None:
         """Store each float projection's (out, in) weight as the transpose of an
@@ -263,16 +300,6 @@ class Shard(nn.Module):
         for linear in linears:
             w = linear.weight.detach()
             linear.weight = nn.Parameter(w.t().contiguous().t(), requires_grad=False)
-
-    def _check_shapes(self, state: dict[str, torch.Tensor]) -> None:
-        for name, param in self.state_dict(keep_vars=True).items():
-            got = state.get(name)
-            if got is not None and got.shape != param.shape:
-                raise ModelError(
-                    f"tensor for {name} has shape {tuple(got.shape)}, config.json implies "
-                    f"{tuple(param.shape)}",
-                    reason="weights-bad",
-                )
 
     @property
     def product_dtype(self) -> torch.dtype:

@@ -187,6 +187,32 @@ def test_run_doctor_with_the_bf16_recipe_loads_bf16(tiny_model_dir: Path) -> Non
     assert outcome.report.passed
 
 
+def test_run_doctor_sizes_a_q4_range_at_its_packed_bytes_and_one_layer_read(
+    tiny_model_dir: Path,
+) -> None:
+    """llama-q4 reads each layer in float32 and quantizes it before the next: the doctor
+    counts the packed weights (what the loaded shard holds) plus that working set, not
+    the range's float32 size."""
+    from core.hardware import tensor_shapes
+    from core.hardware_report import recipe_footprint
+
+    outcome = run_doctor(
+        DoctorRequest(model=str(tiny_model_dir), layers=(1, 3), recipe_id="llama-q4")
+    )
+    assert outcome.report.passed and outcome.shard is not None
+    memory = outcome.report.memory
+    assert memory["weight_bytes"] == outcome.shard.weight_bytes()
+    fp32 = Shard.load(tiny_model_dir, 1, 3).weight_bytes()
+    assert memory["weight_bytes"] < fp32 / 4
+    footprint = recipe_footprint(
+        tensor_shapes(tiny_model_dir),
+        outcome.shard.config,
+        load_catalogue().get("llama-q4"),
+    )
+    assert memory["needed_bytes"] == footprint.needed_bytes(1, 3, DoctorRequest().kv_tokens)
+    assert footprint.load_bytes(1, 3) == 3 * max(footprint.layer_read_bytes[1:3]) > 0
+
+
 @pytest.mark.parametrize("text", ["3", "a:b", "5:2", "-1:3", "1:2:3"])
 def test_parse_layers_refuses_what_is_not_a_forward_range(text: str) -> None:
     with pytest.raises(ConfigError):

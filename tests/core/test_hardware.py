@@ -9,6 +9,8 @@ import pytest
 from core.errors import ModelError
 from core.hardware import (
     DEFAULT_KV_TOKENS,
+    FIXED_OVERHEAD_BYTES,
+    OVERHEAD_FRACTION,
     ModelFootprint,
     detect_device,
     detect_hardware,
@@ -18,10 +20,13 @@ from core.hardware import (
     tensor_shapes,
 )
 from core.runtime.config import ModelConfig
+from core.runtime.quant import INT4_G32_INT8_HEAD, INT8_PER_CHANNEL, NO_QUANTIZATION
 from core.runtime.shard import Shard
 
 
-def _footprint(model_dir: Path, itemsize: int = 4) -> ModelFootprint:
+def _footprint(
+    model_dir: Path, itemsize: int = 4, weight_quantization: str = NO_QUANTIZATION
+) -> ModelFootprint:
     cfg = ModelConfig.from_folder(model_dir)
     return footprint_from_shapes(
         tensor_shapes(model_dir),
@@ -30,6 +35,7 @@ def _footprint(model_dir: Path, itemsize: int = 4) -> ModelFootprint:
         head_dim=cfg.head_dim,
         compute_itemsize=itemsize,
         kv_itemsize=itemsize,
+        weight_quantization=weight_quantization,
     )
 
 
@@ -64,6 +70,39 @@ def test_tied_head_is_counted_once_with_the_embedding_and_again_without_it(
     assert footprint.tied
     loaded = Shard.load(tiny_tied_model_dir, start, end).weight_bytes()
     assert footprint.weight_bytes(start, end) == loaded
+
+
+@pytest.mark.parametrize("scheme", [INT4_G32_INT8_HEAD, INT8_PER_CHANNEL])
+@pytest.mark.parametrize("tied", [False, True])
+@pytest.mark.parametrize(("start", "end"), [(0, 4), (0, 2), (1, 3), (2, 4)])
+def test_a_quantized_footprint_equals_the_loaded_shard_weight_bytes(
+    tiny_model_dir: Path, tiny_tied_model_dir: Path, scheme: str, tied: bool, start: int, end: int
+) -> None:
+    """Sized as the recipe stores the weights (int4 groups or int8 rows, one int8 table
+    for a tied q4 head and embedding, a float embedding beside an int8 head copy under
+    int8), not at float32."""
+    folder = tiny_tied_model_dir if tied else tiny_model_dir
+    footprint = _footprint(folder, weight_quantization=scheme)
+    loaded = Shard.load(folder, start, end, weight_quantization=scheme).weight_bytes()
+    assert footprint.weight_bytes(start, end) == loaded
+    assert loaded < _footprint(folder).weight_bytes(start, end)
+
+
+def test_a_quantized_range_needs_its_packed_bytes_plus_three_times_one_part_in_float32(
+    tiny_model_dir: Path,
+) -> None:
+    """The load reads one part (a layer, the embedding, the head) in float32 at a time:
+    the need adds three times the largest part read, not the range's float32 size."""
+    fp32 = _footprint(tiny_model_dir)
+    q4 = _footprint(tiny_model_dir, weight_quantization=INT4_G32_INT8_HEAD)
+    assert fp32.load_bytes(0, 4) == 0 and q4.layer_read_bytes == fp32.layer_bytes
+    assert q4.load_bytes(1, 3) == 3 * max(fp32.layer_bytes[1:3])
+    parts = [*fp32.layer_bytes, fp32.embed_bytes, fp32.head_bytes]  # untied: own head
+    assert q4.load_bytes(0, 4) == 3 * max(parts)
+    for start, end in [(0, 4), (1, 3), (3, 4)]:
+        weights = q4.weight_bytes(start, end)
+        kept = int(weights * (1 + OVERHEAD_FRACTION)) + FIXED_OVERHEAD_BYTES
+        assert q4.needed_bytes(start, end, 0) == kept + q4.load_bytes(start, end)
 
 
 def test_bf16_footprint_is_half_of_fp32(tiny_model_dir: Path) -> None:

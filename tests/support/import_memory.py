@@ -12,6 +12,10 @@ does not see torch's CPU allocations, and ru_maxrss counts file-backed pages too
 
 ``whole`` is what the import did before it streamed: every tensor decoded into one
 dict, then ``save_file``. Prints ``{"growth": bytes}``.
+
+``AnonPeak`` (the sampler) and ``run_measured`` (a measuring module in a fresh
+interpreter) serve any such measurement: tests/support/load_memory.py measures a
+shard's load with them.
 """
 
 from __future__ import annotations
@@ -26,19 +30,25 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 
-def peak_growth(mode: str, warm: Path, source: Path, out: Path) -> int:
-    """Run one import in a fresh interpreter; its peak anonymous-memory growth in bytes."""
-    out.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "tests.support.import_memory", mode]
+def run_measured(module: str, *args: str, home: Path) -> dict[str, int]:
+    """Run ``python -m module *args`` in a fresh interpreter from the repository root; the
+    JSON object of numbers it prints last (``{"growth": bytes, ...}``)."""
     result = subprocess.run(
-        [*argv, str(warm), str(source), str(out)],
+        [sys.executable, "-m", module, *args],
         cwd=REPO,
-        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HOME": str(out)},
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HOME": str(home)},
         capture_output=True,
         text=True,
         check=True,
     )
-    return int(json.loads(result.stdout.strip().splitlines()[-1])["growth"])
+    return {k: int(v) for k, v in json.loads(result.stdout.strip().splitlines()[-1]).items()}
+
+
+def peak_growth(mode: str, warm: Path, source: Path, out: Path) -> int:
+    """Run one import in a fresh interpreter; its peak anonymous-memory growth in bytes."""
+    out.mkdir(parents=True, exist_ok=True)
+    args = (mode, str(warm), str(source), str(out))
+    return run_measured("tests.support.import_memory", *args, home=out)["growth"]
 
 
 def _anon_bytes() -> int:
@@ -49,6 +59,40 @@ def _anon_bytes() -> int:
     raise RuntimeError("/proc/self/status has no RssAnon line")
 
 
+class AnonPeak:
+    """While the ``with`` block runs, a thread samples this process's RssAnon every 2 ms;
+    ``growth`` is the peak sample (``sample()`` adds one at a chosen moment) minus the
+    value on entry."""
+
+    def __init__(self) -> None:
+        self.before = self.peak = 0
+        self._running = False
+        self._thread = threading.Thread(target=self._sample_until_stopped, daemon=True)
+
+    def __enter__(self) -> AnonPeak:
+        self.before = self.peak = _anon_bytes()
+        self._running = True
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._running = False
+        self._thread.join()
+        self.sample()
+
+    def sample(self) -> None:
+        self.peak = max(self.peak, _anon_bytes())
+
+    def _sample_until_stopped(self) -> None:
+        while self._running:
+            self.sample()
+            time.sleep(0.002)
+
+    @property
+    def growth(self) -> int:
+        return self.peak - self.before
+
+
 def _measure(mode: str, warm: Path, source: Path, out: Path) -> int:
     import gguf
     from safetensors.torch import save_file
@@ -57,27 +101,15 @@ def _measure(mode: str, warm: Path, source: Path, out: Path) -> int:
     from core.models.gguf_import import dequantized_tensors, import_gguf
 
     import_gguf(warm, out / "warm", model_id="warm")
-    before = _anon_bytes()
-    peak = [before]
-    running = True
-
-    def sample() -> None:
-        while running:
-            peak[0] = max(peak[0], _anon_bytes())
-            time.sleep(0.002)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    if mode == "stream":
-        import_gguf(source, out / "model", model_id="model")
-    else:
-        reader = gguf.GGUFReader(str(source))
-        tensors = dequantized_tensors(reader, hf_config_from_gguf(reader))
-        peak[0] = max(peak[0], _anon_bytes())  # every tensor is alive here
-        save_file(tensors, str(out / "whole.safetensors"), metadata={"format": "pt"})
-    running = False
-    sampler.join()
-    return max(peak[0], _anon_bytes()) - before
+    with AnonPeak() as peak:
+        if mode == "stream":
+            import_gguf(source, out / "model", model_id="model")
+        else:
+            reader = gguf.GGUFReader(str(source))
+            tensors = dequantized_tensors(reader, hf_config_from_gguf(reader))
+            peak.sample()  # every tensor is alive here
+            save_file(tensors, str(out / "whole.safetensors"), metadata={"format": "pt"})
+    return peak.growth
 
 
 if __name__ == "__main__":
