@@ -222,7 +222,10 @@ class ModelFootprint:
         while quantizing (quant.row_blocks) and the freed heap glibc keeps until the
         layer's end (runtime/heap.py) came to 1.1-2.1 times the 47 MiB layers of
         benchmarks/q4_load_memory.py's model (the peak above the packed weights, several
-        runs). 0 for a float recipe, whose load holds its own weights."""
+        runs). Never more than every part of the range in float32, which the load held
+        at once before it quantized part by part: a short range whose embedding is most
+        of it (a first shard of a large vocabulary) is not sized above its float32 load.
+        0 for a float recipe, whose load holds its own weights."""
         parts = list(self.layer_read_bytes[start:end])
         if not parts:
             return 0
@@ -230,7 +233,7 @@ class ModelFootprint:
             parts.append(self.embed_read_bytes)
         if end == self.layer_count:
             parts.append(self.head_read_bytes)
-        return 3 * max(parts)
+        return min(3 * max(parts), sum(parts))
 
     def needed_bytes(self, start: int, end: int, kv_tokens: int = DEFAULT_KV_TOKENS) -> int:
         """Weights, the load's float32 working set, KV room for ``kv_tokens`` positions,

@@ -210,7 +210,8 @@ def test_run_doctor_sizes_a_q4_range_at_its_packed_bytes_and_one_layer_read(
         load_catalogue().get("llama-q4"),
     )
     assert memory["needed_bytes"] == footprint.needed_bytes(1, 3, DoctorRequest().kv_tokens)
-    assert footprint.load_bytes(1, 3) == 3 * max(footprint.layer_read_bytes[1:3]) > 0
+    read = footprint.layer_read_bytes[1:3]
+    assert footprint.load_bytes(1, 3) == min(3 * max(read), sum(read)) > 0
 
 
 @pytest.mark.parametrize("text", ["3", "a:b", "5:2", "-1:3", "1:2:3"])

@@ -92,13 +92,16 @@ def test_a_quantized_range_needs_its_packed_bytes_plus_three_times_one_part_in_f
     tiny_model_dir: Path,
 ) -> None:
     """The load reads one part (a layer, the embedding, the head) in float32 at a time:
-    the need adds three times the largest part read, not the range's float32 size."""
+    the need adds three times the largest part read, never more than the range's parts
+    in float32 together (what the load held at once before it quantized part by part)."""
     fp32 = _footprint(tiny_model_dir)
     q4 = _footprint(tiny_model_dir, weight_quantization=INT4_G32_INT8_HEAD)
     assert fp32.load_bytes(0, 4) == 0 and q4.layer_read_bytes == fp32.layer_bytes
-    assert q4.load_bytes(1, 3) == 3 * max(fp32.layer_bytes[1:3])
+    # two equal layers: three times one is more than both, so both it is
+    assert q4.load_bytes(1, 3) == sum(fp32.layer_bytes[1:3]) < 3 * max(fp32.layer_bytes[1:3])
+    assert q4.load_bytes(3, 4) == fp32.layer_bytes[3] + fp32.head_bytes
     parts = [*fp32.layer_bytes, fp32.embed_bytes, fp32.head_bytes]  # untied: own head
-    assert q4.load_bytes(0, 4) == 3 * max(parts)
+    assert q4.load_bytes(0, 4) == min(3 * max(parts), sum(parts))
     for start, end in [(0, 4), (1, 3), (3, 4)]:
         weights = q4.weight_bytes(start, end)
         kept = int(weights * (1 + OVERHEAD_FRACTION)) + FIXED_OVERHEAD_BYTES
