@@ -131,18 +131,8 @@ class HopLink:
 
     async def exchange(self, frame: bytes, timeout_s: float) -> bytes:
         """Send one step frame and return the node's binary reply."""
-        ws = self._open_ws()
-        try:
-            async with asyncio.timeout(timeout_s):
-                await ws.send(frame)
-                reply = await ws.recv()
-        except TimeoutError as exc:
-            raise self.fail(TIMEOUT, f"no reply within {timeout_s:.0f} s") from exc
-        except ConnectionClosed as exc:
-            raise _closed(self, exc) from exc
-        if isinstance(reply, str):
-            raise _refusal(self, reply, "a step reply")
-        return reply
+        await self.send_frame(frame)
+        return await self.receive(timeout_s)
 
     async def send_frame(self, frame: bytes) -> None:
         """Send one step frame without waiting for the reply (a chain's first hop)."""
