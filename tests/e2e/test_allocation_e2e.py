@@ -110,11 +110,16 @@ def test_three_nodes_without_layers_cover_the_model_without_a_hole_and_certify_i
             and isinstance(line, dict)
             and line.get("gate") == "placement"
         ]
-        assert len(placements) == 3
+        chosen = [p for p in placements if p["data"]["source"] == "tracker"]
+        assert len(chosen) == 3  # each node asked once, and the tracker answered
+        assert all(p["gate_state"] == "passed" for p in chosen)
+        assert all(p["message"].startswith("Layers ") for p in chosen)
+        # On a loaded machine a node may ask before another's range is known, and the
+        # tracker then moves one to close the hole that leaves (rebalancing): only that.
+        moves = [p for p in placements if p not in chosen]
         assert all(
-            p["gate_state"] == "passed" and p["data"]["source"] == "tracker" for p in placements
-        )
-        assert all(p["message"].startswith("Layers ") for p in placements)
+            p["data"]["source"] == "rebalance" and "uncovered layer" in p["message"] for p in moves
+        ), moves
         # No node could hold the model, and together they answer as one process does.
         whole = generate(str(default_model_dir), PROMPT, 12, chat=True)
         assert _chat(url, PROMPT, 12) == whole.text
