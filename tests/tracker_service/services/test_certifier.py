@@ -88,6 +88,9 @@ def test_two_registered_nodes_get_their_dark_recipe_certified_within_seconds(
         assert recipe["certified_node_count"] == 2
         assert recipe["last_certification_failure"] is None
         assert recipe["certified_route_session"] in recipe["detail"]
+        # The ledger says certified as the attempt's evidence lands; the certifier keeps the
+        # attempt itself a moment later, once the attempt returns.
+        wait_for(lambda: nodes[0].fingerprint in certifier.last_attempts)
         attempt = certifier.last_attempts[nodes[0].fingerprint]
         assert attempt.certified and attempt.prompt_source == "tokenizer"
         assert len(attempt.token_ids) == app.state.tracker.settings.certify_new_tokens
