@@ -369,9 +369,20 @@ class HopSession:
         session the client opened here; each frame on it is a step of that session."""
         grant = self._ctx.verifier.verify(opening.get("ticket"))
         chain.check_link(opening, grant)
-        target: HopSession = await self._ctx.chains.claim(
-            chain.LinkKey.of(grant), self._ctx.open_timeout_s
+        # Bounded, and given up when the link closes: a server stopping closes every
+        # connection, and a handler still waiting here would hold its stop up.
+        claim = asyncio.ensure_future(
+            self._ctx.chains.claim(
+                chain.LinkKey.of(grant), min(self._ctx.open_timeout_s, chain.LINK_WAIT_S)
+            )
         )
+        closed = asyncio.ensure_future(self._ws.wait_closed())
+        await asyncio.wait({claim, closed}, return_when=asyncio.FIRST_COMPLETED)
+        closed.cancel()
+        if not claim.done():
+            claim.cancel()
+            raise ConnectionClosed(None, None)
+        target: HopSession = claim.result()
         if self._ctx.max_message_bytes is not None:  # an admitted link: frames may come
             self._ws.protocol.max_message_size = self._ctx.max_message_bytes
         await self._ws.send(json.dumps({"type": "linked"}))
