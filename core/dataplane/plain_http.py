@@ -28,6 +28,7 @@ from typing import Any
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.exceptions import InvalidMessage, RequestLineTooLong, SecurityError
+from websockets.frames import CloseCode
 from websockets.http11 import Request, Response
 from websockets.protocol import Protocol, State
 from websockets.server import ServerProtocol
@@ -46,6 +47,15 @@ class PlainHttpConnection(ServerConnection):
         protocol.parser = parse_request(protocol)
         next(protocol.parser)
         super().__init__(protocol, *args, **kwargs)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.protocol.reader.eof and self.protocol.state is not State.CLOSED:
+            # The client left between its upgrade request and our 101: the EOF reached
+            # parse_request while it held frames back, and nothing steps it again. Close
+            # the protocol as its own parser would, else websockets finds the connection
+            # still open here, and a handler's recv() (and the server's stop) waits on it.
+            self.protocol.fail(CloseCode.ABNORMAL_CLOSURE, "the client left mid-handshake")
+        super().connection_lost(exc)
 
 
 def refusal(status: http.HTTPStatus, message: str) -> Response:

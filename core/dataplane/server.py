@@ -51,6 +51,9 @@ logger = logging.getLogger(__name__)
 # "frame-too-large" answer; past it the protocol layer drops the connection
 # with close code 1009 before buffering more (HopClient maps both the same).
 MIN_SLACK_BYTES = 64 * 1024
+# A stopping node gives its sessions this long to close cleanly, then ends the rest: a
+# peer that went silent mid-handshake must not hold a shutdown for its open timeout.
+STOP_GRACE_S = 5.0
 
 
 class DataPlaneServer:
@@ -220,8 +223,7 @@ class DataPlaneServer:
                 await self._expiry
             self._expiry = None
         if self._server is not None:
-            self._server.close()  # going-away close to every session; handlers free KV
-            await self._server.wait_closed()
+            await _close_server(self._server)
             self._server = None
         await self._ctx.batcher.stop()
 
@@ -440,3 +442,29 @@ def _response(
         ]
     )
     return Response(status.value, status.phrase, headers, body)
+
+
+async def _close_server(server: Server) -> None:
+    """Close every session with going-away (handlers free their KV); sessions still open
+    after STOP_GRACE_S are cut and their handlers cancelled, and the stop goes on even if
+    one of them still hangs (a stopping node must stop)."""
+    server.close()
+    closed = asyncio.ensure_future(server.wait_closed())
+    done, _ = await asyncio.wait({closed}, timeout=STOP_GRACE_S)
+    if done:
+        return
+    logger.warning(
+        "%d session(s) still open %.0f s after stop; cutting them",
+        len(server.handler_tasks),
+        STOP_GRACE_S,
+    )
+    for connection in list(server.all_connections):
+        connection.transport.abort()
+    for task in list(server.handler_tasks):
+        task.cancel()
+    done, _ = await asyncio.wait({closed}, timeout=STOP_GRACE_S)
+    if not done:
+        closed.cancel()
+        logger.error(
+            "%d session handler(s) did not end; stopping anyway", len(server.handler_tasks)
+        )

@@ -17,19 +17,9 @@ Async, so a gateway can stream tokens as they are produced::
 The plan it runs is :mod:`tracker_service.services.session_plan`; one hop's WebSocket
 and the failures it reads as are :mod:`tracker_service.services.hop_link`.
 
-Hop audits (:mod:`tracker_service.services.hop_audit`) run off the critical path: a
-sampled step asks the hop for an interim signed receipt (one small control exchange,
-read before the hop's next step, so the receipt binds exactly the audited output),
-copies the hop's inputs so far and its reply, and hands them to a background task
-owned by the session; the step returns at once. A verdict that quarantines or
-withdraws a hop fails the route at its next step, or at ``close``. At most
-``max_audits_in_flight`` audits run per session, one per hop at most (a hop's step is
-not sampled while either bound is reached), so a fast stream cannot pile up replays.
-``close`` awaits them (each bounded by the step timeout); ``abort`` cancels them.
-A node on probation (``Auditor.policy_for``), and one that signs no interim receipt
-(``opened`` without ``interim_receipts``), is audited inline as before: its sampled
-step waits for the verdict (a stranger's lie never reaches a user), its hop closed
-for the receipt when the audit convicts it.
+Hop audits run off the critical path (:mod:`tracker_service.services.route_audits`):
+a verdict that quarantines or withdraws a hop fails the route at its next step, or at
+``close``; ``close`` awaits them, ``abort`` cancels them.
 
 Independent of ``core`` (the wire contract is re-implemented in
 :mod:`tracker_service.domain.wire_frames` and :mod:`tracker_service.domain.tickets`).
@@ -64,6 +54,7 @@ from tracker_service.services.hop_link import (
     HopLink,
     RouteFailure,
 )
+from tracker_service.services.route_audits import DISPUTED, RouteAudits
 from tracker_service.services.session_plan import GeneratedToken, PlannedHop, RoutePlan, Sampling
 
 if TYPE_CHECKING:
@@ -74,13 +65,12 @@ log = logging.getLogger(__name__)
 # Called with a closed session's verified receipts (the credit ledger, services/credits.py).
 ReceiptsHook = Callable[[RoutePlan, Sequence[HopReceipt]], Awaitable[None]]
 
-DISPUTED = "disputed"  # the hop's node is in an open audit dispute (disputes.py)
-
 # The plan and the failure lived here before the split: the route planner and clients
 # outside the tracker still import them from here.
 __all__ = [
     "CONNECTION_CLOSED",
     "DEFAULT_MAX_REPLY_BYTES",
+    "DISPUTED",
     "FRAME_TOO_LARGE",
     "TIMEOUT",
     "UNREACHABLE",
@@ -142,14 +132,16 @@ class RouteSession:
         self.max_length = 0
         # prompt positions of the prefill every hop took from its prefix cache
         self.cached_tokens = 0
-        self._auditor = auditor
-        self._greedy = False
+        self._audits = RouteAudits(
+            auditor,
+            plan,
+            max_in_flight=max_audits_in_flight,
+            step_timeout_s=step_timeout_s,
+            interim_receipt=self._interim_receipt,
+            receipt_now=self.receipt_now,
+        )
         self._rewind = False  # the next step's frame tells every hop to forget drafts
         self._on_receipts = on_receipts
-        self._max_audits = max(1, max_audits_in_flight)
-        self._audits: set[asyncio.Task[None]] = set()  # background audits of this session
-        self._audited: set[int] = set()  # hops with an audit in flight
-        self._verdict: RouteFailure | None = None  # a background audit's conviction
         self._chain_wanted = chain
         self.chained = False  # opened as a chain: steps go to the first hop only
 
@@ -166,11 +158,8 @@ class RouteSession:
         hops in route order; a chain opens them all at once (each hop links to the next
         before it answers, docs/wire.md#chained-hops)."""
         self.max_length = max_length
-        self._greedy = (sampling or Sampling()).temperature == 0
-        if self._auditor is not None:
-            for hop in self._hops:
-                policy = await asyncio.to_thread(self._auditor.policy_for, hop.plan.node_id)
-                hop.audit_rate, hop.audit_inline = policy
+        self._audits.greedy = (sampling or Sampling()).temperature == 0
+        await self._audits.set_policies(self._hops)
         chain = self._chain_wanted and self.plan.chain_offered
         if not chain:
             for hop in self._hops:
@@ -290,8 +279,7 @@ class RouteSession:
         cached positions. The position is the caller's to advance."""
         if not token_ids:
             raise ValueError("a step needs at least one token id")
-        if self._verdict is not None:  # a background audit convicted a hop of this route
-            raise self._verdict
+        self._audits.check()  # a background audit convicted a hop of this route
         count = len(token_ids)
         if self.position + count > self.max_length:
             raise ValueError(
@@ -322,7 +310,7 @@ class RouteSession:
             hop.last_reply = reply
             if passed is not None:
                 self._check_passed(hop, reply, passed)
-            await self._maybe_audit(hop, frame, reply)
+            await self._audits.after_step(hop, frame, reply)
             last = hop.index == len(self._hops) - 1
             try:
                 if last:
@@ -373,108 +361,6 @@ class RouteSession:
                 f"the next hop says it was passed hidden states with digest {str(said)[:16]}…, "
                 f"this hop's reply shows {passed[:16]}…",
             )
-
-    async def _maybe_audit(self, hop: HopLink, frame: bytes, reply: bytes) -> None:
-        """Hand a sampled step to the auditor, in the background where the hop can bind it.
-
-        A hop whose node is in an open audit dispute (found by this or another
-        route's audit) ends the route at once: no step of any route is answered
-        through it meanwhile.
-        """
-        if self._auditor is None:
-            return
-        if self._auditor.withdrawn(hop.plan.node_id):
-            raise hop.fail(
-                DISPUTED, "this node is in an audit dispute; it serves no user until it is settled"
-            )
-        if hop.audit_rate <= 0:
-            return
-        hop.inputs.append(frame)
-        if len(self._audits) >= self._max_audits or hop.index in self._audited:
-            return  # full: this step is not sampled (replays never pile up)
-        if not self._auditor.sample(hop.audit_rate):
-            return
-        frames = list(hop.inputs)  # a copy: the hop's inputs grow while the audit runs
-        if hop.audit_inline or not hop.interim_receipts:
-            # On probation, or no receipt mid-session: audit inline, binding by closing the
-            # hop on conviction.
-            verdict = await self._audit(
-                hop, frames, reply, bind=lambda: self.receipt_now(hop.index)
-            )
-            failure = self._failure_of(hop, verdict)
-            if failure is not None:
-                raise failure
-            return
-        receipt = asyncio.create_task(self._interim_receipt(hop, hop.steps, hop.tokens, reply))
-        hop.receipt_pending = receipt
-        task = asyncio.create_task(self._background_audit(hop, frames, reply, receipt))
-        self._audits.add(task)
-        self._audited.add(hop.index)
-
-        def done(finished: asyncio.Task[None]) -> None:
-            self._audits.discard(finished)
-            self._audited.discard(hop.index)
-
-        task.add_done_callback(done)
-
-    async def _background_audit(
-        self,
-        hop: HopLink,
-        frames: list[bytes],
-        reply: bytes,
-        receipt: asyncio.Task[dict[str, Any]],
-    ) -> None:
-        async def bind() -> dict[str, Any] | None:
-            try:
-                return await asyncio.shield(receipt)
-            except RouteFailure as exc:
-                log.info("hop %d gave no receipt for the audit: %s", hop.index, exc)
-                return None
-
-        try:
-            verdict = await self._audit(hop, frames, reply, bind=bind)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("the audit of hop %d failed", hop.index)
-            return
-        failure = self._failure_of(hop, verdict)
-        if failure is not None and self._verdict is None:
-            self._verdict = failure
-
-    async def _audit(
-        self,
-        hop: HopLink,
-        frames: list[bytes],
-        reply: bytes,
-        *,
-        bind: Callable[[], Awaitable[dict[str, Any] | None]],
-    ) -> Any:
-        """The auditor's verdict, or None for an audit past the step deadline (dropped)."""
-        assert self._auditor is not None
-        try:  # an audit never runs longer than the step itself may take
-            async with asyncio.timeout(self._step_timeout_s):
-                return await self._auditor.audit(
-                    self.plan, hop.index, frames, reply, greedy=self._greedy, bind=bind
-                )
-        except TimeoutError:
-            log.info("audit of hop %d ran past the step deadline; step left unaudited", hop.index)
-            return None
-
-    @staticmethod
-    def _failure_of(hop: HopLink, verdict: Any) -> RouteFailure | None:
-        """The route's failure when the verdict took the hop's node out of serving."""
-        if hop.plan.node_id in getattr(verdict, "quarantined", ()):
-            return hop.fail(
-                "quarantined", "a hop audit found this node's output wrong; it is quarantined"
-            )
-        if hop.plan.node_id in getattr(verdict, "withdrawn", ()):
-            return hop.fail(
-                DISPUTED,
-                "a hop audit found this node and another disagreeing; neither serves "
-                "until a third node decides",
-            )
-        return None
 
     async def _interim_receipt(
         self, hop: HopLink, steps: int, tokens: int, reply: bytes
@@ -548,8 +434,7 @@ class RouteSession:
                 await hop.drop()
         # The audits still running decide whether this route's hops were honest.
         await self.wait_audits()
-        if self._verdict is not None:
-            raise self._verdict  # no credit for a route with a convicted hop
+        self._audits.check()  # no credit for a route with a convicted hop
         if receipts and self._on_receipts is not None:
             # Only verified receipts earn credit; a hop that failed its close earns none.
             try:
@@ -620,7 +505,10 @@ class RouteSession:
     async def abort(self) -> None:
         """Cancel this session's audits and drop every connection without receipts
         (the nodes free the sessions)."""
-        pending = [*self._audits, *(h.receipt_pending for h in self._hops if h.receipt_pending)]
+        pending = [
+            *self._audits.running(),
+            *(h.receipt_pending for h in self._hops if h.receipt_pending),
+        ]
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
@@ -630,5 +518,4 @@ class RouteSession:
 
     async def wait_audits(self) -> None:
         """Let this session's background audits finish (each bounded by the step timeout)."""
-        while self._audits:
-            await asyncio.gather(*self._audits, return_exceptions=True)
+        await self._audits.wait()

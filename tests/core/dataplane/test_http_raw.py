@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import socket
+import time
 
 import pytest
 
@@ -119,4 +120,27 @@ def test_a_client_that_leaves_mid_request_gets_no_answer_and_no_traceback(
 ) -> None:
     caplog.set_level(logging.INFO)
     assert send_raw(nodes[0], b"GET /v1/health HTTP/1.1\r\nHost:", half_close=True) == b""
+    no_tracebacks(caplog)
+
+
+def test_a_client_that_leaves_right_after_its_upgrade_request_leaves_no_hanging_session(
+    nodes: tuple[Node, Node], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The EOF arrives before the 101 is sent (a route's open cancelled mid-handshake):
+    the node must see the connection closed, not hold a session waiting for ``open``
+    (which once also held the node's stop for its open timeout)."""
+    caplog.set_level(logging.INFO)
+    upgrade = (
+        b"GET /v1/session HTTP/1.1\r\nHost: n\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    for _ in range(5):
+        with socket.create_connection(("127.0.0.1", nodes[0].server.port), timeout=10) as sock:
+            sock.sendall(upgrade)
+    deadline = time.monotonic() + 20  # a bound on the poll, far below the 30 s open wait
+    while "connection closed" not in caplog.text and time.monotonic() < deadline:
+        time.sleep(0.05)
+    status, _, body = split_answer(send_raw(nodes[0], HEALTH))
+    assert status == 200 and json.loads(body)["node_id"] == nodes[0].key.node_id
+    assert not [r for r in caplog.records if "open message" in r.getMessage()]
     no_tracebacks(caplog)

@@ -1,0 +1,187 @@
+"""The hop audits of one route session, run off its critical path.
+
+A sampled step asks the hop for an interim signed receipt (one small control
+exchange, read before the hop's next step, so the receipt binds exactly the audited
+output), copies the hop's inputs so far and its reply, and hands them to a
+background task; the step returns at once. A verdict that quarantines or withdraws a
+hop fails the route at its next step, or at ``close``. At most ``max_in_flight``
+audits run per session, one per hop at most (a hop's step is not sampled while
+either bound is reached), so a fast stream cannot pile up replays.
+
+A node on probation (``StepAuditor.policy_for``), and one that signs no interim
+receipt (``opened`` without ``interim_receipts``), is audited inline: its sampled
+step waits for the verdict (a stranger's lie never reaches a user), its hop closed
+for the receipt when the audit convicts it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any
+
+from tracker_service.services.hop_link import HopLink, RouteFailure
+from tracker_service.services.session_plan import RoutePlan
+
+if TYPE_CHECKING:
+    from tracker_service.services.step_audit import StepAuditor
+
+log = logging.getLogger(__name__)
+
+DISPUTED = "disputed"  # the hop's node is in an open audit dispute (disputes.py)
+QUARANTINED = "quarantined"
+
+Receipt = dict[str, Any]
+# The hop's signed receipt for its steps so far (steps, tokens, the audited reply).
+InterimReceipt = Callable[[HopLink, int, int, bytes], Coroutine[Any, Any, Receipt]]
+# Close the hop at once for its receipt: the binding of an inline audit.
+ReceiptNow = Callable[[int], Awaitable[Receipt | None]]
+
+
+class RouteAudits:
+    """Samples a route's steps for audit and keeps the verdict that ends the route."""
+
+    def __init__(
+        self,
+        auditor: StepAuditor | None,
+        plan: RoutePlan,
+        *,
+        max_in_flight: int,
+        step_timeout_s: float,
+        interim_receipt: InterimReceipt,
+        receipt_now: ReceiptNow,
+    ) -> None:
+        self._auditor = auditor
+        self._plan = plan
+        self._max = max(1, max_in_flight)
+        self._step_timeout_s = step_timeout_s
+        self._interim_receipt = interim_receipt
+        self._receipt_now = receipt_now
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._audited: set[int] = set()  # hops with an audit in flight
+        self.verdict: RouteFailure | None = None  # a background audit's conviction
+        self.greedy = False  # the route samples greedily: replays compare token for token
+
+    async def set_policies(self, hops: Sequence[HopLink]) -> None:
+        """Each hop's audit rate, and whether its node is on probation (audited inline)."""
+        if self._auditor is None:
+            return
+        for hop in hops:
+            policy = await asyncio.to_thread(self._auditor.policy_for, hop.plan.node_id)
+            hop.audit_rate, hop.audit_inline = policy
+
+    def check(self) -> None:
+        """Raise the conviction of a background audit, if one came in."""
+        if self.verdict is not None:
+            raise self.verdict
+
+    async def after_step(self, hop: HopLink, frame: bytes, reply: bytes) -> None:
+        """Hand a sampled step to the auditor, in the background where the hop can bind it.
+
+        A hop whose node is in an open audit dispute (found by this or another
+        route's audit) ends the route at once: no step of any route is answered
+        through it meanwhile.
+        """
+        if self._auditor is None:
+            return
+        if self._auditor.withdrawn(hop.plan.node_id):
+            raise hop.fail(
+                DISPUTED, "this node is in an audit dispute; it serves no user until it is settled"
+            )
+        if hop.audit_rate <= 0:
+            return
+        hop.inputs.append(frame)
+        if len(self._tasks) >= self._max or hop.index in self._audited:
+            return  # full: this step is not sampled (replays never pile up)
+        if not self._auditor.sample(hop.audit_rate):
+            return
+        frames = list(hop.inputs)  # a copy: the hop's inputs grow while the audit runs
+        if hop.audit_inline or not hop.interim_receipts:
+            # On probation, or no receipt mid-session: audit inline, binding by closing the
+            # hop on conviction.
+            verdict = await self._audit(
+                hop, frames, reply, bind=lambda: self._receipt_now(hop.index)
+            )
+            failure = _failure_of(hop, verdict)
+            if failure is not None:
+                raise failure
+            return
+        receipt = asyncio.create_task(self._interim_receipt(hop, hop.steps, hop.tokens, reply))
+        hop.receipt_pending = receipt
+        task = asyncio.create_task(self._background(hop, frames, reply, receipt))
+        self._tasks.add(task)
+        self._audited.add(hop.index)
+
+        def done(finished: asyncio.Task[None]) -> None:
+            self._tasks.discard(finished)
+            self._audited.discard(hop.index)
+
+        task.add_done_callback(done)
+
+    async def _background(
+        self,
+        hop: HopLink,
+        frames: list[bytes],
+        reply: bytes,
+        receipt: asyncio.Task[Receipt],
+    ) -> None:
+        async def bind() -> Receipt | None:
+            try:
+                return await asyncio.shield(receipt)
+            except RouteFailure as exc:
+                log.info("hop %d gave no receipt for the audit: %s", hop.index, exc)
+                return None
+
+        try:
+            verdict = await self._audit(hop, frames, reply, bind=bind)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("the audit of hop %d failed", hop.index)
+            return
+        failure = _failure_of(hop, verdict)
+        if failure is not None and self.verdict is None:
+            self.verdict = failure
+
+    async def _audit(
+        self,
+        hop: HopLink,
+        frames: list[bytes],
+        reply: bytes,
+        *,
+        bind: Callable[[], Awaitable[Receipt | None]],
+    ) -> Any:
+        """The auditor's verdict, or None for an audit past the step deadline (dropped)."""
+        assert self._auditor is not None
+        try:  # an audit never runs longer than the step itself may take
+            async with asyncio.timeout(self._step_timeout_s):
+                return await self._auditor.audit(
+                    self._plan, hop.index, frames, reply, greedy=self.greedy, bind=bind
+                )
+        except TimeoutError:
+            log.info("audit of hop %d ran past the step deadline; step left unaudited", hop.index)
+            return None
+
+    async def wait(self) -> None:
+        """Let the background audits finish (each bounded by the step timeout)."""
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def running(self) -> list[asyncio.Task[None]]:
+        return list(self._tasks)
+
+
+def _failure_of(hop: HopLink, verdict: Any) -> RouteFailure | None:
+    """The route's failure when the verdict took the hop's node out of serving."""
+    if hop.plan.node_id in getattr(verdict, "quarantined", ()):
+        return hop.fail(
+            QUARANTINED, "a hop audit found this node's output wrong; it is quarantined"
+        )
+    if hop.plan.node_id in getattr(verdict, "withdrawn", ()):
+        return hop.fail(
+            DISPUTED,
+            "a hop audit found this node and another disagreeing; neither serves "
+            "until a third node decides",
+        )
+    return None
