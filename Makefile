@@ -31,7 +31,7 @@ lint: install
 	$(BIN)/mypy
 
 test: install lint
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -rs
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -rs --durations=25
 
 # The desktop installer for this OS (.deb on Linux, setup.exe where Inno Setup
 # exists, a zipped .app on macOS) in dist/; see installers/README.md.

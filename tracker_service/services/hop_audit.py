@@ -158,7 +158,7 @@ class Auditor:
         An identity on probation is audited at ``probation_rate`` and inline: its
         sampled step waits for the verdict, so a new node that lies is convicted
         before its output reaches anyone. An established one is audited in the
-        background of the route (route_session.py), off the stream's critical path.
+        background of the route (route_audits.py), off the stream's critical path.
         """
         with self._db.session() as session:
             passed = audits_passed(session, node_id)
