@@ -25,7 +25,7 @@ import json
 import logging
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -152,35 +152,7 @@ def import_gguf(
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
-        report(0, 0, "Checking the packaged model…")
-        gguf_digest = sha256_file(gguf_path)
-        reader = _read(gguf_path)
-        config = hf_config_from_gguf(reader)
-        plan = output_plan(reader, config)  # refuses a tensor with no HF counterpart
-        if unpack:
-            total = len(reader.tensors) + 3
-            report(1, total, f"Unpacking {label}…")
-            _write_unpacked(reader, config, plan, staging, progress, label)
-        else:
-            total = 4
-            _check_tensor_types(reader)
-            report(1, total, f"Storing {label}…")
-            _link_or_copy(Path(gguf_path), staging / GGUF_NAME)
-        report(total - 2, total, "Writing the model files…")
-        (staging / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-        generation = {key: config[key] for key in ("bos_token_id", "eos_token_id", "pad_token_id")}
-        (staging / "generation_config.json").write_text(json.dumps(generation, indent=2) + "\n")
-        build_tokenizer_files(reader, staging, config)
-        report(total - 1, total, "Recording the model's digests…")
-        manifest = ModelManifest.build(
-            staging,
-            model_id=model_id,
-            revision=f"gguf-sha256-{gguf_digest}",
-            architecture=config["architectures"][0],
-            layer_count=config["num_hidden_layers"],
-            source={"kind": "gguf", "file": Path(gguf_path).name, "sha256": gguf_digest},
-        )
-        manifest.write(staging)
+        total = _fill(staging, Path(gguf_path), model_id, unpack, report, progress, label)
         if destination.exists():
             shutil.rmtree(destination)
         os.replace(staging, destination)
@@ -190,6 +162,57 @@ def import_gguf(
     report(total, total, f"{label[0].upper()}{label[1:]} is ready.")
     log.info("imported model", extra={"model_id": model_id, "folder": str(destination)})
     return destination
+
+
+def _fill(
+    staging: Path,
+    gguf_path: Path,
+    model_id: str,
+    unpack: bool,
+    report: Callable[[int, int, str], None],
+    progress: ProgressCallback | None,
+    label: str,
+) -> int:
+    """Write the model's files and manifest into ``staging``; the number of progress units.
+
+    The reader (a memory map of the file) is gone when this returns, so nothing holds a
+    file open while the folder is renamed into place."""
+    report(0, 0, "Checking the packaged model…")
+    digests: dict[str, str] = {}
+    if unpack:
+        gguf_digest = sha256_file(gguf_path)
+    else:
+        # stored first, so the digest recorded is of the bytes the folder keeps
+        _link_or_copy(gguf_path, staging / GGUF_NAME)
+        gguf_digest = digests[GGUF_NAME] = sha256_file(staging / GGUF_NAME)
+    reader = _read(gguf_path)
+    config = hf_config_from_gguf(reader)
+    plan = output_plan(reader, config)  # refuses a tensor with no HF counterpart
+    if unpack:
+        total = len(reader.tensors) + 3
+        report(1, total, f"Unpacking {label}…")
+        _write_unpacked(reader, config, plan, staging, progress, label)
+    else:
+        total = 4
+        report(1, total, f"Checking {label}…")
+        _check_tensor_types(reader)
+    report(total - 2, total, "Writing the model files…")
+    (staging / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    generation = {key: config[key] for key in ("bos_token_id", "eos_token_id", "pad_token_id")}
+    (staging / "generation_config.json").write_text(json.dumps(generation, indent=2) + "\n")
+    build_tokenizer_files(reader, staging, config)
+    report(total - 1, total, "Recording the model's digests…")
+    manifest = ModelManifest.build(
+        staging,
+        model_id=model_id,
+        revision=f"gguf-sha256-{gguf_digest}",
+        architecture=config["architectures"][0],
+        layer_count=config["num_hidden_layers"],
+        source={"kind": "gguf", "file": gguf_path.name, "sha256": gguf_digest},
+        digests=digests,
+    )
+    manifest.write(staging)
+    return total
 
 
 def _write_unpacked(

@@ -87,6 +87,26 @@ def test_a_gguf_on_another_filesystem_is_copied(
     assert ModelManifest.load(folder).verify(folder) == []
 
 
+def test_a_backed_import_reads_the_gguf_through_once_to_hash_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.models import gguf_import, manifest
+
+    hashed: list[str] = []
+    sha256_file = manifest.sha256_file
+
+    def counting(path: Path) -> str:
+        hashed.append(Path(path).name)
+        return sha256_file(path)
+
+    path = write_gguf(tmp_path / "llama.gguf", "llama")
+    monkeypatch.setattr(gguf_import, "sha256_file", counting)
+    monkeypatch.setattr(manifest, "sha256_file", counting)
+    folder = import_gguf(path, tmp_path / "once", model_id="once")
+    assert hashed.count(GGUF_NAME) == 1  # a 40 GB file is read once, not twice
+    assert ModelManifest.load(folder).verify(folder) == []
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 def test_every_tensor_read_from_the_gguf_equals_the_unpacked_import(
     arch: str, tmp_path: Path
@@ -175,7 +195,7 @@ def test_an_interrupted_backed_import_leaves_no_complete_looking_folder(tmp_path
 
     def interrupt(progress: Progress) -> None:
         seen.append(progress)
-        if progress.done == 2:  # the file is stored, the rest not yet written
+        if progress.done == 2:  # the file is stored (linked), the rest not yet written
             raise Interrupted
 
     path = write_gguf(tmp_path / "llama.gguf", "llama")
@@ -185,7 +205,7 @@ def test_an_interrupted_backed_import_leaves_no_complete_looking_folder(tmp_path
         import_gguf(path, models / "tiny", model_id="tiny", progress=interrupt)
     assert list(models.iterdir()) == []
     assert [(p.done, p.total) for p in seen] == [(0, 0), (1, 4), (2, 4)]
-    assert seen[1].message == "Storing the default model…"
+    assert seen[1].message == "Checking the default model…"
     assert path.read_bytes()[:4] == b"GGUF"  # the source is untouched
 
 
