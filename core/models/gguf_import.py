@@ -34,7 +34,7 @@ import torch
 
 from core.errors import ModelImportError
 from core.models.gguf_tokenizer import build_tokenizer_files
-from core.models.manifest import ModelManifest, sha256_file
+from core.models.manifest import MANIFEST_NAME, ModelManifest, sha256_file
 from core.models.safetensors_stream import PlannedTensor, SafetensorsStreamWriter
 from core.progress import STAGE_IMPORT, Progress, ProgressCallback
 from core.runtime.gguf_arch import architecture_of, hf_config_from_gguf
@@ -131,16 +131,19 @@ def import_gguf(
     label: str = "the default model",
     unpack: bool = False,
 ) -> Path:
-    """Import ``gguf_path`` into ``destination``; a complete folder is left as it is.
+    """Import ``gguf_path`` into ``destination``; a complete folder of the form asked for
+    is left as it is (one of the other form is replaced).
 
     The weights stay the GGUF file (``model.gguf``) unless ``unpack``, which writes
     them as float32 safetensors instead: a folder any safetensors reader loads.
 
-    Progress (stage "import"): one unit for hashing, one per tensor when unpacking
-    (else one for storing the file), one for writing, one for the digests.
+    Progress (stage "import"): one unit for storing and hashing the file, one per
+    tensor when unpacking (else one for checking the tensor types), one for writing,
+    one for the digests.
     """
     destination = Path(destination)
-    if (destination / "meshnet-manifest.json").is_file():
+    weights = destination / ("model.safetensors" if unpack else GGUF_NAME)
+    if (destination / MANIFEST_NAME).is_file() and weights.is_file():
         return destination
 
     def report(done: int, total: int, message: str) -> None:

@@ -72,6 +72,21 @@ def test_a_backed_import_holds_the_gguf_itself_and_no_safetensors(tmp_path: Path
     assert sorted(m.model_id for m in list_local_models(tmp_path)) == ["tiny-llama"] * 2
 
 
+def test_importing_again_keeps_a_folder_of_the_same_form_and_replaces_the_other(
+    tmp_path: Path,
+) -> None:
+    path = write_gguf(tmp_path / "llama.gguf", "llama")
+    folder = import_gguf(path, tmp_path / "m", model_id="m")
+    recorded = (folder / "meshnet-manifest.json").stat().st_mtime_ns
+    assert import_gguf(path, folder, model_id="m") == folder
+    assert (folder / "meshnet-manifest.json").stat().st_mtime_ns == recorded
+    import_gguf(path, folder, model_id="m", unpack=True)
+    assert sorted(p.name for p in folder.glob("model.*")) == ["model.safetensors"]
+    import_gguf(path, folder, model_id="m")
+    assert sorted(p.name for p in folder.glob("model.*")) == [GGUF_NAME]
+    assert path.read_bytes()[:4] == b"GGUF"  # replacing the folder left the source
+
+
 def test_a_gguf_on_another_filesystem_is_copied(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
