@@ -5,8 +5,8 @@ reclaimable cache, which is what a new allocation can really get) on every OS,
 so Windows and macOS see their RAM as Linux does; ``torch.cuda.mem_get_info``
 for a CUDA GPU. A memory cap (``--memory-cap-mb``) lowers what the doctor
 treats as free, so a contributor keeps room for a game. Sizes of a shard are
-read from the safetensors headers — a few kilobytes — (or a GGUF-backed folder's
-tensor table) so "does it fit?" is answered before a single weight is loaded.
+read from the safetensors headers (or a GGUF-backed folder's tensor table) — a
+few kilobytes — so "does it fit?" is answered before a single weight is loaded.
 """
 
 from __future__ import annotations
@@ -169,7 +169,9 @@ def tensor_shapes(model_dir: Path) -> dict[str, list[int]]:
     if not files and (Path(model_dir) / GGUF_NAME).is_file():
         return gguf_shapes(open_gguf(Path(model_dir) / GGUF_NAME))
     if not files:
-        raise ModelError(f"{model_dir} holds no *.safetensors file", reason="weights-missing")
+        raise ModelError(
+            f"{model_dir} holds no *.safetensors file (nor {GGUF_NAME})", reason="weights-missing"
+        )
     for path in files:
         try:
             shapes.update(_header_shapes(path))
