@@ -5,8 +5,8 @@ reclaimable cache, which is what a new allocation can really get) on every OS,
 so Windows and macOS see their RAM as Linux does; ``torch.cuda.mem_get_info``
 for a CUDA GPU. A memory cap (``--memory-cap-mb``) lowers what the doctor
 treats as free, so a contributor keeps room for a game. Sizes of a shard are
-read from the safetensors headers — a few kilobytes — so "does it fit?" is
-answered before a single weight is loaded.
+read from the safetensors headers (or a GGUF-backed folder's tensor table) — a
+few kilobytes — so "does it fit?" is answered before a single weight is loaded.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import psutil
 import torch
 
 from core.errors import ModelError
+from core.runtime.gguf_weights import GGUF_NAME, gguf_shapes, open_gguf
 from core.runtime.quant import INT4_G32_INT8_HEAD, INT8_PER_CHANNEL, NO_QUANTIZATION
 from core.runtime.quant4 import GROUP
 
@@ -161,11 +162,16 @@ def _header_shapes(path: Path) -> dict[str, list[int]]:
 
 
 def tensor_shapes(model_dir: Path) -> dict[str, list[int]]:
-    """Every tensor's shape in a model folder, read from the file headers only."""
+    """Every tensor's shape in a model folder, read from the file headers only (a
+    GGUF-backed folder: its tensor table, the shapes its tensors decode to)."""
     shapes: dict[str, list[int]] = {}
     files = sorted(Path(model_dir).glob("*.safetensors"))
+    if not files and (Path(model_dir) / GGUF_NAME).is_file():
+        return gguf_shapes(open_gguf(Path(model_dir) / GGUF_NAME))
     if not files:
-        raise ModelError(f"{model_dir} holds no *.safetensors file", reason="weights-missing")
+        raise ModelError(
+            f"{model_dir} holds no *.safetensors file (nor {GGUF_NAME})", reason="weights-missing"
+        )
     for path in files:
         try:
             shapes.update(_header_shapes(path))

@@ -44,6 +44,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--name", default=None, help="the local model id (default: the file's name, lowercased)"
     )
     import_gguf_parser.add_argument(
+        "--unpack",
+        action="store_true",
+        help="write the weights as float32 safetensors (4-8x the file's size) instead of "
+        "keeping the GGUF: a folder any safetensors reader, transformers among them, loads",
+    )
+    import_gguf_parser.add_argument(
         "--json",
         action="store_true",
         help='progress as JSON lines on stderr; {"path", "model_id"} on stdout',
@@ -122,6 +128,7 @@ def import_gguf_file(args: argparse.Namespace) -> int:
         model_id=model_id,
         progress=reporter(ProgressPrinter(as_json), stop),
         label=model_id,
+        unpack=bool(args.unpack),
     )
     if as_json:
         print(json.dumps({"path": str(folder), "model_id": model_id}), flush=True)

@@ -41,8 +41,12 @@ def default_model_folder(root: Path | None = None) -> Path:
 def ensure_default_model(
     root: Path | None = None, progress: ProgressCallback | None = None
 ) -> Path:
-    """The default model's folder, importing the packaged GGUF the first time."""
+    """The default model's folder, importing the packaged GGUF the first time.
+
+    Unpacked to float32 safetensors (135M parameters, 0.5 GB): that folder's content
+    digest is the default model's identity on the network, which a GGUF-backed
+    folder (other files, so another digest) would change for every node."""
     destination = default_model_folder(root)
     return import_gguf(
-        find_default_gguf(), destination, model_id=DEFAULT_MODEL_ID, progress=progress
+        find_default_gguf(), destination, model_id=DEFAULT_MODEL_ID, progress=progress, unpack=True
     )

@@ -127,14 +127,19 @@ class ModelManifest:
         architecture: str,
         layer_count: int,
         source: Mapping[str, Any] | None = None,
+        digests: Mapping[str, str] | None = None,
     ) -> ModelManifest:
-        """Hash every file in ``folder`` (except the manifest itself)."""
+        """Hash every file in ``folder`` (except the manifest itself); ``digests`` are
+        SHA-256s the caller has just computed, by relative name, not computed again (a
+        GGUF of tens of gigabytes is read once, not twice)."""
         folder = Path(folder)
-        files = {
-            path.relative_to(folder).as_posix(): FileEntry(sha256_file(path), path.stat().st_size)
-            for path in sorted(folder.rglob("*"))
-            if path.is_file() and path.name != MANIFEST_NAME and not path.name.startswith(".")
-        }
+        known = dict(digests or {})
+        files: dict[str, FileEntry] = {}
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and path.name != MANIFEST_NAME and not path.name.startswith("."):
+                name = path.relative_to(folder).as_posix()
+                sha = known.get(name) or sha256_file(path)
+                files[name] = FileEntry(sha, path.stat().st_size)
         return cls(model_id, revision, architecture, layer_count, files, dict(source or {}))
 
     def write(self, folder: Path) -> Path:

@@ -1,9 +1,10 @@
 """A shard: layers [start, end) of a model, plus the embedding on the first shard
 and the final norm + LM head on the last.
 
-``Shard.load`` reads only the tensors of its own range from safetensors; the
-modules are built on the meta device and take the loaded tensors as they are,
-so no random initialisation is ever computed and nothing else is allocated.
+``Shard.load`` reads only the tensors of its own range from safetensors (or, in a
+GGUF-backed folder, decodes them one by one from ``model.gguf``); the modules are
+built on the meta device and take the loaded tensors as they are, so no random
+initialisation is ever computed and nothing else is allocated.
 Under a quantized recipe each layer (and the embedding, and the head) is
 quantized as soon as it is read, so a load never holds the shard in float32
 (the doctor sizes it so: ``hardware.ModelFootprint.load_bytes``).
@@ -38,7 +39,7 @@ from core.runtime.quant import (
 from core.runtime.quant4 import GROUP, INT4_G32_INT8_HEAD, Int4Linear, Int8Embedding, Int8Rows
 from core.runtime.quant_digits import Int8DigitsLinear
 from core.runtime.rope import RopeTable
-from core.runtime.weights import WeightSource
+from core.runtime.weights import TensorSource, open_weights
 
 __all__ = ["Shard", "parse_dtype"]
 
@@ -138,7 +139,7 @@ class Shard(nn.Module):
         check_dtype_on_device(kv, dev)
         with torch.device("meta"):
             shard = cls(cfg, start, end, compute_dtype=dtype, kv_dtype=kv, device=dev)
-        source = WeightSource(Path(model_dir))
+        source = open_weights(Path(model_dir))
         names = shard._read_weights(source, weight_quantization, dev, on_layer)
         shard.to(dev)
         for module in shard.modules():  # (on the CPU each layer's are packed as it is read)
@@ -164,7 +165,7 @@ class Shard(nn.Module):
 
     def _read_weights(
         self,
-        src: WeightSource,
+        src: TensorSource,
         scheme: str,
         device: torch.device,
         on_layer: Callable[[int, int], None] | None = None,
@@ -223,7 +224,7 @@ class Shard(nn.Module):
         self.weight_quantization = scheme
         return names
 
-    def _head_name(self, src: WeightSource) -> str:
+    def _head_name(self, src: TensorSource) -> str:
         if src.has("lm_head.weight"):
             return "lm_head.weight"
         if not self.config.tie_word_embeddings:

@@ -3,6 +3,10 @@
 Only the tensors asked for are read, and only the files holding them are opened
 (``model.safetensors.index.json``'s ``weight_map`` says which), so a shard's
 memory is its own weights. safetensors/OS errors are mapped to ModelError here.
+
+A GGUF import may keep its weights as ``model.gguf`` instead (``gguf_weights``);
+``open_weights`` picks the reader by what the folder holds, so every caller loads
+either form the same way.
 """
 
 from __future__ import annotations
@@ -11,16 +15,40 @@ import json
 import logging
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from safetensors import safe_open
 
 from core.errors import ModelError
+from core.runtime.gguf_weights import GGUF_NAME, GgufWeightSource
 
 log = logging.getLogger(__name__)
 
 INDEX_NAME = "model.safetensors.index.json"
+
+
+class TensorSource(Protocol):
+    """What ``Shard.load`` reads weights through: Hugging Face names in, tensors out."""
+
+    folder: Path
+    files_opened: list[str]
+
+    def has(self, name: str) -> bool: ...
+
+    def load(self, names: Iterable[str]) -> dict[str, torch.Tensor]: ...
+
+
+def holds_safetensors(folder: Path) -> bool:
+    return (Path(folder) / INDEX_NAME).exists() or any(Path(folder).glob("*.safetensors"))
+
+
+def open_weights(folder: Path) -> TensorSource:
+    """The folder's safetensors, or else its ``model.gguf`` (a GGUF-backed import)."""
+    folder = Path(folder)
+    if not holds_safetensors(folder) and (folder / GGUF_NAME).is_file():
+        return GgufWeightSource(folder)
+    return WeightSource(folder)
 
 
 class WeightSource:
@@ -43,7 +71,10 @@ class WeightSource:
             return {str(k): str(v) for k, v in weight_map.items()}
         files = sorted(self.folder.glob("*.safetensors"))
         if not files:
-            raise ModelError(f"{self.folder} holds no *.safetensors file", reason="weights-missing")
+            raise ModelError(
+                f"{self.folder} holds no *.safetensors file (nor {GGUF_NAME})",
+                reason="weights-missing",
+            )
         where: dict[str, str] = {}
         for path in files:  # no index: list the keys (reads headers only)
             with self._open(path) as f:

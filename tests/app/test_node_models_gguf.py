@@ -1,5 +1,5 @@
-"""`meshnet-node models import-gguf PATH [--name NAME]`: a GGUF becomes a local model that
-`models list` shows and `meshnet generate` runs."""
+"""`meshnet-node models import-gguf PATH [--name NAME] [--unpack]`: a GGUF becomes a local
+model that `models list` shows and `meshnet generate` runs."""
 
 from __future__ import annotations
 
@@ -27,6 +27,11 @@ def test_import_gguf_names_lists_and_generates(
     assert sorted(m.model_id for m in list_local_models()) == ["mine", "tiny-qwen3.q8_0"]
     result = generate("mine", "t t", 4)
     assert result.recipe_id == "qwen3-fp32" and len(result.token_ids) == 4
+    # the weights stay the GGUF; --unpack writes float32 safetensors, the same model
+    assert sorted(p.name for p in (models_dir() / "mine").glob("model.*")) == ["model.gguf"]
+    assert node_main(["models", "import-gguf", str(path), "--name", "open", "--unpack"]) == 0
+    assert sorted(p.name for p in (models_dir() / "open").glob("model.*")) == ["model.safetensors"]
+    assert generate("open", "t t", 4).token_ids == result.token_ids
 
 
 def test_a_missing_file_and_a_bad_name_are_refused(

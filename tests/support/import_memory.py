@@ -97,13 +97,13 @@ def _measure(mode: str, warm: Path, source: Path, out: Path) -> int:
     import gguf
     from safetensors.torch import save_file
 
-    from core.models.gguf_arch import hf_config_from_gguf
     from core.models.gguf_import import dequantized_tensors, import_gguf
+    from core.runtime.gguf_arch import hf_config_from_gguf
 
-    import_gguf(warm, out / "warm", model_id="warm")
+    import_gguf(warm, out / "warm", model_id="warm", unpack=True)
     with AnonPeak() as peak:
         if mode == "stream":
-            import_gguf(source, out / "model", model_id="model")
+            import_gguf(source, out / "model", model_id="model", unpack=True)
         else:
             reader = gguf.GGUFReader(str(source))
             tensors = dequantized_tensors(reader, hf_config_from_gguf(reader))

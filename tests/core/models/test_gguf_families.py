@@ -165,7 +165,7 @@ def test_every_architecture_imports_equal_to_transformers(
     arch: str, family: str, tmp_path: Path
 ) -> None:
     path = write_gguf(tmp_path / f"{arch}.gguf", arch)
-    folder = import_gguf(path, tmp_path / arch, model_id=f"tiny-{arch}", label=arch)
+    folder = import_gguf(path, tmp_path / arch, model_id=f"tiny-{arch}", label=arch, unpack=True)
     assert ModelConfig.from_folder(folder).architecture == family
     reference = _reference(path)
     ours = load_file(str(folder / "model.safetensors"))

@@ -58,7 +58,11 @@ def gguf_file() -> Path:
 def gemma_dir(gguf_file: Path) -> Path:
     # not under models/: the default model's tests expect it alone there
     return import_gguf(
-        gguf_file, _cache_root() / "gguf-models" / MODEL_ID, model_id=MODEL_ID, label="Gemma 3 270M"
+        gguf_file,
+        _cache_root() / "gguf-models" / MODEL_ID,
+        model_id=MODEL_ID,
+        label="Gemma 3 270M",
+        unpack=True,
     )
 
 

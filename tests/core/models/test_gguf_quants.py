@@ -10,7 +10,7 @@ from gguf import GGMLQuantizationType as T
 from gguf import quants
 
 from core.errors import ModelImportError
-from core.models import gguf_quants as gq
+from core.runtime import gguf_quants as gq
 
 # byte offsets of the float16 scales in each block format (random bytes elsewhere)
 _F16_OFFSETS = {

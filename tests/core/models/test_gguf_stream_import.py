@@ -15,8 +15,8 @@ from gguf import GGMLQuantizationType as T
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
-from core.models.gguf_arch import hf_config_from_gguf
 from core.models.gguf_import import dequantized_tensors, import_gguf, output_plan
+from core.runtime.gguf_arch import hf_config_from_gguf
 from tests.core.models.test_gguf_families import add_byte_tokenizer, write_gguf
 from tests.support.import_memory import peak_growth
 
@@ -26,7 +26,7 @@ MiB = 1024 * 1024
 @pytest.mark.parametrize("arch", ["llama", "gemma3"])  # q/k rows permuted; norms shifted
 def test_streamed_import_equals_the_whole_model_decode(arch: str, tmp_path: Path) -> None:
     path = write_gguf(tmp_path / f"{arch}.gguf", arch)
-    folder = import_gguf(path, tmp_path / arch, model_id=f"tiny-{arch}", label=arch)
+    folder = import_gguf(path, tmp_path / arch, model_id=f"tiny-{arch}", label=arch, unpack=True)
     reader = gguf.GGUFReader(str(path))
     config = hf_config_from_gguf(reader)
     whole = dequantized_tensors(reader, config)
