@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 import torch
-from safetensors.torch import load_file
 
 from core.models.gguf_import import import_gguf
 from core.models.manifest import ModelManifest
 from core.models.tokenizer import ChatTokenizer
 from core.runtime import ModelConfig, SessionManager, Shard, generate_local
+from core.runtime.gguf_weights import GgufWeightSource
 from tests.conftest import _cache_root
 
 # Opt-in: about 5 minutes on a quiet 2-core machine and 30 under load, and its two-node
@@ -62,8 +62,7 @@ def gemma_dir(gguf_file: Path) -> Path:
         _cache_root() / "gguf-models" / MODEL_ID,
         model_id=MODEL_ID,
         label="Gemma 3 270M",
-        unpack=True,
-    )
+    )  # GGUF-backed, as `models import-gguf` leaves it: every tensor decoded on load
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +98,9 @@ def test_import_records_the_file_and_the_family(gemma_dir: Path, gguf_file: Path
 
 
 def test_weights_equal_transformers_reading_the_gguf(gemma_dir: Path, reference: Any) -> None:
-    ours = load_file(str(gemma_dir / "model.safetensors"))
+    assert (gemma_dir / "model.gguf").is_file() and not list(gemma_dir.glob("*.safetensors"))
+    source = GgufWeightSource(gemma_dir)
+    ours = source.load(source.shapes())
     theirs = reference.state_dict()
     assert set(ours) == set(theirs) - {"lm_head.weight"}  # tied to the embeddings
     for name, tensor in ours.items():
