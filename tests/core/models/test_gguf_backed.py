@@ -21,8 +21,9 @@ from core.models.gguf_import import import_gguf
 from core.models.local import list_local_models
 from core.models.manifest import ModelManifest
 from core.progress import Progress
-from core.runtime import SessionManager, Shard
+from core.runtime import Shard
 from core.runtime.gguf_weights import GGUF_NAME, GgufWeightSource
+from core.runtime.quality import chain_logits
 from core.runtime.quant import INT4_G32_INT8_HEAD, NO_QUANTIZATION
 from core.runtime.weights import WeightSource, open_weights
 from tests.core.models.test_gguf_families import (
@@ -141,26 +142,16 @@ def test_every_tensor_read_from_the_gguf_equals_the_unpacked_import(
     assert source.files_opened == [GGUF_NAME]
 
 
-def _logits(shards: list[Shard], ids: torch.Tensor) -> torch.Tensor:
-    sessions = [SessionManager(s).open(ids.shape[1] + 1) for s in shards]
-    x = ids
-    for session in sessions[:-1]:
-        x = session.step(x).hidden  # type: ignore[assignment]
-    logits = sessions[-1].step(x, return_logits=True).logits
-    assert logits is not None
-    return logits
-
-
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("scheme", [NO_QUANTIZATION, INT4_G32_INT8_HEAD])
 def test_shards_of_the_backed_folder_compute_the_unpacked_folders_logits(
     arch: str, scheme: str, tmp_path: Path
 ) -> None:
     _, backed, unpacked = _both(tmp_path, arch)
-    ids = torch.randint(0, 256, (1, 24), generator=torch.Generator().manual_seed(3))
+    ids = torch.randint(0, 256, (24,), generator=torch.Generator().manual_seed(3)).tolist()
     for split in ([(0, LAYERS)], [(0, 2), (2, LAYERS)]):
         logits = [
-            _logits([Shard.load(f, a, b, weight_quantization=scheme) for a, b in split], ids)
+            chain_logits([Shard.load(f, a, b, weight_quantization=scheme) for a, b in split], ids)
             for f in (backed, unpacked)
         ]
         assert torch.equal(logits[0], logits[1]), (split, scheme)
