@@ -21,7 +21,8 @@ import json
 import logging
 import os
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
@@ -36,6 +37,24 @@ EXIT_KILLED = -1
 def node_argv(*args: str) -> list[str]:
     """The argv of a ``meshnet-node`` command (this interpreter, or the bundled node)."""
     return [*node_base_argv(), *args]
+
+
+def last_error_sentence(lines: Iterable[str], fallback: str) -> str:
+    """The child's own sentence for a failure: the last ``meshnet-node: ... [reason]``
+    line among its log ``lines``, without the prefix and the reason code."""
+    for line in reversed(list(lines)):
+        if line.startswith("meshnet-node: "):
+            return line.removeprefix("meshnet-node: ").rsplit(" [", 1)[0]
+    return fallback
+
+
+def progress_fraction(event: Mapping[str, Any]) -> tuple[int, int] | None:
+    """``(done, total)`` of a progress event whose total is known, else None."""
+    data = event.get("data") or {}
+    done, total = data.get("done"), data.get("total")
+    if isinstance(done, int) and isinstance(total, int) and total > 0:
+        return min(done, total), total
+    return None
 
 
 class JsonChild(QObject):

@@ -16,7 +16,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QVBoxLayout, QWizardPage
 
 from app.texts import text
-from app.ui.json_child import JsonChild
+from app.ui.json_child import JsonChild, last_error_sentence, progress_fraction
 from app.ui.screens.doctor.state import NodeCommand, WizardState
 from app.ui.widgets.labels import wrapping_label
 
@@ -113,11 +113,11 @@ class ChildPage(QWizardPage):
         self.state.extra.setdefault("log", []).append(line)
 
     def show_progress(self, event: dict[str, Any]) -> None:
-        data = event.get("data") or {}
-        done, total = data.get("done"), data.get("total")
-        if isinstance(done, int) and isinstance(total, int) and total > 0:
+        fraction = progress_fraction(event)
+        if fraction is not None:
+            done, total = fraction
             self.progress.setRange(0, total)
-            self.progress.setValue(min(done, total))
+            self.progress.setValue(done)
         if event.get("message"):
             if self.shows_node_messages:
                 self.status.setText(str(event["message"]))
@@ -147,10 +147,7 @@ class ChildPage(QWizardPage):
 
     def last_error_sentence(self, fallback: str) -> str:
         """The child's own sentence for a failure (``meshnet-node: ... [reason]``)."""
-        for line in reversed(self.state.extra.get("log", [])):
-            if line.startswith("meshnet-node: "):
-                return line.removeprefix("meshnet-node: ").rsplit(" [", 1)[0]
-        return fallback
+        return last_error_sentence(self.state.extra.get("log", []), fallback)
 
     def _set_idle(self) -> None:
         self.cancel_button.setVisible(False)
