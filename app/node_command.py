@@ -115,6 +115,22 @@ def import_default_model_argv(*, frozen: bool | None = None) -> list[str]:
     return [*node_base_argv(frozen=frozen), "models", "import-default", "--json", *STDIN_CONTROL]
 
 
+def hub_pull_argv(repo_id: str, revision: str = "main", *, frozen: bool | None = None) -> list[str]:
+    """``meshnet-node models pull REPO_ID --json``: a whole Hub model, stopped through stdin.
+
+    ``--revision=REV`` in one piece, so a revision that starts with "-" is never
+    read as a flag."""
+    return [
+        *node_base_argv(frozen=frozen),
+        "models",
+        "pull",
+        repo_id,
+        f"--revision={revision}",
+        "--json",
+        *STDIN_CONTROL,
+    ]
+
+
 def child_environment(base: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of a node child: unbuffered output, and (from a source
     tree) the project root on ``PYTHONPATH`` so ``-m app.cli.node`` resolves
