@@ -82,6 +82,41 @@ DETAILS_TEXTS: dict[str, str] = {
     "settings.model.default": "The default model (SmolLM2-135M-Instruct)",
     "settings.model.browse": "Choose folder…",
     "settings.model.choose": "Choose a model folder",
+    "settings.model.download": "Download from Hugging Face…",
+    # --- the settings window's Hugging Face download (app/ui/screens/settings/hub_download.py)
+    "hub.title": "Download a model",
+    "hub.intro": "Type the name of a model on Hugging Face, as its address shows it after "
+    "huggingface.co/, such as {example}. MeshNet downloads only the files it needs.",
+    "hub.name": "Model name:",
+    "hub.revision": "Version:",
+    "hub.revision.hint": "main (the newest)",
+    "hub.revision.tip": "A branch, tag or commit of the model; leave it empty for the newest.",
+    "hub.download": "&Download",
+    "hub.close": "Close",
+    "hub.bad-name": "Type the model's name as ORGANISATION/NAME, such as {example}: the part "
+    "of its address after huggingface.co/.",
+    "hub.bad-revision": "A version has no spaces: type a branch, tag or commit, or leave the "
+    "field empty for the newest.",
+    "hub.looking-up": "Looking up {repo} on Hugging Face…",
+    "hub.downloading-file": "Downloading {file}… {percent} %",
+    "hub.downloading": "Downloading the model… {percent} %",
+    "hub.fetching": "Downloading {file}…",
+    "hub.stopping": "Stopping the download…",
+    "hub.cancelled": "Download cancelled. What arrived is kept, so downloading again "
+    "continues where it stopped.",
+    "hub.failed": "The download did not finish. Check the internet connection and the free "
+    "disk space, then try again.",
+    "hub.error.repo-not-found": "Hugging Face has no public model named {repo}. Check the "
+    "spelling (copy the name from the model's page); a private or gated model needs a "
+    "Hugging Face login on this computer first.",
+    "hub.error.revision-not-found": "{repo} has no version {revision}. Leave the version "
+    "empty for the newest, or copy a branch, tag or commit from the model's page.",
+    "hub.error.hub-unreachable": "Hugging Face could not be reached. Check the internet "
+    "connection, then try again; what arrived is kept.",
+    "hub.error.hub-offline": "Downloads are switched off on this computer (HF_HUB_OFFLINE is "
+    "set). Remove that setting, restart MeshNet and try again.",
+    "hub.error.unsupported-architecture": "MeshNet cannot run this kind of model yet. Choose "
+    "another one, such as a Llama, Qwen or Gemma model.",
     "settings.layers": "Layers:",
     "settings.layers.own": "Choose the layers myself (otherwise the doctor's suggestion)",
     "settings.layers.up-to": "up to",

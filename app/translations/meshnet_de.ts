@@ -1444,6 +1444,121 @@
       <translation>Einen Modellordner wählen</translation>
     </message>
     <message>
+      <source>Download from Hugging Face…</source>
+      <extracomment>settings.model.download</extracomment>
+      <translation>Von Hugging Face herunterladen…</translation>
+    </message>
+    <message>
+      <source>Download a model</source>
+      <extracomment>hub.title</extracomment>
+      <translation>Ein Modell herunterladen</translation>
+    </message>
+    <message>
+      <source>Type the name of a model on Hugging Face, as its address shows it after huggingface.co/, such as {example}. MeshNet downloads only the files it needs.</source>
+      <extracomment>hub.intro</extracomment>
+      <translation>Geben Sie den Namen eines Modells auf Hugging Face ein, so wie seine Adresse ihn nach huggingface.co/ zeigt, etwa {example}. MeshNet lädt nur die Dateien herunter, die es braucht.</translation>
+    </message>
+    <message>
+      <source>Model name:</source>
+      <extracomment>hub.name</extracomment>
+      <translation>Modellname:</translation>
+    </message>
+    <message>
+      <source>Version:</source>
+      <extracomment>hub.revision</extracomment>
+      <translation>Version:</translation>
+    </message>
+    <message>
+      <source>main (the newest)</source>
+      <extracomment>hub.revision.hint</extracomment>
+      <translation>main (die neueste)</translation>
+    </message>
+    <message>
+      <source>A branch, tag or commit of the model; leave it empty for the newest.</source>
+      <extracomment>hub.revision.tip</extracomment>
+      <translation>Ein Branch, Tag oder Commit des Modells; leer lassen für die neueste Version.</translation>
+    </message>
+    <message>
+      <source>&amp;Download</source>
+      <extracomment>hub.download</extracomment>
+      <translation>&amp;Herunterladen</translation>
+    </message>
+    <message>
+      <source>Close</source>
+      <extracomment>hub.close</extracomment>
+      <translation>Schließen</translation>
+    </message>
+    <message>
+      <source>Type the model's name as ORGANISATION/NAME, such as {example}: the part of its address after huggingface.co/.</source>
+      <extracomment>hub.bad-name</extracomment>
+      <translation>Geben Sie den Modellnamen als ORGANISATION/NAME ein, etwa {example}: der Teil seiner Adresse nach huggingface.co/.</translation>
+    </message>
+    <message>
+      <source>A version has no spaces: type a branch, tag or commit, or leave the field empty for the newest.</source>
+      <extracomment>hub.bad-revision</extracomment>
+      <translation>Eine Version enthält keine Leerzeichen: Geben Sie einen Branch, Tag oder Commit ein, oder lassen Sie das Feld für die neueste Version leer.</translation>
+    </message>
+    <message>
+      <source>Looking up {repo} on Hugging Face…</source>
+      <extracomment>hub.looking-up</extracomment>
+      <translation>{repo} wird auf Hugging Face gesucht…</translation>
+    </message>
+    <message>
+      <source>Downloading {file}… {percent} %</source>
+      <extracomment>hub.downloading-file</extracomment>
+      <translation>{file} wird heruntergeladen… {percent} %</translation>
+    </message>
+    <message>
+      <source>Downloading the model… {percent} %</source>
+      <extracomment>hub.downloading</extracomment>
+      <translation>Das Modell wird heruntergeladen… {percent} %</translation>
+    </message>
+    <message>
+      <source>Downloading {file}…</source>
+      <extracomment>hub.fetching</extracomment>
+      <translation>{file} wird heruntergeladen…</translation>
+    </message>
+    <message>
+      <source>Stopping the download…</source>
+      <extracomment>hub.stopping</extracomment>
+      <translation>Der Download wird angehalten…</translation>
+    </message>
+    <message>
+      <source>Download cancelled. What arrived is kept, so downloading again continues where it stopped.</source>
+      <extracomment>hub.cancelled</extracomment>
+      <translation>Download abgebrochen. Was schon angekommen ist, bleibt erhalten; ein neuer Download macht dort weiter.</translation>
+    </message>
+    <message>
+      <source>The download did not finish. Check the internet connection and the free disk space, then try again.</source>
+      <extracomment>hub.failed</extracomment>
+      <translation>Der Download wurde nicht fertig. Prüfen Sie die Internetverbindung und den freien Speicherplatz und versuchen Sie es erneut.</translation>
+    </message>
+    <message>
+      <source>Hugging Face has no public model named {repo}. Check the spelling (copy the name from the model's page); a private or gated model needs a Hugging Face login on this computer first.</source>
+      <extracomment>hub.error.repo-not-found</extracomment>
+      <translation>Auf Hugging Face gibt es kein öffentliches Modell namens {repo}. Prüfen Sie die Schreibweise (kopieren Sie den Namen von der Seite des Modells); ein privates oder zugangsbeschränktes Modell braucht zuerst eine Hugging-Face-Anmeldung auf diesem Computer.</translation>
+    </message>
+    <message>
+      <source>{repo} has no version {revision}. Leave the version empty for the newest, or copy a branch, tag or commit from the model's page.</source>
+      <extracomment>hub.error.revision-not-found</extracomment>
+      <translation>{repo} hat keine Version {revision}. Lassen Sie die Version für die neueste leer, oder kopieren Sie einen Branch, Tag oder Commit von der Seite des Modells.</translation>
+    </message>
+    <message>
+      <source>Hugging Face could not be reached. Check the internet connection, then try again; what arrived is kept.</source>
+      <extracomment>hub.error.hub-unreachable</extracomment>
+      <translation>Hugging Face ist nicht erreichbar. Prüfen Sie die Internetverbindung und versuchen Sie es erneut; was schon angekommen ist, bleibt erhalten.</translation>
+    </message>
+    <message>
+      <source>Downloads are switched off on this computer (HF_HUB_OFFLINE is set). Remove that setting, restart MeshNet and try again.</source>
+      <extracomment>hub.error.hub-offline</extracomment>
+      <translation>Downloads sind auf diesem Computer abgeschaltet (HF_HUB_OFFLINE ist gesetzt). Entfernen Sie diese Einstellung, starten Sie MeshNet neu und versuchen Sie es erneut.</translation>
+    </message>
+    <message>
+      <source>MeshNet cannot run this kind of model yet. Choose another one, such as a Llama, Qwen or Gemma model.</source>
+      <extracomment>hub.error.unsupported-architecture</extracomment>
+      <translation>MeshNet kann diese Art von Modell noch nicht ausführen. Wählen Sie ein anderes, etwa ein Llama-, Qwen- oder Gemma-Modell.</translation>
+    </message>
+    <message>
       <source>Layers:</source>
       <extracomment>settings.layers</extracomment>
       <translation>Schichten:</translation>

@@ -1444,6 +1444,121 @@
       <translation>Elija una carpeta de modelo</translation>
     </message>
     <message>
+      <source>Download from Hugging Face…</source>
+      <extracomment>settings.model.download</extracomment>
+      <translation>Descargar de Hugging Face…</translation>
+    </message>
+    <message>
+      <source>Download a model</source>
+      <extracomment>hub.title</extracomment>
+      <translation>Descargar un modelo</translation>
+    </message>
+    <message>
+      <source>Type the name of a model on Hugging Face, as its address shows it after huggingface.co/, such as {example}. MeshNet downloads only the files it needs.</source>
+      <extracomment>hub.intro</extracomment>
+      <translation>Escriba el nombre de un modelo de Hugging Face tal como aparece en su dirección después de huggingface.co/, por ejemplo {example}. MeshNet descarga solo los archivos que necesita.</translation>
+    </message>
+    <message>
+      <source>Model name:</source>
+      <extracomment>hub.name</extracomment>
+      <translation>Nombre del modelo:</translation>
+    </message>
+    <message>
+      <source>Version:</source>
+      <extracomment>hub.revision</extracomment>
+      <translation>Versión:</translation>
+    </message>
+    <message>
+      <source>main (the newest)</source>
+      <extracomment>hub.revision.hint</extracomment>
+      <translation>main (la más reciente)</translation>
+    </message>
+    <message>
+      <source>A branch, tag or commit of the model; leave it empty for the newest.</source>
+      <extracomment>hub.revision.tip</extracomment>
+      <translation>Una rama, etiqueta o commit del modelo; déjelo vacío para la más reciente.</translation>
+    </message>
+    <message>
+      <source>&amp;Download</source>
+      <extracomment>hub.download</extracomment>
+      <translation>&amp;Descargar</translation>
+    </message>
+    <message>
+      <source>Close</source>
+      <extracomment>hub.close</extracomment>
+      <translation>Cerrar</translation>
+    </message>
+    <message>
+      <source>Type the model's name as ORGANISATION/NAME, such as {example}: the part of its address after huggingface.co/.</source>
+      <extracomment>hub.bad-name</extracomment>
+      <translation>Escriba el nombre del modelo como ORGANIZACIÓN/NOMBRE, por ejemplo {example}: la parte de su dirección después de huggingface.co/.</translation>
+    </message>
+    <message>
+      <source>A version has no spaces: type a branch, tag or commit, or leave the field empty for the newest.</source>
+      <extracomment>hub.bad-revision</extracomment>
+      <translation>Una versión no lleva espacios: escriba una rama, etiqueta o commit, o deje el campo vacío para la más reciente.</translation>
+    </message>
+    <message>
+      <source>Looking up {repo} on Hugging Face…</source>
+      <extracomment>hub.looking-up</extracomment>
+      <translation>Buscando {repo} en Hugging Face…</translation>
+    </message>
+    <message>
+      <source>Downloading {file}… {percent} %</source>
+      <extracomment>hub.downloading-file</extracomment>
+      <translation>Descargando {file}… {percent} %</translation>
+    </message>
+    <message>
+      <source>Downloading the model… {percent} %</source>
+      <extracomment>hub.downloading</extracomment>
+      <translation>Descargando el modelo… {percent} %</translation>
+    </message>
+    <message>
+      <source>Downloading {file}…</source>
+      <extracomment>hub.fetching</extracomment>
+      <translation>Descargando {file}…</translation>
+    </message>
+    <message>
+      <source>Stopping the download…</source>
+      <extracomment>hub.stopping</extracomment>
+      <translation>Deteniendo la descarga…</translation>
+    </message>
+    <message>
+      <source>Download cancelled. What arrived is kept, so downloading again continues where it stopped.</source>
+      <extracomment>hub.cancelled</extracomment>
+      <translation>Descarga cancelada. Lo que ya llegó se conserva, así que una nueva descarga sigue donde se detuvo.</translation>
+    </message>
+    <message>
+      <source>The download did not finish. Check the internet connection and the free disk space, then try again.</source>
+      <extracomment>hub.failed</extracomment>
+      <translation>La descarga no terminó. Compruebe la conexión a internet y el espacio libre en disco e inténtelo de nuevo.</translation>
+    </message>
+    <message>
+      <source>Hugging Face has no public model named {repo}. Check the spelling (copy the name from the model's page); a private or gated model needs a Hugging Face login on this computer first.</source>
+      <extracomment>hub.error.repo-not-found</extracomment>
+      <translation>Hugging Face no tiene ningún modelo público llamado {repo}. Compruebe cómo se escribe (copie el nombre de la página del modelo); un modelo privado o restringido necesita antes iniciar sesión en Hugging Face en este ordenador.</translation>
+    </message>
+    <message>
+      <source>{repo} has no version {revision}. Leave the version empty for the newest, or copy a branch, tag or commit from the model's page.</source>
+      <extracomment>hub.error.revision-not-found</extracomment>
+      <translation>{repo} no tiene la versión {revision}. Deje la versión vacía para la más reciente, o copie una rama, etiqueta o commit de la página del modelo.</translation>
+    </message>
+    <message>
+      <source>Hugging Face could not be reached. Check the internet connection, then try again; what arrived is kept.</source>
+      <extracomment>hub.error.hub-unreachable</extracomment>
+      <translation>No se pudo contactar con Hugging Face. Compruebe la conexión a internet e inténtelo de nuevo; lo que ya llegó se conserva.</translation>
+    </message>
+    <message>
+      <source>Downloads are switched off on this computer (HF_HUB_OFFLINE is set). Remove that setting, restart MeshNet and try again.</source>
+      <extracomment>hub.error.hub-offline</extracomment>
+      <translation>Las descargas están desactivadas en este ordenador (HF_HUB_OFFLINE está definido). Quite ese ajuste, reinicie MeshNet e inténtelo de nuevo.</translation>
+    </message>
+    <message>
+      <source>MeshNet cannot run this kind of model yet. Choose another one, such as a Llama, Qwen or Gemma model.</source>
+      <extracomment>hub.error.unsupported-architecture</extracomment>
+      <translation>MeshNet aún no puede ejecutar este tipo de modelo. Elija otro, por ejemplo un modelo Llama, Qwen o Gemma.</translation>
+    </message>
+    <message>
       <source>Layers:</source>
       <extracomment>settings.layers</extracomment>
       <translation>Capas:</translation>

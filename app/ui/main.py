@@ -267,7 +267,7 @@ class MeshNetApp(QObject):
             view = NetworkView(self.store)
             view.details_requested.connect(lambda: self._show("recipes"))
             return view
-        from app.ui.screens.settings_dialog import SettingsDialog
+        from app.ui.screens.settings.settings_dialog import SettingsDialog
 
         return SettingsDialog(self.store)
 

@@ -99,6 +99,7 @@ SPEAKING_MODULES = (
     "app/ui/controller.py",
     "app/ui/node_process.py",
     "app/ui/widgets/usage_chart.py",
+    "app/ui/screens/settings/hub_download.py",
 )
 # the login entry's .desktop comment is written once, for the desktop's own menus
 NOT_SHOWN_BY_THE_APP = {"Comment=Lend this PC's GPU to the MeshNet network"}

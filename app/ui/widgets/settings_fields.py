@@ -1,4 +1,4 @@
-"""Small editors the settings dialog is made of (app/ui/screens/settings_dialog.py).
+"""Small editors the settings dialog is made of (app/ui/screens/settings/settings_dialog.py).
 
 Kept apart so the dialog file reads as the flow (fill, validate, check, save)
 and these as plain widgets a test can drive on their own.

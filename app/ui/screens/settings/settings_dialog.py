@@ -11,7 +11,8 @@ disabled until it is fixed. The tracker address is checked with a real request
 the address was changed and not checked yet (changing only a pause rule while
 offline needs no tracker); an address that does not answer can still be saved
 on purpose ("Save anyway"). The join token goes to the OS
-keyring, never into the settings file.
+keyring, never into the settings file. The model is the packaged default, a
+folder chosen on disk, or one downloaded from Hugging Face (``hub_download``).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from app.node_command import is_frozen
 from app.settings_model import AppSettings, validate_settings
 from app.texts import plain, text
 from app.tracker_api import TrackerCheck, TrackerReadError, check_tracker
+from app.ui.screens.settings.hub_download import HubDownloadDialog
 from app.ui.settings_store import SettingsStore
 from app.ui.tasks import BackgroundTask, run_in_background
 from app.ui.widgets.labels import wrapping_label
@@ -128,6 +130,7 @@ class SettingsDialog(QDialog):
         self._save_after_check = False
         self._save_anyway = False
         self._token_loaded: str | None = None
+        self.hub_download: HubDownloadDialog | None = None  # made on first use
         self.setWindowTitle(text("settings.title"))
         self.problems: dict[str, QLabel] = {name: problem_label() for name in self.FIELDS}
         self.tabs = QTabWidget()
@@ -228,9 +231,8 @@ class SettingsDialog(QDialog):
         self.model_edit.setPlaceholderText(text("settings.model.default"))
         browse = QPushButton(text("settings.model.browse"))
         browse.clicked.connect(self._choose_model_folder)
-        model_row = QHBoxLayout()
-        model_row.addWidget(self.model_edit, 1)
-        model_row.addWidget(browse)
+        self.download_button = QPushButton(text("settings.model.download"))
+        self.download_button.clicked.connect(self.open_hub_download)
         self.own_layers = QCheckBox(text("settings.layers.own"))
         self.layer_start = _spin(0, 999)
         self.layer_end = _spin(0, 999)
@@ -248,7 +250,14 @@ class SettingsDialog(QDialog):
                         text("settings.device"),
                         [self.device_field.combo, self.device_field.hint, self.problems["device"]],
                     ),
-                    (text("settings.model"), [model_row, self.problems["model"]]),
+                    (
+                        text("settings.model"),
+                        [
+                            self.model_edit,
+                            _row(browse, self.download_button),
+                            self.problems["model"],
+                        ],
+                    ),
                     (
                         text("settings.layers"),
                         [
@@ -481,6 +490,14 @@ class SettingsDialog(QDialog):
         folder = QFileDialog.getExistingDirectory(self, text("settings.model.choose"))
         if folder:
             self.model_edit.setText(folder)
+
+    def open_hub_download(self) -> HubDownloadDialog:
+        """The Hugging Face download; the model field takes the folder it downloads."""
+        if self.hub_download is None:
+            self.hub_download = HubDownloadDialog(self)
+            self.hub_download.downloaded.connect(self.model_edit.setText)
+        self.hub_download.open()
+        return self.hub_download
 
     def save(self) -> None:
         """Check the address if needed, then keep everything; the dialog closes on success."""
