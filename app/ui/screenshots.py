@@ -54,6 +54,39 @@ def _event(kind: str, message: str = "", at: float = 0.0, **fields: Any) -> dict
     }
 
 
+def pull_events(repo: str) -> list[dict[str, Any]]:
+    """``models pull --json`` 40 % through a model's one weights file."""
+    return [
+        _event(
+            "progress",
+            f"Looking up {repo} at main…",
+            data={"stage": "fetch", "done": 0, "total": 0},
+        ),
+        _event(
+            "progress",
+            "Fetching model.safetensors (988.1 MB)…",
+            data={"stage": "fetch", "done": 395_240_000, "total": 988_097_824},
+        ),
+    ]
+
+
+def pull_refused_events(repo: str) -> list[dict[str, Any]]:
+    """``models pull --json`` of a name with a typo: the Hub has no such model."""
+    message = (
+        f"{repo} is not a model repository on https://huggingface.co: check the name "
+        "(ORG/NAME, as in its address); if it is private or gated, log in with "
+        "`hf auth login` first"
+    )
+    return [
+        _event(
+            "progress",
+            f"Looking up {repo} at main…",
+            data={"stage": "fetch", "done": 0, "total": 0},
+        ),
+        _event("error", message, reason="repo-not-found"),
+    ]
+
+
 def sample_report(now: float) -> dict[str, Any]:
     return {
         "status": "passed",
@@ -413,7 +446,7 @@ def _c2_screens(store: SettingsStore) -> list[tuple[str, Callable[[Path], None]]
     from app.ui.screens.doctor.wizard import DoctorWizard
     from app.ui.screens.network_view import NetworkView
     from app.ui.screens.recipes_view import RecipesView
-    from app.ui.screens.settings_dialog import SettingsDialog
+    from app.ui.screens.settings.settings_dialog import SettingsDialog
 
     controller = _keep(NodeController(store))
     for event in serving_events(time.time()):
@@ -437,7 +470,26 @@ def _c2_screens(store: SettingsStore) -> list[tuple[str, Callable[[Path], None]]
         sample(lambda: RecipesView(store, controller), name, "recipes")
     for name in SettingsDialog.SAMPLE_NAMES:
         sample(lambda: SettingsDialog(store), name, "settings")
+    jobs.append(("settings-download-progress", lambda path: _hub_download(path, failed=False)))
+    jobs.append(("settings-download-failed", lambda path: _hub_download(path, failed=True)))
     return jobs
+
+
+def _hub_download(path: Path, *, failed: bool) -> None:
+    """Settings' Hugging Face download, driven by sample ``models pull`` events (no child)."""
+    from app.ui.screens.settings.hub_download import EXAMPLE_REPO, HubDownloadDialog
+
+    dialog = _keep(HubDownloadDialog())
+    repo = "Qwen/Qwen2.5-0.5B-Instruckt" if failed else EXAMPLE_REPO
+    dialog.name_edit.setText(repo)
+    _settle(dialog)  # shown before the download starts, as a user opens it
+    dialog.begin(repo, "main")
+    for event in pull_refused_events(repo) if failed else pull_events(repo):
+        dialog.on_event(event)
+    if failed:
+        dialog.finish(2, "")
+    _save(dialog, path)
+    dialog.hide()
 
 
 __all__ = ["refused_events", "relayed_events", "render_all", "serving_events"]
