@@ -9,6 +9,8 @@ one progress bar for all of them:
     done     units finished so far (tensors, files, layers, forward steps)
     total    units in the whole step (0 when not known yet)
     message  a sentence for people ("Loading layers 0–15…")
+    item     what the step works on now, when it is one named thing (a file it
+             fetches); empty otherwise, so a GUI need not parse the sentence
 
 A :class:`CancelToken` is checked at every progress point: a node asked to
 stop in the middle of loading stops at the next layer instead of finishing a
@@ -39,10 +41,18 @@ class Progress:
     done: int
     total: int
     message: str
+    item: str = ""
 
     def data(self) -> dict[str, int | str]:
         """The event payload the child protocol carries (the message travels beside it)."""
-        return {"stage": self.stage, "done": self.done, "total": self.total}
+        payload: dict[str, int | str] = {
+            "stage": self.stage,
+            "done": self.done,
+            "total": self.total,
+        }
+        if self.item:
+            payload["item"] = self.item
+        return payload
 
 
 ProgressCallback = Callable[[Progress], None]

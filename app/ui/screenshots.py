@@ -65,7 +65,12 @@ def pull_events(repo: str) -> list[dict[str, Any]]:
         _event(
             "progress",
             "Fetching model.safetensors (988.1 MB)…",
-            data={"stage": "fetch", "done": 395_240_000, "total": 988_097_824},
+            data={
+                "stage": "fetch",
+                "done": 395_240_000,
+                "total": 988_097_824,
+                "item": "model.safetensors",
+            },
         ),
     ]
 

@@ -172,14 +172,16 @@ def _fetch_weights(
         message = f"Fetching {name}{size}…"
         arrived = 0
 
-        def on_bytes(count: int, message: str = message, base: int = finished) -> None:
+        def on_bytes(
+            count: int, message: str = message, base: int = finished, item: str = name
+        ) -> None:
             nonlocal arrived
             arrived += count
             if progress is not None:
-                progress(Progress(STAGE_FETCH, base + arrived, total, message))
+                progress(Progress(STAGE_FETCH, base + arrived, total, message, item=item))
 
         if progress is not None:
-            progress(Progress(STAGE_FETCH, finished, total, message))
+            progress(Progress(STAGE_FETCH, finished, total, message, item=name))
         downloader(name, destination, on_bytes)
         finished += (destination / name).stat().st_size  # exact, whatever retries counted
 

@@ -115,6 +115,9 @@ def test_fetch_shard_downloads_only_the_files_its_layers_need(
         ("fetch", done, total) for done in before_each
     ]
     assert seen[0].message.startswith("Fetching ") and seen[-1].message == "Fetched layers 1–3."
+    # each file's events name it, so the app need not parse the sentence
+    assert [p.item for p in seen[:-1]] == ordered and seen[-1].item == ""
+    assert seen[0].data()["item"] == ordered[0] and "item" not in seen[-1].data()
     fetched = {p.name for p in folder.glob("*.safetensors")}
     assert fetched == expected
     manifest = ModelManifest.load(folder)

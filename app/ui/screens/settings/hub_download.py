@@ -47,8 +47,6 @@ EXAMPLE_REPO = "Qwen/Qwen2.5-0.5B-Instruct"
 _PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 _REPO_ID = re.compile(rf"{_PART}/{_PART}")
 _ADDRESS = re.compile(r"^(?:https?://)?(?:www\.)?huggingface\.co/", re.IGNORECASE)
-# core.models.hub says "Fetching NAME (SIZE)…" while a weight file arrives
-_FETCHING = re.compile(r"^Fetching (?P<file>\S+)")
 # the node's refusals (reason codes) that have a sentence of the app's own
 _REASON_KEYS = {
     "bad-repo-id": "hub.bad-name",
@@ -72,15 +70,15 @@ def repo_id_from(typed: str) -> str | None:
 def progress_sentence(event: Mapping[str, Any], repo: str) -> tuple[str, int | None]:
     """A pull's progress event as a plain sentence, with its percentage (None: unknown)."""
     fraction = progress_fraction(event)
-    fetching = _FETCHING.match(str(event.get("message") or ""))
+    item = str((event.get("data") or {}).get("item") or "")  # the file arriving, if named
     if fraction is None:
-        if fetching:
-            return text("hub.fetching", file=fetching["file"]), None
+        if item:
+            return text("hub.fetching", file=item), None
         return text("hub.looking-up", repo=repo), None
     done, total = fraction
     percent = done * 100 // total
-    if fetching:
-        return text("hub.downloading-file", file=fetching["file"], percent=number(percent)), percent
+    if item:
+        return text("hub.downloading-file", file=item, percent=number(percent)), percent
     return text("hub.downloading", percent=number(percent)), percent
 
 
