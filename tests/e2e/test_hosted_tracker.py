@@ -13,6 +13,7 @@ Skipped without nginx or PostgreSQL; under CI=true a missing nginx fails instead
 from __future__ import annotations
 
 import contextlib
+import logging
 import ssl
 import subprocess
 import sys
@@ -46,6 +47,8 @@ from tests.tracker_service.store_backends import needs_postgres, reset_postgres
 
 pytestmark = pytest.mark.slow
 
+log = logging.getLogger(__name__)
+
 QUESTION = "Name three colours."
 NEW_TOKENS = 32
 SIGNING_KEY = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
@@ -59,6 +62,13 @@ class Hosted:
     context: ssl.SSLContext
     replicas: list[Process]
     nodes: list[Child] = field(default_factory=list)
+    folder: Path | None = None  # the stack's logs (nginx's error.log, relay.log, r0.log…)
+
+    def log_tail(self, name: str, chars: int = 2000) -> str:
+        path = self.folder / name if self.folder is not None else None
+        if path is None or not path.exists():
+            return f"({name}: none)"
+        return f"{name}: …{path.read_text(errors='replace')[-chars:]}"
 
     def get(self, path: str) -> httpx.Response:
         return httpx.get(self.url + path, verify=self.context, timeout=10)
@@ -127,7 +137,7 @@ def hosted(default_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) ->
         proxy = start_nginx(nginx, folder, render_nginx(folder, ports, cert, key))
         started.append(proxy)
         proxy.wait_http(url + "/api/v1/state", verify=context)
-        hosted = Hosted(url, ca.cert_path, context, replicas, children)
+        hosted = Hosted(url, ca.cert_path, context, replicas, children, folder)
 
         def on_line(_name: str, _line: object) -> None:
             pass
@@ -210,8 +220,20 @@ def test_meshnet_chat_over_https_with_the_ca_file(hosted: Hosted, undisturbed: s
 def test_the_relay_websocket_is_upgraded_through_nginx(hosted: Hosted) -> None:
     # An unsigned link is the relay's own refusal: nginx passed the upgrade to the relay.
     link = hosted.url.replace("https://", "wss://") + "/relay/v1/link"
-    with pytest.raises(InvalidStatus) as refused, connect(link, ssl=hosted.context):
-        pass
+    # Once (in about ten clean CI runs) the handshake got no answer within its 10 s while
+    # the same request answers in milliseconds otherwise; a second try tells a stalled
+    # moment of a loaded machine from a site that does not pass upgrades, and the logs of
+    # a first timeout are kept in the test's output for the next look.
+    for attempt in (1, 2):
+        try:
+            with pytest.raises(InvalidStatus) as refused, connect(link, ssl=hosted.context):
+                pass
+            break
+        except TimeoutError:
+            logs = "\n".join(hosted.log_tail(n) for n in ("relay.log", "error.log"))
+            if attempt == 2:
+                pytest.fail(f"nginx never answered the relay's upgrade:\n{logs}")
+            log.warning("no answer to the relay upgrade within 10 s; trying again\n%s", logs)
     response = refused.value.response
     assert response.status_code == 401 and b"link-refused" in response.body
 
