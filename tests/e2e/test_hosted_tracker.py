@@ -220,8 +220,8 @@ def test_meshnet_chat_over_https_with_the_ca_file(hosted: Hosted, undisturbed: s
 def test_the_relay_websocket_is_upgraded_through_nginx(hosted: Hosted) -> None:
     # An unsigned link is the relay's own refusal: nginx passed the upgrade to the relay.
     link = hosted.url.replace("https://", "wss://") + "/relay/v1/link"
-    # Once (in about ten clean CI runs) the handshake got no answer within its 10 s while
-    # the same request answers in milliseconds otherwise; a second try tells a stalled
+    # Once, in one clean CI run, the handshake got no answer within its 10 s, where the
+    # same request answered at once in every other run; a second try tells a stalled
     # moment of a loaded machine from a site that does not pass upgrades, and the logs of
     # a first timeout are kept in the test's output for the next look.
     for attempt in (1, 2):
