@@ -10,6 +10,7 @@ stand up real nodes; ``tracker_service`` itself never does.
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -147,3 +148,12 @@ def start_real_node(
     )
     server.start()
     return RealNode(key, shard, sessions, server, identity, holder)
+
+
+def assert_sessions_freed(*nodes: RealNode, within_s: float = 10.0) -> None:
+    """A route that failed or was left drops its connections without a close, and a
+    node frees such a session when it sees the connection end: wait for it, bounded."""
+    deadline = time.monotonic() + within_s
+    while any(n.sessions.open_count for n in nodes) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert [n.sessions.open_count for n in nodes] == [0] * len(nodes)

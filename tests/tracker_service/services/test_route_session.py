@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
-import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from types import SimpleNamespace
@@ -18,7 +17,13 @@ import pytest
 from core.runtime.generate import generate_local
 from core.runtime.sampling import SamplingParams
 from core.runtime.shard import Shard
-from tests.tracker_service.real_nodes import NUM_LAYERS, RealNode, build_tiny_model, start_real_node
+from tests.tracker_service.real_nodes import (
+    NUM_LAYERS,
+    RealNode,
+    assert_sessions_freed,
+    build_tiny_model,
+    start_real_node,
+)
 from tracker_service.domain.keys import TrackerKey
 from tracker_service.domain.route_formation import Candidate, form_route
 from tracker_service.domain.tickets import HopReceipt
@@ -282,7 +287,7 @@ def test_a_sampled_step_returns_before_its_audit_and_the_conviction_fails_the_ne
     assert signed["output_sha256"] == reply_output_digest(
         observed, last_hop=True, max_bytes=DEFAULT_MAX_REPLY_BYTES
     )
-    assert a.sessions.open_count == 0 and b.sessions.open_count == 0
+    assert_sessions_freed(a, b)
 
 
 def test_close_awaits_a_pending_audit_and_fails_on_its_conviction(
@@ -339,11 +344,7 @@ def test_leaving_a_session_cancels_its_pending_audits(nodes: tuple[RealNode, Rea
 
     assert asyncio.run(go()) == 0
     assert auditor.cancelled and auditor.bound is None
-    # a node frees a dropped session when it sees the connection close: wait, bounded
-    deadline = time.monotonic() + 10
-    while (a.sessions.open_count or b.sessions.open_count) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert a.sessions.open_count == 0 and b.sessions.open_count == 0
+    assert_sessions_freed(a, b)
 
 
 @pytest.mark.parametrize("limit", [1, 2])

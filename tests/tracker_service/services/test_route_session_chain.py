@@ -16,7 +16,13 @@ from websockets.asyncio.client import connect
 
 from core.dataplane import chain, wire
 from core.dataplane.tickets import RouteTicket, TicketGrant
-from tests.tracker_service.real_nodes import NUM_LAYERS, RealNode, build_tiny_model, start_real_node
+from tests.tracker_service.real_nodes import (
+    NUM_LAYERS,
+    RealNode,
+    assert_sessions_freed,
+    build_tiny_model,
+    start_real_node,
+)
 from tracker_service.domain.keys import TrackerKey
 from tracker_service.domain.route_formation import Candidate, form_route
 from tracker_service.domain.tickets import HopReceipt
@@ -179,4 +185,4 @@ def test_a_chain_open_fails_over_cleanly_when_a_link_cannot_be_made(
 
     failure = asyncio.run(go())
     assert failure.node_id == gone.node_id or failure.reason.startswith("chain-")
-    assert a.sessions.open_count == 0 and c.sessions.open_count == 0
+    assert_sessions_freed(a, c)
