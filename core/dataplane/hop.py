@@ -222,6 +222,8 @@ class HopSession:
         self._steps = 0
         self._tokens = 0
         self._output_sha256: str | None = None  # the last step's output, for the receipt
+        # The client asked for a signed receipt after every step reply (docs/wire.md#step-receipts).
+        self._step_receipts = False
         # A chained hop (chain.py): it forwards each output over `_downstream` (unless it is
         # the last hop) and, past the first hop, takes its steps from its predecessor's link.
         self._chain = False
@@ -292,6 +294,9 @@ class HopSession:
         wants_chain = opening.get("chain", False)
         if not isinstance(wants_chain, bool):
             raise _bad_request(f"chain must be true or false, got {wants_chain!r}")
+        step_receipts = opening.get("step_receipts", False)
+        if not isinstance(step_receipts, bool):
+            raise _bad_request(f"step_receipts must be true or false, got {step_receipts!r}")
         if wants_chain and not grant.is_last and grant.hop.next is None:
             raise ProtocolError(
                 "the route ticket offers this route no chain; open it without 'chain'",
@@ -314,6 +319,7 @@ class HopSession:
             allocation.add_done_callback(_close_when_opened)
             raise
         self._session_id = session.session_id
+        self._step_receipts = step_receipts
         self._ctx.live[session.session_id] = self._ws
         if wants_chain and len(grant.ticket.hops) > 1:
             await self._join_chain(opening.get("ticket"), grant)
@@ -330,6 +336,7 @@ class HopSession:
                     "layers": [grant.hop.effective_start, grant.hop.end],
                     "kv_bytes_per_token": self._shard.kv_bytes_per_token(session.start_layer),
                     "interim_receipts": True,  # answers {"type": "receipt"} mid-session
+                    "step_receipts": self._step_receipts,  # a signed receipt after each reply
                     "speculative_steps": True,  # takes rewind and verify step frames
                     "chained_hops": True,  # opens as a chain hop when asked (chain.py)
                     "chain": self._chain,
@@ -416,7 +423,8 @@ class HopSession:
 
     async def _answer(self, data: bytes) -> None:
         """Compute one step; a chain hop forwards its output to the next hop first (the
-        critical path), then every hop sends its reply to its client."""
+        critical path), then every hop sends its reply to its client (and, when asked, its
+        signed receipt for the steps so far)."""
         if self._chain and not self._is_last_hop() and self._downstream is None:
             raise ProtocolError("the next hop of this chain went away", reason=wire.CHAIN_BROKEN)
         reply, header = await self._step(data)
@@ -431,6 +439,10 @@ class HopSession:
                 )
                 self._downstream = None  # the client reads the next hop's failure itself
         await self._ws.send(reply)
+        if self._step_receipts:
+            # Signed after the reply is on its way: the node binds itself to every output
+            # without knowing which step an audit samples.
+            await self._ws.send(json.dumps({"type": "step-receipt", **self._signed_receipt()}))
 
     def _is_last_hop(self) -> bool:
         return self._grant is not None and self._grant.is_last

@@ -14,9 +14,10 @@ it actually ran (``[effective_start, end]``) and how much it ran:
             its output (a hop audit's evidence): the SHA-256 hex of the reply
             frame's bytes, or for the last hop of its sampled token ids written
             as canonical JSON (``[1234]``); null when the hop ran no step. A
-            client may ask for an interim receipt between steps (``{"type":
-            "receipt"}``, the session goes on): a hop audit asks right after the
-            step it samples, so the receipt binds that step's output.
+            client that opens with ``step_receipts`` gets this receipt after
+            every reply (``{"type": "step-receipt"}``), so each output is bound
+            by the node's signature; it may also ask for one between steps
+            (``{"type": "receipt"}``, the session goes on).
 """
 
 from __future__ import annotations

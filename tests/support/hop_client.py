@@ -53,8 +53,10 @@ class HopClient:
         signed_ticket: Mapping[str, Any] | None,
         max_length: int,
         sampling: Mapping[str, Any] | None = None,
+        **fields: Any,
     ) -> dict[str, Any]:
-        """Send the ticket; returns the node's ``opened`` message."""
+        """Send the ticket (and any further ``fields`` of the open message, such as
+        ``step_receipts``); returns the node's ``opened`` message."""
         options: dict[str, Any] = {
             "max_size": self._max_reply_bytes,
             "compression": None,
@@ -69,6 +71,7 @@ class HopClient:
             message["ticket"] = dict(signed_ticket)
         if sampling is not None:
             message["sampling"] = dict(sampling)
+        message.update(fields)
         await self.send_text(json.dumps(message))
         reply = await self._expect_text("opened")
         self.opened = reply

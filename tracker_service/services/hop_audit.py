@@ -17,7 +17,7 @@ lying last node cannot change answers unseen. With no second node able to
 cover the hop, the audit is skipped. With no third, the disagreement becomes
 a dispute (:mod:`tracker_service.services.disputes`): both nodes are withdrawn from
 serving, the audited hop's signed receipt for the audited step is kept (``bind``:
-the interim receipt the route client asked for right after that step), and an arbiter
+the step receipt the hop sent with that very reply), and an arbiter
 recruited later replays the steps (:mod:`tracker_service.services.arbitration`): a
 quarantine always needs a majority.
 """
@@ -83,8 +83,8 @@ class Opinion:
     ``output_sha256`` is the digest a receipt signs (the reply frame's bytes, or
     the last hop's sampled token ids); ``receipt`` is that node's signed receipt
     whose ``output_sha256`` equals it (the replay session's for an auditor, the
-    route session's interim receipt taken right after the disputed step for the
-    audited hop), or None when the node gave none.
+    step receipt that came with the disputed reply for the audited hop), or None
+    when the node gave none.
     """
 
     node_id: str

@@ -71,10 +71,11 @@ class HopLink:
     audit_rate: float = 0.0
     # a node on probation is audited inline: a stranger's lie never reaches a user
     audit_inline: bool = False
-    interim_receipts: bool = False  # the node signs a receipt mid-session on request
+    # The node signs a receipt after every step reply (docs/wire.md#step-receipts).
+    step_receipts: bool = False
     speculative_steps: bool = False  # the node takes rewind and verify step frames
-    # An interim receipt asked for after an audited step: read before the hop's next use.
-    receipt_pending: asyncio.Task[dict[str, Any]] | None = None
+    # The verified signed receipt that came with the last reply: binds the node to it.
+    step_receipt: dict[str, Any] | None = None
 
     def fail(self, reason: str, message: str) -> RouteFailure:
         return RouteFailure(reason, message, hop_index=self.index, node_id=self.plan.node_id)

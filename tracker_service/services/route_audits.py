@@ -1,24 +1,26 @@
 """The hop audits of one route session, run off its critical path.
 
-A sampled step asks the hop for an interim signed receipt (one small control
-exchange, read before the hop's next step, so the receipt binds exactly the audited
-output), copies the hop's inputs so far and its reply, and hands them to a
-background task; the step returns at once. A verdict that quarantines or withdraws a
-hop fails the route at its next step, or at ``close``. At most ``max_in_flight``
-audits run per session, one per hop at most (a hop's step is not sampled while
-either bound is reached), so a fast stream cannot pile up replays.
+Every reply of a hop that opened with ``step_receipts`` comes with the hop's signed
+receipt for its steps so far, whose ``output_sha256`` is that reply's digest
+(docs/wire.md#step-receipts), so the node is bound to every output without knowing
+which step is sampled. A sampled step copies the hop's inputs so far, its reply and
+that receipt, and hands them to a background task; the step returns at once. A
+verdict that quarantines or withdraws a hop fails the route at its next step, or at
+``close``. At most ``max_in_flight`` audits run per session, one per hop at most (a
+hop's step is not sampled while either bound is reached), so a fast stream cannot
+pile up replays.
 
-A node on probation (``StepAuditor.policy_for``), and one that signs no interim
-receipt (``opened`` without ``interim_receipts``), is audited inline: its sampled
-step waits for the verdict (a stranger's lie never reaches a user), its hop closed
-for the receipt when the audit convicts it.
+A node on probation (``StepAuditor.policy_for``) is audited inline: its sampled step
+waits for the verdict, so a stranger's lie never reaches a user. So is one that
+signs no step receipts (an older node): its hop is closed for the receipt when the
+audit convicts it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tracker_service.services.hop_link import HopLink, RouteFailure
@@ -33,9 +35,8 @@ DISPUTED = "disputed"  # the hop's node is in an open audit dispute (disputes.py
 QUARANTINED = "quarantined"
 
 Receipt = dict[str, Any]
-# The hop's signed receipt for its steps so far (steps, tokens, the audited reply).
-InterimReceipt = Callable[[HopLink, int, int, bytes], Coroutine[Any, Any, Receipt]]
-# Close the hop at once for its receipt: the binding of an inline audit.
+# Close the hop at once for its receipt: the binding of an inline audit of a node that
+# signs no step receipts.
 ReceiptNow = Callable[[int], Awaitable[Receipt | None]]
 
 
@@ -49,14 +50,12 @@ class RouteAudits:
         *,
         max_in_flight: int,
         step_timeout_s: float,
-        interim_receipt: InterimReceipt,
         receipt_now: ReceiptNow,
     ) -> None:
         self._auditor = auditor
         self._plan = plan
         self._max = max(1, max_in_flight)
         self._step_timeout_s = step_timeout_s
-        self._interim_receipt = interim_receipt
         self._receipt_now = receipt_now
         self._tasks: set[asyncio.Task[None]] = set()
         self._audited: set[int] = set()  # hops with an audit in flight
@@ -97,19 +96,19 @@ class RouteAudits:
         if not self._auditor.sample(hop.audit_rate):
             return
         frames = list(hop.inputs)  # a copy: the hop's inputs grow while the audit runs
-        if hop.audit_inline or not hop.interim_receipts:
-            # On probation, or no receipt mid-session: audit inline, binding by closing the
-            # hop on conviction.
-            verdict = await self._audit(
-                hop, frames, reply, bind=lambda: self._receipt_now(hop.index)
-            )
+        signed = hop.step_receipt if hop.step_receipts else None
+
+        async def bind() -> Receipt | None:
+            # The receipt that came with this very reply; without one, close the hop for it.
+            return signed if signed is not None else await self._receipt_now(hop.index)
+
+        if hop.audit_inline or signed is None:
+            verdict = await self._audit(hop, frames, reply, bind=bind)
             failure = _failure_of(hop, verdict)
             if failure is not None:
                 raise failure
             return
-        receipt = asyncio.create_task(self._interim_receipt(hop, hop.steps, hop.tokens, reply))
-        hop.receipt_pending = receipt
-        task = asyncio.create_task(self._background(hop, frames, reply, receipt))
+        task = asyncio.create_task(self._background(hop, frames, reply, bind))
         self._tasks.add(task)
         self._audited.add(hop.index)
 
@@ -124,15 +123,8 @@ class RouteAudits:
         hop: HopLink,
         frames: list[bytes],
         reply: bytes,
-        receipt: asyncio.Task[Receipt],
+        bind: Callable[[], Awaitable[Receipt | None]],
     ) -> None:
-        async def bind() -> Receipt | None:
-            try:
-                return await asyncio.shield(receipt)
-            except RouteFailure as exc:
-                log.info("hop %d gave no receipt for the audit: %s", hop.index, exc)
-                return None
-
         try:
             verdict = await self._audit(hop, frames, reply, bind=bind)
         except asyncio.CancelledError:

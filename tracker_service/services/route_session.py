@@ -137,7 +137,6 @@ class RouteSession:
             plan,
             max_in_flight=max_audits_in_flight,
             step_timeout_s=step_timeout_s,
-            interim_receipt=self._interim_receipt,
             receipt_now=self.receipt_now,
         )
         self._rewind = False  # the next step's frame tells every hop to forget drafts
@@ -189,6 +188,7 @@ class RouteSession:
             "type": "open",
             "ticket": self.plan.signed_ticket,
             "max_length": max_length,
+            "step_receipts": True,  # every reply signed: audits bind without an exchange
         }
         if last:
             message["sampling"] = (sampling or Sampling()).to_json()
@@ -217,7 +217,7 @@ class RouteSession:
                 "as a star",
             )
         hop.layers = want
-        hop.interim_receipts = opened.get("interim_receipts") is True
+        hop.step_receipts = opened.get("step_receipts") is True
         hop.speculative_steps = opened.get("speculative_steps") is True
 
     # -- steps -------------------------------------------------------------------------------
@@ -295,19 +295,17 @@ class RouteSession:
         if self.chained:
             # The step goes to the first hop only; every hop's reply is read below, in
             # order, as it comes (each hop forwards to the next before it replies here).
-            for hop in self._hops:
-                await self._settle_receipt(hop)  # no receipt may cross the next step
             await self._hops[0].send_frame(frame)
         passed: str | None = None  # digest of what the previous hop passed on (a chain)
         for hop in self._hops:
             if self.chained:
                 reply = await hop.receive(self._step_timeout_s)
             else:
-                await self._settle_receipt(hop)
                 reply = await hop.exchange(frame, self._step_timeout_s)
             hop.steps += 1
             hop.tokens += count
             hop.last_reply = reply
+            await self._read_step_receipt(hop, reply)
             if passed is not None:
                 self._check_passed(hop, reply, passed)
             await self._audits.after_step(hop, frame, reply)
@@ -362,23 +360,16 @@ class RouteSession:
                 f"this hop's reply shows {passed[:16]}…",
             )
 
-    async def _interim_receipt(
-        self, hop: HopLink, steps: int, tokens: int, reply: bytes
-    ) -> dict[str, Any]:
-        """The hop's signed receipt for its steps so far; the session goes on.
-
-        Asked right after the audited step, before the hop's next one, so its
-        output_sha256 is the digest of the very reply under audit.
-        """
-        await hop.send(json.dumps({"type": "receipt"}))
-        message = await hop.expect_text("receipt", self._open_timeout_s)
-        return self._verified(hop, message, steps=steps, tokens=tokens, last_reply=reply).signed
-
-    async def _settle_receipt(self, hop: HopLink) -> None:
-        """Read a pending interim receipt before the hop's connection is used again."""
-        pending, hop.receipt_pending = hop.receipt_pending, None
-        if pending is not None:
-            await pending  # its failure (a bad receipt, a dead hop) fails the route here
+    async def _read_step_receipt(self, hop: HopLink, reply: bytes) -> None:
+        """The signed receipt a hop sends right after each reply, when it opened with
+        ``step_receipts``: checked against its key, the work sent so far and that very
+        reply, and kept as what binds the node to it should an audit sample the step."""
+        if not hop.step_receipts:
+            return
+        message = await hop.expect_text("step-receipt", self._step_timeout_s)
+        hop.step_receipt = self._verified(
+            hop, message, steps=hop.steps, tokens=hop.tokens, last_reply=reply
+        ).signed
 
     @property
     def speculative(self) -> bool:
@@ -400,6 +391,7 @@ class RouteSession:
             hop.tokens += wire_frames.positions_of(frame, self._max_reply)
         except wire_frames.FrameError as exc:
             raise hop.fail(PROTOCOL, f"the relayed frame is unreadable: {exc}") from exc
+        await self._read_step_receipt(hop, reply)
         return reply
 
     async def generate(
@@ -426,7 +418,6 @@ class RouteSession:
         failure: RouteFailure | None = None
         for hop in self._hops:
             try:
-                await self._settle_receipt(hop)
                 receipts.append(await self._close_hop(hop))
             except RouteFailure as exc:
                 failure = failure or exc
@@ -487,14 +478,13 @@ class RouteSession:
     async def receipt_now(self, hop_index: int) -> dict[str, Any] | None:
         """Close one hop at once and return its verified signed receipt, or None.
 
-        The binding of an inline audit (a node without interim receipts): it
+        The binding of an inline audit of a node without step receipts: it
         convicts the hop right after the disputed step, so the receipt's
         output_sha256 binds the node to the very output the audit found wrong
         (the route ends with the quarantine anyway).
         """
         hop = self._hops[hop_index]
         try:
-            await self._settle_receipt(hop)
             return (await self._close_hop(hop)).signed
         except RouteFailure as exc:
             log.info("hop %d gave no receipt for the audit: %s", hop_index, exc)
@@ -505,15 +495,11 @@ class RouteSession:
     async def abort(self) -> None:
         """Cancel this session's audits and drop every connection without receipts
         (the nodes free the sessions)."""
-        pending = [
-            *self._audits.running(),
-            *(h.receipt_pending for h in self._hops if h.receipt_pending),
-        ]
+        pending = self._audits.running()
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
         for hop in self._hops:
-            hop.receipt_pending = None
             await hop.drop()
 
     async def wait_audits(self) -> None:

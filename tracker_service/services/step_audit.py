@@ -39,9 +39,9 @@ class StepAuditor(Protocol):
         """A verdict whose ``quarantined`` lists the node ids taken out of routing.
 
         ``bind`` returns the audited hop's signed receipt for the audited step
-        (None if it gives none): its interim receipt, asked for right after the
-        step while the audit runs in the background, or for a node without
-        interim receipts its closing one (the hop is closed). Called only to
+        (None if it gives none): the step receipt it sent with that very reply,
+        or for a node without step receipts its closing one (the hop is
+        closed). Called only to
         convict or dispute that hop, so the evidence holds the node's own
         signature over the output it sent.
         """

@@ -193,6 +193,7 @@ def test_an_interim_receipt_signs_the_steps_so_far_and_the_session_goes_on(
 
     opened, digest, interim, final = asyncio.run(scenario())
     assert opened["interim_receipts"] is True
+    assert opened["step_receipts"] is False  # not asked for: no receipt follows a reply
     body = verify_receipt(interim, key.public)
     assert (body.steps, body.tokens, body.output_sha256) == (1, 2, digest)
     assert [final["receipt"]["steps"], final["receipt"]["tokens"]] == [2, 3]
@@ -214,3 +215,70 @@ def test_connection_that_never_sends_open_is_ended_as_bad_frame(
         node.server.stop()
     assert (reply["type"], reply["reason"]) == ("error", wire.BAD_FRAME)
     assert "no open message" in reply["message"]
+
+
+def test_step_receipts_sign_each_reply_right_after_it_when_asked(
+    head: Shard, tracker_key: Key
+) -> None:
+    key = Key.from_seed(NODE_A_SEED)
+    sessions = SessionManager(head)
+
+    async def scenario() -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]], Any]:
+        server = DataPlaneServer(
+            sessions,
+            key.node_id,
+            key.public,
+            key.sign,
+            lambda: tracker_key.public,
+            FINGERPRINT,
+            (0, 2),
+            1 << 20,
+        )
+        signed: list[tuple[str, dict[str, Any]]] = []
+        async with server, HopClient(server.url) as hop:
+            opened = await hop.open(ticket_for(tracker_key, _hops(key)), 8, step_receipts=True)
+            for position, ids in ((0, [[1, 2]]), (2, [[3]]), (3, [[4]])):
+                reply = await hop.step_raw(
+                    frames.encode_frame(
+                        {frames.INPUT_IDS: torch.tensor(ids)}, {frames.POSITION_KEY: str(position)}
+                    )
+                )
+                signed.append((frame_digest(reply), await hop._expect_text("step-receipt")))
+            final = await hop.close()
+        return opened, signed, final
+
+    opened, signed, final = asyncio.run(scenario())
+    assert opened["step_receipts"] is True
+    bodies = [verify_receipt(receipt, key.public) for _, receipt in signed]
+    assert [(b.steps, b.tokens) for b in bodies] == [(1, 2), (2, 3), (3, 4)]
+    assert [b.output_sha256 for b in bodies] == [digest for digest, _ in signed]
+    assert final["receipt"] == signed[-1][1]["receipt"]  # the close signs the same account
+    assert sessions.open_count == 0
+
+
+@pytest.mark.parametrize("value", ["yes", 1, None, [True]])
+def test_an_open_whose_step_receipts_is_not_a_boolean_is_a_bad_request(
+    head: Shard, tracker_key: Key, value: object
+) -> None:
+    key = Key.from_seed(NODE_A_SEED)
+    sessions = SessionManager(head)
+
+    async def scenario() -> ProtocolError:
+        server = DataPlaneServer(
+            sessions,
+            key.node_id,
+            key.public,
+            key.sign,
+            lambda: tracker_key.public,
+            FINGERPRINT,
+            (0, 2),
+            1 << 20,
+        )
+        async with server, HopClient(server.url) as hop:
+            with pytest.raises(ProtocolError) as caught:
+                await hop.open(ticket_for(tracker_key, _hops(key)), 8, step_receipts=value)
+            return caught.value
+
+    refused = asyncio.run(scenario())
+    assert refused.reason == wire.BAD_REQUEST and "step_receipts" in str(refused)
+    assert sessions.open_count == 0 and sessions.reserved_bytes == 0

@@ -14,6 +14,9 @@ from typing import Any
 
 import pytest
 
+from core.dataplane.hop import HopSession
+from core.dataplane.receipts import receipt_message
+from core.dataplane.wire import b64encode
 from core.runtime.generate import generate_local
 from core.runtime.sampling import SamplingParams
 from core.runtime.shard import Shard
@@ -254,6 +257,50 @@ class BlockingAuditor:
         assert bind is not None
         self.bound = await bind()
         return SimpleNamespace(quarantined=[accused], withdrawn=[])
+
+
+def test_every_reply_comes_with_a_step_receipt_that_binds_it(
+    nodes: tuple[RealNode, RealNode],
+) -> None:
+    a, b = nodes
+    seen: list[tuple[int, dict[str, Any] | None, bytes | None]] = []
+
+    async def go() -> None:
+        async with RouteSession(plan_over(a, b)) as session:
+            await session.open(len(PROMPT) + 3, Sampling(temperature=0.0))
+            feed = PROMPT
+            for _ in range(3):
+                feed = [(await session.step(feed)).token_id]
+                seen.extend((h.index, h.step_receipt, h.last_reply) for h in session._hops)
+            await session.close()
+
+    asyncio.run(go())
+    assert len(seen) == 6
+    for step, (index, signed, reply) in enumerate(seen):
+        assert signed is not None and reply is not None
+        body = signed["receipt"]
+        assert body["node_id"] == (a, b)[index].node_id and body["steps"] == step // 2 + 1
+        assert body["output_sha256"] == reply_output_digest(
+            reply, last_hop=index == 1, max_bytes=DEFAULT_MAX_REPLY_BYTES
+        )
+
+
+def test_a_step_receipt_that_signs_another_output_fails_the_route_at_that_step(
+    nodes: tuple[RealNode, RealNode], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = nodes
+    honest = HopSession._signed_receipt
+
+    def misbinding(self: HopSession) -> dict[str, Any]:
+        body = dict(honest(self)["receipt"], output_sha256="0" * 64)
+        return {"receipt": body, "signature": b64encode(self._ctx.sign(receipt_message(body)))}
+
+    monkeypatch.setattr(HopSession, "_signed_receipt", misbinding)
+    with pytest.raises(RouteFailure) as failure:
+        asyncio.run(run_route(plan_over(a, b), 2, Sampling()))
+    assert (failure.value.reason, failure.value.hop_index) == ("bad-receipt", 0)
+    assert "signed output" in failure.value.message
+    assert_sessions_freed(a, b)
 
 
 def test_a_sampled_step_returns_before_its_audit_and_the_conviction_fails_the_next_step(
