@@ -34,6 +34,20 @@ def head(tiny_model: Path) -> Shard:
     return Shard.load(tiny_model, 0, 2)
 
 
+def head_server(sessions: SessionManager, key: Key, tracker_key: Key) -> DataPlaneServer:
+    """A data plane for the head shard [0, 2) on loopback, signed by `key`."""
+    return DataPlaneServer(
+        sessions,
+        key.node_id,
+        key.public,
+        key.sign,
+        lambda: tracker_key.public,
+        FINGERPRINT,
+        (0, 2),
+        1 << 20,
+    )
+
+
 def _hops(key: Key) -> list[dict[str, object]]:
     return [{"node_id": key.node_id, "start": 0, "end": 2, "effective_start": 0}]
 
@@ -138,16 +152,7 @@ def test_async_api_serves_inside_the_callers_event_loop(head: Shard, tracker_key
     sessions = SessionManager(head)
 
     async def scenario() -> list[int]:
-        server = DataPlaneServer(
-            sessions,
-            key.node_id,
-            key.public,
-            key.sign,
-            lambda: tracker_key.public,
-            FINGERPRINT,
-            (0, 2),
-            1 << 20,
-        )
+        server = head_server(sessions, key, tracker_key)
         async with server:
             assert server.port != 0 and server.url == f"ws://127.0.0.1:{server.port}"
             async with HopClient(server.url) as hop:
@@ -168,16 +173,7 @@ def test_an_interim_receipt_signs_the_steps_so_far_and_the_session_goes_on(
     sessions = SessionManager(head)
 
     async def scenario() -> tuple[dict[str, Any], str, dict[str, Any], dict[str, Any]]:
-        server = DataPlaneServer(
-            sessions,
-            key.node_id,
-            key.public,
-            key.sign,
-            lambda: tracker_key.public,
-            FINGERPRINT,
-            (0, 2),
-            1 << 20,
-        )
+        server = head_server(sessions, key, tracker_key)
         async with server, HopClient(server.url) as hop:
             opened = await hop.open(ticket_for(tracker_key, _hops(key)), 8)
             reply = await hop.step_raw(
@@ -224,16 +220,7 @@ def test_step_receipts_sign_each_reply_right_after_it_when_asked(
     sessions = SessionManager(head)
 
     async def scenario() -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]], Any]:
-        server = DataPlaneServer(
-            sessions,
-            key.node_id,
-            key.public,
-            key.sign,
-            lambda: tracker_key.public,
-            FINGERPRINT,
-            (0, 2),
-            1 << 20,
-        )
+        server = head_server(sessions, key, tracker_key)
         signed: list[tuple[str, dict[str, Any]]] = []
         async with server, HopClient(server.url) as hop:
             opened = await hop.open(ticket_for(tracker_key, _hops(key)), 8, step_receipts=True)
@@ -264,16 +251,7 @@ def test_an_open_whose_step_receipts_is_not_a_boolean_is_a_bad_request(
     sessions = SessionManager(head)
 
     async def scenario() -> ProtocolError:
-        server = DataPlaneServer(
-            sessions,
-            key.node_id,
-            key.public,
-            key.sign,
-            lambda: tracker_key.public,
-            FINGERPRINT,
-            (0, 2),
-            1 << 20,
-        )
+        server = head_server(sessions, key, tracker_key)
         async with server, HopClient(server.url) as hop:
             with pytest.raises(ProtocolError) as caught:
                 await hop.open(ticket_for(tracker_key, _hops(key)), 8, step_receipts=value)
