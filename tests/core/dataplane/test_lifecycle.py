@@ -34,7 +34,9 @@ def head(tiny_model: Path) -> Shard:
     return Shard.load(tiny_model, 0, 2)
 
 
-def head_server(sessions: SessionManager, key: Key, tracker_key: Key) -> DataPlaneServer:
+def head_server(
+    sessions: SessionManager, key: Key, tracker_key: Key, port: int = 0
+) -> DataPlaneServer:
     """A data plane for the head shard [0, 2) on loopback, signed by `key`."""
     return DataPlaneServer(
         sessions,
@@ -45,6 +47,8 @@ def head_server(sessions: SessionManager, key: Key, tracker_key: Key) -> DataPla
         FINGERPRINT,
         (0, 2),
         1 << 20,
+        "127.0.0.1",
+        port,
     )
 
 
@@ -129,18 +133,7 @@ def test_port_already_in_use_is_a_config_error_naming_the_port(
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        server = DataPlaneServer(
-            SessionManager(head),
-            key.node_id,
-            key.public,
-            key.sign,
-            lambda: tracker_key.public,
-            FINGERPRINT,
-            (0, 2),
-            1 << 20,
-            "127.0.0.1",
-            port,
-        )
+        server = head_server(SessionManager(head), key, tracker_key, port)
         with pytest.raises(ConfigError) as caught:
             server.start()
     assert caught.value.reason == "port-unavailable"
