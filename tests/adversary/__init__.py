@@ -1,0 +1,1 @@
+"""Attacks a liar, a sybil or an abuser would try; each test fails without its defence."""
