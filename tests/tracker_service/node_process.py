@@ -10,7 +10,8 @@ local folder (the default model for the audit benchmark); the process prints
 one JSON line (``endpoint``, ``threads``) once serving, then reads the
 tracker's base64 public key from stdin (what it verifies tickets with) and
 serves until stdin closes. ``MESHNET_TEST_LIE_RATE`` in its environment makes it
-a liar (core/dataplane/lie.py).
+a liar (core/dataplane/lie.py); ``MESHNET_TEST_LIE_MODULE`` makes it one of the
+test-side liars of ``tests/support/lies``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 import torch
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from tests.support.lies import install_from_env
 from tests.tracker_service.helpers import FakeNode
 from tests.tracker_service.real_nodes import identity_for, start_real_node
 
@@ -104,6 +106,7 @@ def start_node_process(
 def main(argv: list[str]) -> int:
     model_dir, start, end, threads, seed_hex = argv
     torch.set_num_threads(int(threads))
+    install_from_env()  # a test-side liar, when the test asked for one (tests/support/lies)
     key = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(seed_hex))
     folder = Path(model_dir)
     identity = identity_for(folder, int(start), int(end), layer_count_of(folder))

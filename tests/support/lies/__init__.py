@@ -1,0 +1,28 @@
+"""Test-side liars: each module here turns an honest node process into one kind of liar.
+
+A module has ``install() -> None``, which patches the node's code in *this* process
+only (never the product's files). ``tests.tracker_service.node_process`` calls it
+before the node starts when ``MESHNET_TEST_LIE_MODULE`` names the module, so an
+attack test starts a real node process that lies in exactly one way::
+
+    start_node_process(model, 0, 30, 1, MESHNET_TEST_LIE_MODULE="top_ids")
+
+One lie per module, named after what it does.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+LIE_MODULE_ENV = "MESHNET_TEST_LIE_MODULE"
+
+
+def install_from_env() -> str | None:
+    """Install the liar named in the environment, if any; return its name."""
+    name = os.environ.get(LIE_MODULE_ENV, "").strip()
+    if not name:
+        return None
+    module = importlib.import_module(f"{__name__}.{name}")
+    module.install()
+    return name
