@@ -1,8 +1,8 @@
 """Speed measured, not claimed: the throughput route formation weighs for each node.
 
 A node's registration and heartbeats *claim* its tokens/s; nothing checks a claim,
-so a node claiming 1e12 would draw every route (docs/trust.md). The tracker times
-the decode steps of its own route sessions, per hop (services/speed_meter.py), and
+so a node claiming 1e12 would draw every route (docs/architecture.md#measured-speed).
+The tracker times the decode steps of its own route sessions, per hop (services/speed_meter.py), and
 keeps for each node an exponentially weighted mean of what one layer costs it per
 token (``ms_per_layer``) with the number of steps behind it. Per layer, so a node
 that moves to another shard keeps a meaningful figure.
