@@ -52,6 +52,8 @@ class SpeedMeter:
         self._last_flush = clock()
         self._task: asyncio.Future[object] | None = None
         self._waking = False  # a write is scheduled for when the last one is old enough
+        self._writing = 0  # steps being written now
+        self._loop: asyncio.AbstractEventLoop | None = None  # where wake-ups are scheduled
 
     def timer(self, artifact: str) -> StepTimer:
         """The step timer of one plan of this model artifact (RoutePlan.on_step)."""
@@ -70,15 +72,17 @@ class SpeedMeter:
         self._schedule()
 
     def pending(self) -> int:
-        """Timed steps not written yet."""
+        """Timed steps not written yet (a write in progress included)."""
         with self._lock:
-            return int(sum(entry[1] for entry in self._pending.values()))
+            return self._writing + int(sum(entry[1] for entry in self._pending.values()))
 
     def flush(self) -> dict[tuple[str, str], MeasuredSpeed]:
         """Write the pending steps now (blocking: a worker thread or a shutdown)."""
         with self._lock:
             taken, self._pending = self._pending, {}
             self._last_flush = self._clock()
+            writing = int(sum(entry[1] for entry in taken.values()))
+            self._writing += writing
         if not taken:
             return {}
         batches = [
@@ -92,25 +96,37 @@ class SpeedMeter:
             # A measurement lost is a few steps: never a reason to fail a route.
             log.exception("writing %d nodes' measured step times failed", len(batches))
             return {}
+        finally:
+            with self._lock:
+                self._writing -= writing
 
     def _schedule(self) -> None:
         """Write behind: at once when the last write is `flush_s` old, else once it is
         (one write in flight and one wake-up pending at most)."""
-        if self._waking or (self._task is not None and not self._task.done()):
+        if not self._pending:
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # timed outside an event loop: write at once
             self.flush()
             return
+        if self._loop is not loop:  # a loop that ended left nothing to wait for
+            self._loop, self._waking, self._task = loop, False, None
+        if self._waking or (self._task is not None and not self._task.done()):
+            return
         wait = self._flush_s - (self._clock() - self._last_flush)
         if wait > 0:
             self._waking = True
             loop.call_later(wait, self._wake, loop)
             return
+        self._write(loop)
+
+    def _write(self, loop: asyncio.AbstractEventLoop) -> None:
         self._task = loop.run_in_executor(None, self.flush)
+        # Steps timed while this write runs would wait for the next step: look again.
+        self._task.add_done_callback(lambda _: self._schedule())
 
     def _wake(self, loop: asyncio.AbstractEventLoop) -> None:
         self._waking = False
         if self.pending() and (self._task is None or self._task.done()):
-            self._task = loop.run_in_executor(None, self.flush)
+            self._write(loop)

@@ -2,9 +2,9 @@
 by the speed meter (services/speed_meter.py).
 
 Plain functions over a Session; callers own the transaction. A batch of timed steps
-moves the stored moving mean in one read and one write per node, inside the
-caller's transaction, so two tracker processes blending at once each keep their
-steps (the later one blends into what the earlier wrote).
+moves the stored moving mean in one read and one write per node. Two tracker
+processes writing the same node at the same instant may lose one of the two
+batches: a few steps of a moving mean, never a wrong figure.
 """
 
 from __future__ import annotations
@@ -103,8 +103,3 @@ def _stored(
 ) -> dict[tuple[str, str], MeasuredSpeed]:
     ids = sorted({node_id for node_id, _ in wanted})
     return {key: speed for key, speed in speeds_of(session, ids).items() if key in wanted}
-
-
-def forget_speeds(session: Session, node_id: str) -> None:
-    """Drop a node's measurements (it was removed from the registry)."""
-    session.query(NodeSpeed).filter(NodeSpeed.node_id == node_id).delete(synchronize_session=False)

@@ -136,3 +136,27 @@ def test_a_failed_write_loses_a_few_steps_never_the_route(tmp_path: Path) -> Non
     (tmp_path / "tracker.db").mkdir()  # no database there any more
     meter.observe(ARTIFACT, hop("n1", 0, 10), 0.05)  # outside a loop: written at once
     assert meter.pending() == 0
+
+
+def test_steps_timed_while_a_write_runs_are_written_after_it(database: Database) -> None:
+    meter = SpeedMeter(database, alpha=1.0, flush_s=0.0)
+    timer = meter.timer(ARTIFACT)
+
+    async def session() -> None:
+        for i in range(200):  # many writes in flight, the last steps after the last start
+            timer(hop(f"n{i % 3}", 0, 10), 0.05)
+            if i % 50 == 0:
+                await asyncio.sleep(0)
+        deadline = time.monotonic() + 10.0
+        while meter.pending():
+            assert time.monotonic() < deadline, "steps stranded behind a write"
+            await asyncio.sleep(0.02)
+
+    asyncio.run(session())
+    with database.session() as session_:
+        got = measured_speeds(session_, ARTIFACT)
+    assert sum(speed.steps for speed in got.values()) == 200
+    # A later loop (the first one ended) still gets its steps written.
+    asyncio.run(session())
+    with database.session() as session_:
+        assert sum(s.steps for s in measured_speeds(session_, ARTIFACT).values()) == 400
