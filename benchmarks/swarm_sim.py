@@ -81,6 +81,7 @@ def request(world: World, region: int, rng: random.Random) -> None:
             latency_ms=lambda node_id: float(LATENCY[region][specs[node_id].region]),
             policy=RoutingPolicy(),
             rng=rng,
+            measured=world.speeds,
         )
     except NoRoute:
         world.failed += 1

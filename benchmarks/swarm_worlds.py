@@ -27,6 +27,7 @@ import random
 from dataclasses import dataclass, field
 
 from benchmarks.swarm_model import BUSY_SHARE, LAYERS, Spec, load_s, true_rate
+from tracker_service.domain.measured_speed import MeasuredSpeed
 from tracker_service.domain.route_formation import Candidate
 
 EMPTY = 1e-6  # a layer rate at or below this is a hole (float residue of adds and removals)
@@ -49,6 +50,8 @@ class World:
     name: str = "world"
     true: list[float] = field(default_factory=lambda: [0.0] * LAYERS)
     serving: dict[str, Serving] = field(default_factory=dict)
+    # What the tracker's sessions time of each serving node: its real speed.
+    speeds: dict[str, MeasuredSpeed] = field(default_factory=dict)
     specs: dict[str, Spec] = field(default_factory=dict)  # nodes alive now
     timers: list[tuple[float, int, str, str, int | None, object]] = field(default_factory=list)
     gen: dict[str, int] = field(default_factory=dict)  # a node's timers die when it changes
@@ -108,11 +111,13 @@ class World:
         candidate = Candidate(node_id, "", b"", start, end, measured)
         live = Serving(start, end, true_rate(spec, k), measured, candidate)
         self.serving[node_id] = live
+        self.speeds[node_id] = MeasuredSpeed(1000.0 / (live.rate * k), 1_000)
         for i in range(start, end):
             self.true[i] += live.rate
 
     def unserve(self, node_id: str) -> None:
         live = self.serving.pop(node_id, None)
+        self.speeds.pop(node_id, None)
         if live is None:
             return
         for i in range(live.start, live.end):

@@ -31,7 +31,8 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def make_routable(db_url: str) -> list[Key]:
-    """All active nodes reachable, every recipe certified; returns the fingerprints."""
+    """All active nodes reachable and measured, every recipe certified; returns the
+    fingerprints."""
     database = Database(db_url)
     try:
         with database.sessions.begin() as session:
@@ -46,6 +47,17 @@ def make_routable(db_url: str) -> list[Key]:
                 text(
                     "UPDATE recipes SET status='certified', certified_at=:now, "
                     "routing_version=routing_version+1"
+                ),
+                {"now": time.time()},
+            )
+            # A network in service: the tracker has timed every node (store/node_speeds.py),
+            # so formation reads and weighs 10,000 measurements too.
+            session.execute(
+                text(
+                    "INSERT INTO node_speeds (model_artifact_digest, node_id, ms_per_layer, "
+                    "steps, updated_at) SELECT model_artifact_digest, node_id, 1000.0 / "
+                    "((CASE WHEN throughput > 0 THEN throughput ELSE 1.0 END) * "
+                    "(shard_end - shard_start)), 16, :now FROM nodes WHERE state='active'"
                 ),
                 {"now": time.time()},
             )

@@ -142,6 +142,12 @@ class Settings(BaseSettings):
     # What the route planner adds to a relayed hop's measured latency: the relay's two
     # extra socket hops on every step, which a one-off dial round trip undercounts.
     relay_hop_penalty_ms: float = Field(default=2.0, ge=0)
+    # Measured speed (docs/architecture.md#measured-speed): the weight of one timed
+    # decode step in a node's moving mean, and the steps before a node counts as
+    # measured (until then it is costed at the network's median; its own claim only
+    # ever lowers the estimate).
+    speed_step_weight: float = Field(default=0.1, gt=0, le=1)
+    speed_min_steps: int = Field(default=4, ge=1)
 
     @field_validator("network_terms_url", "public_url")
     @classmethod

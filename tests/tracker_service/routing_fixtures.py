@@ -20,6 +20,7 @@ from tests.tracker_service.helpers import identity_block
 from tracker_service.domain.recipe_identity import parse_identity
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import register_recipe
+from tracker_service.store.node_speeds import TimedSteps, record_steps
 from tracker_service.store.tables import NODE_ACTIVE, REACH_REACHABLE, Node
 
 LAYERS = 30
@@ -104,3 +105,16 @@ def add_nodes(database: Database, rows: Iterable[Node]) -> list[str]:
     with database.sessions.begin() as session:
         session.execute(insert(Node), values)
     return [v["node_id"] for v in values]
+
+
+def add_measured(
+    database: Database, artifact: str, speeds: dict[str, float], *, layers: int, steps: int = 16
+) -> None:
+    """Store what the tracker measured of nodes: node_id -> tokens/s through `layers`
+    layers, as that many timed decode steps (store/node_speeds.py)."""
+    batches = [
+        TimedSteps(node_id, artifact, 1000.0 / (rate * layers), steps)
+        for node_id, rate in speeds.items()
+    ]
+    with database.sessions.begin() as session:
+        record_steps(session, batches, alpha=1.0, now=time.time())

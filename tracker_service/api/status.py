@@ -17,11 +17,13 @@ from tracker_service.api.schemas.state import (
     RelayPublic,
     StatePublic,
 )
+from tracker_service.domain.measured_speed import MeasuredSpeed
 from tracker_service.domain.recipe_identity import coverage_gap
 from tracker_service.relay.directory import relay_of, relayed_sentence
 from tracker_service.services.disputes import DisputeBoard
 from tracker_service.store.jobs import list_jobs, task_counts
 from tracker_service.store.ledger import list_recipes
+from tracker_service.store.node_speeds import speeds_of
 from tracker_service.store.nodes import (
     count_live,
     count_nodes,
@@ -56,7 +58,16 @@ class NodePage:
     after: str | None = None
 
 
-def node_public(node: Node | Row[Any], now: float) -> NodePublic:
+def node_public(
+    node: Node | Row[Any], now: float, speed: MeasuredSpeed | None = None
+) -> NodePublic:
+    """`speed`: what the tracker measured of the node on its model (None: nothing yet)."""
+    measured = None
+    if speed is not None and speed.steps > 0:
+        # What routing weighs: the measurement, lowered by a lower claim.
+        measured = speed.tokens_per_s(node.shard_end - node.shard_start)
+        if node.throughput > 0:
+            measured = min(measured, node.throughput)
     return NodePublic(
         node_id=node.node_id,
         endpoint=node.endpoint,
@@ -70,6 +81,8 @@ def node_public(node: Node | Row[Any], now: float) -> NodePublic:
         shard_start=node.shard_start,
         shard_end=node.shard_end,
         throughput=node.throughput,
+        measured_throughput=measured,
+        measured_steps=speed.steps if speed is not None else 0,
         load=node.load,
         open_sessions=node.open_sessions,
         tokens_served=node.tokens_served,
@@ -170,11 +183,15 @@ def collect_state(session: Session, *, now: float, page: NodePage | None = None)
         if len(shown) > page.limit:
             shown = shown[: page.limit]
             next_after = shown[-1].node_id
+    speeds = speeds_of(session, [node.node_id for node in shown])
     return StatePublic(
         generated_at=now,
         models=models,
         recipes=[recipe_public(row) for row in recipes],
-        nodes=[node_public(node, now) for node in shown],
+        nodes=[
+            node_public(node, now, speeds.get((node.node_id, node.model_artifact_digest)))
+            for node in shown
+        ],
         nodes_total_live=count_live(session, now=now),
         nodes_total=count_nodes(session),
         next_cursor=None if next_after is None else encode_cursor(next_after),

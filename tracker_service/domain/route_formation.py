@@ -9,12 +9,17 @@ already computed.
 Choice. Nodes serving the same range ("shape") are interchangeable, so the
 search runs over shapes, not nodes: each shape is represented by one node,
 drawn at random among those whose estimated cost lies within a slack band of
-the best one (measured throughput, dial latency, current load and the routes
-this tracker handed out recently). That spreads sessions over equivalent nodes
-instead of always picking the same one, and keeps formation cheap: the search
-is a shortest path over at most ``L (L + 1) / 2`` shapes and ``L + 1`` layer
-boundaries, whatever the number of nodes. A certification route must cross at
-least two distinct nodes; the search tracks the hop count for that.
+the best one (throughput as the tracker measured it, dial latency, current
+load and the routes this tracker handed out recently). That spreads sessions
+over equivalent nodes instead of always picking the same one, and keeps
+formation cheap: the search is a shortest path over at most ``L (L + 1) / 2``
+shapes and ``L + 1`` layer boundaries, whatever the number of nodes. A
+certification route must cross at least two distinct nodes; the search tracks
+the hop count for that.
+
+Speed. A node's own claim of its throughput is never believed upwards: it is
+costed at what the tracker timed of its steps, a newcomer at the median, and a
+claim can only lower that (domain/measured_speed.py).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from tracker_service.domain.measured_speed import MeasuredSpeed, estimated_throughputs
 from tracker_service.domain.recipe_identity import coverage_gap
 from tracker_service.domain.tickets import TicketHop
 from tracker_service.errors import TrackerError
@@ -59,7 +65,7 @@ class Candidate(NamedTuple):
     public_key: bytes
     start: int
     end: int
-    throughput: float  # measured tokens/s through its whole shard; 0 = unknown
+    throughput: float  # tokens/s through its whole shard the node claims; 0 = unknown
     load: float = 0.0
     open_sessions: int = 0
     tls_pin: str = ""  # the node's signed certificate pin (docs/wire.md#tls)
@@ -92,7 +98,8 @@ class RoutingPolicy:
     """Weights of the cost model (milliseconds per generated token)."""
 
     default_latency_ms: float = 20.0  # per hop, until the dialer measured one
-    unknown_throughput: float = 1.0  # tokens/s assumed for a node that reported none
+    unknown_throughput: float = 1.0  # tokens/s assumed when nothing is claimed or measured
+    min_measured_steps: int = 4  # timed decode steps before a node counts as measured
     session_weight: float = 0.25  # each open (or recently assigned) session slows a node
     slack: float = 0.25  # nodes within 25 % of a shape's best count as equivalent
     # A node holding the prompt's prefix may cost more per token than the best, as its
@@ -108,9 +115,16 @@ def node_cost_ms(
     latency_ms: float | None,
     recent: int,
     policy: RoutingPolicy,
+    throughput: float | None = None,
 ) -> tuple[float, float]:
-    """(per-hop latency, ms to compute the node's whole shard for one token)."""
-    throughput = candidate.throughput if candidate.throughput > 0 else policy.unknown_throughput
+    """(per-hop latency, ms to compute the node's whole shard for one token).
+
+    `throughput`: the node's estimated tokens/s (measured_speed.py); None weighs its
+    claim, as a pool built without measurements does."""
+    if throughput is None:
+        throughput = candidate.throughput
+    if not throughput > 0:
+        throughput = policy.unknown_throughput
     load = candidate.load if candidate.load > 0.0 else 0.0  # not max(): called per candidate
     busy = 1.0 + load + policy.session_weight * (candidate.open_sessions + recent)
     hop_ms = policy.default_latency_ms if latency_ms is None else latency_ms
@@ -122,6 +136,7 @@ class _Shape(NamedTuple):
 
     candidates: tuple[Candidate, ...]
     node_ids: tuple[str, ...]
+    throughput: list[float]  # estimated tokens/s (measured_speed.py)
     compute_ms: list[float]  # node_cost_ms with no recent assignment
     position: dict[str, int]  # node_id -> index in the tuples above
 
@@ -137,19 +152,44 @@ class CandidatePool:
     garbage collection made the slow tail of route requests.
     """
 
-    def __init__(self, candidates: Sequence[Candidate], policy: RoutingPolicy) -> None:
+    def __init__(
+        self,
+        candidates: Sequence[Candidate],
+        policy: RoutingPolicy,
+        measured: Mapping[str, MeasuredSpeed] | None = None,
+    ) -> None:
+        """`measured`: what the tracker timed of these nodes (store/node_speeds.py); each
+        is costed at min(claim, measurement), a node not measured at the median."""
         self.source = candidates  # the list this pool was built from
         self.policy = policy
-        grouped: dict[tuple[int, int], list[Candidate]] = defaultdict(list)
-        for c in candidates:
-            grouped[(c.start, c.end)].append(c)
+        speeds = estimated_throughputs(
+            candidates,
+            measured or {},
+            min_steps=policy.min_measured_steps,
+            unknown=policy.unknown_throughput,
+        )
+        grouped: dict[tuple[int, int], list[tuple[Candidate, float]]] = defaultdict(list)
+        for c, speed in zip(candidates, speeds, strict=True):
+            grouped[(c.start, c.end)].append((c, speed))
         # Insertion order of first appearance: the order shapes draw from the rng.
         self.shapes: dict[tuple[int, int], _Shape] = {}
         for shape, members in grouped.items():
-            ids = tuple(c.node_id for c in members)
-            compute = [node_cost_ms(c, latency_ms=0.0, recent=0, policy=policy)[1] for c in members]
+            ids = tuple(c.node_id for c, _ in members)
+            rates = [speed for _, speed in members]
+            compute = [
+                node_cost_ms(c, latency_ms=0.0, recent=0, policy=policy, throughput=speed)[1]
+                for c, speed in members
+            ]
             index = {node_id: i for i, node_id in enumerate(ids)}
-            self.shapes[shape] = _Shape(tuple(members), ids, compute, index)
+            self.shapes[shape] = _Shape(tuple(c for c, _ in members), ids, rates, compute, index)
+
+    def throughput_of(self, node_id: str) -> float | None:
+        """The tokens/s this pool costs `node_id` at (None: not in the pool)."""
+        for shape in self.shapes.values():
+            i = shape.position.get(node_id)
+            if i is not None:
+                return shape.throughput[i]
+        return None
 
     def form(
         self,
@@ -242,12 +282,14 @@ class CandidatePool:
                     if (i := position.get(node_id)) is not None and costs[i] <= wide
                 )
                 band = held or band
-            node = shape.candidates[rng.choice(band)]
+            i = rng.choice(band)
+            node = shape.candidates[i]
             hop_ms, compute_ms = node_cost_ms(
                 node,
                 latency_ms=latency.get(node.node_id),
                 recent=recent.get(node.node_id, 0),
                 policy=policy,
+                throughput=shape.throughput[i],
             )
             chosen[(start, end)] = (node, hop_ms, compute_ms)
         return chosen
@@ -278,7 +320,11 @@ def _costs(
         i = position.get(node_id)
         if i is not None and count:
             hop_ms, compute_ms = node_cost_ms(
-                shape.candidates[i], latency_ms=latency.get(node_id), recent=count, policy=policy
+                shape.candidates[i],
+                latency_ms=latency.get(node_id),
+                recent=count,
+                policy=policy,
+                throughput=shape.throughput[i],
             )
             costs[i] = hop_ms + compute_ms
     return costs
@@ -294,6 +340,7 @@ def form_route(
     recent: Mapping[str, int] | None = None,
     policy: RoutingPolicy | None = None,
     rng: random.Random | None = None,
+    measured: Mapping[str, MeasuredSpeed] | None = None,
 ) -> Route:
     """The cheapest chain covering ``[0, layer_count)`` with at least `min_nodes` hops.
 
@@ -302,7 +349,7 @@ def form_route(
     """
     policy = policy or RoutingPolicy()
     latency = {c.node_id: ms for c in candidates if (ms := latency_ms(c.node_id)) is not None}
-    return CandidatePool(candidates, policy).form(
+    return CandidatePool(candidates, policy, measured).form(
         layer_count,
         min_nodes=min_nodes,
         exclude=exclude,

@@ -16,6 +16,9 @@ used as long as
 - it is younger than ``max_age_s``, so load figures from heartbeats stay fresh.
 
 The version is read before the list, so a list is never older than its version.
+The fill also reads what the tracker measured of the model's nodes
+(store/node_speeds.py), which route formation weighs instead of their claims: a
+new measurement counts from the next fill, within ``max_age_s``.
 """
 
 from __future__ import annotations
@@ -23,13 +26,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
 
+from tracker_service.domain.measured_speed import MeasuredSpeed
 from tracker_service.domain.route_formation import Candidate
 from tracker_service.store.db import Database
+from tracker_service.store.node_speeds import measured_speeds
 from tracker_service.store.route_candidates import (
     Key,
     RecipeInfo,
@@ -47,6 +52,7 @@ class _Entry:
     version: int
     candidates: tuple[Candidate, ...]
     valid_until: float  # wall clock: the earliest cached live_until, or read time + max age
+    measured: Mapping[str, MeasuredSpeed] = field(default_factory=dict)  # node_id ->
 
 
 @dataclass
@@ -102,6 +108,11 @@ class CandidateCache:
                 self.stats.hits += 1
         return info, entry.candidates
 
+    def measured(self, key: Key) -> Mapping[str, MeasuredSpeed]:
+        """The measured speeds read with the fingerprint's current list (empty: none)."""
+        entry = self._entries.get(key)
+        return entry.measured if entry is not None else {}
+
     def forget(self, key: Key | None = None) -> None:
         """Drop one fingerprint's list (or all): the next request reads it again."""
         with self._guard:
@@ -118,7 +129,9 @@ class CandidateCache:
 
     def _fill(self, session: Session, key: Key, version: int, now: float) -> _Entry:
         candidates, earliest = route_candidates_until(session, key, now=now)
-        entry = _Entry(version, tuple(candidates), min(now + self._max_age_s, earliest))
+        measured = measured_speeds(session, key[0])
+        valid_until = min(now + self._max_age_s, earliest)
+        entry = _Entry(version, tuple(candidates), valid_until, measured)
         with self._guard:
             self._entries[key] = entry
         self.stats.fills += 1

@@ -7,6 +7,7 @@ rebalancer.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -14,6 +15,7 @@ from typing import Any
 
 from tracker_service.config import Settings
 from tracker_service.domain.keys import TrackerKey
+from tracker_service.domain.route_formation import RoutingPolicy
 from tracker_service.services.arbitration import Arbitration
 from tracker_service.services.certifier import Certifier, CertifierSettings
 from tracker_service.services.disputes import DisputeBoard
@@ -21,6 +23,7 @@ from tracker_service.services.hop_audit import Auditor, AuditSettings
 from tracker_service.services.reachability import ReachabilityMonitor
 from tracker_service.services.rebalancing import RebalanceBoard, Rebalancer
 from tracker_service.services.route_planner import RoutePlanner
+from tracker_service.services.speed_meter import SpeedMeter
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import PersistentLedger
 
@@ -64,6 +67,8 @@ class RouteServices:
             ticket_ttl_s=settings.route_ticket_ttl_s,
             latencies=self.hop_latencies,
             disputes=self.disputes,
+            policy=RoutingPolicy(min_measured_steps=settings.speed_min_steps),
+            speeds=SpeedMeter(database, alpha=settings.speed_step_weight),
         )
         self.certifier = Certifier(
             database,
@@ -112,6 +117,7 @@ class RouteServices:
         log.info("reachability dialer, certifier and rebalancer running")
 
     async def stop(self) -> None:
+        await asyncio.to_thread(self.planner.speeds.flush)  # steps timed since the last write
         if not self._running:
             return
         await self.arbitration.stop()

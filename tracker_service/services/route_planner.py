@@ -5,7 +5,9 @@ A recipe must be certified to be routed for ``serve``; a dark one only for
 ``certify``, the certifier's own purpose (``RecipeStatus.may_serve`` /
 ``may_certify``). A serve route never goes through a node in an open audit
 dispute (disputes.py); with no route left without them, the NoRoute message
-says which nodes disagree and that an arbiter is awaited.
+says which nodes disagree and that an arbiter is awaited. Nodes are costed at the
+speed the tracker measured of them (services/speed_meter.py): every plan it signs
+times its hops' steps for that meter.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from tracker_service.relay.directory import relay_of
 from tracker_service.services.candidate_cache import DEFAULT_MAX_AGE_S, CandidateCache
 from tracker_service.services.disputes import DisputeBoard
 from tracker_service.services.route_session import PlannedHop, RoutePlan
+from tracker_service.services.speed_meter import SpeedMeter
 from tracker_service.store.db import Database
 from tracker_service.store.route_candidates import Key, RecipeInfo
 
@@ -87,8 +90,11 @@ class RoutePlanner:
         rng: random.Random | None = None,
         candidate_max_age_s: float = DEFAULT_MAX_AGE_S,
         disputes: DisputeBoard | None = None,
+        speeds: SpeedMeter | None = None,
     ) -> None:
         self._db = database
+        # What the tracker's own sessions time of each node: the speed routes weigh.
+        self.speeds = speeds or SpeedMeter(database)
         self._disputes = disputes
         # Candidate lists per fingerprint, re-read when the recipe's routing version
         # moves or a cached window ends (candidate_cache.py).
@@ -165,7 +171,8 @@ class RoutePlanner:
         """The pool of this candidate list: built once per list the cache reads."""
         pool = self._pools.get(key)
         if pool is None or pool.source is not candidates:
-            pool = CandidatePool(candidates, self._policy)
+            # Costed at what the tracker measured of them, read with the same list.
+            pool = CandidatePool(candidates, self._policy, self.cache.measured(key))
             with self._pools_guard:
                 self._pools[key] = pool
         return pool
@@ -179,7 +186,8 @@ class RoutePlanner:
         return {c.node_id: ms for c in candidates if (ms := measure(c.node_id)) is not None}
 
     def sign(self, route: Route, key: Key) -> RoutePlan:
-        return plan_for(route, key, self._key, ttl_s=self._ttl_s)
+        plan = plan_for(route, key, self._key, ttl_s=self._ttl_s)
+        return replace(plan, on_step=self.speeds.timer(key[0]))
 
 
 def plan_for(route: Route, fingerprint: Key, tracker_key: TrackerKey, *, ttl_s: float) -> RoutePlan:

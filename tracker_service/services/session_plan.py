@@ -8,14 +8,17 @@ reads it back with :meth:`RoutePlan.from_json`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from tracker_service.domain.tickets import TicketHop
 from tracker_service.domain.wire import b64decode_exact, b64encode
 
 SESSION_PATH = "/v1/session"
+
+# (hop, seconds from sending a decode or verify step to the hop's reply)
+StepTimer = Callable[["PlannedHop", float], None]
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,9 @@ class RoutePlan:
     layer_count: int
     hops: tuple[PlannedHop, ...]
     signed_ticket: dict[str, Any]
+    # The tracker's own sessions report each hop's decode step time here (the speed
+    # route formation weighs: services/speed_meter.py); never part of the JSON form.
+    on_step: StepTimer | None = field(default=None, compare=False, repr=False)
 
     @property
     def chain_offered(self) -> bool:

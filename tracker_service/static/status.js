@@ -95,7 +95,12 @@
       el("td", { "data-label": "Node" }, el("code", {}, n.node_id.slice(0, 12))),
       el("td", { "data-label": "Layers" }, `${n.shard_start}–${n.shard_end}`),
       el("td", { "data-label": "Recipe" }, `${n.recipe_id} v${n.recipe_version}`),
-      el("td", { "data-label": "tok/s" }, n.throughput.toFixed(1)),
+      el(
+        "td",
+        { "data-label": "tok/s" },
+        n.measured_throughput == null ? "not measured" : `${n.measured_throughput.toFixed(1)} measured`,
+        el("div", { class: "detail" }, `claims ${n.throughput.toFixed(1)}`),
+      ),
       el("td", { "data-label": "Last seen" }, ago(now, n.last_seen)),
       nodeState(n),
     );

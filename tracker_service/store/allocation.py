@@ -3,18 +3,23 @@
 Plain functions over a Session; callers own the transaction. Allocation counts
 every active, live node that is not known to be unreachable: a node that just
 registered (reachability still unchecked) already holds its layers, and a
-second newcomer must not be sent to the same ones.
+second newcomer must not be sent to the same ones. A node's rate is what the
+tracker measured of it, as route formation weighs it (domain/measured_speed.py):
+a claimed speed moves no layers.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from tracker_service.domain.allocation import Slot
+from tracker_service.domain.measured_speed import MeasuredSpeed, SpeedPolicy, estimated_throughputs
+from tracker_service.store.node_speeds import measured_speeds
 from tracker_service.store.tables import NODE_ACTIVE, REACH_UNREACHABLE, Node
 
 Key = tuple[str, str]
@@ -62,13 +67,34 @@ def serving_groups(
         )
         key = (row.model_artifact_digest, row.runtime_recipe_digest)
         rows[key].append((row.artifact_id, row.recipe_id, row.layer_count, slot))
-    return [
-        ServingGroup(
-            key=key,
-            artifact_id=entries[0][0],
-            recipe_id=entries[0][1],
-            layer_count=entries[0][2],
-            slots=tuple(sorted((e[3] for e in entries), key=lambda s: s.node_id)),
+    measured: dict[str, dict[str, MeasuredSpeed]] = {}
+    groups = []
+    for key, entries in sorted(rows.items()):
+        if key[0] not in measured:
+            measured[key[0]] = measured_speeds(session, key[0])
+        slots = _measured_slots([e[3] for e in entries], measured[key[0]])
+        groups.append(
+            ServingGroup(
+                key=key,
+                artifact_id=entries[0][0],
+                recipe_id=entries[0][1],
+                layer_count=entries[0][2],
+                slots=tuple(sorted(slots, key=lambda s: s.node_id)),
+            )
         )
-        for key, entries in sorted(rows.items())
-    ]
+    return groups
+
+
+def _measured_slots(slots: list[Slot], measured: dict[str, MeasuredSpeed]) -> list[Slot]:
+    """Each slot's rate as route formation estimates it (0 stays "unknown")."""
+    # A Slot's claimed rate is its claim; the estimate reads it as `throughput`.
+    shards = [_Shard(s.node_id, s.start, s.end, s.rate) for s in slots]
+    rates = estimated_throughputs(shards, measured, min_steps=SpeedPolicy().min_steps, unknown=0.0)
+    return [s._replace(rate=rate) for s, rate in zip(slots, rates, strict=True)]
+
+
+class _Shard(NamedTuple):
+    node_id: str
+    start: int
+    end: int
+    throughput: float

@@ -20,7 +20,12 @@ import pytest
 from sqlalchemy import text
 
 from tests.tracker_service.helpers import capability, identity_block
-from tests.tracker_service.routing_fixtures import add_nodes, node_row, register_recipe_of
+from tests.tracker_service.routing_fixtures import (
+    add_measured,
+    add_nodes,
+    node_row,
+    register_recipe_of,
+)
 from tests.tracker_service.store_backends import (
     BACKENDS,
     fresh_database,
@@ -77,6 +82,8 @@ def make_world(database: Database, size: int) -> World:
     ]
     [star] = add_nodes(database, [node_row(0, 15, throughput=1e9, live_for_s=LONG)])
     add_nodes(database, peers)
+    # Routes weigh measured speed: the star is measured as fast as it claims.
+    add_measured(database, key[0], {star: 1e9}, layers=15)
     seed = TrackerKey.from_seed(b"\x05" * 32)
     # No age limit inside a test: what is asserted is invalidation, not the clock.
     workers = (
@@ -191,6 +198,7 @@ def test_a_new_node_becomes_routable_once_dialled(database: Database) -> None:
     _warm(world)
     now = time.time()
     [fresh] = add_nodes(database, [node_row(15, 30, throughput=1e9, reachability=REACH_UNCHECKED)])
+    add_measured(database, world.key[0], {fresh: 1e9}, layers=15)
     for planner in world.workers:
         assert fresh not in listed(planner, world.key)  # registered, not yet dialled
     with database.sessions.begin() as session:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+from tracker_service.domain.measured_speed import MeasuredSpeed
 from tracker_service.domain.route_formation import Candidate, CandidatePool, RoutingPolicy
 from tracker_service.services.prefix_affinity import PrefixAffinity, PrefixHint
 
@@ -17,6 +18,11 @@ def candidates(throughputs: dict[str, float]) -> list[Candidate]:
         Candidate(node_id, f"ws://{node_id}:1", b"k" * 32, 0, 4, tps)
         for node_id, tps in throughputs.items()
     ]
+
+
+def measured(throughputs: dict[str, float]) -> dict[str, MeasuredSpeed]:
+    """What the tracker timed of the nodes: the speeds they claim (0..4: four layers)."""
+    return {node_id: MeasuredSpeed(1000.0 / (tps * 4), 16) for node_id, tps in throughputs.items()}
 
 
 def pick(pool: CandidatePool, prefer: frozenset[str], seed: int) -> str:
@@ -55,7 +61,8 @@ def test_the_planner_takes_a_preferred_node_among_equals_only() -> None:
     pool = CandidatePool(candidates({"n1": 10.0, "n2": 10.0, "n3": 10.0}), RoutingPolicy())
     assert {pick(pool, frozenset({"n2"}), seed) for seed in range(20)} == {"n2"}
     assert len({pick(pool, frozenset(), seed) for seed in range(20)}) > 1  # random otherwise
-    slow = CandidatePool(candidates({"fast": 10.0, "slow": 1.0}), RoutingPolicy())
+    speeds = {"fast": 10.0, "slow": 1.0}
+    slow = CandidatePool(candidates(speeds), RoutingPolicy(), measured(speeds))
     assert {pick(slow, frozenset({"slow"}), seed) for seed in range(20)} == {"fast"}
 
 

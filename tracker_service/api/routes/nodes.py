@@ -47,6 +47,7 @@ from tracker_service.security.endpoint_policy import EndpointRefused, resolve_en
 from tracker_service.store.invites import token_owner
 from tracker_service.store.ledger import register_recipe
 from tracker_service.store.node_caps import cap_host, live_nodes_at_host
+from tracker_service.store.node_speeds import speeds_of
 from tracker_service.store.nodes import (
     Liveness,
     Registration,
@@ -362,7 +363,10 @@ async def deregister(node_id: str, signed: SignedNode, context: Context) -> Dere
 def _node_view(context: TrackerContext, node_id: str) -> NodePublic | None:
     with context.database.session() as session:
         node = get_node(session, node_id)
-        return None if node is None else node_public(node, time.time())
+        if node is None:
+            return None
+        speed = speeds_of(session, [node_id]).get((node_id, node.model_artifact_digest))
+        return node_public(node, time.time(), speed)
 
 
 @router.get("/{node_id}", response_model=NodePublic, responses=error_responses(404))

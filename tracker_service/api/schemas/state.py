@@ -29,7 +29,13 @@ class NodePublic(BaseModel):
     runtime_recipe_digest: str
     shard_start: int
     shard_end: int
-    throughput: float = Field(description="tokens/s measured by the node")
+    throughput: float = Field(description="tokens/s the node claims (unchecked)")
+    measured_throughput: float | None = Field(
+        default=None,
+        description="tokens/s through its shard as the tracker measured its route sessions' "
+        "decode steps: what routing weighs (never more than the claim); null until measured",
+    )
+    measured_steps: int = Field(default=0, description="decode steps behind that measurement")
     load: float
     open_sessions: int
     tokens_served: int
