@@ -142,6 +142,13 @@ class Settings(BaseSettings):
     # What the route planner adds to a relayed hop's measured latency: the relay's two
     # extra socket hops on every step, which a one-off dial round trip undercounts.
     relay_hop_penalty_ms: float = Field(default=2.0, ge=0)
+    # Model sources (store/model_sources.py): the gateway serves a model name only from
+    # weights (artifact digests) the operator allowed. `serve --allow-model-source
+    # NAME=DIGEST` (comma-separated here) allows them at start; `serve
+    # --trust-first-model-source` (a private network: you run every node) allows the first
+    # source certified under each name by itself.
+    allowed_model_sources: str = ""
+    trust_first_model_source: bool = False
 
     @field_validator("network_terms_url", "public_url")
     @classmethod

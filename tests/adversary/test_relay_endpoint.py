@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import base64
 from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
 
 import httpx
@@ -109,7 +110,7 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> Iterator[RecordedRelay]:
         held.relay.stop()
 
 
-def link_through(node: RealNode, relay: RelayThread) -> tuple[RelayLink, object]:
+def link_through(node: RealNode, relay: RelayThread) -> tuple[RelayLink, Future[None]]:
     """The node's link to the relay, as `meshnet-node run` makes it (TLS tunnelled)."""
     assert node.server.tls is not None and node.server.loop is not None
     link = RelayLink(

@@ -112,7 +112,11 @@ class HopLink:
             raise self.fail(UNREACHABLE, str(exc)) from exc
         options: dict[str, Any] = {"max_size": max_size, "compression": None}
         # The URI still names the host (Host header, SNI); the socket goes to the address.
-        at = {"host": pinned.address, "port": pinned.port, "open_timeout": open_timeout_s}
+        at: dict[str, Any] = {
+            "host": pinned.address,
+            "port": pinned.port,
+            "open_timeout": open_timeout_s,
+        }
         try:
             if relayed and self.plan.tls_pin:
                 self.ws = await connect_through_relay(
