@@ -63,7 +63,7 @@ def chat(client: httpx.Client) -> httpx.Response:
 
 
 def test_a_fake_certified_under_a_known_name_is_not_served_until_the_operator_allows_it(
-    cluster: GatewayCluster, chat_model: Path
+    cluster: GatewayCluster, chat_model: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     colluders = []
     for start, end in ((0, 2), (2, 4)):
@@ -95,6 +95,11 @@ def test_a_fake_certified_under_a_known_name_is_not_served_until_the_operator_al
         assert served.json()["choices"][0]["message"]["content"]
         assert [m["id"] for m in client.get("/v1/models").json()["data"]] == [MODEL]
         assert client.get("/api/v1/state").json()["recipes"][0]["source"] == "allowed"
+        capsys.readouterr()
+        assert tracker_cli(["models", "--db", db]) == 0
+        listed = capsys.readouterr().out
+        row = next(line.split() for line in listed.splitlines() if fake_digest[:12] in line)
+        assert row[:5] == [MODEL, fake_digest[:12], "allowed", "yes", "serving"], listed
 
         # And a deny takes it away again.
         assert tracker_cli(["models", "deny", MODEL, fake_digest[:12], "--db", db]) == 0

@@ -24,7 +24,7 @@ from core.dataplane.relay_link import CONNECTED, Backoff, RelayLink
 from core.dataplane.tls import generate_certificate, pin_message
 from tests.tracker_service.conftest import make_settings, register
 from tests.tracker_service.helpers import FakeNode
-from tests.tracker_service.real_nodes import RealNode
+from tests.tracker_service.real_nodes import RealNode, assert_sessions_freed
 from tests.tracker_service.relay_server import RelayThread
 from tests.tracker_service.services.test_certifier import wait_for
 from tests.tracker_service.services.test_node_tls import (
@@ -158,5 +158,6 @@ def test_a_relayed_session_is_tls_pinned_to_the_node_and_the_relay_reads_no_prom
         assert failed.value.reason == "tls-pin-mismatch"
         sent = b"".join(recorded.payloads(mux.BINARY))
         assert b"GET /v1/session" not in sent  # not even the upgrade request was sent
+        assert_sessions_freed(a, b)  # a tunnelled session ends like a direct one
     finally:
         task.cancel()
