@@ -1,5 +1,6 @@
-"""The tracker's store. The job, invite, credit and model-source tables register on the shared ``Base``
-here, so every importer of ``tables`` (Alembic's env, the schema test) sees them too."""
+"""The tracker's store. The job, invite, credit and model-source tables register on the
+shared ``Base`` here, so every importer of ``tables`` (Alembic's env, the schema test)
+sees them too."""
 
 from tracker_service.store import credit_tables as credit_tables
 from tracker_service.store import invite_tables as invite_tables
