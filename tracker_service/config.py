@@ -148,6 +148,13 @@ class Settings(BaseSettings):
     # ever lowers the estimate).
     speed_step_weight: float = Field(default=0.1, gt=0, le=1)
     speed_min_steps: int = Field(default=4, ge=1)
+    # Model sources (store/model_sources.py): the gateway serves a model name only from
+    # weights (artifact digests) the operator allowed. `serve --allow-model-source
+    # NAME=DIGEST` (comma-separated here) allows them at start; `serve
+    # --trust-first-model-source` (a private network: you run every node) allows the first
+    # source certified under each name by itself.
+    allowed_model_sources: str = ""
+    trust_first_model_source: bool = False
 
     @field_validator("network_terms_url", "public_url")
     @classmethod

@@ -90,6 +90,8 @@ TOO_MANY_NODES = "too-many-nodes"
 # and a node whose certificate is not the one it registered.
 BAD_TLS_PIN = "bad-tls-pin"
 TLS_PIN_REQUIRED = "tls-pin-required"
+# A relay-shaped endpoint on a relay this tracker does not offer, or for another node.
+UNKNOWN_RELAY = "unknown-relay"
 TLS_PIN_MISMATCH = "tls-pin-mismatch"
 
 

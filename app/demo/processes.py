@@ -93,6 +93,9 @@ def start_tracker(workdir: Path, on_line: Line, *, heartbeat_s: float = 2.0) -> 
     db = f"sqlite:///{workdir / 'tracker.db'}"
     argv = [sys.executable, "-m", "tracker_service.cli", "serve", "--port", str(port), "--db", db]
     argv.append("--allow-private-endpoints")  # the demo's nodes listen on loopback
+    # One person's network: the weights the demo certifies first serve under their name
+    # (a public tracker allows its sources with `meshnet-tracker models allow`).
+    argv.append("--trust-first-model-source")
     child = Child("tracker", argv, env, workdir / "tracker.log", on_line)
     url = f"http://127.0.0.1:{port}"
     wait_until_ready(url + "/api/v1/state", child)

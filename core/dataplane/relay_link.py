@@ -26,6 +26,14 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 
 from core.dataplane import relay_mux
 from core.dataplane.relay_stream import CLOSE_MESSAGE_TOO_BIG, RelayedConnection
+from core.dataplane.relay_tunnel import (
+    CLOSE_POLICY,
+    PLAINTEXT_NODE_REASON,
+    TLS_REQUIRED_REASON,
+    TUNNEL_PATH,
+    OpenLocal,
+    pipe,
+)
 from core.errors import ProtocolError
 from core.identity import b64encode
 from core.signing import (
@@ -119,7 +127,10 @@ class RelayLink:
         on_state: OnState | None = None,
         backoff: Backoff | None = None,
         open_timeout_s: float = 10.0,
+        tunnel: OpenLocal | None = None,
     ) -> None:
+        """``tunnel``: how a node with TLS opens a connection to its own listener; with it,
+        sessions come only as TLS through ``/v1/tunnel`` (core/dataplane/relay_tunnel.py)."""
         self.relay_url = relay_url.rstrip("/")
         self.link_url = self.relay_url + LINK_SUFFIX
         self.endpoint = relay_endpoint(self.relay_url, node_id)
@@ -132,6 +143,7 @@ class RelayLink:
         self._on_state = on_state
         self.backoff = backoff or Backoff()
         self._open_timeout_s = open_timeout_s
+        self._tunnel = tunnel
         self._streams: dict[int, RelayedConnection] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._send_lock = asyncio.Lock()
@@ -243,14 +255,26 @@ class RelayLink:
             return
         stream = RelayedConnection(stream_id, client, self.send_frame, self._max_message_bytes)
         self._streams[stream_id] = stream
-        if urlsplit(path).path != "/v1/session":
-            self._spawn(stream.close(1008, "this node opens sessions at /v1/session only"))
-            return
-        self._spawn(self._serve_stream(stream))
+        wanted = urlsplit(path).path
+        if wanted == TUNNEL_PATH and self._tunnel is not None:
+            self._spawn(self._serve_stream(stream, self._tunnel))
+        elif wanted == TUNNEL_PATH:
+            self._spawn(stream.close(CLOSE_POLICY, PLAINTEXT_NODE_REASON))
+        elif wanted == "/v1/session" and self._tunnel is not None:
+            self._spawn(stream.close(CLOSE_POLICY, TLS_REQUIRED_REASON))
+        elif wanted == "/v1/session":
+            self._spawn(self._serve_stream(stream))
+        else:
+            self._spawn(stream.close(CLOSE_POLICY, "this node opens sessions at /v1/session only"))
 
-    async def _serve_stream(self, stream: RelayedConnection) -> None:
+    async def _serve_stream(
+        self, stream: RelayedConnection, tunnel: OpenLocal | None = None
+    ) -> None:
         try:
-            await self._serve(stream)
+            if tunnel is None:
+                await self._serve(stream)
+            else:
+                await pipe(stream, tunnel)
         finally:
             self._streams.pop(stream.stream_id, None)
             await stream.close(1000, "")

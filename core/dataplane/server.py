@@ -309,6 +309,16 @@ class DataPlaneServer:
         as a direct connection (``connection`` is a RelayedConnection, duck-typed)."""
         await self._handle(cast(ServerConnection, connection))
 
+    async def open_tunnel(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """A loopback connection to this server's own TLS port, for a relayed client's
+        TLS (core/dataplane/relay_tunnel.py): its handshake ends at this node's key."""
+        if self._server is None:
+            raise OSError("the data plane is not listening")
+        host, port = self._server.sockets[0].getsockname()[:2]
+        if host in ("0.0.0.0", "::", ""):
+            host = "::1" if host == "::" else "127.0.0.1"
+        return await asyncio.open_connection(host, port)
+
     def answer_relayed_get(self, path: str) -> tuple[int, dict[str, str], bytes]:
         """A plain GET that came through a relay, answered as a direct one would be."""
         request = Request(path, Headers())

@@ -125,6 +125,7 @@ class NodeRelay:
             answer_get=server.answer_relayed_get,
             max_message_bytes=2 * node.settings.max_frame_bytes,
             on_state=self._on_link_state,
+            tunnel=None if server.tls is None else server.open_tunnel,
         )
         self.link, self.why = link, why
         self._task = asyncio.run_coroutine_threadsafe(link.run_forever(), server.loop)

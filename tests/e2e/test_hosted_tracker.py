@@ -43,6 +43,7 @@ from tests.e2e.hosted_stack import (
     start_relay,
 )
 from tests.support.tls_ca import TestCA
+from tests.support.tracker_serve import REPO
 from tests.tracker_service.store_backends import needs_postgres, reset_postgres
 
 pytestmark = pytest.mark.slow
@@ -153,6 +154,13 @@ def hosted(default_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) ->
             "two nodes joined over https and a certified recipe",
             hosted,
         )
+        # A public tracker serves a model only from weights its operator allowed.
+        recipe = next(r for r in hosted.state()["recipes"] if r["status"] == "certified")
+        subprocess.run(
+            [sys.executable, "-m", "tracker_service.cli", "models", "allow",
+             recipe["artifact_id"], recipe["model_artifact_digest"], "--db", db_url],
+            check=True, cwd=REPO, env=child_env(), capture_output=True,
+        )  # fmt: skip
         wait_until(
             lambda: (
                 len([n for n in hosted.state()["nodes"] if n["reachability"] == "reachable"]) == 2

@@ -22,6 +22,9 @@ def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
         # The fake and real test nodes serve plaintext ws:// unless a test says otherwise
         # (tests/tracker_service/services/test_node_tls.py runs the pinned default).
         "allow_plaintext_nodes": True,
+        # A test network is one operator's: its first certified source of a model serves
+        # (tests/adversary/test_model_source.py runs the public default).
+        "trust_first_model_source": True,
         # Tests register many nodes from one address; the limits have their own tests.
         "registrations_per_minute_per_address": 100_000,
         "route_requests_per_minute_per_address": 100_000,

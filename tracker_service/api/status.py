@@ -23,6 +23,7 @@ from tracker_service.relay.directory import relay_of, relayed_sentence
 from tracker_service.services.disputes import DisputeBoard
 from tracker_service.store.jobs import list_jobs, task_counts
 from tracker_service.store.ledger import list_recipes
+from tracker_service.store.model_sources import SOURCE_UNAPPROVED, status_of
 from tracker_service.store.node_speeds import speeds_of
 from tracker_service.store.nodes import (
     count_live,
@@ -97,9 +98,10 @@ def node_public(
     )
 
 
-def recipe_public(row: Recipe) -> RecipePublic:
+def recipe_public(row: Recipe, source: str = SOURCE_UNAPPROVED) -> RecipePublic:
     return RecipePublic(
         status=row.status,
+        source=source,
         detail=row.detail,
         artifact_id=row.artifact_id,
         recipe_id=row.recipe_id,
@@ -162,9 +164,17 @@ def job_summaries(session: Session, limit: int = 50) -> list[JobSummaryPublic]:
     ]
 
 
-def collect_state(session: Session, *, now: float, page: NodePage | None = None) -> StatePublic:
+def collect_state(
+    session: Session,
+    *,
+    now: float,
+    page: NodePage | None = None,
+    sources: dict[tuple[str, str], str] | None = None,
+) -> StatePublic:
     """The whole state; its node list is the most recently heard from (up to
-    MAX_NODE_PAGE) unless `page` asks for a keyset page by node id."""
+    MAX_NODE_PAGE) unless `page` asks for a keyset page by node id. `sources`: the
+    operator's word on each recipe's weights (store/model_sources.py)."""
+    sources = sources or {}
     recipes = list_recipes(session)
     # One grouped covering-index scan per recipe; never loads node rows.
     models = [
@@ -187,7 +197,10 @@ def collect_state(session: Session, *, now: float, page: NodePage | None = None)
     return StatePublic(
         generated_at=now,
         models=models,
-        recipes=[recipe_public(row) for row in recipes],
+        recipes=[
+            recipe_public(row, status_of(sources, row.artifact_id, row.model_artifact_digest))
+            for row in recipes
+        ],
         nodes=[
             node_public(node, now, speeds.get((node.node_id, node.model_artifact_digest)))
             for node in shown

@@ -25,6 +25,9 @@ from tracker_service.cli.hosting import (
 )
 from tracker_service.cli.invites import add_invite_commands
 from tracker_service.cli.jobs import SUBMITTERS, add_jobs_commands
+from tracker_service.cli.models import add_models_command
+from tracker_service.cli.models import add_serve_options as add_model_serve_options
+from tracker_service.cli.models import serve_overrides as model_serve_overrides
 from tracker_service.cli.network import NETWORK_SETTINGS, add_network_options
 from tracker_service.cli.recipes import add_recipe_actions
 from tracker_service.cli.secrets import SecretKind, add_secret_command
@@ -55,6 +58,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides["relay_urls"] = ",".join(args.relay_url)
     if getattr(args, "no_embedded_relay", False):
         overrides["embedded_relay"] = False
+    overrides.update(model_serve_overrides(args))
     return Settings(**overrides)
 
 
@@ -164,6 +168,9 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     if settings.allow_plaintext_nodes:
         os.environ["MESHNET_TRACKER_ALLOW_PLAINTEXT_NODES"] = "true"
     os.environ["MESHNET_TRACKER_RELAY_URLS"] = settings.relay_urls
+    os.environ["MESHNET_TRACKER_ALLOWED_MODEL_SOURCES"] = settings.allowed_model_sources
+    if settings.trust_first_model_source:
+        os.environ["MESHNET_TRACKER_TRUST_FIRST_MODEL_SOURCE"] = "true"
     embedded = settings.embedded_relay and not settings.relay_urls
     if embedded:
         # A node's link lands on one worker, its clients on any: an embedded relay
@@ -302,6 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_network_options(serve)
     add_hosting_options(serve)
+    add_model_serve_options(serve)
     serve.add_argument(
         "--workers",
         type=int,
@@ -315,6 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     recipes.set_defaults(func=cmd_recipes)
     add_recipe_actions(recipes, _ledger_store, cmd_recipes)
+    add_models_command(commands, _ledger_store)
 
     add_secret_command(commands, JOIN_TOKENS, _store_for)
     add_jobs_commands(commands)

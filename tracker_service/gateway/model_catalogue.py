@@ -3,7 +3,10 @@
 A model is named by its artifact id (``smollm2-135m-instruct``); where an
 artifact has several certified recipes, ``artifact:recipe`` picks one. Dark
 recipes are never served; a request for a model that has only dark ones is
-told so by name, with why it is dark.
+told so by name, with why it is dark. A certified recipe serves only when the
+operator allowed its source (its model artifact digest) under its name
+(store/model_sources.py): a fake certified by colluding nodes under a known name
+is never served, nor listed.
 """
 
 from __future__ import annotations
@@ -17,10 +20,17 @@ from tracker_service.gateway.errors import ModelNotFound, Unavailable
 from tracker_service.services.route_planner import RoutePlanner
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import list_recipes
+from tracker_service.store.model_sources import (
+    SOURCE_ALLOWED,
+    allow_first_sources,
+    served_statuses,
+    status_of,
+)
 from tracker_service.store.route_candidates import RecipeInfo, recipes_matching
 
 NO_ROUTE_RETRY_S = 10
 DARK_RETRY_S = 30
+SOURCE_NOT_ALLOWED = "model_source_not_allowed"
 
 
 @dataclass(frozen=True)
@@ -39,16 +49,39 @@ def split_name(model: str) -> tuple[str, str | None]:
 class ModelCatalogue:
     """Blocking (database); async callers run it in a thread."""
 
-    def __init__(self, database: Database, planner: RoutePlanner) -> None:
+    def __init__(
+        self,
+        database: Database,
+        planner: RoutePlanner,
+        *,
+        trust_first_source: bool = False,
+        allowed_sources: str = "",
+    ) -> None:
+        """``trust_first_source``: a private network's operator allows, once for each
+        name, the first source certified under it (``serve --trust-first-model-source``);
+        ``allowed_sources``: ``serve --allow-model-source`` (NAME=DIGEST,...)."""
         self._db = database
         self._planner = planner
+        self._trust_first = trust_first_source
+        self._allowed = allowed_sources
+
+    def sources(self) -> dict[tuple[str, str], str]:
+        """(name, artifact digest) -> allowed/denied, as the operator decided (with
+        trust-first, a name nobody decided yet gets its first certified source)."""
+        if self._trust_first:
+            with self._db.sessions.begin() as session:
+                allow_first_sources(session, time.time())
+        with self._db.session() as session:
+            return served_statuses(session, self._allowed)
 
     def listed(self) -> list[ServedModel]:
+        statuses = self.sources()
         with self._db.session() as session:
             rows = [
                 (r.artifact_id, r.model_artifact_digest, r.runtime_recipe_digest, r.certified_at)
                 for r in list_recipes(session)
                 if r.status == STATUS_CERTIFIED
+                and status_of(statuses, r.artifact_id, r.model_artifact_digest) == SOURCE_ALLOWED
             ]
         served: dict[str, ServedModel] = {}
         for artifact_id, artifact_digest, recipe_digest, certified_at in rows:
@@ -85,8 +118,22 @@ class ModelCatalogue:
                 param="model",
                 retry_after_s=DARK_RETRY_S,
             )
+        statuses = self.sources()
+        approved = [
+            r for r in certified if status_of(statuses, artifact_id, r.key[0]) == SOURCE_ALLOWED
+        ]
+        if not approved:
+            unapproved = ", ".join(sorted({r.key[0][:12] for r in certified}))
+            raise Unavailable(
+                f"the model '{model}' is certified only from weights the operator has not "
+                f"allowed under this name (source {unapproved}): certification proves nodes "
+                "answer, not that their weights are this model; the operator allows a source "
+                "with `meshnet-tracker models allow`",
+                code=SOURCE_NOT_ALLOWED,
+                param="model",
+            )
         gaps: list[str] = []
-        for info in certified:
+        for info in approved:
             info_now, candidates = self._planner.candidates(info.key)
             gap = _gap(info, candidates)
             if info_now is not None and gap is None:

@@ -204,7 +204,12 @@ class Gateway:
         self.priority = PriorityGate(
             settings.gateway_max_concurrent, free_share=settings.gateway_free_share
         )
-        self.catalogue = ModelCatalogue(database, planner)
+        self.catalogue = ModelCatalogue(
+            database,
+            planner,
+            trust_first_source=settings.trust_first_model_source,
+            allowed_sources=settings.allowed_model_sources,
+        )
         self.assets = AssetStore(database, allow_private_endpoints=settings.allow_private_endpoints)
         self.keys = KeyCheck(
             database,

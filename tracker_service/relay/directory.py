@@ -1,9 +1,10 @@
 """Which relay a node should use, and whether a registered endpoint is a relayed one.
 
 A relayed endpoint is ``ws(s)://relay-host:port/<prefix>/relay/<node_id>``: the
-relay's base URL plus the node id. Reachability, certification and route
-clients dial it like any endpoint (paths are appended to it), so a relayed
-node needs no special case anywhere a hop is dialled.
+relay's base URL plus the node id. Reachability and file fetches append their
+paths to it; a hop's session goes through ``/v1/tunnel`` as TLS pinned to the
+node (security/relay_tunnel.py). Registration admits such an endpoint only when
+:meth:`RelayDirectory.known` says the relay is one this tracker offers.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from tracker_service.errors import TLS_PIN_REQUIRED, TrackerError
 from tracker_service.relay.directory import relay_of
 from tracker_service.security.endpoint_policy import EndpointRefused, resolve_endpoint
 from tracker_service.security.node_tls import PinMismatch, PinnedConnect
+from tracker_service.security.relay_tunnel import connect_through_relay
 from tracker_service.services.session_plan import PlannedHop
 
 log = logging.getLogger(__name__)
@@ -91,13 +92,13 @@ class HopLink:
         """Open the hop's WebSocket at the address its host resolves to, once, under the
         endpoint policy (a rebinding resolver cannot redirect the session).
 
-        A direct node is dialled over TLS and its certificate checked against the pin it
-        registered before anything is sent; plaintext ``ws://`` only with
-        ``allow_plaintext`` (a development tracker). A relayed node's session runs over
-        the relay's own link (docs/wire.md#tls says why that is equivalent)."""
-        direct = relay_of(self.plan.endpoint) is None
+        A node is dialled over TLS and its certificate checked against the pin it
+        registered before anything is sent; a relayed node too, through a TLS tunnel the
+        relay carries as ciphertext (security/relay_tunnel.py). Plaintext only with
+        ``allow_plaintext`` (a development tracker)."""
+        relayed = relay_of(self.plan.endpoint) is not None
         secure = self.plan.endpoint.startswith("wss://")
-        if direct and not self.plan.tls_pin and not (allow_plaintext and not secure):
+        if not self.plan.tls_pin and not (allow_plaintext and (relayed or not secure)):
             raise self.fail(
                 TLS_PIN_REQUIRED,
                 f"{self.plan.endpoint} registered no TLS pin; this tracker routes through "
@@ -109,20 +110,28 @@ class HopLink:
             )
         except EndpointRefused as exc:
             raise self.fail(UNREACHABLE, str(exc)) from exc
-        options: dict[str, Any] = {
-            "host": pinned.address,  # the URI still names the host (Host header, SNI)
+        options: dict[str, Any] = {"max_size": max_size, "compression": None}
+        # The URI still names the host (Host header, SNI); the socket goes to the address.
+        at: dict[str, Any] = {
+            "host": pinned.address,
             "port": pinned.port,
-            "max_size": max_size,
-            "compression": None,
             "open_timeout": open_timeout_s,
         }
         try:
-            if direct and secure:
+            if relayed and self.plan.tls_pin:
+                self.ws = await connect_through_relay(
+                    self.plan.endpoint,
+                    host=pinned.host,
+                    pin=self.plan.tls_pin,
+                    relay_options=at,
+                    session_options={**options, "open_timeout": open_timeout_s},
+                )
+            elif secure and not relayed:
                 self.ws = await PinnedConnect(
-                    self.plan.session_url, pin=self.plan.tls_pin, **options
+                    self.plan.session_url, pin=self.plan.tls_pin, **options, **at
                 )
             else:
-                self.ws = await connect(self.plan.session_url, **options)
+                self.ws = await connect(self.plan.session_url, **options, **at)
         except PinMismatch as exc:
             raise self.fail(exc.reason, str(exc)) from exc
         except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as exc:

@@ -40,6 +40,21 @@
     );
   }
 
+  function unserved(r) {
+    // Only weights the operator allowed under a name serve (meshnet-tracker models allow).
+    if (r.source === "allowed") return [];
+    return [
+      " ",
+      badge("unserved"),
+      el(
+        "div",
+        { class: "detail" },
+        `source ${r.source}: the operator has not allowed these weights under ` +
+          `${r.artifact_id} (meshnet-tracker models allow)`,
+      ),
+    ];
+  }
+
   function recipe(r) {
     const why = r.last_certification_failure
       ? [el("br"), el("strong", {}, "Why dark:"), ` ${r.last_certification_failure}`]
@@ -48,7 +63,7 @@
     return el(
       "tr",
       {},
-      el("td", { "data-label": "Status" }, badge(r.status)),
+      el("td", { "data-label": "Status" }, badge(r.status), ...unserved(r)),
       el(
         "td",
         { "data-label": "Recipe" },

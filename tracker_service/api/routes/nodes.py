@@ -154,6 +154,38 @@ def _check_tls_pin(
         )
 
 
+def _check_relay(
+    context: TrackerContext,
+    signed: SignedRequest,
+    body: NodeRegisterCreate,
+    relays: RelayDirectory,
+    tracker_url: str,
+) -> None:
+    """A relayed endpoint is admitted only on a relay this tracker offers, for this node:
+    anything else shaped like one is a stranger's host the tracker would dial."""
+    relay = relay_of(body.endpoint)
+    if relay is None:
+        return
+    if body.endpoint.rstrip("/").rpartition("/")[2] != signed.node_id:
+        context.metrics.registrations.labels(errors.UNKNOWN_RELAY).inc()
+        raise refuse(
+            422,
+            errors.UNKNOWN_RELAY,
+            f"the relayed endpoint {body.endpoint} names another node; register "
+            "<relay url>/<your node id> with the relay the registration answer offers",
+        )
+    if not relays.known(body.endpoint, tracker_url):
+        offered = ", ".join(relays.urls) or relays.offer(signed.node_id, tracker_url) or "none"
+        context.metrics.registrations.labels(errors.UNKNOWN_RELAY).inc()
+        log.info("registration refused node_id=%s unknown-relay: %s", signed.node_id, relay)
+        raise refuse(
+            422,
+            errors.UNKNOWN_RELAY,
+            f"{relay} is not a relay this tracker offers ({offered}); serve through the "
+            "relay the registration answer offers, or register your own wss:// endpoint",
+        )
+
+
 def _check_nodes_per_host(
     context: TrackerContext,
     session: Session,
@@ -171,6 +203,21 @@ def _check_nodes_per_host(
             f"{cap} live nodes already {where} {host} (directly or through a relay), this "
             "tracker's limit per address; stop one of them or run this node elsewhere",
         )
+
+
+def _tracker_url(request: Request, public_url: str) -> str:
+    """Where this tracker (and its embedded relay) is, by what a client cannot forge: the
+    operator's --public-url, else the address the request actually arrived at (never its
+    Host header, which would let a node name any host as this tracker's relay)."""
+    if public_url:
+        return public_url.rstrip("/") + "/"
+    server = request.scope.get("server")
+    if not server or server[1] is None:
+        return str(request.base_url)
+    host, port = str(server[0]), int(server[1])
+    literal = f"[{host}]" if ":" in host else host
+    root = str(request.scope.get("root_path") or "").rstrip("/")
+    return f"{request.url.scheme}://{literal}:{port}{root}/"
 
 
 def _relayed_from(request: Request) -> str:
@@ -259,6 +306,11 @@ async def register(request: Request, context: Context) -> NodeRegisterPublic:
         log.info("registration refused node_id=%s reason=%s: %s", signed.node_id, exc.reason, exc)
         raise
     _check_tls_pin(context, signed, body)
+    relays = RelayDirectory.from_setting(
+        context.settings.relay_urls, context.settings.embedded_relay
+    )
+    tracker_url = _tracker_url(request, context.settings.public_url)
+    _check_relay(context, signed, body, relays, tracker_url)
     try:  # refused here, with the reason, rather than found unreachable later
         await run_in_threadpool(
             resolve_endpoint,
@@ -269,10 +321,6 @@ async def register(request: Request, context: Context) -> NodeRegisterPublic:
         context.metrics.registrations.labels(errors.ENDPOINT_REFUSED).inc()
         log.info("registration refused node_id=%s endpoint-refused: %s", signed.node_id, exc)
         raise refuse(422, errors.ENDPOINT_REFUSED, str(exc)) from exc
-    relays = RelayDirectory.from_setting(
-        context.settings.relay_urls, context.settings.embedded_relay
-    )
-    tracker_url = str(request.base_url)
     registration, recipe = await run_in_threadpool(
         _admit,
         context,

@@ -24,6 +24,7 @@ from tracker_service.api.status import (
     decode_cursor,
 )
 from tracker_service.store.credits import as_json, leaderboard
+from tracker_service.store.model_sources import allow_first_sources, served_statuses
 from tracker_service.store.tables import NODE_ID_LEN
 
 router = APIRouter(tags=["state"])
@@ -55,8 +56,13 @@ STATUS_PAGE_HEADERS = {
 
 def _state(context: TrackerContext, page: NodePage | None = None) -> StatePublic:
     now = time.time()
+    settings = context.settings
+    if settings.trust_first_model_source:
+        with context.database.sessions.begin() as session:
+            allow_first_sources(session, now)
     with context.database.session() as session:
-        state = collect_state(session, now=now, page=page)
+        sources = served_statuses(session, settings.allowed_model_sources)
+        state = collect_state(session, now=now, page=page, sources=sources)
         return apply_disputes(session, state, context.disputes, now=now)
 
 

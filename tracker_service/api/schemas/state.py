@@ -61,6 +61,12 @@ class NodePublic(BaseModel):
 
 class RecipePublic(BaseModel):
     status: str = Field(description="dark or certified")
+    source: str = Field(
+        default="unapproved",
+        description="the operator's word on its weights (model artifact digest) under its "
+        "name: allowed, denied or unapproved; only an allowed source serves users "
+        "(`meshnet-tracker models allow`)",
+    )
     detail: str
     artifact_id: str
     recipe_id: str
