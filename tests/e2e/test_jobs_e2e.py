@@ -22,7 +22,7 @@ import pytest
 
 from tests.core.jobs.test_loop import HOSTILE
 from tests.e2e.jobs_processes import ExecutorProcess, JobsCli, tracker_cli
-from tests.tracker_service.jobs_helpers import FakeExecutor, Submitter
+from tests.tracker_service.jobs_helpers import UNCHECKED_JOBS_ENV, FakeExecutor, Submitter
 from tests.tracker_service.server_process import TrackerProcess
 
 pytestmark = pytest.mark.slow
@@ -36,7 +36,9 @@ def cli(tmp_path: Path) -> Iterator[JobsCli]:
     added = tracker_cli("submitters", "add", "--db", db_url, "--label", "e2e")
     assert added.returncode == 0, added.stderr
     token = added.stdout.strip().splitlines()[-1]
-    tracker = TrackerProcess(home, db_url, MESHNET_TRACKER_BACKGROUND_TASKS="false").start()
+    tracker = TrackerProcess(
+        home, db_url, MESHNET_TRACKER_BACKGROUND_TASKS="false", **UNCHECKED_JOBS_ENV
+    ).start()
     try:
         yield JobsCli(tracker, token)
     finally:
