@@ -42,6 +42,7 @@ from core.jobs.credentials import CredentialStore, normalize
 from core.jobs.loop import ExecutorLoop
 from core.jobs.runner import SubprocessRunner
 from core.keystore import load_or_create_identity
+from core.node_network import network_to_serve
 
 
 class JsonLines(logging.Formatter):
@@ -135,6 +136,8 @@ def run_jobs(args: argparse.Namespace) -> int:
         identity,
         credentials=CredentialStore(args.credentials_file),
         ca_file=args.ca_file,
+        # The join token this node serves with (joined network, or `meshnet-node login`).
+        join_token=network_to_serve(args.profile, args.tracker).join_token,
     )
     loop = ExecutorLoop(
         client,
