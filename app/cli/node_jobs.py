@@ -38,9 +38,9 @@ from app.cli.node_control import (
 from app.cli.node_identity import add_identity_arguments
 from core.jobs.archives import DEFAULT_MAX_BYTES, DEFAULT_MAX_MEMBERS
 from core.jobs.client import JobsClient
-from core.jobs.credentials import CredentialStore, normalize
+from core.jobs.credentials import CredentialStore, KeyringFailed, normalize
 from core.jobs.loop import ExecutorLoop
-from core.jobs.runner import SubprocessRunner
+from core.jobs.runner import DEFAULT_TIMEOUT_S, SubprocessRunner
 from core.keystore import load_or_create_identity
 from core.node_network import network_to_serve
 
@@ -53,9 +53,9 @@ class JsonLines(logging.Formatter):
         try:
             fields = json.loads(message)
             if not isinstance(fields, dict):
-                fields = {"event": message}
+                fields = {"text": message}
         except ValueError:
-            fields = {"event": message}
+            fields = {"text": message}
         return json.dumps(
             {
                 "ts": round(record.created, 3),
@@ -79,7 +79,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     run.add_argument("--workdir", type=Path, default=None, help="where task folders are made")
     run.add_argument("--poll", type=float, default=1.0, help="seconds between empty claims")
-    run.add_argument("--task-timeout", type=float, default=3600.0, help="longest task (s)")
+    run.add_argument(
+        "--task-timeout", type=float, default=DEFAULT_TIMEOUT_S, help="longest task (s)"
+    )
     run.add_argument(
         "--max-unpacked-mb",
         type=int,
@@ -158,12 +160,12 @@ def run_jobs(args: argparse.Namespace) -> int:
         _stop_on_stdin(loop.stop_event, log)
     if client.has_session:
         # Reused until the tracker refuses it; the client registers again then.
-        log.info(json.dumps({"event": "reusing the saved session credential"}))
+        log.info(json.dumps({"text": "reusing the saved session credential"}))
     elif not _register_until_stopped(client, loop.stop_event, log):
         return 0
     log.info(
         json.dumps(
-            {"event": "executor started", "node": identity.node_id, "tracker": client.base_url}
+            {"text": "executor started", "node": identity.node_id, "tracker": client.base_url}
         )
     )
     started = time.monotonic()
@@ -171,7 +173,7 @@ def run_jobs(args: argparse.Namespace) -> int:
     log.info(
         json.dumps(
             {
-                "event": "executor stopped",
+                "text": "executor stopped",
                 "accepted": accepted,
                 "tasks_run": loop.tasks_run,
                 "seconds": round(time.monotonic() - started, 1),
@@ -192,7 +194,7 @@ def _register_until_stopped(
             client.register()
             return True
         except Exception as exc:
-            log.warning(json.dumps({"event": "registration failed", "error": str(exc)}))
+            log.warning(json.dumps({"text": "registration failed", "error": str(exc)}))
             if stop_event.wait(backoff):
                 return False
             backoff = min(backoff * 2, 30.0)
@@ -208,9 +210,9 @@ def _stop_on_stdin(stop_event: threading.Event, log: logging.Logger) -> None:
         while True:
             command = commands.get(3600.0)
             if command == STDIN_ENDED:
-                log.warning(json.dumps({"event": "stopping", "why": STDIN_ENDED_WHY}))
+                log.warning(json.dumps({"text": "stopping", "why": STDIN_ENDED_WHY}))
             elif command == "stop":
-                log.info(json.dumps({"event": "stopping", "why": "a stop command on stdin"}))
+                log.info(json.dumps({"text": "stopping", "why": "a stop command on stdin"}))
             else:
                 continue
             stop_event.set()
@@ -245,7 +247,12 @@ def login_jobs(args: argparse.Namespace) -> int:
 
 def logout_jobs(args: argparse.Namespace) -> int:
     store = CredentialStore(args.credentials_file)
-    if store.clear(args.tracker):
+    try:
+        forgotten = store.clear(args.tracker)
+    except KeyringFailed as exc:
+        print(f"meshnet-node: {exc} [{exc.reason}]", file=sys.stderr)
+        return 1
+    if forgotten:
         print(f"forgot the session credential for {args.tracker} ({store.describe()})")
     else:
         print(f"no session credential was saved for {args.tracker} ({store.describe()})")

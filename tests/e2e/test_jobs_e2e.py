@@ -128,7 +128,7 @@ def test_a_killed_executor_task_resumes_elsewhere_from_the_last_checkpoint(
     assert shipped >= 4
     assert shipped - 1 <= metrics["resumed_from"] <= shipped
     assert metrics["steps_run"] == 40 - metrics["resumed_from"]
-    assert any(e.get("event") == "resuming from checkpoint" for e in second.events())
+    assert any(e.get("text") == "resuming from checkpoint" for e in second.events())
 
 
 def test_a_frozen_executor_loses_its_lease_and_its_result_is_never_committed(
@@ -153,11 +153,11 @@ def test_a_frozen_executor_loses_its_lease_and_its_result_is_never_committed(
     task = shown["tasks"][0]
     assert shown["state"] == "succeeded" and task["attempts"] == 2
     assert task["node_id"] != next(
-        e["node"] for e in frozen.events() if e.get("event") == "executor started"
+        e["node"] for e in frozen.events() if e.get("text") == "executor started"
     )
-    finished = [e for e in frozen.events() if e.get("event") == "task finished"]
+    finished = [e for e in frozen.events() if e.get("text") == "task finished"]
     assert not any(e.get("accepted") for e in finished)  # never committed
-    assert any("discarded" in str(e.get("event")) for e in frozen.events())
+    assert any("discarded" in str(e.get("text")) for e in frozen.events())
 
 
 def test_a_duplicate_completion_is_refused_by_the_live_tracker(cli: JobsCli) -> None:
