@@ -31,7 +31,7 @@ def _garbage(
 
 
 class GarbageRunner(SubprocessRunner):
-    run = _garbage  # type: ignore[assignment]
+    run = _garbage
 
 
 def install() -> None:
