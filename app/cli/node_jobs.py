@@ -3,11 +3,13 @@
 ``run`` reuses the session credential saved for the tracker's URL (OS keyring,
 or the 0600 file of ``--credentials-file``) until the tracker refuses it as
 expired or unknown; only then, or when none is saved, does it register this
-node as an executor again (signed with the node key). It runs the pull loop of
-``core.jobs.loop`` until stopped, ``--once`` task, ``--max-tasks`` accepted, or
-``--idle-exit`` seconds without work. Log lines on stderr are JSON. Stdin is
-read only with ``--control stdin`` (the app's flag): then ``stop`` or the end
-of stdin ends the executor, and its last log line says which.
+node as an executor again (signed with the node key, and with the join token
+this node serves with, which a private tracker requires). It runs the pull loop
+of ``core.jobs.loop`` until stopped, ``--once`` task, ``--max-tasks`` accepted,
+or ``--idle-exit`` seconds without work. Log lines on stderr are JSON, their
+``text`` saying what happened. Stdin is read only with ``--control stdin`` (the
+app's flag): then ``stop`` or the end of stdin ends the executor, and its last
+log line says which.
 
 ``login`` is the manual-token form: it saves a session credential the operator
 was handed for a tracker, keyed by the tracker's normalised URL, in the same

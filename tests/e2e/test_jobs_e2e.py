@@ -135,8 +135,8 @@ def test_a_frozen_executor_loses_its_lease_and_its_result_is_never_committed(
     cli: JobsCli, tmp_path: Path
 ) -> None:
     job_id = cli.submit(
-        "selftest", "--lease-seconds", "2", "--param", "seconds=8", "--param", "step_seconds=1",
-    )  # fmt: skip
+        "selftest", "--lease-seconds", "6", "--param", "seconds=8", "--param", "step_seconds=1",
+    )  # fmt: skip  (a lease is renewed every max(2, time left / 3) s: 6 s holds with slack)
     frozen = ExecutorProcess(tmp_path, "frozen", cli.tracker.url, "--once")
     try:
         cli.wait(job_id, lambda s: s["tasks"][0]["state"] == "leased", timeout_s=60)
