@@ -39,6 +39,7 @@ from tracker_service.store.job_tables import (
     JobResult,
     JobTask,
 )
+from tracker_service.store.tables import NODE_BANNED, NODE_QUARANTINED, Node
 
 log = logging.getLogger(__name__)
 _DRAW = random.SystemRandom()
@@ -72,11 +73,15 @@ def on_probation(session: Session, node_id: str, policy: CheckPolicy) -> bool:
 
 
 def is_quarantined(session: Session, node_id: str) -> str | None:
-    """The reason `node_id` is quarantined from jobs, or None."""
+    """The reason `node_id` is quarantined from jobs, or None. A node the tracker banned
+    or quarantined for lying in hop audits gets no batch work either."""
     executor = session.get(JobExecutor, node_id)
-    if executor is None or executor.quarantined_at is None:
-        return None
-    return executor.quarantine_reason or "outvoted in a job check"
+    if executor is not None and executor.quarantined_at is not None:
+        return executor.quarantine_reason or "outvoted in a job check"
+    node = session.get(Node, node_id)
+    if node is not None and node.state in (NODE_BANNED, NODE_QUARANTINED):
+        return f"the node is {node.state}: {node.state_reason}"
+    return None
 
 
 def record_result(

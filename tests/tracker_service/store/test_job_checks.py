@@ -182,3 +182,18 @@ def test_tolerance_is_the_workloads() -> None:
     raw = [Result(1, "s" * 64, None), Result(2, "s" * 64, None), Result(3, "t" * 64, None)]
     assert agreeing_pair(raw, tolerance_for("selftest")) == (raw[0], raw[1])
     assert agreeing_pair([raw[0], a], tolerance_for("perplexity")) is None
+
+
+def test_a_node_quarantined_for_hops_is_quarantined_from_jobs(database: Database) -> None:
+    from tests.tracker_service.routing_fixtures import node_row
+    from tracker_service.store.job_checks import is_quarantined
+    from tracker_service.store.quarantine import quarantine_node
+
+    with database.sessions.begin() as session:
+        session.add(node_row(0, 2, node_id="d" * 32))
+    with database.sessions.begin() as session:
+        assert is_quarantined(session, "d" * 32) is None
+        quarantine_node(session, "d" * 32, reason="lied at hop 1", evidence={})
+    with database.session() as session:
+        reason = is_quarantined(session, "d" * 32)
+    assert reason is not None and "lied at hop 1" in reason
