@@ -36,9 +36,9 @@ def cli(tmp_path: Path) -> Iterator[JobsCli]:
     added = tracker_cli("submitters", "add", "--db", db_url, "--label", "e2e")
     assert added.returncode == 0, added.stderr
     token = added.stdout.strip().splitlines()[-1]
-    tracker = TrackerProcess(
-        home, db_url, MESHNET_TRACKER_BACKGROUND_TASKS="false", **UNCHECKED_JOBS_ENV
-    ).start()
+    tracker = TrackerProcess(home, db_url, MESHNET_TRACKER_BACKGROUND_TASKS="false")
+    tracker.env.update(UNCHECKED_JOBS_ENV)
+    tracker.start()
     try:
         yield JobsCli(tracker, token)
     finally:
@@ -134,9 +134,10 @@ def test_a_killed_executor_task_resumes_elsewhere_from_the_last_checkpoint(
 def test_a_frozen_executor_loses_its_lease_and_its_result_is_never_committed(
     cli: JobsCli, tmp_path: Path
 ) -> None:
+    # A lease is renewed every max(2, time left / 3) s: a 6 s lease holds with slack.
     job_id = cli.submit(
         "selftest", "--lease-seconds", "6", "--param", "seconds=8", "--param", "step_seconds=1",
-    )  # fmt: skip  (a lease is renewed every max(2, time left / 3) s: 6 s holds with slack)
+    )  # fmt: skip
     frozen = ExecutorProcess(tmp_path, "frozen", cli.tracker.url, "--once")
     try:
         cli.wait(job_id, lambda s: s["tasks"][0]["state"] == "leased", timeout_s=60)

@@ -52,9 +52,9 @@ def live_tracker(tmp_path: Path) -> Iterator[LiveTracker]:
     home.mkdir()
     db_url = f"sqlite:///{home / 'tracker.db'}"
     token = issue_token(db_url)
-    process = TrackerProcess(
-        home, db_url, MESHNET_TRACKER_BACKGROUND_TASKS="false", **UNCHECKED_JOBS_ENV
-    ).start()
+    process = TrackerProcess(home, db_url, MESHNET_TRACKER_BACKGROUND_TASKS="false")
+    process.env.update(UNCHECKED_JOBS_ENV)
+    process.start()
     client = httpx.Client(base_url=process.url, timeout=30.0)
     try:
         yield LiveTracker(process, Submitter(client, token), db_url)
