@@ -3,11 +3,13 @@
 ``run`` reuses the session credential saved for the tracker's URL (OS keyring,
 or the 0600 file of ``--credentials-file``) until the tracker refuses it as
 expired or unknown; only then, or when none is saved, does it register this
-node as an executor again (signed with the node key). It runs the pull loop of
-``core.jobs.loop`` until stopped, ``--once`` task, ``--max-tasks`` accepted, or
-``--idle-exit`` seconds without work. Log lines on stderr are JSON. Stdin is
-read only with ``--control stdin`` (the app's flag): then ``stop`` or the end
-of stdin ends the executor, and its last log line says which.
+node as an executor again (signed with the node key, and with the join token
+this node serves with, which a private tracker requires). It runs the pull loop
+of ``core.jobs.loop`` until stopped, ``--once`` task, ``--max-tasks`` accepted,
+or ``--idle-exit`` seconds without work. Log lines on stderr are JSON, their
+``text`` saying what happened. Stdin is read only with ``--control stdin`` (the
+app's flag): then ``stop`` or the end of stdin ends the executor, and its last
+log line says which.
 
 ``login`` is the manual-token form: it saves a session credential the operator
 was handed for a tracker, keyed by the tracker's normalised URL, in the same
@@ -38,10 +40,11 @@ from app.cli.node_control import (
 from app.cli.node_identity import add_identity_arguments
 from core.jobs.archives import DEFAULT_MAX_BYTES, DEFAULT_MAX_MEMBERS
 from core.jobs.client import JobsClient
-from core.jobs.credentials import CredentialStore, normalize
+from core.jobs.credentials import CredentialStore, KeyringFailed, normalize
 from core.jobs.loop import ExecutorLoop
-from core.jobs.runner import SubprocessRunner
+from core.jobs.runner import DEFAULT_TIMEOUT_S, SubprocessRunner
 from core.keystore import load_or_create_identity
+from core.node_network import network_to_serve
 
 
 class JsonLines(logging.Formatter):
@@ -52,9 +55,9 @@ class JsonLines(logging.Formatter):
         try:
             fields = json.loads(message)
             if not isinstance(fields, dict):
-                fields = {"event": message}
+                fields = {"text": message}
         except ValueError:
-            fields = {"event": message}
+            fields = {"text": message}
         return json.dumps(
             {
                 "ts": round(record.created, 3),
@@ -78,7 +81,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     run.add_argument("--workdir", type=Path, default=None, help="where task folders are made")
     run.add_argument("--poll", type=float, default=1.0, help="seconds between empty claims")
-    run.add_argument("--task-timeout", type=float, default=3600.0, help="longest task (s)")
+    run.add_argument(
+        "--task-timeout", type=float, default=DEFAULT_TIMEOUT_S, help="longest task (s)"
+    )
     run.add_argument(
         "--max-unpacked-mb",
         type=int,
@@ -135,6 +140,8 @@ def run_jobs(args: argparse.Namespace) -> int:
         identity,
         credentials=CredentialStore(args.credentials_file),
         ca_file=args.ca_file,
+        # The join token this node serves with (joined network, or `meshnet-node login`).
+        join_token=network_to_serve(args.profile, args.tracker).join_token,
     )
     loop = ExecutorLoop(
         client,
@@ -155,12 +162,12 @@ def run_jobs(args: argparse.Namespace) -> int:
         _stop_on_stdin(loop.stop_event, log)
     if client.has_session:
         # Reused until the tracker refuses it; the client registers again then.
-        log.info(json.dumps({"event": "reusing the saved session credential"}))
+        log.info(json.dumps({"text": "reusing the saved session credential"}))
     elif not _register_until_stopped(client, loop.stop_event, log):
         return 0
     log.info(
         json.dumps(
-            {"event": "executor started", "node": identity.node_id, "tracker": client.base_url}
+            {"text": "executor started", "node": identity.node_id, "tracker": client.base_url}
         )
     )
     started = time.monotonic()
@@ -168,7 +175,7 @@ def run_jobs(args: argparse.Namespace) -> int:
     log.info(
         json.dumps(
             {
-                "event": "executor stopped",
+                "text": "executor stopped",
                 "accepted": accepted,
                 "tasks_run": loop.tasks_run,
                 "seconds": round(time.monotonic() - started, 1),
@@ -189,7 +196,7 @@ def _register_until_stopped(
             client.register()
             return True
         except Exception as exc:
-            log.warning(json.dumps({"event": "registration failed", "error": str(exc)}))
+            log.warning(json.dumps({"text": "registration failed", "error": str(exc)}))
             if stop_event.wait(backoff):
                 return False
             backoff = min(backoff * 2, 30.0)
@@ -205,9 +212,9 @@ def _stop_on_stdin(stop_event: threading.Event, log: logging.Logger) -> None:
         while True:
             command = commands.get(3600.0)
             if command == STDIN_ENDED:
-                log.warning(json.dumps({"event": "stopping", "why": STDIN_ENDED_WHY}))
+                log.warning(json.dumps({"text": "stopping", "why": STDIN_ENDED_WHY}))
             elif command == "stop":
-                log.info(json.dumps({"event": "stopping", "why": "a stop command on stdin"}))
+                log.info(json.dumps({"text": "stopping", "why": "a stop command on stdin"}))
             else:
                 continue
             stop_event.set()
@@ -242,7 +249,12 @@ def login_jobs(args: argparse.Namespace) -> int:
 
 def logout_jobs(args: argparse.Namespace) -> int:
     store = CredentialStore(args.credentials_file)
-    if store.clear(args.tracker):
+    try:
+        forgotten = store.clear(args.tracker)
+    except KeyringFailed as exc:
+        print(f"meshnet-node: {exc} [{exc.reason}]", file=sys.stderr)
+        return 1
+    if forgotten:
         print(f"forgot the session credential for {args.tracker} ({store.describe()})")
     else:
         print(f"no session credential was saved for {args.tracker} ({store.describe()})")

@@ -6,10 +6,14 @@ name), every member is checked before a byte is written, and members are
 written one by one by this code rather than by ``extractall``:
 
 - no absolute paths, drive letters, backslashes or ``..`` segments;
-- regular files and folders only; a symbolic link is recreated only when its
-  target stays inside (and only after every file is written, so no write ever
-  passes through a link); a hard link only to an earlier member, and copied;
-  devices, FIFOs and zip entries with special modes are refused;
+- regular files and folders only; a symbolic link is recreated only after every
+  file is written (so no write ever passes through a link), in the archive's
+  order, and only when its target resolves inside the folder *on disk*: the
+  real path through every link made before it, not the target's text (a chain
+  ``d -> .``, ``e1 -> d/..`` is as far out as ``..``); once all links exist,
+  every link under the folder is resolved again, so nothing there leads out;
+  a hard link only to an earlier file member, and copied; devices, FIFOs and
+  zip entries with special modes are refused;
 - caps on the number of members, the bytes actually written (not the sizes the
   headers claim) and the ratio of written bytes to the archive's size, checked
   while writing, so a zip bomb stops at the cap instead of filling the disk.
@@ -153,6 +157,11 @@ class _Writer:
             raise ArchiveError(f"symbolic link {rel!r} leads out of the folder ({link_to!r})")
         self.links.append((rel, link_to))
 
+    def inside(self, path: str | Path) -> bool:
+        """Whether `path`, resolved through every link on disk, stays in the folder."""
+        real = os.path.realpath(path)
+        return real == self.real_root or real.startswith(self.real_root + os.sep)
+
     def finish_links(self) -> None:
         for rel, link_to in self.links:
             (self.root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -160,6 +169,21 @@ class _Writer:
             if os.path.lexists(target):
                 raise ArchiveError(f"member {rel!r} appears twice")
             os.symlink(link_to, target)
+            if not self.inside(target):
+                raise ArchiveError(
+                    f"symbolic link {rel!r} leads out of the folder through other links "
+                    f"({link_to!r})"
+                )
+        self.check_contained()
+
+    def check_contained(self) -> None:
+        """Every link under the folder, resolved on disk now that all exist, stays inside."""
+        for folder, dirs, files in os.walk(self.root):
+            for name in [*dirs, *files]:
+                path = os.path.join(folder, name)
+                if os.path.islink(path) and not self.inside(path):
+                    rel = os.path.relpath(path, self.root)
+                    raise ArchiveError(f"symbolic link {rel!r} leads out of the folder")
 
 
 def _tar_members(archive: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:

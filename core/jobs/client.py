@@ -1,6 +1,7 @@
 """The executor's side of the tracker's job API.
 
-Registration is a signed request (the node key); it returns a session
+Registration is a signed request (the node key, and on a private tracker the
+node's join token); it returns a session
 credential that authenticates later calls (``Authorization: MeshNet-Session``),
 kept per tracker URL in the credential store so a restart does not need a new
 one. When the tracker refuses the credential (expired, tracker restarted with
@@ -30,7 +31,7 @@ from core.identity import NodeIdentity
 from core.jobs.credentials import CredentialStore
 from core.signing import signed_headers
 from core.tls_trust import tracker_verify
-from core.tracker_client import TrackerRefused, TrackerUnreachable, _refusal
+from core.tracker_client import JOIN_TOKEN_HEADER, TrackerRefused, TrackerUnreachable, _refusal
 
 log = logging.getLogger(__name__)
 
@@ -86,9 +87,12 @@ class JobsClient:
         credentials: CredentialStore | None = None,
         timeout_s: float = 30.0,
         ca_file: str | Path | None = None,
+        join_token: str | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.identity = identity
+        # A private tracker admits executors as it admits nodes: with a join token.
+        self.join_token = join_token
         self.credentials = credentials
         self._http = httpx.Client(
             base_url=self.base_url, timeout=timeout_s, verify=tracker_verify(ca_file)
@@ -160,9 +164,10 @@ class JobsClient:
     def register(self) -> str:
         path = "/api/v1/jobs/executors/register"
         body = json.dumps({"public_key": self.identity.public_key_b64}).encode()
-        response = self._send(
-            "POST", path, body=body, headers={"Content-Type": "application/json"}, signed=True
-        )
+        headers = {"Content-Type": "application/json"}
+        if self.join_token:
+            headers[JOIN_TOKEN_HEADER] = self.join_token
+        response = self._send("POST", path, body=body, headers=headers, signed=True)
         if response.status_code >= 400:
             raise _refusal(response)
         token = str(response.json()["session_token"])

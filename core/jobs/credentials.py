@@ -17,6 +17,7 @@ from pathlib import Path
 import keyring
 import keyring.errors
 
+from core.errors import JobError
 from core.keystore import keyring_problem
 from core.paths import data_home
 from core.private_file import write_private_file
@@ -25,6 +26,12 @@ log = logging.getLogger(__name__)
 
 KEYRING_SERVICE = "meshnet-jobs"
 ENV_PATH = "MESHNET_JOBS_CREDENTIALS"
+
+
+class KeyringFailed(JobError):
+    """The OS keyring refused an operation; the message says what to do."""
+
+    reason = "keyring-error"
 
 
 def normalize(tracker_url: str) -> str:
@@ -71,13 +78,21 @@ class CredentialStore:
         self._write_all(tokens)
 
     def clear(self, tracker_url: str) -> bool:
-        """Forget the credential for `tracker_url` (``meshnet-node jobs logout``)."""
+        """Forget the credential for `tracker_url` (``meshnet-node jobs logout``). A keyring
+        that fails for any other reason (locked, no backend, D-Bus gone) is a KeyringFailed
+        whose sentence says what to do, never a traceback."""
         if self.use_keyring:
             try:
                 keyring.delete_password(KEYRING_SERVICE, normalize(tracker_url))
                 return True
             except keyring.errors.PasswordDeleteError:
                 return False
+            except keyring.errors.KeyringError as exc:
+                raise KeyringFailed(
+                    f"the OS keyring could not forget the credential for "
+                    f"{normalize(tracker_url)} ({type(exc).__name__}: {exc}); unlock the "
+                    "keyring and try again, or use --credentials-file"
+                ) from exc
         tokens = self._read_all()
         if tokens.pop(normalize(tracker_url), None) is None:
             return False

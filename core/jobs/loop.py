@@ -38,6 +38,7 @@ from core.jobs.archives import (
 from core.jobs.client import JobsClient, Lease, LeaseLost
 from core.jobs.runner import SubprocessRunner, TaskExecutionError
 from core.progress import Cancelled
+from core.tracker_client import TrackerRefused
 
 log = logging.getLogger("meshnet.jobs")
 
@@ -47,10 +48,16 @@ SAFE_INPUT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 RESUME_INPUT = "resume.json"
 BACKOFF_START_S = 1.0
 BACKOFF_MAX_S = 30.0
+HEARTBEAT_MIN_S = 2.0
+
+
+def heartbeat_interval(deadline: float, now: float) -> float:
+    """Seconds between lease heartbeats: ``max(2, time left / 3)``."""
+    return max(HEARTBEAT_MIN_S, (deadline - now) / 3.0)
 
 
 def jlog(level: int, text: str, **fields: Any) -> None:
-    log.log(level, json.dumps({"event": text, **fields}, default=str))
+    log.log(level, json.dumps({"text": text, **fields}, default=str))
 
 
 class _LeaseHeartbeat(threading.Thread):
@@ -61,7 +68,8 @@ class _LeaseHeartbeat(threading.Thread):
         self._client = client
         self._lease = lease
         self._halt = threading.Event()
-        self.interval = max(0.5, lease.lease_seconds / 3.0)
+        # The seed's cadence: a third of the time left on the lease, never under 2 s.
+        self.interval = heartbeat_interval(lease.deadline, time.time())
         self.lost = threading.Event()
 
     def run(self) -> None:
@@ -335,6 +343,11 @@ class ExecutorLoop:
                 lease = self.client.claim()
                 backoff = BACKOFF_START_S
             except Exception as exc:
+                if isinstance(exc, TrackerRefused) and exc.status_code == 403:
+                    # Quarantined from jobs, or no longer admitted: retrying changes nothing.
+                    jlog(logging.ERROR, "the tracker refused this executor; stopping",
+                         reason=exc.reason, error=exc.detail)  # fmt: skip
+                    break
                 jlog(logging.WARNING, "tracker unreachable", error=str(exc), backoff_s=backoff)
                 if self._sleep(backoff):
                     break

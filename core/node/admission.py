@@ -3,8 +3,9 @@
 ``meshnet-node run --report PATH`` reuses the doctor wizard's fresh report
 instead of running a second test forward; the shard is still loaded, and the
 gate judges the saved report against what was loaded. A report is proof only
-for the bytes and the recipe it ran, so the digests are compared as well as
-the names (the gate itself compares model, range, recipe and backend).
+for the bytes and the recipe it ran, so the requirement carries the loaded
+model's content digest and runtime recipe digest, and the gate compares them
+with the names in the seed's order: model, shard, recipe, backend, passed, age.
 """
 
 from __future__ import annotations
@@ -13,9 +14,7 @@ import json
 from pathlib import Path
 
 from core.admission import (
-    REASON_MODEL_MISMATCH,
     REASON_NO_REPORT,
-    REASON_RECIPE_MISMATCH,
     AdmissionRequirement,
     CapabilityAdmissionError,
 )
@@ -34,26 +33,6 @@ def load_reused_report(path: Path) -> CapabilityReport:
             REASON_NO_REPORT,
             f"the capability report {path} cannot be used ({exc}); run the doctor again",
         ) from exc
-
-
-def check_reused_digests(report: CapabilityReport, outcome: DoctorOutcome) -> None:
-    """A reused report must be about these bytes and this recipe, not just these names."""
-    digest = report.model.content_digest
-    if digest and digest != outcome.manifest.content_digest:
-        raise CapabilityAdmissionError(
-            REASON_MODEL_MISMATCH,
-            "the saved capability report was made with other model files than the ones "
-            "loaded now; run the doctor again",
-        )
-    proven = report.recipe.runtime_recipe_digest
-    if proven and outcome.identity_block is not None:
-        loaded = outcome.identity_block["fingerprint"]["runtime_recipe_digest"]
-        if proven != loaded:
-            raise CapabilityAdmissionError(
-                REASON_RECIPE_MISMATCH,
-                "the saved capability report was made with another runtime recipe than the "
-                "one loaded now; run the doctor again",
-            )
 
 
 def advertised_requirement(

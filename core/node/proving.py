@@ -39,7 +39,6 @@ from core.events import Gate, GateState
 from core.node.admission import (
     advertised_requirement,
     capability_sentence,
-    check_reused_digests,
     load_reused_report,
 )
 from core.node.hooks import GateFn
@@ -135,7 +134,8 @@ class ShardProver:
             )
         context = _context(outcome)
         if reused:
-            check_reused_digests(report, outcome)
+            # The gate compares model (and its bytes), shard, recipe (and its digest), then
+            # backend, in the seed's order: a reused report gets no earlier check of its own.
             validator: CapabilityValidator = lambda _ctx: report  # noqa: E731
         else:
             validator = self._validator or (lambda _ctx: report)
@@ -148,7 +148,10 @@ class ShardProver:
                 REASON_NOT_PASSED, f"capability validation could not run: {exc}"
             ) from exc
         if not reused and not fresh.passed and outcome.reason and self._validator is None:
-            raise CapabilityAdmissionError(outcome.reason, capability_sentence(fresh))
+            # A failed proof is the gate's not-passed; the doctor's own reason stays in the detail.
+            raise CapabilityAdmissionError(
+                REASON_NOT_PASSED, f"{capability_sentence(fresh)} [doctor: {outcome.reason}]"
+            )
         return admit(advertised_requirement(self._settings, outcome, context.device), fresh)
 
     def reprove(self) -> None:

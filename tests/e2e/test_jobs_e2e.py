@@ -22,7 +22,7 @@ import pytest
 
 from tests.core.jobs.test_loop import HOSTILE
 from tests.e2e.jobs_processes import ExecutorProcess, JobsCli, tracker_cli
-from tests.tracker_service.jobs_helpers import FakeExecutor, Submitter
+from tests.tracker_service.jobs_helpers import UNCHECKED_JOBS_ENV, FakeExecutor, Submitter
 from tests.tracker_service.server_process import TrackerProcess
 
 pytestmark = pytest.mark.slow
@@ -36,7 +36,9 @@ def cli(tmp_path: Path) -> Iterator[JobsCli]:
     added = tracker_cli("submitters", "add", "--db", db_url, "--label", "e2e")
     assert added.returncode == 0, added.stderr
     token = added.stdout.strip().splitlines()[-1]
-    tracker = TrackerProcess(home, db_url, MESHNET_TRACKER_BACKGROUND_TASKS="false").start()
+    tracker = TrackerProcess(home, db_url, MESHNET_TRACKER_BACKGROUND_TASKS="false")
+    tracker.env.update(UNCHECKED_JOBS_ENV)
+    tracker.start()
     try:
         yield JobsCli(tracker, token)
     finally:
@@ -126,14 +128,15 @@ def test_a_killed_executor_task_resumes_elsewhere_from_the_last_checkpoint(
     assert shipped >= 4
     assert shipped - 1 <= metrics["resumed_from"] <= shipped
     assert metrics["steps_run"] == 40 - metrics["resumed_from"]
-    assert any(e.get("event") == "resuming from checkpoint" for e in second.events())
+    assert any(e.get("text") == "resuming from checkpoint" for e in second.events())
 
 
 def test_a_frozen_executor_loses_its_lease_and_its_result_is_never_committed(
     cli: JobsCli, tmp_path: Path
 ) -> None:
+    # A lease is renewed every max(2, time left / 3) s: a 6 s lease holds with slack.
     job_id = cli.submit(
-        "selftest", "--lease-seconds", "2", "--param", "seconds=8", "--param", "step_seconds=1",
+        "selftest", "--lease-seconds", "6", "--param", "seconds=8", "--param", "step_seconds=1",
     )  # fmt: skip
     frozen = ExecutorProcess(tmp_path, "frozen", cli.tracker.url, "--once")
     try:
@@ -151,11 +154,11 @@ def test_a_frozen_executor_loses_its_lease_and_its_result_is_never_committed(
     task = shown["tasks"][0]
     assert shown["state"] == "succeeded" and task["attempts"] == 2
     assert task["node_id"] != next(
-        e["node"] for e in frozen.events() if e.get("event") == "executor started"
+        e["node"] for e in frozen.events() if e.get("text") == "executor started"
     )
-    finished = [e for e in frozen.events() if e.get("event") == "task finished"]
+    finished = [e for e in frozen.events() if e.get("text") == "task finished"]
     assert not any(e.get("accepted") for e in finished)  # never committed
-    assert any("discarded" in str(e.get("event")) for e in frozen.events())
+    assert any("discarded" in str(e.get("text")) for e in frozen.events())
 
 
 def test_a_duplicate_completion_is_refused_by_the_live_tracker(cli: JobsCli) -> None:

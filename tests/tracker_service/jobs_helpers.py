@@ -103,3 +103,17 @@ class FakeExecutor:
             f"/api/v1/jobs/leases/{lease['lease_id']}/complete",
             {"metrics_sha256": hashlib.sha256(metrics).hexdigest()},
         )
+
+
+# The queue's mechanics are tested with checked work off (every result pays at once);
+# tests/adversary/test_jobs_checks.py tests the checks themselves.
+UNCHECKED_JOBS_ENV = {
+    "MESHNET_TRACKER_JOBS_CHECK_SHARE": "0",
+    "MESHNET_TRACKER_JOBS_PROBATION_TASKS": "0",
+}
+
+
+def without_job_checks(monkeypatch: Any) -> None:
+    """Turn checked work off for this test's tracker (in process or a child process)."""
+    for name, value in UNCHECKED_JOBS_ENV.items():
+        monkeypatch.setenv(name, value)

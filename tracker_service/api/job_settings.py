@@ -32,6 +32,13 @@ class JobSettings(BaseSettings):
     # that executor for this long after its retry backoff, while another executor is
     # live (seen within 3 heartbeats): a failure is retried elsewhere (docs/jobs.md).
     failed_executor_cooldown_s: float = Field(default=60.0, ge=0)
+    # Checked work (docs/jobs.md#checked-work): the share of tasks run on a second
+    # executor at random, and how many confirmed results end an executor's probation
+    # (until then every task it runs is checked). Credit is paid only for checked or
+    # unsampled results; a metrics.json over metrics_max_bytes is compared byte for byte.
+    check_share: float = Field(default=0.1, ge=0.0, le=1.0)
+    probation_tasks: int = Field(default=3, ge=0)
+    metrics_max_bytes: int = Field(default=1 * MIB, ge=1024)
 
 
 @dataclass

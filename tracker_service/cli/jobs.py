@@ -184,8 +184,8 @@ def cmd_results(args: argparse.Namespace) -> int:
         for task in job["tasks"]:
             prefix = f"jobs/{job['job_id']}/{task['task_id']}/"
             folder = out / f"{task['index']:04d}-{task['task_id']}"
-            for output in task["outputs"]:
-                rel = str(output["key"]).removeprefix(prefix)
+            for output in _agreed_outputs(task, prefix):
+                rel = str(output["key"]).removeprefix(task.get("result_prefix") or prefix)
                 if not all(_NAME.match(p) and p != ".." for p in rel.split("/")):
                     raise CliRefusal(
                         f"the tracker named an unsafe output path {rel!r}", "unsafe-output-path"
@@ -202,6 +202,24 @@ def cmd_results(args: argparse.Namespace) -> int:
         print(f"{len(failed)} task(s) have not succeeded; see `meshnet-tracker jobs show`")
         return 1
     return 0
+
+
+def _agreed_outputs(task: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """A succeeded task's outputs are those of its agreed result (docs/jobs.md#checked-work):
+    the files under ``result_prefix``, without the check runs' folders; a task that has not
+    succeeded yet shows everything written so far."""
+    result = task.get("result_prefix")
+    outputs: list[dict[str, Any]] = task["outputs"]
+    if not result:
+        return outputs
+    keep = []
+    for output in outputs:
+        key = str(output["key"])
+        if key.startswith(result) and not (
+            result == prefix and key.removeprefix(prefix).startswith("check-")
+        ):
+            keep.append(output)
+    return keep
 
 
 def _check_bytes(response: httpx.Response, output: dict[str, Any]) -> None:

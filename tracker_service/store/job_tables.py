@@ -2,7 +2,8 @@
 submitter tokens and the executors that claim work.
 
 Kept apart from ``tables.py`` (same ``Base``) so the queue's schema is read in one
-place; the migration ``0004_jobs_queue.py`` must describe exactly these tables.
+place; the migrations ``0004_jobs_queue.py`` and ``0014_checked_jobs.py`` must describe
+exactly these tables.
 A task row carries its current lease: a lease id that no longer matches the row
 is superseded, which is how late heartbeats and completions are recognised.
 """
@@ -25,6 +26,11 @@ LEASED = "leased"
 RUNNING = "running"
 SUCCEEDED = "succeeded"
 FAILED = "failed"
+
+# States of one executor's result for a task (job_results).
+RESULT_PENDING = "pending"  # awaiting its check; no credit yet
+RESULT_PAID = "paid"
+RESULT_REJECTED = "rejected"  # outvoted, or its executor was quarantined from jobs
 
 
 class Job(Base):
@@ -65,6 +71,12 @@ class JobTask(Base):
     metrics_sha256: Mapped[str | None] = mapped_column(String(HEX64), nullable=True)
     claimed_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     finished_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # Checked work: each run of the task is a round (0 first, then checks), written under
+    # its own output prefix; a checked task needs two agreeing results of distinct executors.
+    round: Mapped[int] = mapped_column(Integer, default=0)
+    needs_check: Mapped[bool] = mapped_column(Boolean, default=False)
+    # The round whose outputs are the task's result (the agreeing majority's).
+    result_round: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     __table_args__ = (
         Index("ix_job_tasks_claim", "state", "not_before"),
@@ -86,6 +98,8 @@ class JobCheckpoint(Base):
     manifest_uri: Mapped[str] = mapped_column(String(KEY_LEN), default="")
     committed: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[float] = mapped_column(Float)
+    # A check resumes only from its own round's checkpoints, never from the run it checks.
+    round: Mapped[int] = mapped_column(Integer, default=0)
 
     __table_args__ = (Index("ix_job_checkpoints_task", "task_id", "committed", "step"),)
 
@@ -120,3 +134,30 @@ class JobExecutor(Base):
     registered_at: Mapped[float] = mapped_column(Float)
     last_seen_at: Mapped[float] = mapped_column(Float)
     tasks_done: Mapped[int] = mapped_column(Integer, default=0)
+    # Results of this executor that a check confirmed; below the probation count every
+    # task it runs is checked.
+    checks_passed: Mapped[int] = mapped_column(Integer, default=0)
+    # Outvoted in a check: no more claims, and its pending results are rejected.
+    quarantined_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    quarantine_reason: Mapped[str] = mapped_column(Text, default="")
+
+
+class JobResult(Base):
+    """One executor's completed run of a task (one round), and whether it was paid."""
+
+    __tablename__ = "job_results"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    task_id: Mapped[str] = mapped_column(ForeignKey("job_tasks.task_id", ondelete="CASCADE"))
+    node_id: Mapped[str] = mapped_column(String(NODE_ID_LEN))
+    round: Mapped[int] = mapped_column(Integer)
+    metrics_sha256: Mapped[str] = mapped_column(String(HEX64))
+    # The parsed metrics.json (None when it is not JSON or too large to compare).
+    metrics: Mapped[Any] = mapped_column(JSON, nullable=True)
+    state: Mapped[str] = mapped_column(String(16), default=RESULT_PENDING)
+    created_at: Mapped[float] = mapped_column(Float)
+
+    __table_args__ = (
+        Index("ix_job_results_task", "task_id", "node_id"),
+        Index("ix_job_results_node", "node_id", "state"),
+    )

@@ -8,6 +8,9 @@ completion is refused, so a late or duplicate result can never be committed.
 
 Claims take the oldest claimable task with ``FOR UPDATE SKIP LOCKED`` on
 PostgreSQL (replicas never hand out the same task); SQLite serialises writers.
+A completion is recorded and judged by ``store/job_checks.py`` (checked work):
+a task runs in rounds, each under its own output prefix, and an executor never
+claims a task it already returned a result for.
 """
 
 from __future__ import annotations
@@ -17,12 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import exists, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from tracker_service.domain.credit_rules import bucket_of, job_credit
 from tracker_service.errors import TrackerError
-from tracker_service.store.credits import CreditRow, add_credit_in
+from tracker_service.store.job_checks import CheckPolicy, is_quarantined, record_result
 from tracker_service.store.job_tables import (
     FAILED,
     LEASED,
@@ -33,6 +35,7 @@ from tracker_service.store.job_tables import (
     Job,
     JobCheckpoint,
     JobExecutor,
+    JobResult,
     JobTask,
 )
 
@@ -46,6 +49,9 @@ COMPLETION_REFUSED = "completion-refused"
 UNKNOWN_JOB = "unknown-job"
 BAD_CHECKPOINT = "bad-checkpoint"
 MISSING_ARTIFACT = "missing-artifact"
+JOB_QUARANTINED = "job-quarantined"
+# A check round writes under this folder of the task's prefix; no other round may.
+CHECK_FOLDER = "check-"
 
 
 class QueueRefusal(TrackerError):
@@ -70,8 +76,19 @@ class JobSpec:
     timeout_s: float
 
 
-def output_prefix(job_id: str, task_id: str) -> str:
-    return f"jobs/{job_id}/{task_id}/"
+def output_prefix(job_id: str, task_id: str, round_: int = 0) -> str:
+    """Where a round of a task writes: the task's folder for the first run, and
+    ``check-<round>/`` inside it for each check."""
+    base = f"jobs/{job_id}/{task_id}/"
+    return base if round_ == 0 else f"{base}{CHECK_FOLDER}{round_}/"
+
+
+def lease_may_write(job_id: str, task: JobTask, key: str) -> bool:
+    """A lease writes under its round's prefix only; the first run never into a check's."""
+    prefix = output_prefix(job_id, task.task_id, task.round)
+    if not key.startswith(prefix):
+        return False
+    return task.round > 0 or not key[len(prefix) :].startswith(CHECK_FOLDER)
 
 
 def backoff_s(attempts: int) -> float:
@@ -198,7 +215,12 @@ def claim_task(
     can pick the same row, and only the one whose UPDATE matches wins it.
     """
     expire_leases(session, now=now)
-    claimable = [JobTask.state == QUEUED, JobTask.not_before <= now]
+    claimable = [
+        JobTask.state == QUEUED,
+        JobTask.not_before <= now,
+        # Checked work needs independent executors: never one that already answered.
+        ~exists().where(JobResult.task_id == JobTask.task_id, JobResult.node_id == node_id),
+    ]
     if (
         cooldown_s > 0
         and live_since is not None
@@ -298,42 +320,53 @@ def _check_holder(task: JobTask, node_id: str) -> None:
 
 
 def complete_task(
-    session: Session, lease_id: str, node_id: str, metrics_sha256: str, *, now: float
+    session: Session,
+    lease_id: str,
+    node_id: str,
+    metrics_sha256: str,
+    *,
+    now: float,
+    metrics: Any = None,
+    policy: CheckPolicy | None = None,
 ) -> JobTask:
-    """Commit a result once. A lost, late or repeated completion raises and changes nothing."""
+    """Record a result once (`metrics`: the parsed metrics.json, None when not JSON) and
+    judge it under `policy` (``store/job_checks.py``). A lost, late or repeated completion
+    raises and changes nothing."""
     try:
         task, job = _current_lease(session, lease_id, now)
         _check_holder(task, node_id)
     except QueueRefusal as exc:
         raise QueueRefusal(COMPLETION_REFUSED, exc.message) from exc
-    key = output_prefix(job.job_id, task.task_id) + "metrics.json"
-    metrics = session.get(Artifact, key)
-    if metrics is None or metrics.sha256 != metrics_sha256:
+    quarantined = is_quarantined(session, node_id)
+    if quarantined is not None:
+        raise QueueRefusal(
+            JOB_QUARANTINED, f"this executor is quarantined from jobs: {quarantined}"
+        )
+    key = output_prefix(job.job_id, task.task_id, task.round) + "metrics.json"
+    uploaded = session.get(Artifact, key)
+    if uploaded is None or uploaded.sha256 != metrics_sha256:
         raise QueueRefusal(
             MISSING_ARTIFACT,
             f"no uploaded {key} with SHA-256 {metrics_sha256}; upload metrics.json first",
         )
+    # Compare-and-set: only the current lease's completion goes on to be recorded.
     won = session.execute(
         update(JobTask)
         .where(
             JobTask.task_id == task.task_id, JobTask.lease_id == lease_id, JobTask.state == LEASED
         )
-        .values(
-            state=SUCCEEDED,
-            metrics_sha256=metrics_sha256,
-            lease_id=None,
-            lease_deadline=None,
-            finished_at=now,
-            last_error="",
-        )
+        .values(lease_id=None, lease_deadline=None)
         .execution_options(synchronize_session=False)
     )
     if _rowcount(won) != 1:
         raise QueueRefusal(COMPLETION_REFUSED, "the lease ended while this completion was checked")
     session.refresh(task)
+    # Credit is paid there, in the same commit, only for checked or unsampled work.
+    record_result(
+        session, task, job, node_id, metrics_sha256, metrics, policy or CheckPolicy(), now=now
+    )
+    session.flush()
     _refresh_job_state(session, job, now)
-    # One committed task is one work unit of credit, in the same commit (docs/credits.md).
-    add_credit_in(session, [CreditRow(node_id, bucket_of(now), credit=job_credit(1), job_units=1)])
     return task
 
 
@@ -376,15 +409,20 @@ def register_checkpoint_part(
             manifest_uri="",
             committed=False,
             created_at=now,
+            round=task.round,
         )
     )
 
 
 def _check_part(session: Session, job: Job, task: JobTask, part: dict[str, Any]) -> None:
-    prefix = output_prefix(job.job_id, task.task_id)
+    prefix = output_prefix(job.job_id, task.task_id, task.round)
     key = str(part.get("key", ""))
     artifact = session.get(Artifact, key)
-    if not key.startswith(prefix) or artifact is None or artifact.sha256 != part.get("sha256"):
+    if (
+        not lease_may_write(job.job_id, task, key)
+        or artifact is None
+        or artifact.sha256 != part.get("sha256")
+    ):
         raise QueueRefusal(
             BAD_CHECKPOINT,
             f"checkpoint part {key!r} is not an uploaded artifact under {prefix} with that SHA-256",
@@ -434,14 +472,21 @@ def commit_checkpoint(
             manifest_uri=manifest_uri,
             committed=True,
             created_at=now,
+            round=task.round,
         )
     )
 
 
-def latest_checkpoint(session: Session, task_id: str) -> JobCheckpoint | None:
+def latest_checkpoint(session: Session, task_id: str, round_: int = 0) -> JobCheckpoint | None:
+    """The newest committed checkpoint of the task's round `round_`: a check never
+    resumes from the run it checks."""
     return session.execute(
         select(JobCheckpoint)
-        .where(JobCheckpoint.task_id == task_id, JobCheckpoint.committed.is_(True))
+        .where(
+            JobCheckpoint.task_id == task_id,
+            JobCheckpoint.committed.is_(True),
+            JobCheckpoint.round == round_,
+        )
         .order_by(JobCheckpoint.step.desc(), JobCheckpoint.id.desc())
         .limit(1)
     ).scalar_one_or_none()

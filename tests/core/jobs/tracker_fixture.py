@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.tracker_service.jobs_helpers import Submitter
+from tests.tracker_service.jobs_helpers import UNCHECKED_JOBS_ENV, Submitter
 from tests.tracker_service.server_process import TrackerProcess
 from tracker_service.store.db import Database
 from tracker_service.store.submitters import add_submitter_token
@@ -52,7 +52,9 @@ def live_tracker(tmp_path: Path) -> Iterator[LiveTracker]:
     home.mkdir()
     db_url = f"sqlite:///{home / 'tracker.db'}"
     token = issue_token(db_url)
-    process = TrackerProcess(home, db_url, MESHNET_TRACKER_BACKGROUND_TASKS="false").start()
+    process = TrackerProcess(home, db_url, MESHNET_TRACKER_BACKGROUND_TASKS="false")
+    process.env.update(UNCHECKED_JOBS_ENV)
+    process.start()
     client = httpx.Client(base_url=process.url, timeout=30.0)
     try:
         yield LiveTracker(process, Submitter(client, token), db_url)

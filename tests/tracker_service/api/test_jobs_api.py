@@ -11,10 +11,20 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.tracker_service.conftest import make_settings
-from tests.tracker_service.jobs_helpers import FakeExecutor, Submitter, issue_submitter_token
+from tests.tracker_service.jobs_helpers import (
+    FakeExecutor,
+    Submitter,
+    issue_submitter_token,
+    without_job_checks,
+)
 from tests.tracker_service.store_backends import BACKENDS, reset_postgres
 from tracker_service.app import create_app
 from tracker_service.store.job_tables import JobTask
+
+
+@pytest.fixture(autouse=True)
+def _unchecked_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    without_job_checks(monkeypatch)
 
 
 @pytest.fixture(params=BACKENDS)

@@ -13,7 +13,12 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.tracker_service.conftest import make_settings
-from tests.tracker_service.jobs_helpers import FakeExecutor, Submitter, issue_submitter_token
+from tests.tracker_service.jobs_helpers import (
+    FakeExecutor,
+    Submitter,
+    issue_submitter_token,
+    without_job_checks,
+)
 from tracker_service.app import create_app
 from tracker_service.store.job_tables import JobExecutor, JobTask
 
@@ -25,6 +30,11 @@ def _client(tmp_path: Path, **overrides: Any) -> Iterator[TestClient]:
     with TestClient(app) as client:
         yield client
     app.state.tracker.database.dispose()
+
+
+@pytest.fixture(autouse=True)
+def _unchecked_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    without_job_checks(monkeypatch)
 
 
 @pytest.fixture

@@ -60,3 +60,16 @@ def test_an_unreachable_tracker_is_one_sentence_not_a_traceback(
 ) -> None:
     assert main(["jobs", "list", "--token", "x", "--tracker", "http://127.0.0.1:9"]) == 2
     assert "cannot reach the tracker" in capsys.readouterr().err
+
+
+def test_results_are_the_agreed_runs_files_only() -> None:
+    from tracker_service.cli.jobs import _agreed_outputs
+
+    base = "jobs/j/t/"
+    outputs = [{"key": base + k} for k in ("metrics.json", "check-1/metrics.json", "check-2/x")]
+    first = {"result_prefix": base, "outputs": outputs}
+    assert [o["key"] for o in _agreed_outputs(first, base)] == [base + "metrics.json"]
+    check = {"result_prefix": base + "check-1/", "outputs": outputs}
+    assert [o["key"] for o in _agreed_outputs(check, base)] == [base + "check-1/metrics.json"]
+    running = {"result_prefix": None, "outputs": outputs}
+    assert _agreed_outputs(running, base) == outputs

@@ -13,6 +13,7 @@ from tracker_service.store import credits as ledger
 from tracker_service.store import jobs as queue
 from tracker_service.store.artifacts import record_artifact
 from tracker_service.store.db import Database
+from tracker_service.store.job_checks import NO_CHECKS
 
 NODE = "c" * 32
 
@@ -40,9 +41,9 @@ def test_a_completed_task_credits_one_unit_and_a_repeat_credits_nothing(
         key = f"jobs/{job_id}/{task.task_id}/metrics.json"
         record_artifact(session, key, "a" * 64, 2, uploaded_by="t", now=10.0)
     with database.sessions.begin() as session:
-        queue.complete_task(session, lease_id, NODE, "a" * 64, now=11.0)
+        queue.complete_task(session, lease_id, NODE, "a" * 64, now=11.0, policy=NO_CHECKS)
     with database.sessions.begin() as session, pytest.raises(queue.QueueRefusal):
-        queue.complete_task(session, lease_id, NODE, "a" * 64, now=12.0)
+        queue.complete_task(session, lease_id, NODE, "a" * 64, now=12.0, policy=NO_CHECKS)
     with database.session() as session:
         [row] = ledger.leaderboard(session, kind="identity", now=12.0)
     assert row.id == NODE and row.total == pytest.approx(JOB_UNIT_CREDIT)

@@ -2,8 +2,9 @@
 
 Who may write where: a submitter writes under ``inputs/``; an executor writes
 only under the prefix of the task it holds a *current* lease on (named by
-``X-Meshnet-Lease``), so one task can neither overwrite another's outputs nor
-keep writing after its lease was lost.
+``X-Meshnet-Lease``) and its round (a check writes under ``check-<round>/`` and
+reads nothing of the run it checks), so one task can neither overwrite another's
+outputs nor keep writing after its lease was lost.
 """
 
 from __future__ import annotations
@@ -53,8 +54,10 @@ def _store(
     with context.database.sessions.begin() as session:
         if lease_id is not None:
             task = queue.lease_for_upload(session, lease_id, now=now)
-            prefix = queue.output_prefix(task.job_id, task.task_id)
-            if not key.startswith(prefix) or task.node_id != uploader.removeprefix("node:"):
+            prefix = queue.output_prefix(task.job_id, task.task_id, task.round)
+            if not queue.lease_may_write(task.job_id, task, key) or task.node_id != (
+                uploader.removeprefix("node:")
+            ):
                 raise ArtifactRefusal(
                     WRONG_PREFIX,
                     f"this lease may write only under {prefix}; {key!r} is outside it",
@@ -130,7 +133,7 @@ def _readable(
                 )
             task = queue.lease_for_upload(session, lease_id, now=now)
             job, _ = queue.get_job(session, task.job_id)
-            own = key.startswith(queue.output_prefix(job.job_id, task.task_id))
+            own = key.startswith(queue.output_prefix(job.job_id, task.task_id, task.round))
             if task.node_id != reader.removeprefix("node:") or (
                 not own and key not in job.inputs.values()
             ):

@@ -8,6 +8,7 @@ throw the result away), 409 for a refused completion, 404/422 for bad names.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -17,9 +18,10 @@ from starlette.concurrency import run_in_threadpool
 
 from tracker_service import errors
 from tracker_service.api.deps import Context, SignedRegistration, TrackerContext
-from tracker_service.api.job_settings import jobs_state
+from tracker_service.api.job_settings import JobSettings, jobs_state
 from tracker_service.api.routes import error_responses, parse_body, refuse, signed_body
 from tracker_service.api.routes.jobs_auth import ExecutorDep, SubmitterDep
+from tracker_service.api.routes.nodes import check_join_token
 from tracker_service.api.schemas.jobs import (
     CheckpointCommitCreate,
     CheckpointPartCreate,
@@ -37,8 +39,11 @@ from tracker_service.api.schemas.jobs import (
     TaskOutcome,
     TaskPublic,
 )
+from tracker_service.domain.wire import HEADER_JOIN_TOKEN
 from tracker_service.store import jobs as queue
+from tracker_service.store.artifacts import BlobStore
 from tracker_service.store.executors import register_executor, touch_executor
+from tracker_service.store.job_checks import CheckPolicy, is_quarantined
 from tracker_service.store.job_tables import Job, JobTask
 
 router = APIRouter(prefix="/api/v1/jobs", tags=["jobs"])
@@ -52,12 +57,14 @@ _STATUS = {
     queue.UNKNOWN_JOB: 404,
     queue.BAD_CHECKPOINT: 422,
     queue.MISSING_ARTIFACT: 422,
+    queue.JOB_QUARANTINED: 403,
+    errors.RE_REGISTER: 401,
 }
 
 
 # _in_transaction maps any queue refusal (unknown job, lost lease, refused
 # completion, bad checkpoint, else 400) and every route authenticates (401).
-QUEUE_REFUSALS = error_responses(400, 401, 404, 409, 410, 422)
+QUEUE_REFUSALS = error_responses(400, 401, 403, 404, 409, 410, 422)
 
 
 async def _in_transaction(context: TrackerContext, fn: Callable[..., T], *args: Any) -> T:
@@ -99,6 +106,11 @@ def job_public(
                 error=t.last_error,
                 lease_deadline=t.lease_deadline,
                 finished_at=t.finished_at,
+                checked=t.needs_check,
+                round=t.round,
+                result_prefix=None
+                if t.result_round is None
+                else queue.output_prefix(job.job_id, t.task_id, t.result_round),
             )
             for t in tasks or []
         ],
@@ -167,16 +179,24 @@ async def show(job_id: str, context: Context, _submitter: SubmitterDep) -> JobPu
 async def register(
     request: Request, context: Context, signed: SignedRegistration
 ) -> ExecutorSession:
-    """A node announces itself as an executor (signed, key in the body); returns a session."""
+    """A node announces itself as an executor (signed, key in the body); returns a session.
+
+    On a private tracker it needs the credential a node needs to register: a join token
+    (one an invite gave serves only its own node). A node quarantined from jobs is refused."""
     body = parse_body(ExecutorRegister, signed.body)
     settings = jobs_state(request).settings
+    join_token = request.headers.get(HEADER_JOIN_TOKEN)
 
     def enrol(session: Any) -> tuple[str, float]:
+        now = time.time()
+        if context.settings.private:
+            check_join_token(session, join_token, now, signed.node_id)
+        _refuse_quarantined(session, signed.node_id)
         return register_executor(
             session,
             signed.node_id,
             body.public_key,
-            now=time.time(),
+            now=now,
             ttl_s=settings.executor_session_ttl_s,
         )
 
@@ -188,6 +208,31 @@ async def register(
         session_expires_at=expires,
         heartbeat_interval_s=settings.executor_heartbeat_s,
     )
+
+
+def _refuse_quarantined(session: Any, node_id: str) -> None:
+    reason = is_quarantined(session, node_id)
+    if reason is not None:
+        raise queue.QueueRefusal(
+            queue.JOB_QUARANTINED,
+            f"this node is quarantined from jobs ({reason}); it gets no more batch work",
+        )
+
+
+def check_policy(settings: JobSettings) -> CheckPolicy:
+    return CheckPolicy(share=settings.check_share, probation_tasks=settings.probation_tasks)
+
+
+def _read_metrics(blobs: BlobStore, sha256: str, max_bytes: int) -> Any:
+    """The parsed metrics.json a completion names, or None (absent, too large, not JSON):
+    such a result agrees with another only byte for byte."""
+    path = blobs.path_of(sha256) if len(sha256) == 64 else None
+    try:
+        if path is None or path.stat().st_size > max_bytes:
+            return None
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
 
 
 @router.post("/executors/{node_id}/heartbeat", responses=QUEUE_REFUSALS)
@@ -217,7 +262,13 @@ async def claim(request: Request, context: Context, node_id: ExecutorDep) -> Any
 
     def take(session: Any) -> LeasePublic | None:
         now = time.time()
-        touch_executor(session, node_id, now=now)
+        if not touch_executor(session, node_id, now=now):
+            raise queue.QueueRefusal(
+                errors.RE_REGISTER,
+                f"executor {node_id} is not registered here; register it first "
+                "(POST /api/v1/jobs/executors/register, signed)",
+            )
+        _refuse_quarantined(session, node_id)
         claimed = queue.claim_task(
             session,
             node_id,
@@ -244,7 +295,7 @@ async def claim(request: Request, context: Context, node_id: ExecutorDep) -> Any
                 "inputs": {k: f"artifact://{v}" for k, v in job.inputs.items()},
                 "unpack_inputs": job.unpack_inputs,
                 "checkpoint": {} if job.checkpoint else None,
-                "output_prefix": queue.output_prefix(job.job_id, task.task_id),
+                "output_prefix": queue.output_prefix(job.job_id, task.task_id, task.round),
                 "timeout_seconds": job.timeout_s,
             },
         )
@@ -266,13 +317,20 @@ async def lease_heartbeat(lease_id: str, context: Context, node_id: ExecutorDep)
 
 @router.post("/leases/{lease_id}/complete", response_model=TaskOutcome, responses=QUEUE_REFUSALS)
 async def complete(
-    lease_id: str, body: CompleteCreate, context: Context, node_id: ExecutorDep
+    lease_id: str, body: CompleteCreate, request: Request, context: Context, node_id: ExecutorDep
 ) -> TaskOutcome:
-    """Commit the task's result once; a late or repeated completion is 409 and changes nothing."""
+    """Record the task's result once; a late or repeated completion is 409 and changes nothing.
+    A checked task goes on to another executor (``state`` queued) until two results agree."""
+
+    state = jobs_state(request)
+    policy = check_policy(state.settings)
 
     def commit(session: Any) -> TaskOutcome:
         now = time.time()
-        task = queue.complete_task(session, lease_id, node_id, body.metrics_sha256, now=now)
+        metrics = _read_metrics(state.blobs, body.metrics_sha256, state.settings.metrics_max_bytes)
+        task = queue.complete_task(
+            session, lease_id, node_id, body.metrics_sha256, now=now, metrics=metrics, policy=policy
+        )
         touch_executor(session, node_id, now=now, done=1)
         return TaskOutcome(
             task_id=task.task_id, state=task.state, attempts=task.attempts, accepted=True
@@ -336,7 +394,7 @@ async def checkpoint_latest(job_id: str, task_id: str, context: Context, _node: 
         task = session.get(JobTask, task_id)
         if task is None or task.job_id != job_id:
             raise queue.QueueRefusal(queue.UNKNOWN_JOB, f"no task {task_id!r} in job {job_id!r}")
-        row = queue.latest_checkpoint(session, task_id)
+        row = queue.latest_checkpoint(session, task_id, task.round)
         if row is None:
             return None
         return CheckpointPublic(

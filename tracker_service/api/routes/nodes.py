@@ -85,7 +85,7 @@ def _admit(
     now = time.time()
     with context.database.sessions.begin() as session:
         if context.settings.private:
-            _check_join_token(session, join_token, now, signed.node_id)
+            check_join_token(session, join_token, now, signed.node_id)
         existing = get_node(session, signed.node_id)
         if existing is not None and existing.state == NODE_BANNED:
             raise refuse(
@@ -226,7 +226,7 @@ def _relayed_from(request: Request) -> str:
     return (request.client.host if request.client else "") or "unknown"
 
 
-def _check_join_token(session: Session, token: str | None, now: float, node_id: str) -> None:
+def check_join_token(session: Session, token: str | None, now: float, node_id: str) -> None:
     if not token:
         raise refuse(
             403,

@@ -37,6 +37,11 @@ class TaskPublic(BaseModel):
     lease_deadline: float | None
     finished_at: float | None
     outputs: list[dict[str, Any]] = Field(default_factory=list)
+    # Checked work (docs/jobs.md#checked-work): whether this task runs on two executors,
+    # which round it is in, and where its agreed result lies once it succeeded.
+    checked: bool = False
+    round: int = 0
+    result_prefix: str | None = None
 
 
 class JobPublic(BaseModel):
