@@ -15,7 +15,7 @@ import torch
 
 from core.dataplane import frames
 from core.dataplane.hop import HopSession
-from core.dataplane.receipts import frame_digest
+from tests.support.lies._bound import last_hop_digest
 
 CHOSEN_RANK = 3
 
@@ -61,7 +61,7 @@ def install() -> None:
         else:  # the node drew with no top list: any other token is its choice
             chosen = (int(result.token_ids.reshape(-1)[0]) + 1) % 1000
         lie = choose(reply, chosen)
-        self._output_sha256 = frame_digest(lie)  # the receipt signs what it sent
+        self._output_sha256 = last_hop_digest(lie)  # its receipt signs what it sent
         return lie
 
     HopSession._reply = lying  # type: ignore[method-assign]

@@ -12,7 +12,7 @@ import torch
 
 from core.dataplane import frames
 from core.dataplane.hop import HopSession
-from core.dataplane.receipts import frame_digest
+from tests.support.lies._bound import last_hop_digest
 
 # the token the liar promotes: its honest rank in the top list (0 is the best)
 PROMOTED_RANK = 5
@@ -39,7 +39,7 @@ def install() -> None:
         if not self._shard.is_last:
             return reply
         lie = promote(reply)
-        self._output_sha256 = frame_digest(lie)  # the receipt signs what it sent
+        self._output_sha256 = last_hop_digest(lie)  # its receipt signs what it sent
         return lie
 
     HopSession._reply = lying  # type: ignore[method-assign]
