@@ -32,7 +32,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from core.dataplane import wire
+from core.dataplane import frames, wire
 from core.dataplane.tickets import RouteTicket, TicketGrant
 from core.dataplane.tls import PinMismatch
 from core.dataplane.tls_client import PinnedConnect
@@ -103,21 +103,56 @@ def step_statement(
     )
 
 
-def check_step(
-    grant: TicketGrant, key: bytes, seq_text: str | None, signature: str | None, digest: str
-) -> int:
-    """The step number of a step passed on a link, checked (CHAIN_BROKEN otherwise): the
-    predecessor's signature over it and the step's input digest must verify."""
+def signed_forward(
+    reply: bytes,
+    step: dict[str, str],
+    grant: TicketGrant,
+    *,
+    node_id: str,
+    sign: Callable[[bytes], bytes],
+    seq: int,
+) -> bytes:
+    """A hop's reply as its successor's `seq`-th step: the step keys it was given, the
+    step's number on the link and its signature over both and the tensor bytes."""
+    tensors = frames.tensor_bytes_digest(reply, frames.read_header(reply, len(reply)))
+    digest = frames.step_input_digest(step, tensors)
+    successor = grant.ticket.hops[grant.index + 1].node_id
+    statement = step_statement(grant.ticket, node_id, successor, seq, digest)
+    meta = {
+        **step,
+        frames.LINK_SEQ_KEY: str(seq),
+        frames.LINK_SIGNATURE_KEY: wire.b64encode(sign(statement)),
+    }
+    forward, _ = frames.reframe(reply, meta, len(reply))
+    return forward
+
+
+def check_passed_step(
+    data: bytes, header: frames.FrameHeader, grant: TicketGrant, peer: bytes, *, due: int
+) -> dict[str, str]:
+    """A step from the predecessor's link, checked before the hop acts on any of its
+    fields (CHAIN_BROKEN otherwise): step number `due`, signed by the predecessor's key
+    `peer` over the digest of its tensor bytes and step keys. Returns the metadata the
+    hop's reply shows its client: that digest, the number and the signature."""
     previous = grant.previous
+    seq_text = header.metadata.get(frames.LINK_SEQ_KEY)
+    signature = header.metadata.get(frames.LINK_SIGNATURE_KEY)
     if previous is None or seq_text is None or not seq_text.isdigit():
         raise _broken("a step on a chain link carries its link_seq and link_signature")
     seq = int(seq_text)
+    if seq != due:
+        raise _broken(f"the previous hop passed step {seq} of this link; step {due} was due")
+    digest = frames.step_input_digest(header.metadata, frames.tensor_bytes_digest(data, header))
     statement = step_statement(grant.ticket, previous.node_id, grant.hop.node_id, seq, digest)
-    if not wire.verify_signature(key, statement, signature):
+    if not wire.verify_signature(peer, statement, signature):
         raise _broken(
             "the previous hop's signature does not cover this step as passed; it is refused"
         )
-    return seq
+    return {
+        frames.INPUT_SHA256_KEY: digest,
+        frames.LINK_SEQ_KEY: seq_text,
+        frames.LINK_SIGNATURE_KEY: str(signature),
+    }
 
 
 def link_message(

@@ -434,7 +434,16 @@ class HopSession:
         reply, header = await self._step(data)
         downstream = self._downstream
         if downstream is not None:
-            forward = self._signed_forward(reply, frames.step_keys(header.metadata))
+            assert self._grant is not None
+            self._passed_steps += 1
+            forward = chain.signed_forward(
+                reply,
+                frames.step_keys(header.metadata),
+                self._grant,
+                node_id=self._ctx.node_id,
+                sign=self._ctx.sign,
+                seq=self._passed_steps,
+            )
             try:
                 await downstream.send(forward)
             except ConnectionClosed:
@@ -448,48 +457,6 @@ class HopSession:
             # without knowing which step an audit samples.
             await self._ws.send(json.dumps({"type": "step-receipt", **self._signed_receipt()}))
 
-    def _signed_forward(self, reply: bytes, step: dict[str, str]) -> bytes:
-        """The reply as the successor's step: the step keys this hop was given, the step's
-        number on the link and this node's signature over both and the tensor bytes."""
-        assert self._grant is not None
-        grant = self._grant
-        self._passed_steps += 1
-        tensors = frames.tensor_bytes_digest(reply, frames.read_header(reply, len(reply)))
-        digest = frames.step_input_digest(step, tensors)
-        successor = grant.ticket.hops[grant.index + 1].node_id
-        statement = chain.step_statement(
-            grant.ticket, self._ctx.node_id, successor, self._passed_steps, digest
-        )
-        meta = {
-            **step,
-            frames.LINK_SEQ_KEY: str(self._passed_steps),
-            frames.LINK_SIGNATURE_KEY: wire.b64encode(self._ctx.sign(statement)),
-        }
-        forward, _ = frames.reframe(reply, meta, len(reply))
-        return forward
-
-    def _check_linked_step(self, data: bytes, header: frames.FrameHeader) -> dict[str, str]:
-        """A step from the predecessor's link, checked before this hop acts on any of its
-        fields: the next number on the link, signed by the predecessor over the digest of
-        its tensor bytes and step keys. Returns what the reply shows the client."""
-        assert self._grant is not None
-        digest = frames.step_input_digest(header.metadata, frames.tensor_bytes_digest(data, header))
-        seq_text = header.metadata.get(frames.LINK_SEQ_KEY)
-        signature = header.metadata.get(frames.LINK_SIGNATURE_KEY)
-        seq = chain.check_step(self._grant, self._link_peer, seq_text, signature, digest)
-        if seq != self._link_steps + 1:
-            raise ProtocolError(
-                f"the previous hop passed step {seq} of this link; step "
-                f"{self._link_steps + 1} was due",
-                reason=wire.CHAIN_BROKEN,
-            )
-        self._link_steps = seq
-        return {
-            frames.INPUT_SHA256_KEY: digest,
-            frames.LINK_SEQ_KEY: str(seq),
-            frames.LINK_SIGNATURE_KEY: str(signature),
-        }
-
     def _is_last_hop(self) -> bool:
         return self._grant is not None and self._grant.is_last
 
@@ -498,7 +465,13 @@ class HopSession:
             raise SessionError("the session has ended", reason=wire.SESSION_EXPIRED)
         header = frames.read_header(data, self._ctx.max_frame_bytes)  # size checked first
         # A linked step's fields are its predecessor's signed word, checked before any is used.
-        passed = self._check_linked_step(data, header) if self._link_key is not None else {}
+        passed: dict[str, str] = {}
+        if self._link_key is not None:
+            assert self._grant is not None
+            passed = chain.check_passed_step(
+                data, header, self._grant, self._link_peer, due=self._link_steps + 1
+            )
+            self._link_steps += 1
         session = self._ctx.sessions.get(self._session_id)
         want = frames.StepExpectation(
             is_first=session.takes_tokens,  # a first shard opened inside takes hidden states
