@@ -13,6 +13,11 @@ What binds a chain:
   by that node's signature over the route session and both node ids (its key must hash
   to the id the ticket names), and only into a session the client itself opened with the
   same ticket asking for a chain. A hop cannot skip its successor or reorder the route.
+- every step on a link is signed by the hop that passes it (``step_statement``: its
+  number on the link and the digest of its tensor bytes *and* of the position, rewind,
+  verify and draft the successor acts on); the successor refuses a step whose signature
+  or number does not check and shows both to the client with its reply, so the client
+  pins a forged field on the hop that signed it, never on the successor that obeyed it.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from core.dataplane import wire
+from core.dataplane import frames, wire
 from core.dataplane.tickets import RouteTicket, TicketGrant
 from core.dataplane.tls import PinMismatch
 from core.dataplane.tls_client import PinnedConnect
@@ -80,6 +85,76 @@ def link_statement(ticket: RouteTicket, from_node: str, to_node: str) -> bytes:
     )
 
 
+def step_statement(
+    ticket: RouteTicket, from_node: str, to_node: str, seq: int, input_sha256: str
+) -> bytes:
+    """The bytes a chained hop signs for the `seq`-th step it passes its successor:
+    ``input_sha256`` is frames.step_input_digest of that step (tensor bytes, position,
+    rewind, verify, draft), so every field the successor acts on is the sender's word."""
+    return wire.CHAIN_STEP_DOMAIN + wire.canonical_json(
+        {
+            "route_session_id": ticket.route_session_id,
+            "epoch": ticket.epoch,
+            "from": from_node,
+            "to": to_node,
+            "seq": seq,
+            "input_sha256": input_sha256,
+        }
+    )
+
+
+def signed_forward(
+    reply: bytes,
+    step: dict[str, str],
+    grant: TicketGrant,
+    *,
+    node_id: str,
+    sign: Callable[[bytes], bytes],
+    seq: int,
+) -> bytes:
+    """A hop's reply as its successor's `seq`-th step: the step keys it was given, the
+    step's number on the link and its signature over both and the tensor bytes."""
+    tensors = frames.tensor_bytes_digest(reply, frames.read_header(reply, len(reply)))
+    digest = frames.step_input_digest(step, tensors)
+    successor = grant.ticket.hops[grant.index + 1].node_id
+    statement = step_statement(grant.ticket, node_id, successor, seq, digest)
+    meta = {
+        **step,
+        frames.LINK_SEQ_KEY: str(seq),
+        frames.LINK_SIGNATURE_KEY: wire.b64encode(sign(statement)),
+    }
+    forward, _ = frames.reframe(reply, meta, len(reply))
+    return forward
+
+
+def check_passed_step(
+    data: bytes, header: frames.FrameHeader, grant: TicketGrant, peer: bytes, *, due: int
+) -> dict[str, str]:
+    """A step from the predecessor's link, checked before the hop acts on any of its
+    fields (CHAIN_BROKEN otherwise): step number `due`, signed by the predecessor's key
+    `peer` over the digest of its tensor bytes and step keys. Returns the metadata the
+    hop's reply shows its client: that digest, the number and the signature."""
+    previous = grant.previous
+    seq_text = header.metadata.get(frames.LINK_SEQ_KEY)
+    signature = header.metadata.get(frames.LINK_SIGNATURE_KEY)
+    if previous is None or seq_text is None or not seq_text.isdigit():
+        raise _broken("a step on a chain link carries its link_seq and link_signature")
+    seq = int(seq_text)
+    if seq != due:
+        raise _broken(f"the previous hop passed step {seq} of this link; step {due} was due")
+    digest = frames.step_input_digest(header.metadata, frames.tensor_bytes_digest(data, header))
+    statement = step_statement(grant.ticket, previous.node_id, grant.hop.node_id, seq, digest)
+    if not wire.verify_signature(peer, statement, signature):
+        raise _broken(
+            "the previous hop's signature does not cover this step as passed; it is refused"
+        )
+    return {
+        frames.INPUT_SHA256_KEY: digest,
+        frames.LINK_SEQ_KEY: seq_text,
+        frames.LINK_SIGNATURE_KEY: str(signature),
+    }
+
+
 def link_message(
     signed_ticket: object,
     grant: TicketGrant,
@@ -103,8 +178,9 @@ def link_message(
     )
 
 
-def check_link(message: dict[str, Any], grant: TicketGrant) -> None:
-    """Admit a link only from this hop's predecessor in the ticket (CHAIN_REFUSED)."""
+def check_link(message: dict[str, Any], grant: TicketGrant) -> bytes:
+    """Admit a link only from this hop's predecessor in the ticket (CHAIN_REFUSED); its
+    public key, which signs every step it passes (step_statement)."""
     previous = grant.previous
     if previous is None:
         raise _refused("the first hop of a route takes its steps from the client, not a link")
@@ -125,6 +201,7 @@ def check_link(message: dict[str, Any], grant: TicketGrant) -> None:
     statement = link_statement(grant.ticket, previous.node_id, grant.hop.node_id)
     if not wire.verify_signature(key, statement, message.get("signature")):
         raise _refused("the link's signature does not verify")
+    return key
 
 
 class ChainWaits:

@@ -63,10 +63,17 @@ MAX_DRAFT = 64
 # The step keys a chained hop passes on with its output (docs/wire.md#chained-hops): the
 # next hop's frame describes its own inputs as fully as a client's would.
 STEP_KEYS = (POSITION_KEY, REWIND_KEY, VERIFY_KEY, DRAFT_KEY)
-# A chained hop's reply to the client names what it was passed: SHA-256 (hex) of the
-# input frame's tensor bytes, so the client checks that its predecessor sent it the
-# very hidden states the predecessor's own reply shows.
+# A chained hop's reply to the client names what it was passed and acted on
+# (step_input_digest: the step keys and the tensor bytes), so the client checks that its
+# predecessor sent it the very hidden states its own reply shows, under the client's
+# position, rewind, verify and draft.
 INPUT_SHA256_KEY = "input_sha256"
+# What a chained hop adds to each step it passes on: the step's number on the link (1, 2,
+# ...) and its Ed25519 signature over that number and the step's input digest
+# (chain.step_statement). The successor checks both before it acts and shows them to the
+# client in its reply, so a forged field is pinned on the hop that signed it.
+LINK_SEQ_KEY = "link_seq"
+LINK_SIGNATURE_KEY = "link_signature"
 
 
 @dataclass(frozen=True)
@@ -245,6 +252,14 @@ def reframe(data: bytes, metadata: Mapping[str, str], max_bytes: int) -> tuple[b
 def step_keys(metadata: Mapping[str, str]) -> dict[str, str]:
     """The step keys of a frame's metadata: what a chained hop forwards with its output."""
     return {key: metadata[key] for key in STEP_KEYS if key in metadata}
+
+
+def step_input_digest(step: Mapping[str, str], tensors_sha256: str) -> str:
+    """What a chained step's successor acts on, as one SHA-256 hex: the step keys (as the
+    frame's metadata writes them) and the SHA-256 hex of the frame's tensor bytes, as
+    canonical JSON ``{"step": {...}, "tensors_sha256": "..."}``."""
+    body = {"step": {k: step[k] for k in STEP_KEYS if k in step}, "tensors_sha256": tensors_sha256}
+    return hashlib.sha256(wire.canonical_json(body)).hexdigest()
 
 
 def tensor_bytes_digest(data: bytes, header: FrameHeader) -> str:

@@ -28,7 +28,7 @@ from websockets.exceptions import ConnectionClosed
 from core.dataplane import chain, frames, wire
 from core.dataplane.batcher import StepBatcher
 from core.dataplane.lie import Lie
-from core.dataplane.receipts import HopReceipt, frame_digest, sign_receipt, token_digest
+from core.dataplane.receipts import HopReceipt, frame_digest, sign_receipt
 from core.dataplane.ticket_uses import TicketUses
 from core.dataplane.tickets import TicketGrant, TicketVerifier
 from core.errors import (
@@ -230,6 +230,9 @@ class HopSession:
         self._downstream: ClientConnection | None = None
         self._linked = asyncio.Event()  # the predecessor's link arrived
         self._link_key: chain.LinkKey | None = None
+        self._link_peer: bytes = b""  # the predecessor's key: it signs each step it passes
+        self._link_steps = 0  # steps taken from the link (each names its number)
+        self._passed_steps = 0  # steps passed on to the successor
 
     async def run(self) -> None:
         try:
@@ -375,7 +378,7 @@ class HopSession:
         """A predecessor's link: admitted by ticket and signature, it feeds the chained
         session the client opened here; each frame on it is a step of that session."""
         grant = self._ctx.verifier.verify(opening.get("ticket"))
-        chain.check_link(opening, grant)
+        peer = chain.check_link(opening, grant)
         # Bounded, and given up when the link closes: a server stopping closes every
         # connection, and a handler still waiting here would hold its stop up.
         claim = asyncio.ensure_future(
@@ -393,7 +396,7 @@ class HopSession:
         if self._ctx.max_message_bytes is not None:  # an admitted link: frames may come
             self._ws.protocol.max_message_size = self._ctx.max_message_bytes
         await self._ws.send(json.dumps({"type": "linked"}))
-        target.linked()
+        target.linked(peer)
         logger.info("chain link admitted", extra={"route": grant.ticket.route_session_id})
         async for message in self._ws:
             if isinstance(message, str):
@@ -401,7 +404,8 @@ class HopSession:
             await target.linked_step(message)
         logger.info("chain link closed", extra={"route": grant.ticket.route_session_id})
 
-    def linked(self) -> None:
+    def linked(self, peer: bytes) -> None:
+        self._link_peer = peer
         self._linked.set()
 
     async def linked_step(self, data: bytes) -> None:
@@ -430,7 +434,16 @@ class HopSession:
         reply, header = await self._step(data)
         downstream = self._downstream
         if downstream is not None:
-            forward, _ = frames.reframe(reply, frames.step_keys(header.metadata), len(reply))
+            assert self._grant is not None
+            self._passed_steps += 1
+            forward = chain.signed_forward(
+                reply,
+                frames.step_keys(header.metadata),
+                self._grant,
+                node_id=self._ctx.node_id,
+                sign=self._ctx.sign,
+                seq=self._passed_steps,
+            )
             try:
                 await downstream.send(forward)
             except ConnectionClosed:
@@ -451,6 +464,14 @@ class HopSession:
         if self._session_id is None:
             raise SessionError("the session has ended", reason=wire.SESSION_EXPIRED)
         header = frames.read_header(data, self._ctx.max_frame_bytes)  # size checked first
+        # A linked step's fields are its predecessor's signed word, checked before any is used.
+        passed: dict[str, str] = {}
+        if self._link_key is not None:
+            assert self._grant is not None
+            passed = chain.check_passed_step(
+                data, header, self._grant, self._link_peer, due=self._link_steps + 1
+            )
+            self._link_steps += 1
         session = self._ctx.sessions.get(self._session_id)
         want = frames.StepExpectation(
             is_first=session.takes_tokens,  # a first shard opened inside takes hidden states
@@ -490,8 +511,7 @@ class HopSession:
         meta = {frames.COMPUTE_MS_KEY: f"{compute_ms:.3f}"}
         if cached:
             meta[frames.CACHED_KEY] = str(cached)
-        if self._link_key is not None:  # what the predecessor passed, for the client to check
-            meta[frames.INPUT_SHA256_KEY] = frames.tensor_bytes_digest(data, header)
+        meta.update(passed)  # what the predecessor passed and signed, for the client to check
         if positions <= INLINE_STEP_POSITIONS:
             reply = self._reply(result, meta)
         else:
@@ -516,7 +536,6 @@ class HopSession:
         token_ids = result.token_ids
         if lie and liar:
             token_ids = liar.tokens(token_ids, int(getattr(self._shard.config, "vocab_size", 2)))
-        self._output_sha256 = token_digest(token_ids.reshape(-1).tolist())
         rows = token_ids.shape[0]
         empty_ids = torch.zeros((rows, 0), dtype=torch.int64)
         top_ids = result.top_ids if result.top_ids is not None else empty_ids
@@ -525,7 +544,7 @@ class HopSession:
             if result.top_logprobs is not None
             else torch.zeros((rows, 0), dtype=torch.float32)
         )
-        return frames.encode_frame(
+        reply = frames.encode_frame(
             {
                 frames.TOKEN_IDS: token_ids.to(torch.int64),
                 frames.TOP_IDS: top_ids.to(torch.int64),
@@ -533,6 +552,10 @@ class HopSession:
             },
             meta,
         )
+        # The whole reply is bound: its token ids, the top ids and log-probs a gateway
+        # samples from, and a verify step's kept drafts (docs/wire.md#hop-receipts).
+        self._output_sha256 = frame_digest(reply)
+        return reply
 
     def _signed_receipt(self) -> dict[str, Any]:
         """The receipt for the steps so far, signed by the node key."""

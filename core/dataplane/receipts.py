@@ -12,8 +12,10 @@ it actually ran (``[effective_start, end]``) and how much it ran:
     output_sha256
             what the hop sent for its last step, so the receipt binds the node to
             its output (a hop audit's evidence): the SHA-256 hex of the reply
-            frame's bytes, or for the last hop of its sampled token ids written
-            as canonical JSON (``[1234]``); null when the hop ran no step. A
+            frame's bytes, for every hop. The last hop's frame holds its token ids,
+            the top ids and log-probs a gateway samples from and, for a verify
+            step, the drafts it kept: everything that decides a token is signed.
+            Null when the hop ran no step. A
             client that opens with ``step_receipts`` gets this receipt after
             every reply (``{"type": "step-receipt"}``), so each output is bound
             by the node's signature; it may also ask for one between steps
@@ -35,13 +37,9 @@ _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
 def frame_digest(reply: bytes) -> str:
-    """A non-last hop's output digest: SHA-256 hex of the reply frame's bytes."""
+    """A hop's output digest: SHA-256 hex of the reply frame's bytes (every hop, the last
+    one included)."""
     return hashlib.sha256(reply).hexdigest()
-
-
-def token_digest(token_ids: list[int]) -> str:
-    """The last hop's output digest: SHA-256 hex of its sampled ids as canonical JSON."""
-    return hashlib.sha256(wire.canonical_json([int(t) for t in token_ids])).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,8 @@ CHAIN_BROKEN = "chain-broken"
 # What a chained hop's predecessor signs to link to it (not JSON-domain-separated
 # elsewhere: its own domain keeps it from passing for any other signed document).
 CHAIN_LINK_DOMAIN = b"meshnet.chain-link.v1\n"
+# What a chained hop signs for each step it passes on (docs/wire.md#chained-hops).
+CHAIN_STEP_DOMAIN = b"meshnet.chain-step.v1\n"
 
 # WebSocket close code the protocol layer uses for a message over max_size.
 CLOSE_MESSAGE_TOO_BIG = 1009

@@ -22,22 +22,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracker_service.domain.keys import ROUTE_TICKET_DOMAIN, TrackerKey, verify_ed25519
-from tracker_service.domain.wire import canonical_json, domain_message, node_id_for
+from tracker_service.domain.wire import domain_message, node_id_for
 from tracker_service.errors import TrackerError
 
 HOP_RECEIPT_DOMAIN = b"meshnet.hop-receipt.v1"
+# What a chained hop signs for each step it passes its successor (docs/wire.md#chained-hops).
+CHAIN_STEP_DOMAIN = b"meshnet.chain-step.v1"
 DEFAULT_TICKET_TTL_S = 600.0
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
 def frame_output_digest(reply: bytes) -> str:
-    """What a non-last hop's receipt binds: SHA-256 hex of its last reply frame's bytes."""
+    """What a hop's receipt binds: SHA-256 hex of its last reply frame's bytes. For the
+    last hop that is its token ids, top ids and log-probs and a verify step's kept
+    drafts: everything that decides a token."""
     return hashlib.sha256(reply).hexdigest()
-
-
-def token_output_digest(token_ids: Sequence[int]) -> str:
-    """What a last hop's receipt binds: SHA-256 hex of its sampled ids as canonical JSON."""
-    return hashlib.sha256(canonical_json([int(t) for t in token_ids])).hexdigest()
 
 
 class ReceiptError(TrackerError, ValueError):
@@ -136,6 +135,32 @@ def ticket_message(ticket: Mapping[str, Any]) -> bytes:
 
 def receipt_message(receipt: Mapping[str, Any]) -> bytes:
     return domain_message(HOP_RECEIPT_DOMAIN, receipt)
+
+
+def chain_step_statement(
+    route_session_id: str, epoch: int, from_node: str, to_node: str, seq: int, input_sha256: str
+) -> dict[str, Any]:
+    """What hop `from_node` signs for the `seq`-th step it passes `to_node`: the digest of
+    that step's tensor bytes and step keys (wire_frames.step_input_digest)."""
+    return {
+        "route_session_id": route_session_id,
+        "epoch": epoch,
+        "from": from_node,
+        "to": to_node,
+        "seq": seq,
+        "input_sha256": input_sha256,
+    }
+
+
+def chain_step_message(statement: Mapping[str, Any]) -> bytes:
+    return domain_message(CHAIN_STEP_DOMAIN, statement)
+
+
+def verify_chain_step(public_key: bytes, statement: Mapping[str, Any], signature: object) -> bool:
+    """True when `signature` (base64) is the node's over `statement`."""
+    if not isinstance(signature, str):
+        return False
+    return verify_ed25519(public_key, signature, chain_step_message(statement))
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import safetensors.numpy
 
+from tracker_service.domain.wire import canonical_json
 from tracker_service.errors import TrackerError
 
 INPUT_IDS = "input_ids"
@@ -43,8 +44,14 @@ CACHED_KEY = "cached"
 REWIND_KEY = "rewind"
 VERIFY_KEY = "verify"
 DRAFT_KEY = "draft"  # with verify: the drafted ids; the last hop answers those it keeps + 1
-# A chained hop's reply names the tensor bytes its predecessor passed it (SHA-256 hex).
+# The keys a hop acts on besides the tensor; a chained hop passes them on with its output.
+STEP_KEYS = (POSITION_KEY, REWIND_KEY, VERIFY_KEY, DRAFT_KEY)
+# A chained hop's reply names what its predecessor passed it (step_input_digest: tensor
+# bytes and step keys), the step's number on the link and the predecessor's signature
+# over both (docs/wire.md#chained-hops).
 INPUT_SHA256_KEY = "input_sha256"
+LINK_SEQ_KEY = "link_seq"
+LINK_SIGNATURE_KEY = "link_signature"
 
 MAX_HEADER_BYTES = 64 * 1024
 HIDDEN_DTYPES = frozenset({"F32", "BF16", "F16"})
@@ -295,6 +302,39 @@ def tensor_bytes_digest(data: bytes, max_bytes: int) -> str:
 def input_digest_of(data: bytes, max_bytes: int) -> str | None:
     """What a chained hop says it was passed (``input_sha256``), or None."""
     return read_header(data, max_bytes).metadata.get(INPUT_SHA256_KEY)
+
+
+@dataclass(frozen=True)
+class PassedStep:
+    """What a chained hop says its predecessor passed it, and the predecessor's word for
+    it: the step's number on the link and the signature over both."""
+
+    input_sha256: str | None
+    seq: int | None
+    signature: str | None
+
+
+def passed_step_of(data: bytes, max_bytes: int) -> PassedStep:
+    metadata = read_header(data, max_bytes).metadata
+    seq = metadata.get(LINK_SEQ_KEY)
+    return PassedStep(
+        input_sha256=metadata.get(INPUT_SHA256_KEY),
+        seq=int(seq) if seq is not None and seq.isascii() and seq.isdigit() else None,
+        signature=metadata.get(LINK_SIGNATURE_KEY),
+    )
+
+
+def step_keys_of(data: bytes, max_bytes: int) -> dict[str, str]:
+    """A step frame's step keys (what every hop acts on besides the tensor)."""
+    metadata = read_header(data, max_bytes).metadata
+    return {key: metadata[key] for key in STEP_KEYS if key in metadata}
+
+
+def step_input_digest(step: Mapping[str, str], tensors_sha256: str) -> str:
+    """SHA-256 hex of canonical JSON ``{"step": {step keys}, "tensors_sha256": ...}``: what
+    a chained hop acts on, which its predecessor signs and it reports."""
+    body = {"step": {k: step[k] for k in STEP_KEYS if k in step}, "tensors_sha256": tensors_sha256}
+    return hashlib.sha256(canonical_json(body)).hexdigest()
 
 
 def compute_ms_of(data: bytes, max_bytes: int) -> float | None:

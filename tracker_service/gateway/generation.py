@@ -12,9 +12,14 @@ wait is bounded by the route client's timeouts.
 
 The replacement is a whole new route (a ticket binds the full hop list, so a
 span cannot be swapped under the old one); hops that survive may be chosen
-again and simply rebuild their caches from the replayed prefix. Sampled
-(temperature > 0) answers stay valid after a failover but not identical to
-an undisturbed run: the last hop's seeded generator starts afresh.
+again and simply rebuild their caches from the replayed prefix.
+
+Sampled (temperature > 0) answers are drawn here, never on a node: the last hop is
+opened greedy with its 20 most likely tokens and their log-probs, and a
+:class:`~tracker_service.gateway.sampler.GatewaySampler` (seeded by the request, or
+by the OS) draws among them. So the last hop's reply is a deterministic function of
+its inputs that an audit replays and compares (hop_audit.py), its receipt binds what
+the draw used, and a seed gives the same answer even across a failover.
 
 Whatever way the generation ends (done, failed, or the client went away and
 the task was cancelled), every hop's session is closed or dropped, so no node
@@ -38,6 +43,7 @@ from tracker_service.gateway.drafting import (
     PromptLookup,
     SpeedGate,
 )
+from tracker_service.gateway.sampler import WIRE_TOP_K, GatewaySampler, SamplerSettings
 from tracker_service.services.hop_link import CHAIN_REASONS, RouteFailure
 from tracker_service.services.prefix_affinity import PrefixAffinity, PrefixHint
 from tracker_service.services.route_planner import RouteRefused
@@ -145,6 +151,18 @@ class Generation:
         chain: bool = True,
         chains: ChainMemory | None = None,
     ) -> None:
+        if pick is None and sampling.temperature > 0:
+            # the node's answer must replay exactly: the draw is the gateway's own
+            drawn = GatewaySampler(
+                SamplerSettings(
+                    temperature=sampling.temperature,
+                    top_p=sampling.top_p,
+                    top_k=sampling.top_k,
+                    seed=sampling.seed,
+                )
+            )
+            pick = drawn.pick
+            sampling = Sampling(temperature=0.0, logprobs=WIRE_TOP_K)
         self._pick = pick
         # run routes as chains (docs/wire.md#chained-hops) until one fails as a chain
         self._chain = chain and settings.chain != "off"
@@ -236,8 +254,8 @@ class Generation:
             await self._drop()
 
     def _speculates(self, session: RouteSession) -> bool:
-        """Decode steps verify drafts when the last hop's token is the answer's (no
-        gateway-side sampling or grammar, no log-probs; greedy or sampled), every
+        """Decode steps verify drafts when the last hop's token is the answer's (greedy: no
+        gateway-side sampling or grammar, no log-probs), every
         hop takes speculative steps, and (``auto``) such steps have lately served this
         route's tokens faster than plain ones (drafting.SpeedGate). A prefill is always
         a plain step."""
@@ -254,17 +272,14 @@ class Generation:
             return False
         if mode == "on":
             return True
-        # A seeded sampled answer must come out the same each time: whether ``auto``
-        # speculates depends on timing, and a kept draft consumes other random draws.
-        seeded = self._sampling.temperature > 0 and self._sampling.seed is not None
-        return not seeded and self._gate.speculate()
+        return self._gate.speculate()
 
     async def _speculative_step(
         self, session: RouteSession, feed: list[int], draft: list[int], length: DraftLength
     ) -> list[int]:
         """One round trip: `feed` and the draft verified together; the drafts the last hop
-        kept (by its sampling's rule: runtime/speculation.py on the node), then its own next
-        token. The positions of drafts not kept are rewound."""
+        kept (greedy: while a draft is its argmax, runtime/speculation.py on the node), then
+        its own next token. The positions of drafts not kept are rewound."""
         if not draft:
             token = await session.step(feed)
             return [token.token_id]

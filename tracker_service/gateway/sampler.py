@@ -1,6 +1,8 @@
 """Sampling at the gateway: penalties, ``logit_bias``, a grammar mask, a seeded draw.
 
-The nodes are unchanged: the last hop is opened greedy with ``logprobs`` 20 and
+Every sampled answer is drawn here (gateway/generation.py opens the last hop greedy
+whenever the request samples), so a node never draws: the last hop is opened greedy
+with ``logprobs`` 20 and
 so returns, each step, the model's own 20 most likely tokens and their
 log-probabilities. The route feeds back whatever token the client chooses
 (the nodes' caches hold only what was fed), so the gateway can pick any of
@@ -62,6 +64,7 @@ class TokenLogprob:
 class SamplerSettings:
     temperature: float = 1.0
     top_p: float = 1.0
+    top_k: int = 0  # 0: all of the wire's 20
     seed: int | None = None
     presence_penalty: float = 0.0
     frequency_penalty: float = 0.0
@@ -118,6 +121,8 @@ class GatewaySampler:
     def _draw(self, candidates: list[int], scores: Mapping[int, float]) -> int:
         s = self._settings
         ranked = sorted(candidates, key=lambda t: -scores[t])
+        if s.top_k > 0:
+            ranked = ranked[: s.top_k]
         if s.temperature == 0.0:
             return ranked[0]
         logits = [scores[t] / s.temperature for t in ranked]

@@ -12,7 +12,7 @@ that hop (same end, a start at or before the hop's effective start), replays
 the same inputs, and compares the last reply within the recipe's tolerance
 (:mod:`tracker_service.domain.audit_compare`). A disagreement gets a third opinion
 from a third node; the node in the minority is quarantined with the evidence.
-A last hop is audited the same way under greedy sampling (its token), so a
+A last hop is audited the same way (its token, top ids and log-probs), so a
 lying last node cannot change answers unseen. With no second node able to
 cover the hop, the audit is skipped. With no third, the disagreement becomes
 a dispute (:mod:`tracker_service.services.disputes`): both nodes are withdrawn from
@@ -58,6 +58,7 @@ log = logging.getLogger(__name__)
 
 QUARANTINED = "quarantined"
 AUDIT_TICKET_TTL_S = 120.0
+REPLAY_LOGPROBS = 20  # the most a last hop returns (docs/wire.md#session-messages)
 
 
 @dataclass(frozen=True)
@@ -186,8 +187,8 @@ class Auditor:
         bind: Bind | None = None,
     ) -> AuditVerdict:
         hop = plan.hops[hop_index]
-        if hop.end == plan.layer_count and not greedy:
-            return self._done(AuditVerdict(hop.node_id, "skipped", detail="sampled, not greedy"))
+        # A last hop is always opened greedy (route_session.py): sampled answers are drawn
+        # at the gateway from its top log-probs, so its reply replays like any other.
         try:
             async with asyncio.timeout(self.settings.timeout_s):
                 return await self._audit(plan, hop, frames, observed, bind)
@@ -414,7 +415,9 @@ class Auditor:
                 allow_private_endpoints=self.settings.allow_private_endpoints,
                 allow_plaintext_nodes=self.settings.allow_plaintext_nodes,
             ) as session:
-                await session.open(max_length, Sampling(temperature=0.0) if last else None)
+                # the most top log-probs: the audited reply's k first are compared
+                replay_sampling = Sampling(temperature=0.0, logprobs=REPLAY_LOGPROBS)
+                await session.open(max_length, replay_sampling if last else None)
                 for frame in frames:
                     reply = await session.relay(frame)
                 receipts = await session.close()

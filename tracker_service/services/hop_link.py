@@ -36,8 +36,12 @@ TIMEOUT = "timeout"
 PROTOCOL = "protocol-error"
 BAD_RECEIPT = "bad-receipt"
 FRAME_TOO_LARGE = "frame-too-large"
-# A chained hop was passed other hidden states than its predecessor's reply shows.
+# A chained hop shows no valid signed word of its predecessor for the step it computed.
 CHAIN_MISMATCH = "chain-mismatch"
+# A chained hop signed that it passed its successor another step than its own reply and
+# the client's step keys show (a forged tensor, position, rewind, verify or draft): proof
+# of a lie, pinned on the signer; not a chain that merely failed (no star fallback).
+CHAIN_FORGED = "chain-forged"
 # The node's own codes for a chain that could not be linked or broke (docs/wire.md#chained-hops):
 # the route may still run as a star.
 CHAIN_REFUSED = "chain-refused"

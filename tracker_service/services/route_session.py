@@ -38,13 +38,15 @@ from tracker_service.domain import wire_frames
 from tracker_service.domain.tickets import (
     HopReceipt,
     ReceiptError,
+    chain_step_statement,
     check_receipt_matches,
     frame_output_digest,
-    token_output_digest,
+    verify_chain_step,
     verify_receipt,
 )
 from tracker_service.services.hop_link import (
     BAD_RECEIPT,
+    CHAIN_FORGED,
     CHAIN_MISMATCH,
     CHAIN_REFUSED,
     CONNECTION_CLOSED,
@@ -89,12 +91,10 @@ DEFAULT_MAX_AUDITS_IN_FLIGHT = 2  # per session; one per hop at most
 
 
 def reply_output_digest(reply: bytes, *, last_hop: bool, max_bytes: int) -> str:
-    """The digest a hop's receipt signs for this reply: the frame's bytes, or the
-    last hop's sampled token ids (raises ``FrameError`` on an unreadable reply)."""
-    if not last_hop:
-        return frame_output_digest(reply)
-    decoded = wire_frames.decode_last_hop(reply, max_bytes=max_bytes, batch_size=1)
-    return token_output_digest(decoded.token_ids)
+    """The digest a hop's receipt signs for this reply: the frame's bytes, for every hop
+    (the last hop's hold its token ids, top ids and log-probs, and kept drafts)."""
+    del last_hop, max_bytes  # one rule for every hop since the last hop's top ids are bound
+    return frame_output_digest(reply)
 
 
 class RouteSession:
@@ -140,6 +140,8 @@ class RouteSession:
             step_timeout_s=step_timeout_s,
             receipt_now=self.receipt_now,
         )
+        self._auditor = auditor
+        self._logprobs = 0  # top log-probs the last hop owes each plain step
         self._rewind = False  # the next step's frame tells every hop to forget drafts
         self._on_receipts = on_receipts
         self._chain_wanted = chain
@@ -158,7 +160,16 @@ class RouteSession:
         hops in route order; a chain opens them all at once (each hop links to the next
         before it answers, docs/wire.md#chained-hops)."""
         self.max_length = max_length
-        self._audits.greedy = (sampling or Sampling()).temperature == 0
+        wanted = sampling or Sampling()
+        if self._auditor is not None and wanted.temperature != 0:
+            # An audit replays the last hop and must get the same answer: its randomness
+            # is the gateway's (gateway/sampler.py), never a generator on the node.
+            raise ValueError(
+                "an audited route session opens its last hop greedy; sample at the gateway "
+                "from its top log-probs"
+            )
+        self._logprobs = wanted.logprobs
+        self._audits.greedy = wanted.temperature == 0
         await self._audits.set_policies(self._hops)
         chain = self._chain_wanted and self.plan.chain_offered
         if not chain:
@@ -291,6 +302,8 @@ class RouteSession:
         frame = wire_frames.input_ids_frame(
             [list(token_ids)], self.position, rewind=rewind, verify=verify, draft=draft
         )
+        # what every hop acts on besides its tensor: a chained hop must be passed exactly this
+        step = wire_frames.step_metadata(self.position, rewind=rewind, verify=verify, draft=draft)
         compute: list[float | None] = []
         cached: list[int] = []
         if self.chained:
@@ -317,7 +330,7 @@ class RouteSession:
             hop.last_reply = reply
             await self._read_step_receipt(hop, reply)
             if passed is not None:
-                self._check_passed(hop, reply, passed)
+                await self._check_passed(hop, reply, passed, step)
             await self._audits.after_step(hop, frame, reply)
             last = hop.index == len(self._hops) - 1
             try:
@@ -328,6 +341,12 @@ class RouteSession:
                     if not verify and len(result.token_ids) != 1:
                         raise wire_frames.FrameError(
                             f"a step got {len(result.token_ids)} tokens back, not one"
+                        )
+                    if not verify and len(result.top_ids[0]) != self._logprobs:
+                        # the gateway samples from these: a shorter list would choose for it
+                        raise wire_frames.FrameError(
+                            f"a step got {len(result.top_ids[0])} top log-probs back, the "
+                            f"session asked for {self._logprobs}"
                         )
                     compute.append(result.compute_ms)
                     cached.append(result.cached)
@@ -354,21 +373,65 @@ class RouteSession:
         self._rewind = False
         return result, compute, cached
 
-    def _check_passed(self, hop: HopLink, reply: bytes, passed: str) -> None:
-        """A chained hop must have computed on what its predecessor's reply shows: else
-        an audit of it would replay other inputs than it was given. The predecessor is
-        named: it alone chooses what it passes on and what it shows."""
+    async def _check_passed(
+        self, hop: HopLink, reply: bytes, passed: str, step: dict[str, str]
+    ) -> None:
+        """A chained hop must have computed on what its predecessor's reply shows, under
+        this client's step keys: else an audit of it would replay other inputs than it was
+        given. It shows the predecessor's signature over what it was passed (the step's
+        number on the link and the digest of its tensor bytes and step keys): without a
+        valid one the hop itself is at fault (an honest hop refuses such a step); with
+        one over other inputs than the client's, the predecessor forged them, and its own
+        signature convicts it."""
+        previous = self._hops[hop.index - 1]
         try:
-            said = wire_frames.input_digest_of(reply, self._max_reply)
+            said = wire_frames.passed_step_of(reply, self._max_reply)
         except wire_frames.FrameError as exc:
             raise hop.fail(exc.reason, str(exc)) from exc
-        if said != passed:
-            previous = self._hops[hop.index - 1]
-            raise previous.fail(
+        statement = chain_step_statement(
+            self.plan.route_session_id,
+            self.plan.epoch,
+            previous.plan.node_id,
+            hop.plan.node_id,
+            said.seq if said.seq is not None else -1,
+            said.input_sha256 or "",
+        )
+        if (
+            said.input_sha256 is None
+            or said.seq != hop.steps
+            or not verify_chain_step(previous.plan.public_key, statement, said.signature)
+        ):
+            raise hop.fail(
                 CHAIN_MISMATCH,
-                f"the next hop says it was passed hidden states with digest {str(said)[:16]}…, "
-                f"this hop's reply shows {passed[:16]}…",
+                f"the hop shows no signature of its predecessor over step {hop.steps} as it "
+                "was passed",
             )
+        expected = wire_frames.step_input_digest(step, passed)
+        if said.input_sha256 == expected:
+            return
+        detail = (
+            f"the hop signed that it passed step {hop.steps} with digest "
+            f"{said.input_sha256[:16]}…; its own reply and the client's step keys {step} "
+            f"give {expected[:16]}…"
+        )
+        if self._auditor is not None:
+            evidence = {
+                "kind": "chain-step-forged",
+                "route_session_id": self.plan.route_session_id,
+                "statement": statement,
+                "signature": said.signature,
+                "expected_input_sha256": expected,
+                "expected_step": step,
+                "passed_tensors_sha256": passed,
+                "accused": previous.plan.node_id,
+            }
+            reason = (
+                f"this node passed the next hop of a chained route a step it signed but did "
+                f"not compute as asked ({detail}); its operator must fix the node and "
+                "register a new identity"
+            )
+            await self._auditor.convict(previous.plan.node_id, reason, evidence, [])
+        raise previous.fail(CHAIN_FORGED, detail)
 
     async def _read_step_receipt(self, hop: HopLink, reply: bytes) -> None:
         """The signed receipt a hop sends right after each reply, when it opened with

@@ -26,6 +26,13 @@ class StepAuditor(Protocol):
 
     def sample(self, rate: float) -> bool: ...
 
+    async def convict(
+        self, liar: str, reason: str, evidence: dict[str, Any], majority: list[str]
+    ) -> None:
+        """Quarantine `liar` on `evidence`: here a chained hop's own signature over a step
+        it forged (route_session.py), proof that needs no replay."""
+        ...
+
     async def audit(
         self,
         plan: RoutePlan,

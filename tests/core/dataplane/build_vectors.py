@@ -20,16 +20,15 @@ import torch
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from core.dataplane import frames, wire
+from core.dataplane import chain, frames, wire
 from core.dataplane.challenge import answer_challenge, reachability_message
 from core.dataplane.receipts import (
     HopReceipt,
     frame_digest,
     receipt_message,
     sign_receipt,
-    token_digest,
 )
-from core.dataplane.tickets import ticket_message
+from core.dataplane.tickets import RouteTicket, ticket_message
 from tests.support.tickets import sign_ticket
 
 VECTORS_PATH = Path(__file__).resolve().parents[2] / "data" / "dataplane_vectors.json"
@@ -116,7 +115,7 @@ def _receipt_vector(
         "receipt": signed["receipt"],
         "canonical": receipt_message(signed["receipt"]).decode("utf-8"),
         "signature_b64": signed["signature"],
-        # The frame vector whose bytes (middle hop) or token ids (last hop) output_sha256 binds.
+        # The frame vector whose bytes output_sha256 binds (every hop, the last one too).
         "output_frame": output_frame,
     }
 
@@ -138,7 +137,7 @@ def _receipt_vectors(frame_vectors: list[dict[str, Any]]) -> list[dict[str, Any]
                 end=30,
                 steps=9,
                 tokens=16,
-                output_sha256=token_digest(last["tensors"]["token_ids"]["values"]),
+                output_sha256=frame_digest(base64.b64decode(last["frame_b64"])),
             ),
             LAST_FRAME,
             seed_b,
@@ -160,6 +159,33 @@ def _receipt_vectors(frame_vectors: list[dict[str, Any]]) -> list[dict[str, Any]
             seed_a,
             node_a,
         ),
+    ]
+
+
+def _chain_step_vectors(frame_vectors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What hop A signs when it passes its middle-hop reply to hop B as step 4 of their
+    link, under the client's step keys (a rewind and a verify with a draft)."""
+    seed, node_a, public_a = _key("meshnet-vectors/node-a")
+    node_b = wire.node_id_for(_key("meshnet-vectors/node-b")[2])
+    middle = next(v for v in frame_vectors if v["name"] == MIDDLE_FRAME)
+    data = base64.b64decode(middle["frame_b64"])
+    tensors_sha256 = frames.tensor_bytes_digest(data, frames.read_header(data, len(data)))
+    step = {"position": "3", "rewind": "1", "verify": "1", "draft": "7,42"}
+    digest = frames.step_input_digest(step, tensors_sha256)
+    ticket = RouteTicket.from_json(_ticket_vectors()[0]["ticket"])
+    statement = chain.step_statement(ticket, wire.node_id_for(public_a), node_b, 4, digest)
+    return [
+        {
+            "name": "hop A passes hop B its hidden states as step 4, rewound, with a draft",
+            "node_private_key_seed_hex": seed.hex(),
+            "node_public_key_b64": wire.b64encode(public_a),
+            "passed_frame": MIDDLE_FRAME,
+            "tensors_sha256": tensors_sha256,
+            "step": step,
+            "input_sha256": digest,
+            "canonical": statement.decode("utf-8"),
+            "signature_b64": wire.b64encode(node_a.sign(statement)),
+        }
     ]
 
 
@@ -228,16 +254,20 @@ def build() -> dict[str, Any]:
             "padded base64. Frames are safetensors bytes; a reader must decode each to exactly "
             "the listed dtype, shape and values (byte-exact re-encoding is not required). "
             "A receipt's output_sha256 is the SHA-256 hex of its 'output_frame' vector's bytes "
-            "(a hidden-state reply) or of that frame's token_ids as canonical JSON (a last hop)."
+            "(every hop, the last one included). A chain step's input_sha256 is the SHA-256 "
+            "hex of canonical JSON {step, tensors_sha256} (tensors_sha256: of the passed "
+            "frame's tensor bytes); the passing hop signs 'canonical'."
         ),
         "domains": {
             "route_ticket": wire.ROUTE_TICKET_DOMAIN.decode(),
             "hop_receipt": wire.HOP_RECEIPT_DOMAIN.decode(),
             "reachability": wire.REACHABILITY_DOMAIN.decode(),
+            "chain_step": wire.CHAIN_STEP_DOMAIN.decode(),
         },
         "ticket_vectors": _ticket_vectors(),
         "receipt_vectors": _receipt_vectors(frame_vectors),
         "reachability_vectors": _reachability_vectors(),
+        "chain_step_vectors": _chain_step_vectors(frame_vectors),
         "frame_vectors": frame_vectors,
     }
 

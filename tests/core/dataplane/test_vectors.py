@@ -11,9 +11,10 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from core.dataplane import frames, wire
+from core.dataplane import chain, frames, wire
 from core.dataplane.challenge import verify_challenge
-from core.dataplane.receipts import frame_digest, token_digest, verify_receipt
+from core.dataplane.receipts import frame_digest, verify_receipt
+from core.dataplane.tickets import RouteTicket
 from tests.core.dataplane.build_vectors import VECTORS_PATH, render
 
 
@@ -84,8 +85,21 @@ def test_receipt_output_digest_is_the_named_outputs(vectors: dict[str, Any]) -> 
     for vector in vectors["receipt_vectors"]:
         frame = frames_by_name[vector["output_frame"]]
         data = base64.b64decode(frame["frame_b64"])
-        if "token_ids" in frame["tensors"]:
-            expected = token_digest(frame["tensors"]["token_ids"]["values"])
-        else:
-            expected = frame_digest(data)
-        assert vector["receipt"]["output_sha256"] == expected, vector["name"]
+        assert vector["receipt"]["output_sha256"] == frame_digest(data), vector["name"]
+
+
+def test_chain_step_vector_rederives_and_verifies(vectors: dict[str, Any]) -> None:
+    frames_by_name = {f["name"]: f for f in vectors["frame_vectors"]}
+    ticket = RouteTicket.from_json(vectors["ticket_vectors"][0]["ticket"])
+    for vector in vectors["chain_step_vectors"]:
+        data = base64.b64decode(frames_by_name[vector["passed_frame"]]["frame_b64"])
+        tensors = frames.tensor_bytes_digest(data, frames.read_header(data, len(data)))
+        assert tensors == vector["tensors_sha256"]
+        assert frames.step_input_digest(vector["step"], tensors) == vector["input_sha256"]
+        public = _public(vector["node_private_key_seed_hex"])
+        to_node = ticket.hops[1].node_id
+        statement = chain.step_statement(
+            ticket, wire.node_id_for(public), to_node, 4, vector["input_sha256"]
+        )
+        assert statement.decode("utf-8") == vector["canonical"]
+        assert wire.verify_signature(public, statement, vector["signature_b64"])

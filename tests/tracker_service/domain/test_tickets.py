@@ -19,12 +19,14 @@ from tracker_service.domain.tickets import (
     ReceiptError,
     TicketHop,
     build_ticket,
+    chain_step_message,
+    chain_step_statement,
     check_receipt_matches,
     frame_output_digest,
     receipt_message,
     sign_ticket,
     ticket_message,
-    token_output_digest,
+    verify_chain_step,
     verify_receipt,
 )
 from tracker_service.services.reachability import ChallengeFailed, challenge_message, verify_answer
@@ -131,11 +133,7 @@ def test_a_receipts_output_digest_rederives_from_the_output_it_names(
 ) -> None:
     frame = next(f for f in VECTORS["frame_vectors"] if f["name"] == vector["output_frame"])
     data = _b64(frame["frame_b64"])
-    if wire_frames.TOKEN_IDS in frame["tensors"]:
-        decoded = wire_frames.decode_last_hop(data, max_bytes=len(data), batch_size=1)
-        digest = token_output_digest(decoded.token_ids)
-    else:
-        digest = frame_output_digest(data)
+    digest = frame_output_digest(data)  # every hop's, the last one's included
     assert vector["receipt"]["output_sha256"] == digest
     receipt = verify_receipt(
         {"receipt": vector["receipt"], "signature": vector["signature_b64"]},
@@ -151,6 +149,29 @@ def test_a_receipts_output_digest_rederives_from_the_output_it_names(
         check_receipt_matches(
             receipt, route_session_id="rs-0001", epoch=1, hop=hop, output_sha256="0" * 64, **work
         )
+
+
+@pytest.mark.parametrize("vector", VECTORS["chain_step_vectors"], ids=lambda v: v["name"])
+def test_a_chain_step_vector_rederives_and_verifies(vector: dict[str, Any]) -> None:
+    frame = next(f for f in VECTORS["frame_vectors"] if f["name"] == vector["passed_frame"])
+    data = _b64(frame["frame_b64"])
+    tensors = wire_frames.tensor_bytes_digest(data, len(data))
+    assert tensors == vector["tensors_sha256"]
+    assert wire_frames.step_input_digest(vector["step"], tensors) == vector["input_sha256"]
+    ticket = VECTORS["ticket_vectors"][0]["ticket"]
+    public = _b64(vector["node_public_key_b64"])
+    statement = chain_step_statement(
+        ticket["route_session_id"],
+        ticket["epoch"],
+        ticket["hops"][0]["node_id"],
+        ticket["hops"][1]["node_id"],
+        4,
+        vector["input_sha256"],
+    )
+    assert chain_step_message(statement).decode("utf-8") == vector["canonical"]
+    assert verify_chain_step(public, statement, vector["signature_b64"])
+    forged = {**statement, "input_sha256": wire_frames.step_input_digest({}, tensors)}
+    assert not verify_chain_step(public, forged, vector["signature_b64"])
 
 
 def test_a_receipt_without_an_output_digest_is_refused() -> None:
