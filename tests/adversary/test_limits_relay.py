@@ -15,8 +15,8 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.tracker_service.relay.test_relay_reason_and_caps import _link
 from tests.tracker_service.relay.test_relay_parts import FakeKey
+from tests.tracker_service.relay.test_relay_reason_and_caps import _link
 from tests.tracker_service.relay_server import RelayThread
 from tracker_service.relay.hub import TRY_AGAIN_LATER, RelaySettings
 
