@@ -158,6 +158,12 @@ class Settings(BaseSettings):
     # Route sessions one API key may hold open at once (each choice of n is one);
     # past it a request is refused 429 too_many_sessions. 0: no cap.
     gateway_max_sessions_per_key: int = Field(default=16, ge=0)
+    # Pruning (store/pruning.py), every prune_interval_s: a registration never reachable
+    # and silent for prune_unreachable_after_s, any node silent for prune_dead_after_s,
+    # and dark recipes nothing refers to, first seen that long ago.
+    prune_interval_s: float = Field(default=600.0, gt=0)
+    prune_unreachable_after_s: float = Field(default=3600.0, gt=0)
+    prune_dead_after_s: float = Field(default=7 * 86400.0, gt=0)
 
     @field_validator("network_terms_url", "public_url")
     @classmethod
