@@ -401,6 +401,7 @@ class Gateway:
         forced = body.forced_functions
         fmt = body.response_format
         make: Callable[[], str]
+        spec: Any
         if forced:
             kind, spec, param = "tools", forced, "tools"
             make = functools.partial(tool_call_grammar, forced)
