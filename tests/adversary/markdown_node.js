@@ -63,6 +63,7 @@ const REFERENCE_INLINE = new RegExp([
   "\\*(?=[^\\s*])([\\s\\S]*?[^\\s*])\\*",
   "(?<!\\w)_(?=[^\\s_])([\\s\\S]*?[^\\s_])_(?!\\w)",
 ].join("|"), "g");
+const REFERENCE_HEADING = /^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$/;
 `;
 
 const [, , path, mode, arg] = process.argv;
@@ -71,28 +72,37 @@ const render = load(source);
 
 if (mode === "unclosed") {
   const n = Number(arg);
-  const text = ["**a ", "*b ", "__c ", "_d ", "`e ``f ", "[g"].map((s) => s.repeat(n)).join("\n");
+  const text = ["**a ", "*b ", "__c ", "_d ", "`e ``f ", "[g"]
+    .map((s) => s.repeat(n))
+    .concat([`# a${" ".repeat(4 * n)}b`])
+    .join("\n");
   console.log(`rendered ${text.length} characters into ${render(text).length}`);
 } else if (mode === "compare") {
-  const call = "of inlineMatches(text)";
-  if (!source.includes(call)) throw new Error(`${call} not found in ${path}`);
-  const reference = load(
-    source.replace('"use strict";', `"use strict";\n${REFERENCE}`).replace(
-      call,
-      "of text.matchAll(REFERENCE_INLINE)",
-    ),
-  );
-  const alphabet = "**__``[]()ab \n\thttps://x.y/_*`#-1.";
+  const swaps = {
+    "of inlineMatches(text)": "of text.matchAll(REFERENCE_INLINE)",
+    "= headingOf(line)": "= REFERENCE_HEADING.exec(line)",
+  };
+  let referenceSource = source.replace('"use strict";', `"use strict";\n${REFERENCE}`);
+  for (const [call, swap] of Object.entries(swaps)) {
+    if (!source.includes(call)) throw new Error(`${call} not found in ${path}`);
+    referenceSource = referenceSource.replace(call, swap);
+  }
+  const reference = load(referenceSource);
+  const alphabet = "**__``[]()ab \n\thttps://x.y/_*`#-1.###  \u00a0\u2028";
   let seed = Number(arg);
   const random = () => {
     seed = (seed * 1103515245 + 12345) % 2147483648;
     return seed / 2147483648;
   };
   let differences = 0;
+  // Half the texts from characters, half from pieces markdown is made of.
+  const pieces = ["# ", "## ", "#", "###", " ", "  ", "\t", "a", "bc", "**", "*", "_", "__"];
+  pieces.push("`", "``", "[x](https://a.b/)", "[y]", "(z)", "\n", "- ", "1. ", "\u2028");
   for (let t = 0; t < 20000; t++) {
     let text = "";
     const length = 1 + Math.floor(random() * 40);
-    for (let k = 0; k < length; k++) text += alphabet[Math.floor(random() * alphabet.length)];
+    const from = t % 2 ? alphabet : pieces;
+    for (let k = 0; k < length; k++) text += from[Math.floor(random() * from.length)];
     const want = reference(text);
     const got = render(text);
     if (want !== got) {

@@ -9,7 +9,7 @@
 
 (function () {
   const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)/;
-  const HEADING = /^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$/;
+  const HEADING_START = /^ {0,3}(#{1,6})\s/;
   const ITEM = /^(\s*)(?:([-*+])|(\d{1,9})[.)])\s+(.*)$/;
   const SPACE = /\s/;
   const WORD = /\w/;
@@ -124,6 +124,26 @@
       return k < list.length ? list[k] : -1;
     };
     return { endOf, next };
+  }
+
+  // A heading line as /^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$/ reads it ([line, hashes,
+  // text] or null), in one pass: that pattern retried its closing \s+ at every space
+  // of the line, n^2 steps on a heading full of spaces.
+  function headingOf(line) {
+    const start = HEADING_START.exec(line);
+    if (!start) return null;
+    let from = start[0].length;
+    while (from < line.length && SPACE.test(line[from])) from++;
+    let end = line.length;
+    while (end > from && SPACE.test(line[end - 1])) end--;
+    let hashes = end;
+    while (hashes > from && line[hashes - 1] === "#") hashes--;
+    if (hashes < end && hashes > from && SPACE.test(line[hashes - 1])) {
+      end = hashes; // a closing run of #, after a space, is not the heading's text
+      while (end > from && SPACE.test(line[end - 1])) end--;
+    }
+    const text = line.slice(from, end);
+    return /[\u2028\u2029]/.test(text) ? null : [line, start[1], text];
   }
 
   // [text](address): the text holds no bracket or line break, so each `[` scans only
@@ -251,7 +271,7 @@
         blank = true;
         continue;
       }
-      const heading = HEADING.exec(line);
+      const heading = headingOf(line);
       const item = ITEM.exec(line);
       if (heading) {
         flush();
