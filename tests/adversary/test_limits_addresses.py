@@ -79,3 +79,23 @@ def test_relay_links_are_capped_per_slash_64() -> None:
     refusal = hub.reserve_link(nodes[2], ONE_HOME[2])
     assert refusal is not None and "2001:db8:7:7::/64 already holds 2 links" in refusal
     assert hub.reserve_link(nodes[3], ELSEWHERE) is None
+
+
+def test_live_nodes_are_capped_per_slash_64(tmp_path: Path) -> None:
+    """Nodes naming endpoints on addresses of one /64 share the per-address node cap."""
+    from tests.tracker_service.conftest import register
+    from tests.tracker_service.helpers import FakeNode
+
+    app = create_app(make_settings(tmp_path, background_tasks=False, max_nodes_per_address=2))
+    try:
+        with TestClient(app) as client:
+            statuses = []
+            for host in ONE_HOME[:3] + [ELSEWHERE]:
+                node = FakeNode()
+                node.endpoint = f"ws://[{host}]:7000"
+                statuses.append(register(client, node))
+    finally:
+        app.state.tracker.database.dispose()
+    codes = [r.status_code for r in statuses]
+    assert codes == [200, 200, 409, 200], [r.text for r in statuses]
+    assert statuses[2].json()["reason"] == "too-many-nodes"
