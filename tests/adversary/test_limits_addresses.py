@@ -2,7 +2,8 @@
 
 A home or a VPS is handed a whole /64; limits on exact addresses let one machine
 pose as 2^64 clients. Each limit here is met from fresh addresses of one /64 (each
-address used once), and must still hold; another /64 is not held back.
+address used once), and must still hold; another /64 is not held back: registrations
+and invite redemptions, failed authentications, relay links and live nodes.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.tracker_service.conftest import make_settings
+from tests.tracker_service.conftest import make_settings, register
+from tests.tracker_service.helpers import FakeNode
 from tracker_service.app import create_app
 from tracker_service.domain.address_groups import address_group
 from tracker_service.relay.hub import RelayHub, RelaySettings
@@ -83,14 +85,11 @@ def test_relay_links_are_capped_per_slash_64() -> None:
 
 def test_live_nodes_are_capped_per_slash_64(tmp_path: Path) -> None:
     """Nodes naming endpoints on addresses of one /64 share the per-address node cap."""
-    from tests.tracker_service.conftest import register
-    from tests.tracker_service.helpers import FakeNode
-
     app = create_app(make_settings(tmp_path, background_tasks=False, max_nodes_per_address=2))
     try:
         with TestClient(app) as client:
             statuses = []
-            for host in ONE_HOME[:3] + [ELSEWHERE]:
+            for host in [*ONE_HOME[:3], ELSEWHERE]:
                 node = FakeNode()
                 node.endpoint = f"ws://[{host}]:7000"
                 statuses.append(register(client, node))
