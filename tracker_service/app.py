@@ -193,6 +193,7 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
     )
     app.state.tracker = context
     app.state.routing = routing
+    routing.pruner.on_pruned = context.metrics.count_pruned  # counts on /metrics
     app.state.jobs = build_jobs_state(settings)
     app.state.gateway = Gateway(
         settings,

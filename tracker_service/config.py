@@ -20,6 +20,13 @@ def default_data_dir() -> Path:
     return base / "tracker"
 
 
+def default_max_concurrent() -> int:
+    """Generations under way at once by default: 32 per CPU core, at least 64. Each
+    holds route sessions and the gateway's sampling work; 0 (no gate) let one key
+    hold hundreds of sessions open."""
+    return max(64, 32 * (os.cpu_count() or 1))
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="MESHNET_TRACKER_", extra="ignore")
 
@@ -124,8 +131,9 @@ class Settings(BaseSettings):
     # as a star (the gateway carries each hop's output to the next).
     gateway_chained_hops: Literal["auto", "off"] = "auto"
     # Generations under way at once; past it requests queue, credited keys first and
-    # free ones every gateway_free_share-th slot (gateway/priority.py). 0: no limit.
-    gateway_max_concurrent: int = Field(default=0, ge=0)
+    # free ones every gateway_free_share-th slot (gateway/priority.py). 0: no limit;
+    # the default scales with the machine (default_max_concurrent).
+    gateway_max_concurrent: int = Field(default_factory=default_max_concurrent, ge=0)
     gateway_free_share: int = Field(default=4, ge=1)
     # max_tokens when a chat request names none (capped by the model's context);
     # /v1/completions defaults to 16, as OpenAI's legacy completions API.
@@ -155,6 +163,20 @@ class Settings(BaseSettings):
     # source certified under each name by itself.
     allowed_model_sources: str = ""
     trust_first_model_source: bool = False
+
+    # Limits that hold under abuse (docs/operators.md#limits). A grammar (response_format
+    # json_schema, forced tools) still compiling after this long is refused 400
+    # schema_too_complex; compiles run off the event loop (gateway/constraint.py).
+    gateway_grammar_budget_s: float = Field(default=2.0, gt=0)
+    # Route sessions one API key may hold open at once (each choice of n is one);
+    # past it a request is refused 429 too_many_sessions. 0: no cap.
+    gateway_max_sessions_per_key: int = Field(default=16, ge=0)
+    # Pruning (store/pruning.py), every prune_interval_s: a registration never reachable
+    # and silent for prune_unreachable_after_s, any node silent for prune_dead_after_s,
+    # and dark recipes nothing refers to, first seen that long ago.
+    prune_interval_s: float = Field(default=600.0, gt=0)
+    prune_unreachable_after_s: float = Field(default=3600.0, gt=0)
+    prune_dead_after_s: float = Field(default=7 * 86400.0, gt=0)
 
     @field_validator("network_terms_url", "public_url")
     @classmethod

@@ -39,6 +39,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tracker_service.api.body_limit import OPENAI_PREFIX
 from tracker_service.api.routes.heartbeat import heartbeat_node_id
+from tracker_service.domain.address_groups import address_group
 from tracker_service.gateway.errors import RateLimited
 
 WINDOW_S = 60.0
@@ -123,7 +124,7 @@ class FailedAuthThrottle:
             await self.app(scope, receive, send)
             return
         client = scope.get("client")
-        host = str(client[0]) if client else "unknown"
+        host = address_group(str(client[0]) if client else None)
         door = door_of(scope)
         if _refusable(scope, door):
             wait = self._wait((host, door))

@@ -62,4 +62,15 @@ class TrackerMetrics:
             ["reason"],
             registry=self.registry,
         )
+        self.pruned = Counter(
+            "meshnet_tracker_pruned",
+            "Dead rows pruned (store/pruning.py): registrations, nodes, recipes",
+            ["what"],
+            registry=self.registry,
+        )
+        for what in ("registrations", "nodes", "recipes"):
+            self.pruned.labels(what)  # shown at 0 before the first pass
         self.registry.register(_StoreCollector(database))
+
+    def count_pruned(self, what: str, count: int) -> None:
+        self.pruned.labels(what).inc(count)

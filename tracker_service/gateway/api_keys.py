@@ -167,3 +167,55 @@ class RateLimiter:
             window.requests.popleft()
         while window.tokens and window.tokens[0][0] <= horizon:
             window.token_total -= window.tokens.popleft()[1]
+
+
+TOO_MANY_SESSIONS = "too_many_sessions"
+
+
+class SessionCap:
+    """Route sessions each key holds open at once (one per choice of ``n``).
+
+    Tokens are charged when a request closes, so without this one key could hold
+    hundreds of sessions open before any token limit applied. 0 turns the cap off;
+    the loopback caller (no keys configured) is the operator and is not capped.
+    """
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self._open: dict[int, int] = {}
+        self._lock = threading.Lock()
+
+    def held(self, caller: Caller) -> int:
+        return self._open.get(caller.key_id, 0) if caller.key_id is not None else 0
+
+    def open(self, caller: Caller, sessions: int) -> Callable[[], None]:
+        """Count `sessions` against the key, or raise RateLimited; returns the release."""
+        key = caller.key_id
+        if key is None or self.cap <= 0:
+            return lambda: None
+        with self._lock:
+            held = self._open.get(key, 0)
+            if held + sessions > self.cap:
+                raise RateLimited(
+                    f"{caller.name} ({caller.label or 'no label'}) has {held} route sessions "
+                    f"open and may hold {self.cap} at once; wait for an answer to finish "
+                    "(or ask for fewer choices, n) and retry",
+                    code=TOO_MANY_SESSIONS,
+                    retry_after_s=1,
+                )
+            self._open[key] = held + sessions
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            with self._lock:
+                if released:
+                    return
+                released = True
+                left = self._open.get(key, 0) - sessions
+                if left > 0:
+                    self._open[key] = left
+                else:
+                    self._open.pop(key, None)
+
+        return release

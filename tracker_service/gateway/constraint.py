@@ -14,11 +14,15 @@ The mask is applied at the gateway to the last hop's top 20 (see
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
 
 import llguidance
@@ -38,6 +42,7 @@ JSON_STYLE: dict[str, Any] = {
 TOOL_CALL_OPEN = "<tool_call>\n"
 TOOL_CALL_CLOSE = "\n</tool_call>"
 _CACHE_SIZE = 4
+SCHEMA_TOO_COMPLEX = "schema_too_complex"
 
 
 class Vocabulary:
@@ -153,12 +158,97 @@ class OpenJson:
         return ('"' if self._in_string else "") + "".join(reversed(self._stack))
 
 
+@dataclass(frozen=True)
+class CompiledGrammar:
+    """A grammar compiled for one vocabulary; each answer decodes under a copy of it."""
+
+    grammar: str
+    vocab: Vocabulary
+    matcher: llguidance.LLMatcher  # never advanced itself: copied for every answer
+
+
+@dataclass
+class _Compile:
+    future: Future[CompiledGrammar | str]  # the compiled grammar, or why it is refused
+    over_budget: bool = field(default=False)
+
+
+def _build(make: Callable[[], str], vocab: Vocabulary) -> CompiledGrammar | str:
+    """Compile in a worker thread (llguidance drops the GIL while it builds)."""
+    try:
+        grammar = make()
+    except ValueError as exc:
+        return f"the schema is not valid: {exc}"
+    matcher = llguidance.LLMatcher(vocab.ll, grammar)
+    if matcher.is_error():
+        return f"the schema cannot be enforced: {matcher.get_error()}"
+    return CompiledGrammar(grammar, vocab, matcher)
+
+
+class GrammarCompiler:
+    """Compiles grammars off the event loop, within a time budget, once per schema.
+
+    A 930 KB schema took seconds to compile inline, stalling every stream and
+    heartbeat. Here compiles run on a few worker threads; one still running when its
+    request's budget ends is answered 400 ``schema_too_complex``, and the schema's
+    digest is remembered so the same schema is refused at once. Compiled grammars are
+    kept by digest (and vocabulary), so a schema sent again compiles no more.
+    """
+
+    def __init__(self, budget_s: float, *, workers: int = 2, cache_size: int = 64) -> None:
+        self.budget_s = budget_s
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="grammar")
+        self._cache: OrderedDict[tuple[str, int], _Compile] = OrderedDict()
+        self._cache_size = cache_size
+
+    @staticmethod
+    def digest(kind: str, spec: Any) -> str:
+        text = json.dumps([kind, spec], sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    async def compile(
+        self, digest: str, make: Callable[[], str], vocab: Vocabulary, param: str
+    ) -> CompiledGrammar:
+        key = (digest, id(vocab))
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = _Compile(self._pool.submit(_build, make, vocab))
+            self._cache[key] = entry
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        self._cache.move_to_end(key)
+        if not entry.over_budget:
+            try:
+                waited = asyncio.shield(asyncio.wrap_future(entry.future))
+                built = await asyncio.wait_for(waited, timeout=self.budget_s)
+            except TimeoutError:
+                entry.over_budget = True
+            else:
+                if isinstance(built, str):
+                    raise BadRequest(built, param=param)
+                return built
+        raise BadRequest(
+            f"the schema is too complex: it did not compile within {self.budget_s:g} s; "
+            "send a smaller schema (fewer properties, shorter patterns)",
+            code=SCHEMA_TOO_COMPLEX,
+            param=param,
+        )
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
 class GrammarConstraint:
     """One answer's matcher: which of a few tokens the grammar allows, and advancing it."""
 
-    def __init__(self, grammar: str, vocab: Vocabulary) -> None:
-        self._vocab = vocab
-        self._matcher = llguidance.LLMatcher(vocab.ll, grammar)
+    def __init__(self, grammar: CompiledGrammar | str, vocab: Vocabulary | None = None) -> None:
+        if isinstance(grammar, CompiledGrammar):
+            self._vocab = grammar.vocab
+            self._matcher = grammar.matcher.deep_copy()  # the compile is not repeated
+        else:
+            assert vocab is not None, "a grammar's text needs its vocabulary"
+            self._vocab = vocab
+            self._matcher = llguidance.LLMatcher(vocab.ll, grammar)
         self._open = OpenJson()
         if self._matcher.is_error():
             raise BadRequest(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Collection
@@ -20,13 +21,13 @@ from typing import Any
 
 from tracker_service.config import Settings
 from tracker_service.domain.route_formation import PURPOSE_SERVE
-from tracker_service.gateway.api_keys import Caller, KeyCheck, RateLimiter
+from tracker_service.gateway.api_keys import Caller, KeyCheck, RateLimiter, SessionCap
 from tracker_service.gateway.chain_memory import ChainMemory
 from tracker_service.gateway.chat_template import TemplateError
 from tracker_service.gateway.constraint import (
+    CompiledGrammar,
+    GrammarCompiler,
     GrammarConstraint,
-    Vocabulary,
-    check_grammar,
     json_grammar,
     tool_call_grammar,
     vocabulary,
@@ -204,6 +205,7 @@ class Gateway:
         self.priority = PriorityGate(
             settings.gateway_max_concurrent, free_share=settings.gateway_free_share
         )
+        self.grammars = GrammarCompiler(settings.gateway_grammar_budget_s)
         self.catalogue = ModelCatalogue(
             database,
             planner,
@@ -217,6 +219,7 @@ class Gateway:
             tokens_per_minute=settings.gateway_tokens_per_minute,
         )
         self.limiter = RateLimiter()
+        self.sessions = SessionCap(settings.gateway_max_sessions_per_key)
         self.metrics = metrics
         self._planner = planner
         self.affinity = PrefixAffinity()  # routes that served a prompt's prefix lately
@@ -261,6 +264,30 @@ class Gateway:
         return served, assets
 
     async def prepare(
+        self,
+        body: ChatCompletionCreate | CompletionCreate,
+        caller: Caller,
+        record: RequestRecord,
+    ) -> Answer:
+        """The request's answer, its route sessions (one per choice) counted against the
+        key's cap from the start (429 too_many_sessions past it) until it closes."""
+        end_sessions = self.sessions.open(caller, body.n)
+        try:
+            answer = await self._prepare(body, caller, record)
+        except BaseException:
+            end_sessions()
+            raise
+        on_close = answer._on_close
+
+        async def closed(tokens: int) -> None:
+            end_sessions()
+            if on_close is not None:
+                await on_close(tokens)
+
+        answer._on_close = closed
+        return answer
+
+    async def _prepare(
         self,
         body: ChatCompletionCreate | CompletionCreate,
         caller: Caller,
@@ -328,7 +355,7 @@ class Gateway:
         assets: ModelAssets,
         prompt: list[int],
         max_tokens: int,
-        grammar: tuple[str, Vocabulary] | None,
+        grammar: CompiledGrammar | None,
         functions: list[dict[str, Any]],
     ) -> Answer:
         """Start the request's ``n`` choices together and wrap them in an Answer."""
@@ -371,29 +398,30 @@ class Gateway:
 
     async def _grammar(
         self, body: ChatCompletionCreate | CompletionCreate, assets: ModelAssets
-    ) -> tuple[str, Vocabulary] | None:
-        """The grammar the answer is decoded under (compiled and checked), if any."""
+    ) -> CompiledGrammar | None:
+        """The grammar the answer is decoded under, compiled off the event loop within
+        the budget (gateway/constraint.py), if any."""
         if not isinstance(body, ChatCompletionCreate):
             return None
         forced = body.forced_functions
         fmt = body.response_format
+        make: Callable[[], str]
+        spec: Any
         if forced:
-            grammar, param = tool_call_grammar(forced), "tools"
+            kind, spec, param = "tools", forced, "tools"
+            make = functools.partial(tool_call_grammar, forced)
         elif fmt is not None and fmt.type == "json_object":
-            grammar, param = json_grammar(None), "response_format"
+            kind, spec, param = "json_object", None, "response_format"
+            make = functools.partial(json_grammar, None)
         elif fmt is not None and fmt.type == "json_schema" and fmt.json_schema is not None:
             schema = fmt.json_schema.schema_ or {}
-            try:
-                grammar, param = json_grammar(schema), "response_format"
-            except ValueError as exc:
-                raise BadRequest(
-                    f"the schema is not valid: {exc}", param="response_format"
-                ) from exc
+            kind, spec, param = "json_schema", schema, "response_format"
+            make = functools.partial(json_grammar, schema)
         else:
             return None
         vocab = await asyncio.to_thread(vocabulary, assets.tokenizer, assets.eos_ids)
-        check_grammar(grammar, vocab, param)
-        return grammar, vocab
+        digest = await asyncio.to_thread(GrammarCompiler.digest, kind, spec)
+        return await self.grammars.compile(digest, make, vocab, param)
 
     async def _start(
         self,
@@ -403,7 +431,7 @@ class Gateway:
         assets: ModelAssets,
         prompt: list[int],
         max_tokens: int,
-        grammar: tuple[str, Vocabulary] | None,
+        grammar: CompiledGrammar | None,
         index: int,
     ) -> Choice:
         """Open choice `index`'s route session and produce its first token."""
@@ -417,7 +445,7 @@ class Gateway:
             or bool(body.logit_bias)
         )
         if gateway_samples:
-            constraint = GrammarConstraint(*grammar) if grammar is not None else None
+            constraint = GrammarConstraint(grammar) if grammar is not None else None
             sampler = GatewaySampler(
                 SamplerSettings(
                     temperature=body.temperature,

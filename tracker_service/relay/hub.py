@@ -19,6 +19,7 @@ from typing import Any
 
 from starlette.websockets import WebSocket
 
+from tracker_service.domain.address_groups import address_group
 from tracker_service.errors import TrackerError
 from tracker_service.relay import mux
 from tracker_service.relay.bandwidth import ByteBucket
@@ -54,6 +55,10 @@ class RelaySettings:
     node_bytes_per_s: float = DEFAULT_NODE_BYTES_PER_S
     node_burst_bytes: float | None = None
     max_streams_per_node: int = 1024
+    # Streams one client address group (an IPv4 address, an IPv6 /64) may hold open to
+    # one node (0: no cap): without it one client took all of a node's streams and kept
+    # it unreachable. High enough for a tracker's gateway, whose sessions share its address.
+    max_streams_per_client: int = 128
     # Links one source address may hold (0: no cap): one machine cannot pose as many
     # relayed nodes. The tracker caps registrations per address too (store/node_caps.py).
     max_links_per_address: int = 64
@@ -65,9 +70,12 @@ class RelaySettings:
 class ClientStream:
     """One client connection carried on a link; a writer task drains what the node sent."""
 
-    def __init__(self, stream_id: int, ws: WebSocket, queue_size: int) -> None:
+    def __init__(
+        self, stream_id: int, ws: WebSocket, queue_size: int, client: str = "unknown"
+    ) -> None:
         self.stream_id = stream_id
         self.ws = ws
+        self.client = client  # the client's address group (per-client cap)
         self.ended = False
         self._closer: asyncio.Task[None] | None = None
         self._closing = False  # a close is queued behind the frames still to go out
@@ -165,10 +173,15 @@ class NodeLink:
             raise LinkGone(f"node {self.node_id}'s link to the relay closed") from exc
         self._metrics.bytes.labels("to_node").inc(len(frame) - mux.HEADER_BYTES)
 
-    def new_stream(self, ws: WebSocket) -> ClientStream | None:
+    def new_stream(self, ws: WebSocket, client: str = "unknown") -> ClientStream | str:
+        """A new stream for `client`, or why not: the node's cap, or the client's share."""
         if len(self.streams) >= self._settings.max_streams_per_node:
-            return None
-        stream = ClientStream(next(self._ids), ws, self._settings.stream_queue)
+            return "the node has too many relayed streams"
+        group = address_group(client)
+        cap = self._settings.max_streams_per_client
+        if cap and sum(1 for s in self.streams.values() if s.client == group) >= cap:
+            return f"{group} holds {cap} streams to this node, the limit per client address"
+        stream = ClientStream(next(self._ids), ws, self._settings.stream_queue, group)
         self.streams[stream.stream_id] = stream
         return stream
 
@@ -287,25 +300,27 @@ class RelayHub:
         not count; handshakes still under way do, so a burst cannot slip past the cap.
         A reservation ends in serve_link, or with release_link when the handshake fails."""
         cap = self.settings.max_links_per_address
-        held = self._pending.get(address, 0) + sum(
+        group = address_group(address)
+        held = self._pending.get(group, 0) + sum(
             1
             for link in self.links.values()
-            if link.address == address and link.node_id != node_id and not link.closed
+            if address_group(link.address) == group and link.node_id != node_id and not link.closed
         )
         if cap and held >= cap:
             return (
-                f"{address} already holds {held} links to this relay, its limit per "
+                f"{group} already holds {held} links to this relay, its limit per "
                 "address; stop one of those nodes or use another relay"
             )
-        self._pending[address] = self._pending.get(address, 0) + 1
+        self._pending[group] = self._pending.get(group, 0) + 1
         return None
 
     def release_link(self, address: str) -> None:
-        left = self._pending.get(address, 0) - 1
+        group = address_group(address)
+        left = self._pending.get(group, 0) - 1
         if left > 0:
-            self._pending[address] = left
+            self._pending[group] = left
         else:
-            self._pending.pop(address, None)
+            self._pending.pop(group, None)
 
     async def serve_link(
         self, node_id: str, ws: WebSocket, max_message: int, address: str = "unknown"
@@ -330,10 +345,11 @@ class RelayHub:
 
     async def serve_stream(self, link: NodeLink, ws: WebSocket, path: str, client: str) -> None:
         """Carry one accepted client WebSocket to the node until either side closes."""
-        stream = link.new_stream(ws)
-        if stream is None:
+        stream = link.new_stream(ws, client)
+        if isinstance(stream, str):
             self.metrics.streams.labels("session", "refused").inc()
-            await _close_quietly(ws, TRY_AGAIN_LATER, "the node has too many relayed streams")
+            log.info("relay stream to %s refused for client %s: %s", link.node_id, client, stream)
+            await _close_quietly(ws, TRY_AGAIN_LATER, stream)
             return
         sid = stream.stream_id
         self.metrics.streams.labels("session", "opened").inc()

@@ -7,6 +7,10 @@ requests per client address in a sliding one-minute window in this replica's
 memory and refuses the excess with 429 ``rate-limited``, saying when to retry.
 Memory stays bounded: idle addresses are dropped, and past ``max_addresses``
 the oldest window is evicted.
+
+Every per-address limit counts an address *group* (``address_group``): one IPv4
+address, or one IPv6 /64. A home or a VPS is handed a whole /64, so counting exact
+IPv6 addresses let one machine pose as 2^64 clients.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 
+from tracker_service.domain.address_groups import address_group
 from tracker_service.errors import TrackerError
 
 WINDOW_S = 60.0
@@ -50,7 +55,7 @@ class AddressRateLimiter:
 
     def admit(self, address: str | None) -> None:
         """Count one request from `address`, or raise AddressLimited."""
-        key = address or "unknown"
+        key = address_group(address)
         now = self._clock()
         with self._lock:
             window = self._windows.pop(key, None) or deque()

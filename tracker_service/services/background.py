@@ -10,10 +10,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
+from collections.abc import Callable
 
 import httpx
 
 from tracker_service.security.node_tls import node_http_client
+from tracker_service.store.db import Database
+from tracker_service.store.pruning import Pruned, prune_dead
 
 log = logging.getLogger(__name__)
 
@@ -57,3 +61,47 @@ class BackgroundLoop:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self._poll_s)
             self._wake.clear()
+
+
+class Pruner(BackgroundLoop):
+    """Prunes dead registrations, nodes and recipes (store/pruning.py) every ``poll_s``;
+    each pass's counts go to ``on_pruned`` (the /metrics counter)."""
+
+    task_name = "meshnet-pruner"
+
+    def __init__(
+        self,
+        database: Database,
+        *,
+        poll_s: float,
+        unreachable_after_s: float,
+        dead_after_s: float,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(poll_s)
+        self._db = database
+        self._unreachable_after_s = unreachable_after_s
+        self._dead_after_s = dead_after_s
+        self._clock = clock
+        self.on_pruned: Callable[[str, int], None] | None = None
+
+    async def start(self) -> None:  # no outbound calls: no HTTP client
+        self._task = asyncio.create_task(self._run(), name=self.task_name)
+
+    def prune_once(self) -> Pruned:
+        with self._db.sessions.begin() as session:
+            pruned = prune_dead(
+                session,
+                now=self._clock(),
+                unreachable_after_s=self._unreachable_after_s,
+                dead_after_s=self._dead_after_s,
+            )
+        for what, count in pruned.items():
+            if self.on_pruned is not None:
+                self.on_pruned(what, count)
+        if any(count for _, count in pruned.items()):
+            log.info("pruned dead rows: %s", ", ".join(f"{n} {w}" for w, n in pruned.items()))
+        return pruned
+
+    async def run_pass(self) -> Pruned:
+        return await asyncio.to_thread(self.prune_once)

@@ -17,6 +17,7 @@ from tracker_service.config import Settings
 from tracker_service.domain.keys import TrackerKey
 from tracker_service.domain.route_formation import RoutingPolicy
 from tracker_service.services.arbitration import Arbitration
+from tracker_service.services.background import Pruner
 from tracker_service.services.certifier import Certifier, CertifierSettings
 from tracker_service.services.disputes import DisputeBoard
 from tracker_service.services.hop_audit import Auditor, AuditSettings
@@ -97,6 +98,12 @@ class RouteServices:
             disputes=self.disputes,
         )
         self.arbitration = Arbitration(database, self.auditor, self.disputes)
+        self.pruner = Pruner(
+            database,
+            poll_s=settings.prune_interval_s,
+            unreachable_after_s=settings.prune_unreachable_after_s,
+            dead_after_s=settings.prune_dead_after_s,
+        )
         # A node turning reachable may complete a dark recipe's coverage, or be the
         # arbiter a dispute waits for: try both at once.
         self.monitor.on_reachable = self._reachable
@@ -113,6 +120,7 @@ class RouteServices:
         await self.certifier.start()
         await self.rebalancer.start()
         await self.arbitration.start()
+        await self.pruner.start()
         self._running = True
         log.info("reachability dialer, certifier and rebalancer running")
 
@@ -120,6 +128,7 @@ class RouteServices:
         await asyncio.to_thread(self.planner.speeds.flush)  # steps timed since the last write
         if not self._running:
             return
+        await self.pruner.stop()
         await self.arbitration.stop()
         await self.rebalancer.stop()
         await self.certifier.stop()

@@ -9,20 +9,159 @@
 
 (function () {
   const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)/;
-  const HEADING = /^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$/;
+  const HEADING_START = /^ {0,3}(#{1,6})\s/;
   const ITEM = /^(\s*)(?:([-*+])|(\d{1,9})[.)])\s+(.*)$/;
-  // Leftmost match wins; at one position the alternatives are tried in this order.
-  const INLINE = new RegExp(
-    [
-      "(`+)([^`]|[^`][\\s\\S]*?[^`])\\1(?!`)", // 1, 2: inline code
-      "\\[([^\\[\\]\\n]+)\\]\\(\\s*([^()\\s]+)\\s*\\)", // 3, 4: link
-      "\\*\\*(?=\\S)([\\s\\S]*?\\S)\\*\\*", // 5: bold
-      "(?<!\\w)__(?=\\S)([\\s\\S]*?\\S)__(?!\\w)", // 6: bold
-      "\\*(?=[^\\s*])([\\s\\S]*?[^\\s*])\\*", // 7: italic
-      "(?<!\\w)_(?=[^\\s_])([\\s\\S]*?[^\\s_])_(?!\\w)", // 8: italic
-    ].join("|"),
-    "g",
-  );
+  const SPACE = /\s/;
+  const WORD = /\w/;
+
+  // For each position x, the first position >= x where `closes(j)` holds (or -1): one
+  // backward pass, so finding a delimiter's closer never rescans the text. Every
+  // search by pattern (`[\s\S]*?` up to a closer) restarted at each opener, and an
+  // unclosed `**` repeated n times cost n^2 steps.
+  function nextWhere(length, closes) {
+    const next = new Int32Array(length + 2).fill(-1);
+    for (let j = length; j >= 0; j--) next[j] = closes(j) ? j : next[j + 1];
+    return (from) => (from <= length ? next[from] : -1);
+  }
+
+  // Inline markup, matched as these patterns would be (leftmost match wins; at one
+  // position the kinds are tried in this order), in time linear in the text:
+  //   code    (`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)
+  //   link    \[([^\[\]\n]+)\]\(\s*([^()\s]+)\s*\)
+  //   bold    \*\*(?=\S)([\s\S]*?\S)\*\*   and   (?<!\w)__(?=\S)([\s\S]*?\S)__(?!\w)
+  //   italic  \*(?=[^\s*])([\s\S]*?[^\s*])\*   and   (?<!\w)_(?=[^\s_])([\s\S]*?[^\s_])_(?!\w)
+  // Each match is an array shaped as the combined pattern's (groups 1-8) with `index`.
+  function* inlineMatches(text) {
+    const n = text.length;
+    const at = (j) => (j >= 0 && j < n ? text[j] : "");
+    const space = (j) => j < 0 || j >= n || SPACE.test(text[j]);
+    const word = (j) => j >= 0 && j < n && WORD.test(text[j]);
+    const boldStar = nextWhere(n, (j) => text.startsWith("**", j) && j > 0 && !space(j - 1));
+    const boldLine = nextWhere(
+      n,
+      (j) => text.startsWith("__", j) && j > 0 && !space(j - 1) && !word(j + 2),
+    );
+    const emStar = nextWhere(
+      n,
+      (j) => at(j) === "*" && j > 0 && !space(j - 1) && at(j - 1) !== "*",
+    );
+    const emLine = nextWhere(
+      n,
+      (j) => at(j) === "_" && j > 0 && !space(j - 1) && at(j - 1) !== "_" && !word(j + 1),
+    );
+    const runs = backtickRuns(text);
+    const match = (index, end, group, values) => {
+      const m = new Array(9);
+      m[0] = text.slice(index, end);
+      values.forEach((value, k) => {
+        m[group + k] = value;
+      });
+      m.index = index;
+      return m;
+    };
+    let i = 0;
+    while (i < n) {
+      const ch = text[i];
+      let m = null;
+      if (ch === "`") {
+        const ticks = runs.endOf[i] - i; // a shorter opener would leave a ` first
+        const close = runs.next(ticks, i + ticks + 1);
+        if (close >= 0) m = match(i, close + ticks, 1, [text.slice(i, i + ticks), text.slice(i + ticks, close)]);
+      } else if (ch === "[") {
+        m = link(text, i, match);
+      }
+      if (!m && ch === "*") {
+        if (at(i + 1) === "*" && !space(i + 2)) {
+          const close = boldStar(i + 3);
+          if (close >= 0) m = match(i, close + 2, 5, [text.slice(i + 2, close)]);
+        }
+        if (!m && !space(i + 1) && at(i + 1) !== "*") {
+          const close = emStar(i + 2);
+          if (close >= 0) m = match(i, close + 1, 7, [text.slice(i + 1, close)]);
+        }
+      } else if (!m && ch === "_" && !word(i - 1)) {
+        if (at(i + 1) === "_" && !space(i + 2)) {
+          const close = boldLine(i + 3);
+          if (close >= 0) m = match(i, close + 2, 6, [text.slice(i + 2, close)]);
+        }
+        if (!m && !space(i + 1) && at(i + 1) !== "_") {
+          const close = emLine(i + 2);
+          if (close >= 0) m = match(i, close + 1, 8, [text.slice(i + 1, close)]);
+        }
+      }
+      if (m) {
+        yield m;
+        i = m.index + m[0].length;
+      } else {
+        i += 1;
+      }
+    }
+  }
+
+  // Maximal runs of backticks: where the run through each position ends, and the
+  // next run of exactly `ticks` backticks starting at or after a position (a code
+  // span closes only on a run as long as its opener).
+  function backtickRuns(text) {
+    const endOf = new Int32Array(text.length + 1);
+    const starts = new Map(); // run length -> starts, ascending
+    for (let j = text.length - 1; j >= 0; j--) {
+      endOf[j] = text[j] === "`" ? (text[j + 1] === "`" ? endOf[j + 1] : j + 1) : j;
+    }
+    for (let j = 0; j < text.length; j++) {
+      if (text[j] === "`" && (j === 0 || text[j - 1] !== "`")) {
+        const length = endOf[j] - j;
+        if (!starts.has(length)) starts.set(length, []);
+        starts.get(length).push(j);
+      }
+    }
+    const cursor = new Map(); // searches for one length only move forward
+    const next = (ticks, from) => {
+      const list = starts.get(ticks);
+      if (!list) return -1;
+      let k = cursor.get(ticks) || 0;
+      while (k < list.length && list[k] < from) k++;
+      cursor.set(ticks, k);
+      return k < list.length ? list[k] : -1;
+    };
+    return { endOf, next };
+  }
+
+  // A heading line as /^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$/ reads it ([line, hashes,
+  // text] or null), in one pass: that pattern retried its closing \s+ at every space
+  // of the line, n^2 steps on a heading full of spaces.
+  function headingOf(line) {
+    const start = HEADING_START.exec(line);
+    if (!start) return null;
+    let from = start[0].length;
+    while (from < line.length && SPACE.test(line[from])) from++;
+    let end = line.length;
+    while (end > from && SPACE.test(line[end - 1])) end--;
+    let hashes = end;
+    while (hashes > from && line[hashes - 1] === "#") hashes--;
+    if (hashes < end && hashes > from && SPACE.test(line[hashes - 1])) {
+      end = hashes; // a closing run of #, after a space, is not the heading's text
+      while (end > from && SPACE.test(line[end - 1])) end--;
+    }
+    const text = line.slice(from, end);
+    return /[\u2028\u2029]/.test(text) ? null : [line, start[1], text];
+  }
+
+  // [text](address): the text holds no bracket or line break, so each `[` scans only
+  // up to the next bracket.
+  function link(text, i, match) {
+    let j = i + 1;
+    while (j < text.length && !"[]\n".includes(text[j])) j++;
+    if (j === i + 1 || text[j] !== "]" || text[j + 1] !== "(") return null;
+    let k = j + 2;
+    while (k < text.length && SPACE.test(text[k])) k++;
+    const from = k;
+    while (k < text.length && !"()".includes(text[k]) && !SPACE.test(text[k])) k++;
+    if (k === from) return null;
+    const address = text.slice(from, k);
+    while (k < text.length && SPACE.test(text[k])) k++;
+    if (text[k] !== ")") return null;
+    return match(i, k + 1, 3, [text.slice(i + 1, j), address]);
+  }
 
   function el(tag, attrs) {
     const node = document.createElement(tag);
@@ -43,7 +182,7 @@
 
   function inline(text, parent) {
     let last = 0;
-    for (const m of text.matchAll(INLINE)) {
+    for (const m of inlineMatches(text)) {
       if (m.index > last) parent.append(text.slice(last, m.index));
       parent.append(inlineNode(m));
       last = m.index + m[0].length;
@@ -132,7 +271,7 @@
         blank = true;
         continue;
       }
-      const heading = HEADING.exec(line);
+      const heading = headingOf(line);
       const item = ITEM.exec(line);
       if (heading) {
         flush();

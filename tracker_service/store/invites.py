@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from tracker_service.errors import TrackerError
@@ -140,7 +140,7 @@ def redeem_invite(session: Session, code: str, *, node_id: str, now: float) -> R
             INVITE_EXPIRED,
             "this invite has expired; ask the network's operator for a new one",
         )
-    if previous is None and invite.uses >= invite.max_uses:
+    if previous is None and not _spend_use(session, invite):
         raise InviteRefused(
             INVITE_USED_UP,
             f"this invite has been used by as many computers as it allows ({invite.max_uses}); "
@@ -148,7 +148,6 @@ def redeem_invite(session: Session, code: str, *, node_id: str, now: float) -> R
         )
     row, token = add_join_token(session, label=_token_label(invite, node_id), now=now)
     if previous is None:
-        invite.uses += 1
         session.add(
             InviteRedemption(
                 invite_id=invite.id, node_id=node_id, join_token_id=row.id, redeemed_at=now
@@ -163,6 +162,27 @@ def redeem_invite(session: Session, code: str, *, node_id: str, now: float) -> R
     invite.last_used_at = now
     session.flush()
     return Redeemed(invite.id, token, previous is not None)
+
+
+def _spend_use(session: Session, invite: Invite) -> bool:
+    """Take one use in a single conditional UPDATE; False when none is left.
+
+    Reading ``uses`` and writing it back let concurrent redeemers all see the last
+    use free; the database decides here, under its own row lock."""
+    spent = session.execute(
+        update(Invite)
+        .where(
+            Invite.id == invite.id,
+            Invite.uses < Invite.max_uses,
+            Invite.revoked_at.is_(None),
+        )
+        .values(uses=Invite.uses + 1)
+        .execution_options(synchronize_session=False)
+    )
+    if spent.rowcount != 1:  # type: ignore[attr-defined]
+        return False
+    session.refresh(invite, ["uses"])
+    return True
 
 
 def _token_label(invite: Invite, node_id: str) -> str:

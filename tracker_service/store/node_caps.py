@@ -12,6 +12,9 @@ relay, so it is counted by the address it registered from instead
 node's own address as the tracker saw it, which no relay has to vouch for.
 One machine's direct and relayed nodes share one count.
 
+An address counts as its group (domain/address_groups.py): an IPv6 host by its
+/64, so one machine cannot pose as many hosts from the addresses of its /64.
+
 Registration stores that host in the node's indexed ``cap_host`` column, so
 the count is an index range scan (host, state, live window), not a pattern
 match over every live node's endpoint.
@@ -24,25 +27,28 @@ from urllib.parse import urlsplit
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from tracker_service.domain.address_groups import address_group
 from tracker_service.store.tables import NODE_ACTIVE, Node
 
 
 def cap_host(endpoint: str, relayed_from: str = "") -> str:
     """The host the cap counts a node by: the address a relayed node registered from,
-    else its endpoint's host (lower case, IPv6 without brackets); "" when there is none."""
+    else its endpoint's host (lower case; an IPv6 address as its /64); "" when none."""
     if relayed_from:
-        return relayed_from.lower()
-    try:
-        return urlsplit(endpoint).hostname or ""
-    except ValueError:  # an unbalanced IPv6 bracket: policy refuses it anyway
-        return ""
+        host = relayed_from.lower()
+    else:
+        try:
+            host = urlsplit(endpoint).hostname or ""
+        except ValueError:  # an unbalanced IPv6 bracket: policy refuses it anyway
+            host = ""
+    return address_group(host) if host else ""
 
 
 def live_nodes_at_host(session: Session, host: str, *, now: float, other_than: str) -> int:
     """Live, active nodes other than `other_than` at `host`: direct nodes whose endpoint's
     host it is, relayed nodes that registered from it."""
     query = select(func.count()).where(
-        Node.cap_host == host.lower(),
+        Node.cap_host == (address_group(host.lower()) if host else ""),
         Node.state == NODE_ACTIVE,
         Node.live_until >= now,
         Node.node_id != other_than,

@@ -68,8 +68,9 @@ def _migrate(db: Database, revision: str, *, down: bool = False) -> None:
     ("endpoint", "relayed_from", "host"),
     [
         ("ws://Node.Example:7000", "", "node.example"),
-        ("wss://[2001:DB8::1]:443", "", "2001:db8::1"),
-        ("ws://relay.example:8765/relay/" + "ab" * 16, "2001:DB8::7", "2001:db8::7"),
+        # An IPv6 address counts as its /64 (tracker_service/domain/address_groups.py).
+        ("wss://[2001:DB8::1]:443", "", "2001:db8::/64"),
+        ("ws://relay.example:8765/relay/" + "ab" * 16, "2001:DB8::7", "2001:db8::/64"),
         ("ws://relay.example:8765/relay/" + "ab" * 16, HOME, HOME),
         ("ws://[::1:7000", "", ""),  # not a URL: counted nowhere (policy refuses it)
     ],

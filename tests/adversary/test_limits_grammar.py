@@ -1,0 +1,111 @@
+"""A huge ``json_schema`` against the gateway: refused 400, and the loop keeps serving.
+
+A 930 KB schema took 2.66 s to compile inline on the tracker's event loop, before a
+concurrency slot was taken: a few a second stalled every stream, heartbeat and audit.
+Here the tracker's own gateway compiles one (with the real default model's
+tokenizer) while the same app answers an HTTP request; the request must be answered
+while the compile is still running, and the schema refused in OpenAI's shape once
+its budget is spent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import httpx
+import pytest
+from tokenizers import Tokenizer
+
+from tests.tracker_service.conftest import make_settings
+from tracker_service.app import create_app
+from tracker_service.gateway.constraint import SCHEMA_TOO_COMPLEX, vocabulary
+from tracker_service.gateway.errors import BadRequest
+from tracker_service.gateway.openai_schemas import ChatCompletionCreate
+
+# Thousands of patterned properties: seconds of compiling on any machine, far past
+# the budget this test gives (the default is 2 s).
+HUGE = {
+    "type": "object",
+    "properties": {
+        f"field_{i:05d}": {"type": "string", "pattern": f"^[a-z]{{1,{i % 40 + 1}}}x{i}$"}
+        for i in range(3000)
+    },
+    "additionalProperties": False,
+}
+BUDGET_S = 0.05
+POLL_S = 120.0  # bounded waits, never a timing assertion
+
+
+def _body(schema: dict[str, Any]) -> ChatCompletionCreate:
+    return ChatCompletionCreate.model_validate(
+        {
+            "model": "any",
+            "messages": [{"role": "user", "content": "fill the form"}],
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "form", "schema": schema},
+            },
+        }
+    )
+
+
+async def _until(predicate: Any, what: str) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + POLL_S
+    while not predicate():
+        assert loop.time() < deadline, f"gave up waiting for {what}"
+        await asyncio.sleep(0.01)
+
+
+def test_a_huge_schema_is_refused_while_the_loop_keeps_answering(
+    tmp_path: Path, default_model_dir: Path
+) -> None:
+    tokenizer = Tokenizer.from_file(str(default_model_dir / "tokenizer.json"))
+    eos_ids = [tokenizer.token_to_id("<|im_end|>") or 0]
+    app = create_app(
+        make_settings(tmp_path, background_tasks=False, gateway_grammar_budget_s=BUDGET_S)
+    )
+    gateway = app.state.gateway
+    assets = SimpleNamespace(tokenizer=tokenizer, eos_ids=eos_ids)
+
+    async def scenario() -> None:
+        await asyncio.to_thread(vocabulary, tokenizer, eos_ids)  # built once per model
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+            compiling = asyncio.create_task(gateway._grammar(_body(HUGE), assets))
+            await _until(lambda: gateway.grammars._cache or compiling.done(), "the compile")
+            [entry] = gateway.grammars._cache.values()
+            assert not entry.future.done(), "the schema compiled before the loop ran again"
+
+            reply = await http.get("/api/v1/network")
+            assert reply.status_code == 200, reply.text
+            # Answered while the grammar was still compiling: the loop was free.
+            assert not entry.future.done()
+
+            with pytest.raises(BadRequest) as refused:
+                await compiling
+            error = refused.value.body()["error"]
+            assert refused.value.status_code == 400
+            assert error["code"] == SCHEMA_TOO_COMPLEX and error["param"] == "response_format"
+            assert error["type"] == "invalid_request_error"
+
+            # The same schema again is refused by its digest: no second compile.
+            with pytest.raises(BadRequest) as again:
+                await gateway._grammar(_body(HUGE), assets)
+            assert again.value.code == SCHEMA_TOO_COMPLEX
+            assert list(gateway.grammars._cache.values()) == [entry]
+
+            # An ordinary schema is compiled once and then served from the cache.
+            small = {"type": "object", "properties": {"name": {"type": "string"}}}
+            gateway.grammars.budget_s = POLL_S
+            first = await gateway._grammar(_body(small), assets)
+            assert first is await gateway._grammar(_body(small), assets)
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        gateway.grammars.close()
+        app.state.tracker.database.dispose()
