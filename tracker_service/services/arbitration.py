@@ -3,8 +3,10 @@
 :mod:`tracker_service.services.disputes` keeps the disagreements no third node could
 decide; allocation recruits a node for the disputed range. This loop looks
 for a live node of the dispute's fingerprint that can replay the hop (its
-shard ends where the hop ends and starts at or before the hop's effective
-start) and is in no dispute, replays the recorded inputs on it, and compares
+layers contain the hop's), is in no dispute, is established and shares no
+account, network prefix or invite with either party (hop_audit.Judges: an
+arbiter's word convicts, so a party's spare identities never decide), picked at
+random, replays the recorded inputs on it, and compares
 its answer with both disputed answers. The one it agrees with is the
 majority; the other is quarantined with the evidence, including its own
 signed receipt bound to the disputed output, as a three-node audit does. An
@@ -24,7 +26,6 @@ from tracker_service.services.background import BackgroundLoop
 from tracker_service.services.disputes import Dispute, DisputeBoard
 from tracker_service.services.hop_audit import Auditor, Opinion, _digest, _sha
 from tracker_service.store.db import Database
-from tracker_service.store.route_candidates import route_candidates
 
 log = logging.getLogger(__name__)
 
@@ -57,17 +58,10 @@ class Arbitration(BackgroundLoop):
         return convicted
 
     def _arbiters(self, dispute: Dispute) -> list[Candidate]:
-        with self._db.session() as session:
-            found = route_candidates(session, dispute.fingerprint, now=time.time())
-        busy = self._board.withdrawn()
-        return [
-            c
-            for c in found
-            if c.node_id not in busy
-            and c.node_id not in dispute.tried
-            and c.end == dispute.end
-            and c.start <= dispute.start < c.end
-        ]
+        judges = self._auditor.judges(
+            dispute.fingerprint, dispute.start, dispute.end, set(dispute.tried), *dispute.nodes
+        )
+        return judges.deciders(list(dispute.nodes))
 
     async def arbitrate(self, dispute: Dispute) -> str | None:
         """Replay on the first able arbiter; the quarantined node, or None (undecided)."""
@@ -79,6 +73,7 @@ class Arbitration(BackgroundLoop):
                 arbiter,
                 dispute.frames,
                 dispute.last_hop,
+                end=dispute.end,
             )
             if not reply:
                 continue  # it could not answer now: asked again next pass

@@ -26,6 +26,10 @@ class StepAuditor(Protocol):
 
     def sample(self, rate: float) -> bool: ...
 
+    def budget_s(self, frames: Sequence[bytes]) -> float:
+        """How long an audit of these inputs may take (longer for a longer session)."""
+        ...
+
     async def audit(
         self,
         plan: RoutePlan,
