@@ -77,7 +77,7 @@ def _setup(
     liar = start_real_node(tiny_model, 0, 2)
     replayers = [start_real_node(tiny_model, 0, 2) for _ in range(2)]
     nodes += [liar, *replayers, start_real_node(tiny_model, 2, 4)]
-    liar.server._ctx.lie = Lie(1.0, 0.05, random.Random(7))  # type: ignore[attr-defined]
+    liar.server._ctx.lie = Lie(1.0, 0.05, random.Random(7))
     return app, liar, replayers
 
 

@@ -11,7 +11,8 @@ its answer with both disputed answers. The one it agrees with is the
 majority; the other is quarantined with the evidence, including its own
 signed receipt bound to the disputed output, as a three-node audit does. An
 arbiter that agrees with neither (or both) decides nothing; the next one is
-tried.
+tried. With no fit arbiter holding the range, one is borrowed
+(:mod:`tracker_service.services.arbiter_loans`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import time
 from typing import Any
 
 from tracker_service.domain.route_formation import Candidate
+from tracker_service.services.arbiter_loans import ArbiterLoans
 from tracker_service.services.background import BackgroundLoop
 from tracker_service.services.disputes import Dispute, DisputeBoard
 from tracker_service.services.hop_audit import Auditor, Opinion, _digest, _sha
@@ -42,11 +44,13 @@ class Arbitration(BackgroundLoop):
         board: DisputeBoard,
         *,
         poll_s: float = DEFAULT_POLL_S,
+        loans: ArbiterLoans | None = None,
     ) -> None:
         super().__init__(poll_s)
         self._db = database
         self._auditor = auditor
         self._board = board
+        self.loans = loans
 
     async def run_pass(self) -> list[str]:
         """Try every open dispute once; returns the nodes quarantined."""
@@ -55,13 +59,18 @@ class Arbitration(BackgroundLoop):
             liar = await self.arbitrate(dispute)
             if liar is not None:
                 convicted.append(liar)
+            elif self.loans is not None:  # no fit arbiter holds the range: borrow one
+                await asyncio.to_thread(self.loans.borrow, dispute)
+        if self.loans is not None:
+            await asyncio.to_thread(self.loans.settle)
         return convicted
 
     def _arbiters(self, dispute: Dispute) -> list[Candidate]:
         judges = self._auditor.judges(
             dispute.fingerprint, dispute.start, dispute.end, set(dispute.tried), *dispute.nodes
         )
-        return judges.deciders(list(dispute.nodes))
+        lent = self.loans.lent() if self.loans is not None else frozenset()
+        return judges.deciders(list(dispute.nodes), also=lent)
 
     async def arbitrate(self, dispute: Dispute) -> str | None:
         """Replay on the first able arbiter; the quarantined node, or None (undecided)."""

@@ -14,6 +14,7 @@ from typing import Any
 
 from tracker_service.config import Settings
 from tracker_service.domain.keys import TrackerKey
+from tracker_service.services.arbiter_loans import ArbiterLoans
 from tracker_service.services.arbitration import Arbitration
 from tracker_service.services.certifier import Certifier, CertifierSettings
 from tracker_service.services.disputes import DisputeBoard
@@ -43,9 +44,10 @@ class RouteServices:
     ) -> None:
         self.settings = settings
         self.disputes = disputes or DisputeBoard()
+        board = board or RebalanceBoard()
         self.rebalancer = Rebalancer(
             database,
-            board or RebalanceBoard(),
+            board,
             poll_s=settings.rebalance_poll_s,
             margin=settings.rebalance_margin,
             grace_s=settings.rebalance_grace_s,
@@ -97,7 +99,14 @@ class RouteServices:
             ),
             disputes=self.disputes,
         )
-        self.arbitration = Arbitration(database, self.auditor, self.disputes)
+        loans = ArbiterLoans(
+            database,
+            board,
+            self.disputes,
+            min_audits=settings.auditor_min_audits,
+            min_age_s=settings.auditor_min_age_s,
+        )
+        self.arbitration = Arbitration(database, self.auditor, self.disputes, loans=loans)
         # A node turning reachable may complete a dark recipe's coverage, or be the
         # arbiter a dispute waits for: try both at once.
         self.monitor.on_reachable = self._reachable

@@ -146,12 +146,17 @@ class Judges:
         fit = [c for c in self.able if self._independent(c.node_id, [audited])]
         return sorted(fit, key=lambda c: c.node_id not in self.established)
 
-    def deciders(self, parties: Sequence[str]) -> list[Candidate]:
-        """Whose word convicts: established, independent of every party."""
+    def deciders(
+        self, parties: Sequence[str], also: frozenset[str] = frozenset()
+    ) -> list[Candidate]:
+        """Whose word convicts: established (or lent by arbitration, ``also``: the loan
+        chose it established, and its move restarted its age), independent of every
+        party."""
         return [
             c
             for c in self.able
-            if c.node_id in self.established and self._independent(c.node_id, parties)
+            if (c.node_id in self.established or c.node_id in also)
+            and self._independent(c.node_id, parties)
         ]
 
 

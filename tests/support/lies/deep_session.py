@@ -31,4 +31,4 @@ def wrap(original: Reply, after: int) -> Reply:
 
 def install() -> None:
     after = int(os.environ.get(AFTER_ENV, "20"))
-    HopSession._reply = wrap(HopSession._reply, after)  # type: ignore[method-assign]
+    HopSession._reply = wrap(HopSession._reply, after)  # type: ignore[method-assign,assignment]

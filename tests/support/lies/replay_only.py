@@ -33,4 +33,4 @@ def wrap(original: Reply) -> Reply:
 
 
 def install() -> None:
-    HopSession._reply = wrap(HopSession._reply)  # type: ignore[method-assign]
+    HopSession._reply = wrap(HopSession._reply)  # type: ignore[method-assign,assignment]

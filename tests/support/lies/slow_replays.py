@@ -30,5 +30,5 @@ def wrap(original: Step) -> Step:
 
 
 def install() -> None:
-    HopSession._step = wrap(HopSession._step)  # type: ignore[method-assign]
+    HopSession._step = wrap(HopSession._step)  # type: ignore[method-assign,assignment]
     SLOW["*"] = float(os.environ.get(STEP_ENV, "0.05"))
