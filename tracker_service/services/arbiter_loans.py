@@ -33,6 +33,10 @@ from tracker_service.store.tables import Node
 
 log = logging.getLogger(__name__)
 
+# A lent node that has not arbitrated by then (it may be pinned with --layers, or
+# busy) is let go, and another is asked.
+LOAN_TTL_S = 600.0
+
 
 @dataclass(frozen=True)
 class Loan:
@@ -40,6 +44,7 @@ class Loan:
     dispute_id: str
     home: tuple[int, int]  # the range it goes back to
     target: tuple[int, int]  # the disputed range it was asked to load
+    until: float  # asked elsewhere after this, if the dispute still waits
 
 
 class ArbiterLoans:
@@ -66,11 +71,16 @@ class ArbiterLoans:
 
     def borrow(self, dispute: Dispute) -> Loan | None:
         """Blocking: ask one fit node to load the disputed range (one loan per dispute)."""
-        if any(loan.dispute_id == dispute.dispute_id for loan in self.loans.values()):
-            return None
         now = time.time()
+        for loan in [x for x in self.loans.values() if x.dispute_id == dispute.dispute_id]:
+            if loan.until >= now:
+                return None  # on its way
+            log.warning("arbitration: node %s did not come to arbitrate", loan.node_id[:8])
+            dispute.tried.add(loan.node_id)
+            self._board.end_loan(loan.node_id)
+            del self.loans[loan.node_id]
         length = dispute.end - dispute.start
-        busy = self._disputes.withdrawn() | set(dispute.nodes) | set(self.loans)
+        busy = self._disputes.withdrawn() | set(dispute.nodes) | set(self.loans) | dispute.tried
         with self._db.session() as session:
             found = [
                 c
@@ -90,7 +100,9 @@ class ArbiterLoans:
             return None
         node = self._rng.choice(fit)
         target = (dispute.start, dispute.end)
-        loan = Loan(node.node_id, dispute.dispute_id, (node.start, node.end), target)
+        loan = Loan(
+            node.node_id, dispute.dispute_id, (node.start, node.end), target, now + LOAN_TTL_S
+        )
         self._board.lend(
             Move(
                 node.node_id,
