@@ -155,7 +155,10 @@ class RouteAudits:
         assert self._auditor is not None
         # The auditor's own budget (longer for a longer session) ends it first; this
         # bound only stops an auditor that overran it.
-        bound = max(self._step_timeout_s, self._auditor.budget_s(frames) + AUDIT_SLACK_S)
+        budget = getattr(self._auditor, "budget_s", None)  # an auditor without one: the step's
+        bound = self._step_timeout_s
+        if budget is not None:
+            bound = max(bound, budget(frames) + AUDIT_SLACK_S)
         try:
             async with asyncio.timeout(bound):
                 verdict = await self._auditor.audit(
