@@ -5,8 +5,11 @@ An auditor's or arbiter's word convicts a node, so the tracker picks them among
 that share nothing an attacker's spare identities would share with a party: no
 credit account (``credit_identities``), no network prefix of the registered
 address (/24 for IPv4, /64 for IPv6; a relayed node counts by the address it
-registered from), and no invite (one operator's batch of invite uses,
-``invite_redemptions``). Plain queries over a Session; callers own the transaction.
+registered from), and no invite of one operator's batch (an invite of at most
+``INVITE_BATCH_MAX`` uses, ``invite_redemptions``: what a network operator hands
+one contributor for their machines; a public link of many uses ties no one, or
+a network joined through it would have no judges at all). Plain queries over a
+Session; callers own the transaction.
 """
 
 from __future__ import annotations
@@ -19,9 +22,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from tracker_service.store.credit_tables import CreditIdentity
-from tracker_service.store.invite_tables import InviteRedemption
+from tracker_service.store.invite_tables import Invite, InviteRedemption
 from tracker_service.store.node_caps import cap_host
 from tracker_service.store.tables import Node
+
+# An invite of at most this many uses is one operator's batch: its nodes never judge
+# each other. A larger one is a public link of the network's operator.
+INVITE_BATCH_MAX = 8
 
 
 @dataclass(frozen=True)
@@ -80,9 +87,9 @@ def standings(session: Session, node_ids: Iterable[str]) -> dict[str, Standing]:
     )
     invites: dict[str, set[int]] = {}
     for node_id, invite_id in session.execute(
-        select(InviteRedemption.node_id, InviteRedemption.invite_id).where(
-            InviteRedemption.node_id.in_(ids)
-        )
+        select(InviteRedemption.node_id, InviteRedemption.invite_id)
+        .join(Invite, Invite.id == InviteRedemption.invite_id)
+        .where(InviteRedemption.node_id.in_(ids), Invite.max_uses <= INVITE_BATCH_MAX)
     ):
         invites.setdefault(node_id, set()).add(int(invite_id))
     return {

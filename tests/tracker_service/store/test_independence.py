@@ -61,7 +61,7 @@ def test_standings_read_accounts_invites_and_addresses_from_the_tracker(
 ) -> None:
     app = create_app(settings)  # type: ignore[arg-type]
     database = app.state.tracker.database
-    nodes = [FakeNode(endpoint=f"ws://10.0.{i}.5:9001") for i in range(3)]
+    nodes = [FakeNode(endpoint=f"ws://10.0.{i}.5:9001") for i in range(4)]
     with TestClient(app) as client:
         for node in nodes:
             assert register(client, node).status_code == 200
@@ -71,10 +71,15 @@ def test_standings_read_accounts_invites_and_addresses_from_the_tracker(
             redeem_invite(session, code, node_id=nodes[0].node_id, now=now)
             redeem_invite(session, code, node_id=nodes[1].node_id, now=now)
             session.add(CreditIdentity(node_id=nodes[2].node_id, account="acct", linked_at=now))
+            # A public link of the network's operator ties no one.
+            _, public = add_invite(session, label="public link", now=now, max_uses=100)
+            for node in (nodes[2], nodes[3]):
+                redeem_invite(session, public, node_id=node.node_id, now=now)
             record_audit_passed(session, [nodes[2].node_id])
         with database.session() as session:
             found = standings(session, [n.node_id for n in nodes])
-    a, b, c = (found[n.node_id] for n in nodes)
+    a, b, c, d = (found[n.node_id] for n in nodes)
+    assert independent(c, d) and c.invites == frozenset()
     assert (a.prefix, c.prefix) == ("10.0.0.0/24", "10.0.2.0/24")
     assert a.invites == b.invites and not independent(a, b)  # one batch of invites
     assert independent(a, c) and c.account == "acct" and c.audits_passed == 1
