@@ -53,6 +53,7 @@ from tracker_service.domain.audit_compare import Comparison, compare_replies, to
 from tracker_service.domain.keys import TrackerKey
 from tracker_service.domain.route_formation import Candidate
 from tracker_service.domain.tickets import TicketHop, issue_ticket
+from tracker_service.services.audit_judges import Judges, find_judges
 from tracker_service.services.disputes import Dispute, DisputeBoard
 from tracker_service.services.hop_link import RouteFailure
 from tracker_service.services.route_session import (
@@ -62,9 +63,7 @@ from tracker_service.services.route_session import (
 )
 from tracker_service.services.session_plan import PlannedHop, RoutePlan, Sampling
 from tracker_service.store.db import Database
-from tracker_service.store.independence import Standing, independent_of_all, standings
 from tracker_service.store.quarantine import audits_passed, quarantine_node, record_audit_passed
-from tracker_service.store.route_candidates import route_candidates
 from tracker_service.store.tables import Recipe
 
 log = logging.getLogger(__name__)
@@ -124,40 +123,6 @@ class Opinion:
             "receipt": self.receipt,
             "bound_by_receipt": self.bound(),
         }
-
-
-@dataclass
-class Judges:
-    """The nodes that could replay one hop, and what makes each fit to judge it."""
-
-    able: list[Candidate]  # contain the hop, off its route, in no dispute; shuffled
-    standing: dict[str, Standing]
-    established: frozenset[str]
-
-    def _independent(self, node_id: str, parties: Sequence[str]) -> bool:
-        mine = self.standing.get(node_id)
-        if mine is None:
-            return False
-        return independent_of_all(mine, [self.standing.get(p) for p in parties])
-
-    def seconds(self, audited: str) -> list[Candidate]:
-        """Second opinions: independent of the audited node, established ones first
-        (a young network, with none able, starts with its newcomers)."""
-        fit = [c for c in self.able if self._independent(c.node_id, [audited])]
-        return sorted(fit, key=lambda c: c.node_id not in self.established)
-
-    def deciders(
-        self, parties: Sequence[str], also: frozenset[str] = frozenset()
-    ) -> list[Candidate]:
-        """Whose word convicts: established (or lent by arbitration, ``also``: the loan
-        chose it established, and its move restarted its age), independent of every
-        party."""
-        return [
-            c
-            for c in self.able
-            if (c.node_id in self.established or c.node_id in also)
-            and self._independent(c.node_id, parties)
-        ]
 
 
 TIMED_OUT = "timed_out"
@@ -548,33 +513,18 @@ class Auditor:
         leave_out: set[str],
         *parties: str,
     ) -> Judges:
-        """Blocking: the live nodes whose layers contain ``[start, end)``, with their
-        standing; none in ``leave_out`` or in an open dispute."""
-        now = time.time()
-        with self._db.session() as session:
-            found = route_candidates(session, fingerprint, now=now)
-            disputed = self.disputes.withdrawn() if self.disputes is not None else frozenset()
-            able = [
-                c
-                for c in found
-                if c.node_id not in leave_out
-                and c.node_id not in disputed  # a node in a dispute judges no one meanwhile
-                and c.start <= start
-                and end <= c.end
-            ]
-            standing = standings(session, [*parties, *(c.node_id for c in able)])
-        self._rng.shuffle(able)
-        settings = self.settings
-        established = frozenset(
-            node_id
-            for node_id, s in standing.items()
-            if s.established(
-                min_audits=settings.auditor_min_audits,
-                min_age_s=settings.auditor_min_age_s,
-                now=now,
-            )
+        """Blocking: who could judge the hop ``[start, end)`` (audit_judges.py)."""
+        disputed = self.disputes.withdrawn() if self.disputes is not None else frozenset()
+        return find_judges(
+            self._db,
+            fingerprint,
+            (start, end),
+            leave_out | disputed,  # a node in a dispute judges no one meanwhile
+            parties,
+            min_audits=self.settings.auditor_min_audits,
+            min_age_s=self.settings.auditor_min_age_s,
+            rng=self._rng,
         )
-        return Judges(able, standing, established)
 
     def _tolerance(self, key: tuple[str, str]) -> float:
         with self._db.session() as session:
