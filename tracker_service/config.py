@@ -178,6 +178,19 @@ class Settings(BaseSettings):
     prune_unreachable_after_s: float = Field(default=3600.0, gt=0)
     prune_dead_after_s: float = Field(default=7 * 86400.0, gt=0)
 
+    # Auditors and arbiters (issue 35, services/hop_audit.py): a third opinion or an
+    # arbiter, whose word convicts, is an established node (this many audits passed,
+    # registered this long ago) sharing no account, /24 or /64, or invite with a party.
+    auditor_min_audits: int = Field(default=5, ge=0)
+    auditor_min_age_s: float = Field(default=3600.0, ge=0)
+    # An audit's budget: audit_timeout_s plus this per position of the session, at most
+    # audit_timeout_max_s. A node whose audits time out this many times in a row
+    # leaves user routes.
+    audit_timeout_s: float = Field(default=10.0, gt=0)
+    audit_timeout_per_position_s: float = Field(default=0.05, ge=0)
+    audit_timeout_max_s: float = Field(default=300.0, gt=0)
+    audit_timeouts_to_withdraw: int = Field(default=3, ge=1)
+
     @field_validator("network_terms_url", "public_url")
     @classmethod
     def _web_address(cls, value: str) -> str:

@@ -79,6 +79,12 @@ STRAGGLER_WAIT = 0.5  # x the last batch's compute time, off the route's head
 MERGE_WAIT = 3.0
 
 
+def _layers_of(session: InferenceSession) -> tuple[int, int, int]:
+    """Sessions batch together only over the same layers of the same shard (an audit
+    replay may stop inside the shard)."""
+    return id(session.shard), session.start_layer, session.end_layer
+
+
 @dataclass
 class _Decode:
     session: InferenceSession
@@ -222,14 +228,12 @@ class StepBatcher:
     def _expected(self) -> tuple[list[InferenceSession], float]:
         """The mid-decode sessions that could join the queued steps, and how long to wait."""
         queued = {id(d.session) for d in self._decodes}
-        keys = {(id(d.session.shard), d.session.start_layer) for d in self._decodes}
+        keys = {_layers_of(d.session) for d in self._decodes}
         head = any(d.session.takes_tokens for d in self._decodes)
         missing = [
             m.session
             for k, m in self._members.items()
-            if k not in queued
-            and not m.session.closed
-            and (id(m.session.shard), m.session.start_layer) in keys
+            if k not in queued and not m.session.closed and _layers_of(m.session) in keys
         ]
         if head:
             return missing, self.merge_wait * max(self._computes, default=0.0)
@@ -249,9 +253,9 @@ class StepBatcher:
     def _decode_all(self) -> None:
         pending = [d for d in self._decodes if not d.future.done()]
         self._decodes = []
-        groups: dict[tuple[int, int], list[_Decode]] = {}
+        groups: dict[tuple[int, int, int], list[_Decode]] = {}
         for d in pending:
-            groups.setdefault((id(d.session.shard), d.session.start_layer), []).append(d)
+            groups.setdefault(_layers_of(d.session), []).append(d)
         for group in groups.values():
             for at in range(0, len(group), self.max_batch):
                 batch = [d for d in group[at : at + self.max_batch] if not d.future.done()]

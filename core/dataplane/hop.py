@@ -312,6 +312,7 @@ class HopSession:
                 batch_size=self.BATCH_SIZE,
                 sampling=sampling,
                 start_layer=grant.hop.effective_start,
+                end_layer=grant.hop.stop,
             )
         )
         try:
@@ -336,7 +337,7 @@ class HopSession:
                     "type": "opened",
                     "session_id": session.session_id,
                     "node_id": self._ctx.node_id,
-                    "layers": [grant.hop.effective_start, grant.hop.end],
+                    "layers": [grant.hop.effective_start, grant.hop.stop],
                     "kv_bytes_per_token": self._shard.kv_bytes_per_token(session.start_layer),
                     "interim_receipts": True,  # answers {"type": "receipt"} mid-session
                     "step_receipts": self._step_receipts,  # a signed receipt after each reply
@@ -487,7 +488,7 @@ class HopSession:
         at = int(header.metadata[frames.POSITION_KEY])  # checked: a rewind, or the position
         if at < session.position:  # drafts the route rejected: forget them, then go on
             session.rewind(at)
-        verify = self._shard.is_last and header.metadata.get(frames.VERIFY_KEY) == "1"
+        verify = session.is_last and header.metadata.get(frames.VERIFY_KEY) == "1"
         draft = frames.draft_of(header.metadata, positions) if verify else None
         began = time.perf_counter()
         cached, replied = 0, None
@@ -524,9 +525,7 @@ class HopSession:
     def _reply(self, result: StepResult, meta: dict[str, str]) -> bytes:
         liar = self._ctx.lie
         lie = liar is not None and liar.now()
-        if not self._shard.is_last:
-            if result.hidden is None:
-                raise RuntimeError("a non-last shard returned no hidden states")
+        if result.hidden is not None:  # a shard not last, or a session stopping inside it
             hidden = liar.hidden(result.hidden) if lie and liar else result.hidden
             reply = frames.encode_frame({frames.HIDDEN: hidden}, meta)
             self._output_sha256 = frame_digest(reply)
@@ -566,7 +565,7 @@ class HopSession:
             epoch=grant.ticket.epoch,
             node_id=self._ctx.node_id,
             start=grant.hop.effective_start,
-            end=grant.hop.end,
+            end=grant.hop.stop,
             steps=self._steps,
             tokens=self._tokens,
             output_sha256=self._output_sha256,

@@ -4,7 +4,10 @@ A node serves no session without one. The ticket names every hop of the route;
 this node admits a session only if the tracker's signature holds, the ticket is
 not expired, and one hop names this node with exactly this node's shard range
 and recipe fingerprint. The hop's ``effective_start`` tells an overlapping hop
-where the previous hop stopped, so it must lie inside the range.
+where the previous hop stopped, so it must lie inside the range. An audit replay
+may also carry ``effective_end``: the layer, inside the range, where the audited hop
+ended, so a node whose shard *contains* a hop can replay exactly it (stopping there,
+answering hidden states).
 """
 
 from __future__ import annotations
@@ -43,6 +46,14 @@ class Hop:
     # the successor a route run as a chain forwards to; None when the tracker offers
     # no chain (the last hop, or a successor it cannot reach directly)
     next: NextHop | None = None
+    # where this hop stops, inside the shard: an audit replay of a hop ending there
+    # (None: at the shard's end)
+    effective_end: int | None = None
+
+    @property
+    def stop(self) -> int:
+        """The layer this hop's work ends at (exclusive)."""
+        return self.end if self.effective_end is None else self.effective_end
 
 
 @dataclass(frozen=True)
@@ -104,7 +115,12 @@ def _parse_hop(raw: object, index: int) -> Hop:
         raise TicketError(
             f"hop {index} of the route ticket needs node_id, start, end, effective_start"
         )
-    return Hop(node_id, start, end, effective_start, _parse_next(raw.get("next"), index))
+    effective_end = raw.get("effective_end")
+    if effective_end is not None and not _is_int(effective_end):
+        raise TicketError(f"hop {index} of the route ticket has a non-integer effective_end")
+    return Hop(
+        node_id, start, end, effective_start, _parse_next(raw.get("next"), index), effective_end
+    )
 
 
 def _parse_next(raw: object, index: int) -> NextHop | None:
@@ -212,9 +228,9 @@ class TicketVerifier:
                 "the route ticket is for another recipe fingerprint than this node serves",
                 reason=wire.WRONG_FINGERPRINT,
             )
-        if not start <= hop.effective_start < end:
+        if not start <= hop.effective_start < hop.stop <= end:
             raise TicketError(
-                f"the route ticket starts this hop at layer {hop.effective_start}, "
+                f"the route ticket runs this hop over layers {hop.effective_start}-{hop.stop}, "
                 f"outside its layers {start}-{end}",
                 reason=wire.WRONG_RANGE,
             )

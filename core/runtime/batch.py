@@ -48,8 +48,13 @@ def step_batch(
         return [_solo(sessions[0], inputs[0])]
     shard, start = sessions[0].shard, sessions[0].start_layer
     for s in sessions:
-        if s.shard is not shard or s.start_layer != start or s.batch_size != 1:
-            raise ShapeError("a batch holds batch-1 sessions of one shard from one start layer")
+        if (
+            s.shard is not shard
+            or s.start_layer != start
+            or s.end_layer != sessions[0].end_layer
+            or s.batch_size != 1
+        ):
+            raise ShapeError("a batch holds batch-1 sessions of one shard over the same layers")
     outcomes: list[Outcome | None] = [None] * len(sessions)
     order = sorted(range(len(sessions)), key=lambda i: sessions[i].session_id)
     with contextlib.ExitStack() as held:
@@ -101,7 +106,7 @@ def _forward(sessions: list[InferenceSession], inputs: list[torch.Tensor]) -> li
         x = torch.cat([h.reshape(1, 1, -1) for h in inputs]).to(shard.device, shard.compute_dtype)
     positions = [s.position for s in sessions]
     h = shard.run_layers_rows(x, positions, [s.caches for s in sessions], first.start_layer)
-    if not shard.is_last:
+    if not first.is_last:
         return [StepResult(hidden=h.narrow(0, i, 1)) for i in range(len(sessions))]
     logits = shard.head(h)[:, 0]  # (B, V)
     results = []

@@ -98,6 +98,7 @@ class InferenceSession:
         clock: Callable[[], float],
         on_close: Callable[[InferenceSession], None],
         store_block: Callable[[bytes, CachedBlock, list[bytes]], None] | None = None,
+        end_layer: int | None = None,
     ) -> None:
         self.shard = shard
         self.session_id = session_id
@@ -105,17 +106,22 @@ class InferenceSession:
         self.batch_size = batch_size
         self.sampling = sampling
         self.start_layer = start_layer
-        self.end_layer = shard.end
+        # A session may stop inside the shard (an audit replay of a hop ending there): it
+        # then answers hidden states, as a shard ending at that layer would.
+        self.end_layer = shard.end if end_layer is None else end_layer
+        self.is_last = shard.is_last and self.end_layer == shard.end
         self.position = 0
         self.takes_tokens = start_layer == 0
-        self.reserved_bytes = shard.kv_bytes_per_token(start_layer) * max_length * batch_size
+        self.reserved_bytes = (
+            shard.kv_bytes_per_token(start_layer, self.end_layer) * max_length * batch_size
+        )
         self._clock = clock
         self.last_used = clock()
         self._on_close = on_close
         self._lock = threading.Lock()
         self.closed = False
         cfg = shard.config
-        n_layers = shard.end - start_layer
+        n_layers = self.end_layer - start_layer
         # one allocation for all layers: (layers, B, 2 nkv, max_len, hd), keys first
         self._kv = torch.zeros(
             n_layers,
@@ -130,12 +136,12 @@ class InferenceSession:
         # the prefix cache's view of this session (batch 1 only): None when caching is off
         self.prefix: PrefixRecorder | None = None
         self._store_block = store_block
-        if store_block is not None and batch_size == 1:
+        if store_block is not None and batch_size == 1 and self.end_layer == shard.end:
             kind = TOKENS if self.takes_tokens else HIDDEN
             root = chain_root(kind, start_layer, shard.compute_dtype)
-            self.prefix = PrefixRecorder(root, keep_hidden=not shard.is_last)
+            self.prefix = PrefixRecorder(root, keep_hidden=not self.is_last)
         self._generator: torch.Generator | None = None
-        if shard.is_last and not sampling.greedy:
+        if self.is_last and not sampling.greedy:
             self._generator = torch.Generator(device=shard.device)
             if sampling.seed is not None:
                 self._generator.manual_seed(sampling.seed)
@@ -193,7 +199,7 @@ class InferenceSession:
             if self.closed or self.position != 0 or self.prefix is None or not blocks:
                 return None
             replied = [b.hidden for b in blocks]
-            if not self.shard.is_last and any(h is None for h in replied):
+            if not self.is_last and any(h is None for h in replied):
                 return None
             for i, block in enumerate(blocks):
                 at = i * BLOCK_POSITIONS
@@ -201,7 +207,7 @@ class InferenceSession:
             self.position = len(blocks) * BLOCK_POSITIONS
             self.last_used = self._clock()
             self.prefix.restart(keys[: len(blocks)])
-            if self.shard.is_last:
+            if self.is_last:
                 return None
             return torch.cat([h for h in replied if h is not None]).unsqueeze(0)
 
@@ -288,9 +294,8 @@ class InferenceSession:
         (1, kept + 1), by the session's sampling (runtime/speculation.py)."""
         with self._lock:
             T = self._check(inputs)
-            if verify and self.shard.is_last:
+            if verify and self.is_last:
                 self._check_draft(draft, T)
-            shard = self.shard
             self.last_used = self._clock()  # a long step is not idleness
             try:
                 with torch.inference_mode():
@@ -308,7 +313,7 @@ class InferenceSession:
                 T,
                 self.position,
                 self.start_layer,
-                shard.end,
+                self.end_layer,
             )
             return result
 
@@ -343,7 +348,7 @@ class InferenceSession:
         else:
             x = inputs.to(device=shard.device, dtype=shard.compute_dtype)
         x = shard.run_layers(x, self.position, self._caches, self.start_layer)  # (B, T, H)
-        if not shard.is_last:
+        if not self.is_last:
             return StepResult(hidden=x)
         if verify and draft is not None:
             logits = shard.head(x[:, T - len(draft) - 1 :])[0]  # the drafted places and after
@@ -442,12 +447,21 @@ class SessionManager:
         sampling: SamplingParams | None = None,
         start_layer: int | None = None,
         session_id: str | None = None,
+        end_layer: int | None = None,
     ) -> InferenceSession:
+        """``end_layer``: stop there, inside the shard (an audit replay of a hop that
+        ends at that layer); the session then answers hidden states."""
         shard = self.shard
         first = shard.start if start_layer is None else start_layer
+        last = shard.end if end_layer is None else end_layer
         if not shard.start <= first < shard.end:
             raise RangeError(
                 f"start_layer {first} is outside this shard's layers [{shard.start}, {shard.end})",
+                reason="bad-start-layer",
+            )
+        if not first < last <= shard.end:
+            raise RangeError(
+                f"end_layer {last} is outside layers ({first}, {shard.end}] of this shard",
                 reason="bad-start-layer",
             )
         limit = shard.config.max_position_embeddings
@@ -458,7 +472,7 @@ class SessionManager:
             )
         if batch_size < 1:
             raise ShapeError(f"batch_size {batch_size} must be >= 1")
-        need = shard.kv_bytes_per_token(first) * max_length * batch_size
+        need = shard.kv_bytes_per_token(first, last) * max_length * batch_size
         self.expire_idle()  # idle sessions give their memory back before we judge capacity
         sid = session_id or uuid.uuid4().hex
         with self._lock:
@@ -488,6 +502,7 @@ class SessionManager:
                 self.clock,
                 self._forget,
                 self._store_block if self.prefix_cache is not None else None,
+                last,
             )
         except BaseException as exc:  # any failure at open gives its reservation back
             with self._lock:

@@ -323,12 +323,15 @@ class Shard(nn.Module):
         # fbgemm's packed int8 weights live outside parameters and buffers
         return total + sum(getattr(m, "packed_bytes", 0) for m in self.modules())
 
-    def kv_bytes_per_token(self, start_layer: int | None = None) -> int:
-        """KV bytes one position of one sequence costs in layers [start_layer, end)."""
+    def kv_bytes_per_token(
+        self, start_layer: int | None = None, end_layer: int | None = None
+    ) -> int:
+        """KV bytes one position of one sequence costs in layers [start_layer, end_layer)."""
         first = self.start if start_layer is None else start_layer
+        last = self.end if end_layer is None else end_layer
         cfg = self.config
         per_layer = 2 * cfg.num_kv_heads * cfg.head_dim * self.kv_dtype.itemsize
-        return (self.end - first) * per_layer
+        return (last - first) * per_layer
 
     # -- compute (inputs validated by the session) -----------------------------------------
     def embed_tokens(self, ids: torch.Tensor) -> torch.Tensor:
@@ -344,7 +347,9 @@ class Shard(nn.Module):
     def run_layers(
         self, x: torch.Tensor, pos: int, caches: Sequence[LayerCache], start_layer: int
     ) -> torch.Tensor:
-        """Layers [start_layer, end) over x (B, T, H) at positions [pos, pos+T)."""
+        """Layers [start_layer, start_layer + len(caches)) over x (B, T, H) at positions
+        [pos, pos+T): a session may stop inside the shard (an audit replay of a hop that
+        ends there), so it holds a cache for exactly the layers it runs."""
         B, T, H = x.shape
         cfg = self.config
         # per kind of layer (rope table, window), computed once for all its layers
@@ -356,7 +361,8 @@ class Shard(nn.Module):
             for kind in self._kinds
         }
         h = x.reshape(B * T, H)  # (N, H)
-        blocks = self._blocks[start_layer - self.start :]
+        first = start_layer - self.start
+        blocks = self._blocks[first : first + len(caches)]
         for layer, cache in zip(blocks, caches, strict=True):
             cos, sin, mask = per_kind[layer.attn.kind]
             h = layer(h, B, T, cos, sin, cache, pos, mask)
@@ -381,7 +387,8 @@ class Shard(nn.Module):
         start_layer: int,
     ) -> torch.Tensor:
         """One decode position for each of B sessions, each at its own position with its
-        own cache (see Attention.forward_rows); layers [start_layer, end)."""
+        own cache (see Attention.forward_rows); layers [start_layer, start_layer + the
+        sessions' cache count)."""
         B, _, H = x.shape
         index = torch.tensor(list(positions), dtype=torch.int64, device=self.device)
         end = max(positions) + 1
@@ -391,7 +398,8 @@ class Shard(nn.Module):
             for local, _ in self._kinds
         }
         h = x.reshape(B, H)
-        blocks = self._blocks[start_layer - self.start :]
+        first = start_layer - self.start
+        blocks = self._blocks[first : first + len(caches[0])]
         pos = list(positions)
         for i, layer in enumerate(blocks):
             cos, sin = tables[layer.attn.local_rope]

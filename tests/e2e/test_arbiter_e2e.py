@@ -58,6 +58,10 @@ def test_a_liar_with_no_third_opinion_is_withdrawn_then_convicted_by_a_recruited
     saved = dict(os.environ)
     os.environ["MESHNET_TRACKER_AUDIT_RATE"] = "1"
     os.environ["MESHNET_TRACKER_AUDIT_PROBATION_RATE"] = "1"
+    # A network minutes old: no node is established yet, so let every independent node
+    # judge (issue 35's thresholds are for a network that has run a while).
+    os.environ["MESHNET_TRACKER_AUDITOR_MIN_AUDITS"] = "0"
+    os.environ["MESHNET_TRACKER_AUDITOR_MIN_AGE_S"] = "0"
     children: list[Child] = []
     try:
         tracker, url = start_tracker(tmp_path, on_line, heartbeat_s=1.0)

@@ -64,6 +64,9 @@ class TicketHop:
     end: int
     effective_start: int
     next: NextHop | None = None  # set when the ticket lets the route run as a chain
+    # An audit replay on a node whose shard contains the audited hop: stop at the hop's
+    # end, inside the shard (docs/wire.md#route-tickets). None: at the shard's end.
+    effective_end: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         hop: dict[str, Any] = {
@@ -74,6 +77,8 @@ class TicketHop:
         }
         if self.next is not None:
             hop["next"] = self.next.to_json()
+        if self.effective_end is not None:
+            hop["effective_end"] = self.effective_end
         return hop
 
 

@@ -3,13 +3,16 @@
 :mod:`tracker_service.services.disputes` keeps the disagreements no third node could
 decide; allocation recruits a node for the disputed range. This loop looks
 for a live node of the dispute's fingerprint that can replay the hop (its
-shard ends where the hop ends and starts at or before the hop's effective
-start) and is in no dispute, replays the recorded inputs on it, and compares
+layers contain the hop's), is in no dispute, is established and shares no
+account, network prefix or invite with either party (hop_audit.Judges: an
+arbiter's word convicts, so a party's spare identities never decide), picked at
+random, replays the recorded inputs on it, and compares
 its answer with both disputed answers. The one it agrees with is the
 majority; the other is quarantined with the evidence, including its own
 signed receipt bound to the disputed output, as a three-node audit does. An
 arbiter that agrees with neither (or both) decides nothing; the next one is
-tried.
+tried. With no fit arbiter holding the range, one is borrowed
+(:mod:`tracker_service.services.arbiter_loans`).
 """
 
 from __future__ import annotations
@@ -20,11 +23,11 @@ import time
 from typing import Any
 
 from tracker_service.domain.route_formation import Candidate
+from tracker_service.services.arbiter_loans import ArbiterLoans
 from tracker_service.services.background import BackgroundLoop
 from tracker_service.services.disputes import Dispute, DisputeBoard
 from tracker_service.services.hop_audit import Auditor, Opinion, _digest, _sha
 from tracker_service.store.db import Database
-from tracker_service.store.route_candidates import route_candidates
 
 log = logging.getLogger(__name__)
 
@@ -41,11 +44,13 @@ class Arbitration(BackgroundLoop):
         board: DisputeBoard,
         *,
         poll_s: float = DEFAULT_POLL_S,
+        loans: ArbiterLoans | None = None,
     ) -> None:
         super().__init__(poll_s)
         self._db = database
         self._auditor = auditor
         self._board = board
+        self.loans = loans
 
     async def run_pass(self) -> list[str]:
         """Try every open dispute once; returns the nodes quarantined."""
@@ -54,20 +59,18 @@ class Arbitration(BackgroundLoop):
             liar = await self.arbitrate(dispute)
             if liar is not None:
                 convicted.append(liar)
+            elif self.loans is not None:  # no fit arbiter holds the range: borrow one
+                await asyncio.to_thread(self.loans.borrow, dispute)
+        if self.loans is not None:
+            await asyncio.to_thread(self.loans.settle)
         return convicted
 
     def _arbiters(self, dispute: Dispute) -> list[Candidate]:
-        with self._db.session() as session:
-            found = route_candidates(session, dispute.fingerprint, now=time.time())
-        busy = self._board.withdrawn()
-        return [
-            c
-            for c in found
-            if c.node_id not in busy
-            and c.node_id not in dispute.tried
-            and c.end == dispute.end
-            and c.start <= dispute.start < c.end
-        ]
+        judges = self._auditor.judges(
+            dispute.fingerprint, dispute.start, dispute.end, set(dispute.tried), *dispute.nodes
+        )
+        lent = self.loans.lent() if self.loans is not None else frozenset()
+        return judges.deciders(list(dispute.nodes), also=lent)
 
     async def arbitrate(self, dispute: Dispute) -> str | None:
         """Replay on the first able arbiter; the quarantined node, or None (undecided)."""
@@ -79,6 +82,7 @@ class Arbitration(BackgroundLoop):
                 arbiter,
                 dispute.frames,
                 dispute.last_hop,
+                end=dispute.end,
             )
             if not reply:
                 continue  # it could not answer now: asked again next pass

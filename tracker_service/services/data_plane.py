@@ -16,6 +16,7 @@ from typing import Any
 from tracker_service.config import Settings
 from tracker_service.domain.keys import TrackerKey
 from tracker_service.domain.route_formation import RoutingPolicy
+from tracker_service.services.arbiter_loans import ArbiterLoans
 from tracker_service.services.arbitration import Arbitration
 from tracker_service.services.background import Pruner
 from tracker_service.services.certifier import Certifier, CertifierSettings
@@ -47,9 +48,10 @@ class RouteServices:
     ) -> None:
         self.settings = settings
         self.disputes = disputes or DisputeBoard()
+        board = board or RebalanceBoard()
         self.rebalancer = Rebalancer(
             database,
-            board or RebalanceBoard(),
+            board,
             poll_s=settings.rebalance_poll_s,
             margin=settings.rebalance_margin,
             grace_s=settings.rebalance_grace_s,
@@ -92,12 +94,25 @@ class RouteServices:
                 rate=settings.audit_rate,
                 probation_rate=settings.audit_probation_rate,
                 probation_audits=settings.audit_probation_audits,
+                timeout_s=settings.audit_timeout_s,
+                timeout_per_position_s=settings.audit_timeout_per_position_s,
+                timeout_max_s=settings.audit_timeout_max_s,
+                timeouts_to_withdraw=settings.audit_timeouts_to_withdraw,
+                auditor_min_audits=settings.auditor_min_audits,
+                auditor_min_age_s=settings.auditor_min_age_s,
                 allow_private_endpoints=settings.allow_private_endpoints,
                 allow_plaintext_nodes=settings.allow_plaintext_nodes,
             ),
             disputes=self.disputes,
         )
-        self.arbitration = Arbitration(database, self.auditor, self.disputes)
+        loans = ArbiterLoans(
+            database,
+            board,
+            self.disputes,
+            min_audits=settings.auditor_min_audits,
+            min_age_s=settings.auditor_min_age_s,
+        )
+        self.arbitration = Arbitration(database, self.auditor, self.disputes, loans=loans)
         self.pruner = Pruner(
             database,
             poll_s=settings.prune_interval_s,

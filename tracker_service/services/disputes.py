@@ -20,6 +20,10 @@ the liar included. Now the disagreement is kept here until an arbiter decides:
   replays the disputed steps on it and the minority is quarantined with its
   own signed receipt, exactly as a three-node audit does.
 
+The board also holds *suspended* nodes: one whose audits keep timing out
+(hop_audit.py) is withdrawn the same way, without a dispute, for
+``SUSPEND_S``; an audit that cannot finish must not leave a node on user routes.
+
 The board is in memory, per tracker process: a restart forgets a dispute, and
 the next audit of the liar records it again.
 """
@@ -38,6 +42,8 @@ Key = tuple[str, str]
 # A recruited newcomer has this long to load the range and register before the
 # range is offered to the next one.
 RECRUIT_TTL_S = 600.0
+# A node suspended for audits that never finish stays off user routes this long.
+SUSPEND_S = 3600.0
 
 
 @dataclass
@@ -72,7 +78,21 @@ class DisputeBoard:
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._lock = threading.Lock()
         self._open: dict[str, Dispute] = {}
+        self._suspended: dict[str, tuple[float, str]] = {}  # node -> (until, why)
         self._clock = clock
+
+    def suspend(self, node_id: str, why: str, seconds: float = SUSPEND_S) -> None:
+        """Withdraw a node from user routes for a while, with no dispute to settle."""
+        with self._lock:
+            self._suspended[node_id] = (self._clock() + seconds, why)
+
+    def _suspended_now(self) -> frozenset[str]:
+        """(Holding the lock) the suspensions still running; the rest are dropped."""
+        now = self._clock()
+        for node, (until, _) in list(self._suspended.items()):
+            if until < now:
+                del self._suspended[node]
+        return frozenset(self._suspended)
 
     def add(self, dispute: Dispute) -> bool:
         """Keep a dispute; False when these two nodes are already in one on this range."""
@@ -103,7 +123,7 @@ class DisputeBoard:
     def withdrawn(self, fingerprint: Key | None = None) -> frozenset[str]:
         """Nodes in an open dispute (of one fingerprint, or any): they serve no user."""
         with self._lock:
-            return frozenset(
+            return self._suspended_now() | frozenset(
                 node
                 for d in self._open.values()
                 if fingerprint is None or d.fingerprint == fingerprint
@@ -112,6 +132,8 @@ class DisputeBoard:
 
     def is_withdrawn(self, node_id: str) -> bool:
         with self._lock:
+            if node_id in self._suspended_now():
+                return True
             return any(node_id in d.nodes for d in self._open.values())
 
     def sentence(self, fingerprint: Key) -> str | None:

@@ -8,10 +8,22 @@ to :class:`Auditor`, in a background task of the route session: the step is
 answered without waiting, and a verdict against the hop fails that route at
 its next step or its close (:mod:`tracker_service.services.route_session`). The
 auditor opens a one-hop session on a second node whose shard covers exactly
-that hop (same end, a start at or before the hop's effective start), replays
-the same inputs, and compares the last reply within the recipe's tolerance
-(:mod:`tracker_service.domain.audit_compare`). A disagreement gets a third opinion
-from a third node; the node in the minority is quarantined with the evidence.
+that hop's layers (it stops at the hop's end inside its shard: ``effective_end``
+in the replay's ticket), replays the same inputs, and compares the last reply
+within the recipe's tolerance (:mod:`tracker_service.domain.audit_compare`). A
+disagreement gets a third opinion from a third node; the node in the minority is
+quarantined with the evidence.
+
+Who judges is chosen at random, never by the parties (:class:`Judges`): every
+replayer is independent of the audited node (no shared credit account, network
+prefix or invite, :mod:`tracker_service.store.independence`), established nodes
+(``auditor_min_audits`` passed, ``auditor_min_age_s`` old) first; a third opinion
+or an arbiter, whose word convicts, must be established and independent of both
+parties. An audit's budget grows with the session's length; one that runs out
+is not free: the hop earns nothing for that session (route_audits.py), is audited
+at every step of its next sessions until an audit of it completes, and a node
+whose audits time out ``timeouts_to_withdraw`` times in a row leaves user routes
+(:meth:`DisputeBoard.suspend`).
 A last hop is audited the same way (its token, top ids and log-probs), so a
 lying last node cannot change answers unseen. With no second node able to
 cover the hop, the audit is skipped. With no third, the disagreement becomes
@@ -41,6 +53,7 @@ from tracker_service.domain.audit_compare import Comparison, compare_replies, to
 from tracker_service.domain.keys import TrackerKey
 from tracker_service.domain.route_formation import Candidate
 from tracker_service.domain.tickets import TicketHop, issue_ticket
+from tracker_service.services.audit_judges import Judges, find_judges
 from tracker_service.services.disputes import Dispute, DisputeBoard
 from tracker_service.services.hop_link import RouteFailure
 from tracker_service.services.route_session import (
@@ -51,7 +64,6 @@ from tracker_service.services.route_session import (
 from tracker_service.services.session_plan import PlannedHop, RoutePlan, Sampling
 from tracker_service.store.db import Database
 from tracker_service.store.quarantine import audits_passed, quarantine_node, record_audit_passed
-from tracker_service.store.route_candidates import route_candidates
 from tracker_service.store.tables import Recipe
 
 log = logging.getLogger(__name__)
@@ -66,9 +78,16 @@ class AuditSettings:
     rate: float = 0.02  # fraction of an established node's steps audited
     probation_rate: float = 0.25  # for an identity still on probation
     probation_audits: int = 20  # audits passed before probation ends
-    # A whole audit (every replay) gets this long; past it the step stays unaudited,
-    # so a slow or stuck auditor never holds a session's audit slot (or its close) long.
+    # A whole audit (every replay) gets timeout_s plus timeout_per_position_s for each
+    # position of the session so far, at most timeout_max_s (budget_s); past it the
+    # audit has timed out, which costs the audited hop (see the module docstring).
     timeout_s: float = 10.0
+    timeout_per_position_s: float = 0.05
+    timeout_max_s: float = 300.0
+    timeouts_to_withdraw: int = 3  # audits timing out in a row: off user routes
+    # Established judges: passed audits and seconds since registration (issue 35).
+    auditor_min_audits: int = 0
+    auditor_min_age_s: float = 0.0
     # The endpoint policy for the replays it dials (endpoint_policy.py).
     allow_private_endpoints: bool = False
     allow_plaintext_nodes: bool = False  # route through unpinned ws:// nodes (development)
@@ -107,13 +126,21 @@ class Opinion:
         }
 
 
+TIMED_OUT = "timed_out"
+
+
 @dataclass
 class AuditVerdict:
     node_id: str  # the audited node
-    outcome: str  # "agreed", "skipped", "disputed", "quarantined"
+    outcome: str  # "agreed", "skipped", "disputed", "quarantined", "timed_out"
     quarantined: list[str] = field(default_factory=list)
     detail: str = ""
     withdrawn: list[str] = field(default_factory=list)  # disputed: out of serving meanwhile
+
+
+def _end_of(frame: bytes) -> int:
+    """The furthest position a frame reaches (a speculative route's frames rewind)."""
+    return wire_frames.end_of(frame, DEFAULT_MAX_REPLY_BYTES)
 
 
 def _sha(data: bytes) -> str:
@@ -148,6 +175,8 @@ class Auditor:
         self._rng = rng or random.Random()
         self._on_quarantine = on_quarantine
         self.audits = 0
+        self.timeouts: Counter[str] = Counter()  # a node's audits timed out in a row
+        self.audit_first: set[str] = set()  # audited at every step until one completes
         self.verdicts: list[AuditVerdict] = []  # the latest 1000
         self.outcomes: Counter[str] = Counter()  # every verdict's outcome, for soaks and stats
 
@@ -163,9 +192,16 @@ class Auditor:
         """
         with self._db.session() as session:
             passed = audits_passed(session, node_id)
+        first = 1.0 if node_id in self.audit_first else 0.0  # its last audit timed out
         if passed < self.settings.probation_audits:
-            return self.settings.probation_rate, True
-        return self.settings.rate, False
+            return max(first, self.settings.probation_rate), True
+        return max(first, self.settings.rate), False
+
+    def budget_s(self, frames: Sequence[bytes]) -> float:
+        """How long an audit of these frames may take: more for a longer session."""
+        positions = max((_end_of(f) for f in frames), default=0)
+        grown = self.settings.timeout_s + self.settings.timeout_per_position_s * positions
+        return min(self.settings.timeout_max_s, grown)
 
     def sample(self, rate: float) -> bool:
         return rate > 0 and self._rng.random() < rate
@@ -189,11 +225,32 @@ class Auditor:
         hop = plan.hops[hop_index]
         # A last hop is always opened greedy (route_session.py): sampled answers are drawn
         # at the gateway from its top log-probs, so its reply replays like any other.
+        budget = self.budget_s(frames)
         try:
-            async with asyncio.timeout(self.settings.timeout_s):
-                return await self._audit(plan, hop, frames, observed, bind)
+            async with asyncio.timeout(budget):
+                verdict = await self._audit(plan, hop, frames, observed, bind)
         except TimeoutError:
-            return self._done(AuditVerdict(hop.node_id, "skipped", detail="the audit timed out"))
+            return self._done(self.timed_out(hop.node_id, budget))
+        if verdict.outcome == "agreed":
+            self.timeouts.pop(hop.node_id, None)
+            self.audit_first.discard(hop.node_id)
+        return verdict
+
+    def timed_out(self, node_id: str, budget: float) -> AuditVerdict:
+        """An audit of this node ran out of time: it is audited first from now on, and
+        one whose audits keep timing out leaves user routes."""
+        self.timeouts[node_id] += 1
+        self.audit_first.add(node_id)
+        count = self.timeouts[node_id]
+        detail = f"the audit timed out after {budget:.0f} s ({count} in a row)"
+        if count >= self.settings.timeouts_to_withdraw and self.disputes is not None:
+            self.disputes.suspend(
+                node_id,
+                f"{count} audits of this node in a row could not finish; it serves no user "
+                "until its operator restarts it",
+            )
+            log.warning("audit: node %s withdrawn: %s", node_id[:12], detail)
+        return AuditVerdict(node_id, TIMED_OUT, detail=detail)
 
     async def _opinion(
         self, plan: RoutePlan, hop: PlannedHop, others: list[Candidate], frames: Sequence[bytes]
@@ -203,7 +260,13 @@ class Auditor:
         while others:
             node = others.pop(0)
             reply, receipt = await self.replay(
-                plan.fingerprint, plan.layer_count, hop.effective_start, node, frames, last
+                plan.fingerprint,
+                plan.layer_count,
+                hop.effective_start,
+                node,
+                frames,
+                last,
+                end=hop.end,
             )
             if reply:
                 return node, reply, receipt
@@ -219,8 +282,8 @@ class Auditor:
     ) -> AuditVerdict:
         last = hop.end == plan.layer_count
         self.audits += 1
-        others = await asyncio.to_thread(self._auditors, plan, hop)
-        answered = await self._opinion(plan, hop, others, frames)
+        judges = await asyncio.to_thread(self._auditors, plan, hop)
+        answered = await self._opinion(plan, hop, judges.seconds(hop.node_id), frames)
         if answered is None:
             return self._done(
                 AuditVerdict(hop.node_id, "skipped", detail="no other node could replay this hop")
@@ -237,7 +300,9 @@ class Auditor:
                 second_node.node_id, _digest(second, last), second_receipt
             ),
         }
-        third_answer = await self._opinion(plan, hop, others, frames)
+        # The third word convicts one of the two: established, tied to neither.
+        deciders = judges.deciders([hop.node_id, second_node.node_id])
+        third_answer = await self._opinion(plan, hop, deciders, frames)
         if third_answer is None:
             return await self._dispute(
                 plan,
@@ -373,13 +438,24 @@ class Auditor:
         node: Candidate,
         frames: Sequence[bytes],
         last: bool,
+        *,
+        end: int | None = None,
     ) -> tuple[bytes, dict[str, Any] | None]:
         """The node's reply to the same inputs, on a one-hop session of its own.
 
-        A node that cannot answer gives an empty reply (which agrees with nothing),
-        so an unreachable auditor can never convict the audited node alone.
+        ``end``: the audited hop's end; a node whose shard goes further stops there
+        (the ticket's ``effective_end``). A node that cannot answer gives an empty
+        reply (which agrees with nothing), so an unreachable auditor can never
+        convict the audited node alone.
         """
-        ticket_hop = TicketHop(node.node_id, node.start, node.end, effective_start)
+        stop = node.end if end is None else end
+        ticket_hop = TicketHop(
+            node.node_id,
+            node.start,
+            node.end,
+            effective_start,
+            effective_end=stop if stop != node.end else None,
+        )
         signed = issue_ticket(
             self._key, fingerprint=fingerprint, hops=[ticket_hop], ttl_s=AUDIT_TICKET_TTL_S
         )
@@ -394,7 +470,7 @@ class Auditor:
                 PlannedHop(
                     node.node_id,
                     node.start,
-                    node.end,
+                    stop,  # what the replay runs and its receipt signs
                     effective_start,
                     node.endpoint,
                     node.public_key,
@@ -405,7 +481,7 @@ class Auditor:
         )
         timeout = self.settings.timeout_s
         # the furthest position a frame reaches (a speculative route's frames rewind)
-        max_length = max(wire_frames.end_of(f, DEFAULT_MAX_REPLY_BYTES) for f in frames)
+        max_length = max(_end_of(f) for f in frames)
         reply = b""
         try:
             async with RouteSession(
@@ -428,21 +504,30 @@ class Auditor:
 
     # -- store -------------------------------------------------------------------------------
 
-    def _auditors(self, plan: RoutePlan, hop: PlannedHop) -> list[Candidate]:
+    def _auditors(self, plan: RoutePlan, hop: PlannedHop) -> Judges:
         on_route = {h.node_id for h in plan.hops}
-        with self._db.session() as session:
-            found = route_candidates(session, plan.fingerprint, now=time.time())
+        return self.judges(plan.fingerprint, hop.effective_start, hop.end, on_route, hop.node_id)
+
+    def judges(
+        self,
+        fingerprint: tuple[str, str],
+        start: int,
+        end: int,
+        leave_out: set[str],
+        *parties: str,
+    ) -> Judges:
+        """Blocking: who could judge the hop ``[start, end)`` (audit_judges.py)."""
         disputed = self.disputes.withdrawn() if self.disputes is not None else frozenset()
-        able = [
-            c
-            for c in found
-            if c.node_id not in on_route
-            and c.node_id not in disputed  # a node in a dispute judges no one meanwhile
-            and c.end == hop.end
-            and c.start <= hop.effective_start < c.end
-        ]
-        self._rng.shuffle(able)
-        return able
+        return find_judges(
+            self._db,
+            fingerprint,
+            (start, end),
+            leave_out | disputed,  # a node in a dispute judges no one meanwhile
+            parties,
+            min_audits=self.settings.auditor_min_audits,
+            min_age_s=self.settings.auditor_min_age_s,
+            rng=self._rng,
+        )
 
     def _tolerance(self, key: tuple[str, str]) -> float:
         with self._db.session() as session:

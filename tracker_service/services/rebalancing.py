@@ -79,9 +79,19 @@ class RebalanceBoard:
         self._moves: dict[str, Move] = {}
         self._in_flight: dict[str, InFlight] = {}
         self._origin: dict[str, tuple[Key, float]] = {}  # fingerprint and rate of each mover
+        # Arbitration's loans (arbitration.py): a node asked to load a disputed range for
+        # a replay, then to go back. They come before any rebalancing move.
+        self._loans: dict[str, Move] = {}
 
     def suggestion_for(self, node_id: str) -> Move | None:
-        return self._moves.get(node_id)
+        return self._loans.get(node_id) or self._moves.get(node_id)
+
+    def lend(self, move: Move) -> None:
+        """Ask ``move.node_id`` to serve ``move``'s range (urgent: a dispute waits)."""
+        self._loans[move.node_id] = move
+
+    def end_loan(self, node_id: str) -> None:
+        self._loans.pop(node_id, None)
 
     @property
     def moves(self) -> dict[str, Move]:

@@ -10,6 +10,10 @@ verdict that quarantines or withdraws a hop fails the route at its next step, or
 hop's step is not sampled while either bound is reached), so a fast stream cannot
 pile up replays.
 
+An audit that cannot finish within its budget (which grows with the session's
+length, ``StepAuditor.budget_s``) is not free: the hop's node is in ``unpaid``, and
+the session's close credits none of its receipts (route_session.py).
+
 A node on probation (``StepAuditor.policy_for``) is audited inline: its sampled step
 waits for the verdict, so a stranger's lie never reaches a user. So is one that
 signs no step receipts (an older node): its hop is closed for the receipt when the
@@ -33,6 +37,8 @@ log = logging.getLogger(__name__)
 
 DISPUTED = "disputed"  # the hop's node is in an open audit dispute (disputes.py)
 QUARANTINED = "quarantined"
+TIMED_OUT = "timed_out"  # hop_audit.TIMED_OUT: the audit could not finish
+AUDIT_SLACK_S = 5.0
 
 Receipt = dict[str, Any]
 # Close the hop at once for its receipt: the binding of an inline audit of a node that
@@ -60,6 +66,7 @@ class RouteAudits:
         self._tasks: set[asyncio.Task[None]] = set()
         self._audited: set[int] = set()  # hops with an audit in flight
         self.verdict: RouteFailure | None = None  # a background audit's conviction
+        self.unpaid: set[str] = set()  # nodes whose audit in this session timed out
         self.greedy = False  # the route samples greedily: replays compare token for token
 
     async def set_policies(self, hops: Sequence[HopLink]) -> None:
@@ -146,14 +153,24 @@ class RouteAudits:
     ) -> Any:
         """The auditor's verdict, or None for an audit past the step deadline (dropped)."""
         assert self._auditor is not None
-        try:  # an audit never runs longer than the step itself may take
-            async with asyncio.timeout(self._step_timeout_s):
-                return await self._auditor.audit(
+        # The auditor's own budget (longer for a longer session) ends it first; this
+        # bound only stops an auditor that overran it.
+        budget = getattr(self._auditor, "budget_s", None)  # an auditor without one: the step's
+        bound = self._step_timeout_s
+        if budget is not None:
+            bound = max(bound, budget(frames) + AUDIT_SLACK_S)
+        try:
+            async with asyncio.timeout(bound):
+                verdict = await self._auditor.audit(
                     self._plan, hop.index, frames, reply, greedy=self.greedy, bind=bind
                 )
         except TimeoutError:
-            log.info("audit of hop %d ran past the step deadline; step left unaudited", hop.index)
+            log.info("audit of hop %d ran past %.0f s; the hop earns nothing", hop.index, bound)
+            self.unpaid.add(hop.plan.node_id)
             return None
+        if getattr(verdict, "outcome", None) == TIMED_OUT:
+            self.unpaid.add(hop.plan.node_id)
+        return verdict
 
     async def wait(self) -> None:
         """Let the background audits finish (each bounded by the step timeout)."""

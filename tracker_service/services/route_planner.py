@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
+from tracker_service.domain.auditability import auditable_route
 from tracker_service.domain.keys import TrackerKey
 from tracker_service.domain.recipe_identity import RecipeStatus
 from tracker_service.domain.route_formation import (
@@ -140,17 +141,23 @@ class RoutePlanner:
         disputed = frozenset[str]()
         if purpose == PURPOSE_SERVE and self._disputes is not None:
             disputed = self._disputes.withdrawn(key)
-        try:
-            route = self.pool(key, candidates).form(
+
+        def form(left_out: Iterable[str] = ()) -> Route:
+            return self.pool(key, candidates).form(
                 info.layer_count,
                 min_nodes=min_nodes,
-                exclude=[*exclude, *disputed],
+                exclude=[*exclude, *disputed, *left_out],
                 latency=self._latency_map(candidates),
                 recent=self.assignments.snapshot(),
                 rng=self._rng,
                 prefer=frozenset(prefer),
                 prefer_slack=prefer_slack,
             )
+
+        try:
+            route = form()
+            if purpose == PURPOSE_SERVE:
+                route = auditable_route(route, candidates, form)
         except NoRoute as exc:
             why = self._disputes.sentence(key) if disputed and self._disputes else None
             if why is None:

@@ -499,10 +499,12 @@ class RouteSession:
         # The audits still running decide whether this route's hops were honest.
         await self.wait_audits()
         self._audits.check()  # no credit for a route with a convicted hop
-        if receipts and self._on_receipts is not None:
+        # nor for a hop whose audit could not finish (route_audits.py)
+        paid = [r for r in receipts if r.node_id not in self._audits.unpaid]
+        if paid and self._on_receipts is not None:
             # Only verified receipts earn credit; a hop that failed its close earns none.
             try:
-                await self._on_receipts(self.plan, receipts)
+                await self._on_receipts(self.plan, paid)
             except Exception:
                 log.exception("crediting route %s failed", self.plan.route_session_id)
         if failure is not None:

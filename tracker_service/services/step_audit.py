@@ -33,6 +33,10 @@ class StepAuditor(Protocol):
         it forged (route_session.py), proof that needs no replay."""
         ...
 
+    def budget_s(self, frames: Sequence[bytes]) -> float:
+        """How long an audit of these inputs may take (longer for a longer session)."""
+        ...
+
     async def audit(
         self,
         plan: RoutePlan,

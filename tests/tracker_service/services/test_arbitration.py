@@ -174,7 +174,7 @@ class _StubAuditor:
         self.answers = answers
         self.convicted: list[tuple[str, list[str], dict[str, Any]]] = []
 
-    async def replay(self, *args: Any) -> tuple[bytes, dict[str, Any] | None]:
+    async def replay(self, *args: Any, **_: Any) -> tuple[bytes, dict[str, Any] | None]:
         node = args[3]
         return self.answers.get(node.node_id, b""), None
 

@@ -1,0 +1,226 @@
+"""Issue 35, attack 6: sybils decide disputes.
+
+A liar that lies only when it replays someone else's step (a one-hop ticket:
+``tests/support/lies/replay_only.py``) audits an honest node and disagrees; its
+sybil, a fresh identity from the same batch of invites that lies the same way, is
+the third opinion, sides with it, and the honest node is quarantined. The tracker
+must choose judges itself: a second opinion independent of the audited node, and a
+third opinion or arbiter (whose word convicts) established and tied to neither
+party by account, network prefix or invite. Then the honest node is never
+quarantined, the sybil never judges, the pair waits withdrawn until an independent
+established arbiter replays the steps, and the liar is quarantined.
+
+The real tracker app, real data-plane nodes over the tiny Llama (4 layers) on
+loopback; audits at rate 1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from core.dataplane.hop import HopSession
+from core.dataplane.lie import Lie
+from tests.support.lies import replay_only
+from tests.tracker_service.conftest import beat
+from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
+from tests.tracker_service.services.test_certifier import fast_settings, join, wait_for
+from tests.tracker_service.services.test_hop_audit import _generate, _node_view, _reachable
+from tracker_service.app import create_app
+from tracker_service.domain.route_formation import PURPOSE_CERTIFY, PURPOSE_SERVE, NoRoute
+from tracker_service.services.hop_audit import Auditor, AuditSettings
+from tracker_service.services.hop_link import RouteFailure
+from tracker_service.store.invites import add_invite, redeem_invite
+from tracker_service.store.quarantine import audits_passed, record_audit_passed
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("judges-tiny-llama"))
+
+
+@pytest.fixture
+def nodes(tiny_model: Path) -> Iterator[list[RealNode]]:
+    started: list[RealNode] = []
+    yield started
+    for node in started:
+        node.stop()
+
+
+def _lies_on_replays(node: RealNode) -> None:
+    node.server._ctx.lie = Lie(1.0, 0.05, random.Random(7))
+
+
+def test_a_replay_only_liar_and_its_sybil_cannot_convict_an_honest_node(
+    tmp_path: Path, tiny_model: Path, nodes: list[RealNode], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(HopSession, "_reply", replay_only.wrap(HopSession._reply))
+    app = create_app(fast_settings(tmp_path, background_tasks=False))
+    routing = app.state.routing
+    database = app.state.tracker.database
+    honest, liar, sybil = (start_real_node(tiny_model, 0, 2) for _ in range(3))
+    tail = start_real_node(tiny_model, 2, 4)
+    nodes += [honest, liar, sybil, tail]
+    _lies_on_replays(liar)
+    _lies_on_replays(sybil)
+    with TestClient(app) as client:
+        for node in nodes:
+            join(client, node)
+        asyncio.run(routing.monitor.check_due())
+        assert _reachable(client, 4)
+        [attempt] = asyncio.run(routing.certifier.run_pass())
+        assert attempt.certified, attempt.message
+        now = time.time()
+        with database.sessions.begin() as session:
+            # The liar's operator took two uses of one invite: the liar and its sybil.
+            _, code = add_invite(session, label="one operator's batch", now=now, max_uses=2)
+            redeem_invite(session, code, node_id=liar.node_id, now=now)
+            redeem_invite(session, code, node_id=sybil.node_id, now=now)
+            # The honest node and the liar have a history of passed audits (the liar is
+            # honest on user routes); the sybil is fresh.
+            record_audit_passed(session, [honest.node_id, liar.node_id, tail.node_id])
+        settings = AuditSettings(
+            rate=1.0,
+            probation_rate=1.0,
+            allow_private_endpoints=True,
+            allow_plaintext_nodes=True,  # the real test nodes serve ws://
+            auditor_min_audits=1,
+        )
+        auditor = Auditor(
+            database,
+            app.state.tracker.key,
+            settings,
+            rng=random.Random(1),
+            disputes=routing.disputes,
+        )
+        routing.arbitration._auditor = auditor
+        key = honest.fingerprint
+
+        # A user route through the honest node; its audit asks the liar (established,
+        # independent of it), which lies. The sybil may not decide: no third opinion.
+        plan = routing.planner.plan(
+            key, purpose=PURPOSE_CERTIFY, exclude=[liar.node_id, sybil.node_id]
+        )
+        assert honest.node_id in {h.node_id for h in plan.hops}
+        with pytest.raises(RouteFailure) as caught:
+            asyncio.run(_generate(plan, auditor))
+        assert caught.value.reason == "disputed"
+        assert _node_view(client, honest)["state"] == "active"
+        assert routing.disputes.withdrawn(key) == {honest.node_id, liar.node_id}
+        # Nor may it arbitrate: the dispute waits.
+        assert asyncio.run(routing.arbitration.run_pass()) == []
+        assert _node_view(client, honest)["state"] == "active"
+        with database.session() as session:
+            assert audits_passed(session, sybil.node_id) == 0  # no passed audit for the sybil
+            assert audits_passed(session, liar.node_id) == 1  # nor for the liar
+        # Meanwhile no user is answered through either disputed node.
+        for _ in range(5):
+            try:
+                served = routing.planner.plan(key, purpose=PURPOSE_SERVE)
+            except NoRoute:
+                continue
+            assert not {h.node_id for h in served.hops} & {honest.node_id, liar.node_id}
+
+        # An established node tied to neither party joins: it arbitrates, the liar is
+        # quarantined, the honest node serves again.
+        arbiter = start_real_node(tiny_model, 0, 2)
+        nodes.append(arbiter)
+        join(client, arbiter)
+        asyncio.run(routing.monitor.check_due())
+        wait_for(lambda: _reachable(client, 5))
+        with database.sessions.begin() as session:
+            record_audit_passed(session, [arbiter.node_id])
+        assert asyncio.run(routing.arbitration.run_pass()) == [liar.node_id]
+        shown = _node_view(client, liar)
+        assert shown["state"] == "quarantined"
+        assert set(shown["quarantine_evidence"]["majority"]) == {honest.node_id, arbiter.node_id}
+        assert _node_view(client, honest)["state"] == "active"
+        assert _node_view(client, sybil)["state"] == "active"  # it convicted no one
+        for _ in range(10):
+            served = routing.planner.plan(key, purpose=PURPOSE_SERVE, exclude=[sybil.node_id])
+            assert liar.node_id not in {h.node_id for h in served.hops}
+    database.dispose()
+
+
+def test_on_the_smallest_network_an_established_node_is_lent_to_arbitrate_then_goes_back(
+    tmp_path: Path, tiny_model: Path, nodes: list[RealNode]
+) -> None:
+    """Two nodes on layers 0-2 (one lies on every step), one node on 2-4: no third node
+    holds 0-2 and none may ever join. The 2-4 node, established and tied to neither
+    party, is asked to load 0-2, arbitrates, and is asked back; chats answer again.
+    (The node's move itself, reload and register, is the node lifecycle's: emulated
+    here by restarting it with the same key on the suggested range.)"""
+    app = create_app(
+        fast_settings(
+            tmp_path,
+            background_tasks=False,
+            heartbeat_interval_s=300,
+            audit_rate=1.0,
+            audit_probation_rate=1.0,
+            auditor_min_audits=1,
+            auditor_min_age_s=0,
+        )
+    )
+    routing = app.state.routing
+    database = app.state.tracker.database
+    honest, lender = start_real_node(tiny_model, 0, 2), start_real_node(tiny_model, 2, 4)
+    nodes += [honest, lender]
+    with TestClient(app) as client:
+        for node in (honest, lender):
+            join(client, node)
+        asyncio.run(routing.monitor.check_due())
+        [attempt] = asyncio.run(routing.certifier.run_pass())
+        assert attempt.certified, attempt.message
+        liar = start_real_node(tiny_model, 0, 2)
+        nodes.append(liar)
+        liar.server._ctx.lie = Lie(1.0, 0.05, random.Random(7))
+        join(client, liar)
+        asyncio.run(routing.monitor.check_due())
+        assert _reachable(client, 3)
+        with database.sessions.begin() as session:
+            record_audit_passed(session, [honest.node_id, lender.node_id])
+        key = honest.fingerprint
+
+        through_liar = routing.planner.plan(key, purpose=PURPOSE_SERVE, exclude=[honest.node_id])
+        with pytest.raises(RouteFailure) as caught:
+            asyncio.run(_generate(through_liar, routing.auditor))
+        assert (caught.value.reason, caught.value.node_id) == ("disputed", liar.node_id)
+        with pytest.raises(NoRoute):  # both 0-2 nodes withdrawn: chats answer 503
+            routing.planner.plan(key, purpose=PURPOSE_SERVE)
+
+        # No arbiter holds 0-2: the established 2-4 node is asked to load it.
+        assert asyncio.run(routing.arbitration.run_pass()) == []
+        asked = beat(client, lender.as_fake_node()).json()
+        assert asked["suggested_layers"] == [0, 2] and asked["suggestion_urgent"]
+        lender.stop()
+        lent = start_real_node(tiny_model, 0, 2, key=lender.key)
+        nodes.append(lent)
+        join(client, lent)
+        asyncio.run(routing.monitor.check_due())
+        assert asyncio.run(routing.arbitration.run_pass()) == [liar.node_id]
+        assert _node_view(client, liar)["state"] == "quarantined"
+        assert _node_view(client, honest)["state"] == "active"
+
+        # Settled: it is asked back, and the loan ends once it is there.
+        asyncio.run(routing.arbitration.run_pass())
+        assert beat(client, lent.as_fake_node()).json()["suggested_layers"] == [2, 4]
+        lent.stop()
+        home = start_real_node(tiny_model, 2, 4, key=lender.key)
+        nodes.append(home)
+        join(client, home)
+        asyncio.run(routing.monitor.check_due())
+        asyncio.run(routing.arbitration.run_pass())
+        assert beat(client, home.as_fake_node()).json()["suggested_layers"] is None
+        for _ in range(3):  # chats answer again, never through the liar
+            plan = routing.planner.plan(key, purpose=PURPOSE_SERVE)
+            assert liar.node_id not in {h.node_id for h in plan.hops}
+            assert asyncio.run(_generate(plan, routing.auditor))
+    database.dispose()

@@ -1,0 +1,121 @@
+"""Who may judge whom: the standing of nodes that could audit or arbitrate a hop.
+
+An auditor's or arbiter's word convicts a node, so the tracker picks them among
+*established* nodes (a minimum of passed audits and of age since registration)
+that share nothing an attacker's spare identities would share with a party: no
+credit account (``credit_identities``), no network prefix of the registered
+address (/24 for IPv4, /64 for IPv6; a relayed node counts by the address it
+registered from), and no invite of one operator's batch (an invite of at most
+``INVITE_BATCH_MAX`` uses, ``invite_redemptions``: what a network operator hands
+one contributor for their machines; a public link of many uses ties no one, or
+a network joined through it would have no judges at all). Plain queries over a
+Session; callers own the transaction.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from tracker_service.store.credit_tables import CreditIdentity
+from tracker_service.store.invite_tables import Invite, InviteRedemption
+from tracker_service.store.node_caps import cap_host
+from tracker_service.store.tables import Node
+
+# An invite of at most this many uses is one operator's batch: its nodes never judge
+# each other. A larger one is a public link of the network's operator.
+INVITE_BATCH_MAX = 8
+
+
+@dataclass(frozen=True)
+class Standing:
+    """What independence and establishment are judged by, for one node."""
+
+    node_id: str
+    registered_at: float
+    audits_passed: int
+    account: str | None  # the credit account the identity linked itself to
+    prefix: str | None  # the /24 or /64 of its address; None for loopback (one host, dev)
+    invites: frozenset[int]  # the invites it redeemed
+
+    def established(self, *, min_audits: int, min_age_s: float, now: float) -> bool:
+        return self.audits_passed >= min_audits and now - self.registered_at >= min_age_s
+
+
+def network_prefix(endpoint: str, relayed_from: str = "") -> str | None:
+    """The /24 (IPv4) or /64 (IPv6) of a node's address; a host name stands for itself.
+
+    Loopback gives None: nodes on one test or demo machine are told apart by their
+    keys only (a public tracker admits no loopback endpoint).
+    """
+    host = cap_host(endpoint, relayed_from)
+    if not host:
+        return None
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return f"host:{host}"
+    if address.is_loopback:
+        return None
+    bits = 24 if address.version == 4 else 64
+    return str(ipaddress.ip_network(f"{address}/{bits}", strict=False))
+
+
+def standings(session: Session, node_ids: Iterable[str]) -> dict[str, Standing]:
+    ids = list(dict.fromkeys(node_ids))
+    if not ids:
+        return {}
+    rows = session.execute(
+        select(
+            Node.node_id,
+            Node.registered_at,
+            Node.audits_passed,
+            Node.endpoint,
+            Node.relayed_from,
+        ).where(Node.node_id.in_(ids))
+    ).all()
+    accounts = dict(
+        session.execute(
+            select(CreditIdentity.node_id, CreditIdentity.account).where(
+                CreditIdentity.node_id.in_(ids)
+            )
+        ).all()
+    )
+    invites: dict[str, set[int]] = {}
+    for node_id, invite_id in session.execute(
+        select(InviteRedemption.node_id, InviteRedemption.invite_id)
+        .join(Invite, Invite.id == InviteRedemption.invite_id)
+        .where(InviteRedemption.node_id.in_(ids), Invite.max_uses <= INVITE_BATCH_MAX)
+    ):
+        invites.setdefault(node_id, set()).add(int(invite_id))
+    return {
+        row.node_id: Standing(
+            node_id=row.node_id,
+            registered_at=float(row.registered_at or 0.0),
+            audits_passed=int(row.audits_passed or 0),
+            account=accounts.get(row.node_id),
+            prefix=network_prefix(row.endpoint, row.relayed_from or ""),
+            invites=frozenset(invites.get(row.node_id, ())),
+        )
+        for row in rows
+    }
+
+
+def independent(a: Standing, b: Standing) -> bool:
+    """Nothing ties the two identities to one operator: account, prefix, invite."""
+    if a.node_id == b.node_id:
+        return False
+    if a.account is not None and a.account == b.account:
+        return False
+    if a.prefix is not None and a.prefix == b.prefix:
+        return False
+    return not (a.invites & b.invites)
+
+
+def independent_of_all(candidate: Standing, parties: Iterable[Standing | None]) -> bool:
+    """Independent of every party; a party the store does not know ties nothing."""
+    return all(p is None or independent(candidate, p) for p in parties)
