@@ -142,6 +142,12 @@ class Settings(BaseSettings):
     # What the route planner adds to a relayed hop's measured latency: the relay's two
     # extra socket hops on every step, which a one-off dial round trip undercounts.
     relay_hop_penalty_ms: float = Field(default=2.0, ge=0)
+    # The Responses API's previous_response_id (gateway/faces/response_store.py): how long
+    # a stored response is kept, and how many each key keeps (0: none are stored).
+    gateway_response_ttl_s: float = Field(default=3600.0, gt=0)
+    gateway_responses_per_key: int = Field(default=256, ge=0)
+    # A second port answering only Ollama's paths (serve --ollama-port; 0 or none: off)
+    ollama_port: int | None = Field(default=None, ge=0, le=65535)
 
     @field_validator("network_terms_url", "public_url")
     @classmethod

@@ -1,0 +1,45 @@
+"""The gateway's faces: each API a client may speak, translated onto the one internal request.
+
+The gateway has one generation request (:class:`~tracker_service.gateway.openai_schemas.
+ChatCompletionCreate`, the chat-completions body) and one way to serve it
+(:meth:`Gateway.prepare`, then :mod:`.common`'s :func:`~.common.collect` or
+:func:`~.common.events`): routes, failover, speculative steps, credits, key limits,
+audits, sampling, grammars and tool parsing all live behind it. A face is one module
+that only translates:
+
+- its request body into the internal request (``to_internal``), refusing with a 400
+  naming the field whatever it cannot honour;
+- a whole answer (:class:`~.common.Outcome`) into its response, and the stream of
+  :class:`~.common.Event` into its own event sequence;
+- a refusal into its own error shape (``error_body``).
+
+    faces/openai_responses.py   POST /v1/responses (response_store.py: previous_response_id)
+    faces/anthropic_messages.py POST /v1/messages, /v1/messages/count_tokens
+    faces/ollama.py             /api/chat, /api/generate, /api/tags, /api/show, /api/version
+
+A fifth API is one more module here, a route module in ``api/routes/`` and an entry in
+:data:`ERROR_SHAPES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tracker_service.gateway.faces import anthropic_messages, ollama
+
+# (status, reason code, sentence, param) -> the body a client of that API expects
+ErrorBody = Callable[[int, str, str, str | None], dict[str, Any]]
+
+# Which paths answer refusals in which API's shape (the rest of /v1 is OpenAI's).
+ERROR_SHAPES: list[tuple[Callable[[str], bool], ErrorBody]] = [
+    (anthropic_messages.owns_path, anthropic_messages.error_body),
+    (ollama.owns_path, ollama.error_body),
+]
+
+
+def error_shape(path: str) -> ErrorBody | None:
+    for owns, body in ERROR_SHAPES:
+        if owns(path):
+            return body
+    return None
