@@ -22,7 +22,7 @@ from tracker_service.api.routes.face_runner import (
 from tracker_service.api.routes.openai import ROUTE_HEADER, GatewayDep
 from tracker_service.gateway.faces import anthropic_messages as face
 
-router = APIRouter(prefix="/v1", tags=["anthropic"], dependencies=[Depends(counted(face.API))])
+router = APIRouter(prefix="/v1", tags=["anthropic"], dependencies=[Depends(counted(face.API_ID))])
 
 
 @router.post("/messages", response_model=None)

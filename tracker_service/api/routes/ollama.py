@@ -27,7 +27,7 @@ from tracker_service.gateway.faces import ollama as face
 from tracker_service.gateway.faces.common import InternalRequest
 from tracker_service.gateway.model_catalogue import ServedModel
 
-router = APIRouter(prefix="/api", tags=["ollama"], dependencies=[Depends(counted(face.API))])
+router = APIRouter(prefix="/api", tags=["ollama"], dependencies=[Depends(counted(face.API_ID))])
 NDJSON = "application/x-ndjson"
 
 

@@ -25,7 +25,7 @@ from tracker_service.gateway.faces import openai_responses as face
 from tracker_service.gateway.faces.common import Outcome
 from tracker_service.gateway.faces.response_store import ResponseStore
 
-router = APIRouter(prefix="/v1", tags=["openai"], dependencies=[Depends(counted(face.API))])
+router = APIRouter(prefix="/v1", tags=["openai"], dependencies=[Depends(counted(face.API_ID))])
 
 
 @router.post("/responses", response_model=None)

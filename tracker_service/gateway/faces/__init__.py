@@ -43,3 +43,14 @@ def error_shape(path: str) -> ErrorBody | None:
         if owns(path):
             return body
     return None
+
+
+def apis_on(ollama_port: int | None) -> list[str]:
+    """The APIs this tracker answers, in words (the status page lists them)."""
+    ollama_where = f"/api/chat, also on port {ollama_port}" if ollama_port else "/api/chat"
+    return [
+        "OpenAI chat and completions (/v1/chat/completions)",
+        "OpenAI Responses (/v1/responses)",
+        "Anthropic Messages (/v1/messages)",
+        f"Ollama ({ollama_where})",
+    ]

@@ -41,7 +41,7 @@ from tracker_service.gateway.openai_schemas import ChatCompletionCreate
 from tracker_service.gateway.service import Answer
 from tracker_service.gateway.tools import ToolCall
 
-API = "anthropic"
+API_ID = "anthropic"
 PREFIX = "/v1/messages"
 IGNORED = frozenset({"metadata", "service_tier", "cache_control"})
 NEUTRAL: dict[str, Any] = {"thinking": {"type": "disabled"}}

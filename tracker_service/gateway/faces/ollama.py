@@ -39,7 +39,7 @@ from tracker_service.gateway.openai_schemas import ChatCompletionCreate, Complet
 from tracker_service.gateway.service import Answer
 from tracker_service.gateway.tools import ToolCall
 
-API = "ollama"
+API_ID = "ollama"
 PATHS = frozenset({"/api/chat", "/api/generate", "/api/tags", "/api/show", "/api/version"})
 VERSION = "0.6.0"  # the Ollama API version these routes follow (clients check it)
 DEFAULT_TEMPERATURE = 0.8
@@ -173,7 +173,8 @@ def chat_internal(body: ChatRequest) -> ChatCompletionCreate:
 
 def _messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Ollama's turns; its tool calls carry no ids, so each is given one and a ``tool``
-    turn answers the earliest call not yet answered (of its ``tool_name`` when given)."""
+    turn answers the latest assistant turn's first call not yet answered (of its
+    ``tool_name`` when given)."""
     out: list[dict[str, Any]] = []
     pending: list[tuple[str, str]] = []  # (call id, function name) not yet answered
     for i, m in enumerate(messages):
@@ -184,6 +185,7 @@ def _messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             raise BadRequest(f"messages[{i}] has role {role!r}", param=f"messages[{i}].role")
         content = str(m.get("content") or "")
         if role == "assistant" and m.get("tool_calls"):
+            pending = []  # tool turns answer the latest calls; earlier ones stay unanswered
             calls = []
             for j, call in enumerate(m["tool_calls"]):
                 function = call.get("function") or {}

@@ -38,7 +38,7 @@ from tracker_service.gateway.openai_schemas import ChatCompletionCreate
 from tracker_service.gateway.service import Answer
 from tracker_service.gateway.tools import ToolCall
 
-API = "openai-responses"
+API_ID = "openai-responses"
 # Harmless for a stateless text model: accepted and ignored.
 IGNORED = frozenset(
     {"metadata", "user", "service_tier", "parallel_tool_calls", "safety_identifier"}
