@@ -24,6 +24,7 @@ A fifth API is one more module here, a route module in ``api/routes/`` and an en
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from tracker_service.gateway.faces import anthropic_messages, ollama
@@ -31,18 +32,33 @@ from tracker_service.gateway.faces import anthropic_messages, ollama
 # (status, reason code, sentence, param) -> the body a client of that API expects
 ErrorBody = Callable[[int, str, str, str | None], dict[str, Any]]
 
+
+@dataclass(frozen=True)
+class ErrorShape:
+    owns: Callable[[str], bool]  # is this path the face's?
+    body: ErrorBody
+    schema: dict[str, Any]  # the body's JSON schema, for the OpenAPI document
+
+
 # Which paths answer refusals in which API's shape (the rest of /v1 is OpenAI's).
-ERROR_SHAPES: list[tuple[Callable[[str], bool], ErrorBody]] = [
-    (anthropic_messages.owns_path, anthropic_messages.error_body),
-    (ollama.owns_path, ollama.error_body),
+ERROR_SHAPES: list[ErrorShape] = [
+    ErrorShape(
+        anthropic_messages.owns_path, anthropic_messages.error_body, anthropic_messages.ERROR_SCHEMA
+    ),
+    ErrorShape(ollama.owns_path, ollama.error_body, ollama.ERROR_SCHEMA),
 ]
 
 
-def error_shape(path: str) -> ErrorBody | None:
-    for owns, body in ERROR_SHAPES:
-        if owns(path):
-            return body
+def error_shape_of(path: str) -> ErrorShape | None:
+    for shape in ERROR_SHAPES:
+        if shape.owns(path):
+            return shape
     return None
+
+
+def error_shape(path: str) -> ErrorBody | None:
+    shape = error_shape_of(path)
+    return shape.body if shape is not None else None
 
 
 def apis_on(ollama_port: int | None) -> list[str]:

@@ -58,6 +58,21 @@ ERROR_TYPES = {
 }
 
 
+ERROR_SCHEMA: dict[str, Any] = {
+    "title": "AnthropicErrorPublic",
+    "type": "object",
+    "required": ["type", "error"],
+    "properties": {
+        "type": {"type": "string", "enum": ["error"]},
+        "error": {
+            "type": "object",
+            "required": ["type", "message"],
+            "properties": {"type": {"type": "string"}, "message": {"type": "string"}},
+        },
+    },
+}
+
+
 def owns_path(path: str) -> bool:
     return path == PREFIX or path.startswith(PREFIX + "/")
 

@@ -74,6 +74,14 @@ OPTIONS = {
 }
 
 
+ERROR_SCHEMA: dict[str, Any] = {
+    "title": "OllamaErrorPublic",
+    "type": "object",
+    "required": ["error"],
+    "properties": {"error": {"type": "string"}},
+}
+
+
 def owns_path(path: str) -> bool:
     return path in PATHS
 
