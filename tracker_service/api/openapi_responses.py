@@ -80,7 +80,7 @@ def document_refusals(document: dict[str, Any]) -> dict[str, Any]:
                 shape = {"$ref": f"#/components/schemas/{face.schema['title']}"}
             if shape is not ERROR_REF:
                 for status, description in GATEWAY_STATUSES.items():
-                    responses.setdefault(str(status), _response(description, openai_ref))
+                    responses.setdefault(str(status), _response(description, shape))
             for status, description in REFUSALS.items():
                 responses.setdefault(str(status), _response(description, shape))
             # FastAPI documents its HTTPValidationError here, but the tracker's handler
