@@ -169,6 +169,23 @@ def test_anthropic_forced_tool_use_input_validates(served: Served, cluster: Clus
     (use,) = [b for b in message.content if b.type == "tool_use"]
     assert use.name == "get_weather"  # type: ignore[union-attr]
     jsonschema.validate(use.input, WEATHER_SCHEMA)  # type: ignore[union-attr]
+    answer = claude(cluster).messages.create(
+        model=model,
+        max_tokens=40,
+        tools=[tool],  # type: ignore[list-item]
+        tool_choice={"type": "none"},
+        messages=[
+            {"role": "user", "content": "What is the weather in Paris?"},
+            {"role": "assistant", "content": message.content},  # type: ignore[typeddict-item]
+            {"role": "user", "content": [{
+                "type": "tool_result", "tool_use_id": use.id,  # type: ignore[union-attr]
+                "content": '{"temperature_c": 21, "sky": "sunny"}',
+            }]},
+        ],
+        extra_body={"temperature": 0},
+    )  # fmt: skip
+    text = answer.content[0].text  # type: ignore[union-attr]
+    assert answer.stop_reason == "end_turn" and ("sunny" in text.lower() or "21" in text)
     with claude(cluster).messages.stream(
         model=model, max_tokens=60, tools=[tool],  # type: ignore[list-item]
         tool_choice={"type": "any"},

@@ -141,6 +141,7 @@ def to_messages(body: MessageCreate | CountTokens) -> list[dict[str, Any]]:
             raise BadRequest(f"{where} has role {role!r}; give user or assistant", param=where)
         texts: list[str] = []
         calls: list[dict[str, Any]] = []
+        results = 0  # tool_result blocks: each became a tool message above the turn's text
         for j, block in enumerate(_blocks(message.get("content"), where)):
             kind = block.get("type")
             if kind == "text":
@@ -157,6 +158,7 @@ def to_messages(body: MessageCreate | CountTokens) -> list[dict[str, Any]]:
                     }
                 )
             elif kind == "tool_result" and role == "user":
+                results += 1
                 result = _plain(block.get("content") or "", f"{where}.content[{j}]")
                 if block.get("is_error"):
                     result = f"error: {result}"
@@ -173,9 +175,7 @@ def to_messages(body: MessageCreate | CountTokens) -> list[dict[str, Any]]:
                 )
         if calls:
             out.append({"role": "assistant", "content": "".join(texts), "tool_calls": calls})
-        elif texts or not any(
-            b.get("type") == "tool_result" for b in _blocks(message.get("content"), where)
-        ):
+        elif texts or not results:
             out.append({"role": role, "content": "".join(texts)})
     return out
 

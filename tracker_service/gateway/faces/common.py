@@ -17,7 +17,7 @@ from tracker_service.gateway import responses
 from tracker_service.gateway.errors import BadRequest
 from tracker_service.gateway.openai_schemas import ChatCompletionCreate, CompletionCreate
 from tracker_service.gateway.service import Answer
-from tracker_service.gateway.tools import ToolCall
+from tracker_service.gateway.tools import ToolCall, parse_calls
 
 MAX_PROBLEMS = 3
 InternalRequest = ChatCompletionCreate | CompletionCreate
@@ -125,8 +125,6 @@ async def collect(answer: Answer) -> Outcome:
     text = "".join(p.text for p in await choice.pieces())
     calls: list[ToolCall] = []
     if answer.functions:
-        from tracker_service.gateway.tools import parse_calls
-
         text, calls = parse_calls(text, [f["name"] for f in answer.functions])
     prompt, completion, cached = _usage(answer)
     return Outcome(
@@ -165,12 +163,6 @@ def _read(part: dict[str, Any]) -> list[Event]:
         function = call["function"]
         out.append(CallMade(ToolCall(call["id"], function["name"], function["arguments"])))
     return out
-
-
-def usage_of(answer: Answer) -> Outcome:
-    """Token counts of an answer that has ended (for a stream's last event)."""
-    prompt, completion, cached = _usage(answer)
-    return Outcome("", prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached)
 
 
 def sse(event: str, payload: Mapping[str, Any]) -> bytes:

@@ -227,8 +227,7 @@ def _messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def generate_internal(body: GenerateRequest) -> InternalRequest:
-    refuse_fields(k for k in ("template", "context") if (body.model_extra or {}).get(k))
-    fields = _sampling(body.model_copy(update={}))
+    fields = _sampling(body)  # template, context and the like are refused here
     fmt = _format(body.format)
     if body.raw:
         if fmt is not None:

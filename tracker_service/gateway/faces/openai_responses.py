@@ -175,8 +175,12 @@ def _tool_choice(choice: str | dict[str, Any]) -> str | dict[str, Any]:
         return choice
     if choice.get("type") == "function" and choice.get("name"):
         return {"type": "function", "function": {"name": choice["name"]}}
-    refuse_fields(["tool_choice"], f" (a tool_choice of type {choice.get('type')!r})")
-    raise AssertionError  # refuse_fields raised
+    raise BadRequest(
+        f"this gateway does not support a tool_choice of type {choice.get('type')!r}: give "
+        'auto, none, required or {"type": "function", "name": ...}',
+        code="unsupported_parameter",
+        param="tool_choice",
+    )
 
 
 def _format(text: dict[str, Any] | None) -> dict[str, Any] | None:
