@@ -185,7 +185,8 @@ def test_anthropic_forced_tool_use_input_validates(served: Served, cluster: Clus
         extra_body={"temperature": 0},
     )  # fmt: skip
     text = answer.content[0].text  # type: ignore[union-attr]
-    assert answer.stop_reason == "end_turn" and ("sunny" in text.lower() or "21" in text)
+    assert answer.stop_reason in ("end_turn", "max_tokens")
+    assert "sunny" in text.lower() or "21" in text  # it read the result
     with claude(cluster).messages.stream(
         model=model, max_tokens=60, tools=[tool],  # type: ignore[list-item]
         tool_choice={"type": "any"},
