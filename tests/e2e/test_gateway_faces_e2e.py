@@ -83,6 +83,7 @@ def test_responses_forced_function_tool_then_its_result_via_previous_response_id
         tools=[tool],  # type: ignore[list-item]
         tool_choice={"type": "function", "name": "get_weather"},
         max_output_tokens=60,
+        temperature=0,
     )
     (call,) = [item for item in first.output if item.type == "function_call"]
     assert call.name == "get_weather"
@@ -107,7 +108,7 @@ def test_responses_forced_function_tool_then_its_result_via_previous_response_id
 
     events = list(client.responses.create(
         model=model, input="What is the weather in Rome?", tools=[tool],  # type: ignore[list-item]
-        tool_choice="required", max_output_tokens=60, stream=True,
+        tool_choice="required", max_output_tokens=60, stream=True, temperature=0,
     ))  # fmt: skip
     kinds = [e.type for e in events]
     assert "response.function_call_arguments.delta" in kinds
@@ -125,6 +126,7 @@ def test_responses_json_schema_format_validates(served: Served) -> None:
             text={"format": {"type": "json_schema", "name": "person", "schema": PERSON,
                              "strict": True}},
             max_output_tokens=80,
+            temperature=0,
         )  # fmt: skip
         jsonschema.validate(json.loads(reply.output_text), PERSON)
 
@@ -161,6 +163,7 @@ def test_anthropic_forced_tool_use_input_validates(served: Served, cluster: Clus
     message = claude(cluster).messages.create(
         model=model,
         max_tokens=60,
+        extra_body={"temperature": 0},
         tools=[tool],  # type: ignore[list-item]
         tool_choice={"type": "tool", "name": "get_weather"},
         messages=[{"role": "user", "content": "What is the weather in Paris?"}],
@@ -188,7 +191,7 @@ def test_anthropic_forced_tool_use_input_validates(served: Served, cluster: Clus
     assert answer.stop_reason in ("end_turn", "max_tokens")
     assert "sunny" in text.lower() or "21" in text  # it read the result
     with claude(cluster).messages.stream(
-        model=model, max_tokens=60, tools=[tool],  # type: ignore[list-item]
+        model=model, max_tokens=60, extra_body={"temperature": 0}, tools=[tool],  # type: ignore[list-item]
         tool_choice={"type": "any"},
         messages=[{"role": "user", "content": "What is the weather in Rome?"}],
     ) as stream:  # fmt: skip
@@ -225,7 +228,7 @@ def test_ollama_structured_output_and_a_tool_call(served: Served, cluster: Clust
         model=model,
         messages=[{"role": "user", "content": "Invent a person: name, age and city."}],
         format=PERSON,
-        options={"num_predict": 80},
+        options={"num_predict": 80, "temperature": 0},
     )
     jsonschema.validate(json.loads(reply.message.content or ""), PERSON)
     # Ollama has no tool_choice: the model decides. One earlier turn in Ollama's own
