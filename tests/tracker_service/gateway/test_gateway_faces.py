@@ -352,3 +352,15 @@ def test_keys_missing_or_wrong_are_refused_and_x_api_key_is_accepted(
     assert caught.value.status_code == 401
     authorized = ollama.Client(host=cluster.url, headers={"Authorization": f"Bearer {keyed}"})
     assert [m.model for m in authorized.list().models] == [MODEL]
+
+
+def test_top_k_is_sent_to_the_last_hop_and_refused_where_the_gateway_samples(
+    cluster: GatewayCluster,
+) -> None:
+    greedy = chat_answer(cluster).choices[0].message.content
+    # top_k 1 at temperature 1 leaves the last hop one token to draw: the greedy answer
+    top_1 = {"temperature": 1.0, "seed": 5, "top_k": 1}
+    assert chat_answer(cluster, extra_body=top_1).choices[0].message.content == greedy
+    with pytest.raises(openai.BadRequestError) as caught:
+        chat_answer(cluster, presence_penalty=0.5, extra_body=top_1)
+    assert caught.value.body["param"] == "top_k"  # type: ignore[index]
