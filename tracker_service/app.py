@@ -27,11 +27,13 @@ from tracker_service.api.body_limit import BodyLimitMiddleware
 from tracker_service.api.deps import TrackerContext
 from tracker_service.api.job_settings import ARTIFACTS_PATH_PREFIX, build_jobs_state
 from tracker_service.api.metrics import TrackerMetrics
+from tracker_service.api.ollama_port import OllamaPortOnly
 from tracker_service.api.openapi_responses import document_refusals
 from tracker_service.api.routes import (
     SIGNED_BODY_MODELS,
     admin,
     allocation,
+    anthropic_messages,
     chat,
     credits,
     http_refusal_response,
@@ -40,7 +42,9 @@ from tracker_service.api.routes import (
     jobs,
     network,
     nodes,
+    ollama,
     openai,
+    openai_responses,
     refusal_parts,
     refusal_response,
     route_requests,
@@ -49,7 +53,9 @@ from tracker_service.api.routes import (
 from tracker_service.api.routes.heartbeat import HeartbeatShortcut
 from tracker_service.config import Settings
 from tracker_service.domain.keys import TrackerKey
+from tracker_service.gateway import faces
 from tracker_service.gateway.errors import GatewayError
+from tracker_service.gateway.faces.response_store import ResponseStore
 from tracker_service.gateway.observability import GatewayMetrics
 from tracker_service.gateway.service import Gateway
 from tracker_service.relay.app import mount_relay
@@ -101,10 +107,35 @@ def _refusal(
     detail: str,
     headers: Mapping[str, str] | None = None,
 ) -> JSONResponse:
-    """The refusal shape the path documents: OpenAI's under ``/v1``, the tracker's elsewhere."""
+    """The refusal shape the path documents: an API face's on its paths (Anthropic's,
+    Ollama's), OpenAI's elsewhere under ``/v1``, the tracker's elsewhere."""
+    face = _face_refusal(request, status_code, reason, detail, None, headers)
+    if face is not None:
+        return face
     if is_openai_path(request.url.path):
         return openai.openai_refusal_response(status_code, reason, detail, headers)
     return refusal_response(status_code, reason, detail, headers)
+
+
+def _face_refusal(
+    request: Request,
+    status_code: int,
+    reason: str,
+    detail: str,
+    param: str | None,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse | None:
+    """A refusal in the error shape of the API face whose path this is (None: no face's);
+    the stable reason code rides in a header, as those shapes have no field for it."""
+    shape = faces.error_shape(request.url.path)
+    if shape is None:
+        return None
+    code = reason.replace("-", "_")
+    return JSONResponse(
+        shape(status_code, code, detail, param),
+        status_code=status_code,
+        headers={**(headers or {}), "X-Meshnet-Reason": code},
+    )
 
 
 def _install_error_handlers(app: FastAPI) -> None:
@@ -113,11 +144,17 @@ def _install_error_handlers(app: FastAPI) -> None:
         return _refusal(request, exc.status_code, exc.reason, exc.message)
 
     @app.exception_handler(GatewayError)
-    async def on_gateway_error(_request: Request, exc: GatewayError) -> JSONResponse:
-        return openai.error_response(exc)
+    async def on_gateway_error(request: Request, exc: GatewayError) -> JSONResponse:
+        face = _face_refusal(
+            request, exc.status_code, exc.code, exc.message, exc.param, exc.headers()
+        )
+        return face or openai.error_response(exc)
 
     @app.exception_handler(HTTPException)
     async def on_http(request: Request, exc: HTTPException) -> JSONResponse:
+        face = _face_refusal(request, exc.status_code, *refusal_parts(exc), None, exc.headers)
+        if face is not None:
+            return face
         if is_openai_path(request.url.path):
             reason, detail = refusal_parts(exc)
             return openai.openai_refusal_response(exc.status_code, reason, detail, exc.headers)
@@ -153,6 +190,9 @@ def _unmatched_response(request: Request, exc: StarletteHTTPException) -> JSONRe
         allowed = allowed_methods(request.app.openapi(), path)
         if allowed:
             headers["Allow"] = ", ".join(allowed)
+    face = _face_refusal(request, exc.status_code, "unknown-url", message, None, headers)
+    if face is not None:
+        return face
     if is_openai_path(path):
         return openai.unknown_url_response(exc.status_code, message, headers)
     return http_refusal_response(HTTPException(exc.status_code, message, headers))
@@ -204,6 +244,9 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
         auditor=routing.auditor,
         credits=CreditLedger(context.database),
     )
+    app.state.response_store = ResponseStore(
+        ttl_s=settings.gateway_response_ttl_s, per_key=settings.gateway_responses_per_key
+    )
     # Added first, so it runs inside the body limit (413 still comes first).
     app.add_middleware(HeartbeatShortcut)
     app.add_middleware(FailedAuthThrottle, per_minute=settings.failed_auth_per_minute_per_address)
@@ -212,6 +255,8 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
         max_bytes=settings.max_body_bytes,
         path_limits=[(ARTIFACTS_PATH_PREFIX, app.state.jobs.settings.artifact_max_bytes)],
     )
+    if settings.ollama_port:  # the second listener answers only Ollama's paths
+        app.add_middleware(OllamaPortOnly, port=settings.ollama_port)
     _install_error_handlers(app)
     app.include_router(nodes.router)
     app.include_router(admin.router)
@@ -220,6 +265,9 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
     app.include_router(job_artifacts.router)
     app.include_router(jobs.router)
     app.include_router(openai.router)
+    app.include_router(openai_responses.router)
+    app.include_router(anthropic_messages.router)
+    app.include_router(ollama.router)
     app.include_router(allocation.router)
     app.include_router(invites.router)
     app.include_router(network.router)

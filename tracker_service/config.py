@@ -190,6 +190,12 @@ class Settings(BaseSettings):
     audit_timeout_per_position_s: float = Field(default=0.05, ge=0)
     audit_timeout_max_s: float = Field(default=300.0, gt=0)
     audit_timeouts_to_withdraw: int = Field(default=3, ge=1)
+    # The Responses API's previous_response_id (gateway/faces/response_store.py): how long
+    # a stored response is kept, and how many each key keeps (0: none are stored).
+    gateway_response_ttl_s: float = Field(default=3600.0, gt=0)
+    gateway_responses_per_key: int = Field(default=256, ge=0)
+    # A second port answering only Ollama's paths (serve --ollama-port; 0 or none: off)
+    ollama_port: int | None = Field(default=None, ge=0, le=65535)
 
     @field_validator("network_terms_url", "public_url")
     @classmethod

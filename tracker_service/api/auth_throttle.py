@@ -40,6 +40,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from tracker_service.api.body_limit import OPENAI_PREFIX
 from tracker_service.api.routes.heartbeat import heartbeat_node_id
 from tracker_service.domain.address_groups import address_group
+from tracker_service.gateway import faces
 from tracker_service.gateway.errors import RateLimited
 
 WINDOW_S = 60.0
@@ -175,7 +176,10 @@ class FailedAuthThrottle:
         )
         # Under /v1 the refusal is in OpenAI's shape, so its clients can read it.
         refusal: dict[str, object]
-        if path == "/v1" or path.startswith(OPENAI_PREFIX):
+        face = faces.error_shape(path)  # an API face's paths: that API's shape
+        if face is not None:
+            refusal = face(429, AUTH_THROTTLED_CODE, sentence, None)
+        elif path == "/v1" or path.startswith(OPENAI_PREFIX):
             refusal = RateLimited(sentence, code=AUTH_THROTTLED_CODE).body()
         else:
             refusal = {"reason": AUTH_THROTTLED, "detail": sentence}

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tracker_service.errors import BODY_TOO_LARGE
+from tracker_service.gateway import faces
 from tracker_service.gateway.errors import BodyTooLarge
 
 OPENAI_PREFIX = "/v1/"
@@ -79,7 +80,10 @@ class BodyLimitMiddleware:
 
     async def _refuse(self, send: Send, path: str, size: str, limit: int) -> None:
         sentence = f"the request body is {size} bytes; this tracker accepts at most {limit} bytes"
-        if path.startswith(OPENAI_PREFIX):
+        face = faces.error_shape(path)  # an API face's paths: that API's shape
+        if face is not None:
+            refusal = face(413, "body_too_large", sentence, None)
+        elif path.startswith(OPENAI_PREFIX):
             refusal = BodyTooLarge(sentence).body()
         else:
             refusal = {"reason": BODY_TOO_LARGE, "detail": sentence}

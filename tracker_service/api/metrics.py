@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
+from fastapi import Request
 from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -70,7 +71,23 @@ class TrackerMetrics:
         )
         for what in ("registrations", "nodes", "recipes"):
             self.pruned.labels(what)  # shown at 0 before the first pass
+        self.api_requests = Counter(
+            "meshnet_gateway_api_requests",
+            "Gateway requests by the API they came in (openai, openai-responses, anthropic, "
+            "ollama), refused ones included",
+            ["api"],
+            registry=self.registry,
+        )
         self.registry.register(_StoreCollector(database))
 
     def count_pruned(self, what: str, count: int) -> None:
         self.pruned.labels(what).inc(count)
+
+
+def counted(api: str) -> Callable[[Request], None]:
+    """A router dependency counting requests per gateway API (meshnet_gateway_api_requests)."""
+
+    def count(request: Request) -> None:
+        request.app.state.tracker.metrics.api_requests.labels(api).inc()
+
+    return count

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracker_service.gateway import faces
+
 METHODS = ("get", "put", "post", "delete", "patch")
 ERROR_REF = {"$ref": "#/components/schemas/ErrorPublic"}
 OPENAI_ERROR = "OpenAIErrorPublic"
@@ -69,11 +71,16 @@ def document_refusals(document: dict[str, Any]) -> dict[str, Any]:
             if operation is None:
                 continue
             responses = operation.setdefault("responses", {})
-            # Every answer under /v1 is in OpenAI's shape, the throttles' and handlers' too.
+            # Every answer under /v1 is in OpenAI's shape, the throttles' and handlers' too;
+            # an API face's paths (gateway/faces/) answer in that API's shape.
             shape = openai_ref if path.startswith("/v1/") else ERROR_REF
-            if shape is openai_ref:
+            face = faces.error_shape_of(path)
+            if face is not None:
+                schemas.setdefault(face.schema["title"], face.schema)
+                shape = {"$ref": f"#/components/schemas/{face.schema['title']}"}
+            if shape is not ERROR_REF:
                 for status, description in GATEWAY_STATUSES.items():
-                    responses.setdefault(str(status), _response(description, openai_ref))
+                    responses.setdefault(str(status), _response(description, shape))
             for status, description in REFUSALS.items():
                 responses.setdefault(str(status), _response(description, shape))
             # FastAPI documents its HTTPValidationError here, but the tracker's handler

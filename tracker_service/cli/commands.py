@@ -29,6 +29,11 @@ from tracker_service.cli.models import add_models_command
 from tracker_service.cli.models import add_serve_options as add_model_serve_options
 from tracker_service.cli.models import serve_overrides as model_serve_overrides
 from tracker_service.cli.network import NETWORK_SETTINGS, add_network_options
+from tracker_service.cli.ollama_port import (
+    add_ollama_port_option,
+    check_ollama_port,
+    serve_with_ollama_port,
+)
 from tracker_service.cli.recipes import add_recipe_actions
 from tracker_service.cli.secrets import SecretKind, add_secret_command
 from tracker_service.cli.serve_lock import hold_while_serving, release_serve_lock
@@ -59,6 +64,8 @@ def _settings(args: argparse.Namespace) -> Settings:
     if getattr(args, "no_embedded_relay", False):
         overrides["embedded_relay"] = False
     overrides.update(model_serve_overrides(args))
+    if getattr(args, "ollama_port", None):
+        overrides["ollama_port"] = args.ollama_port
     return Settings(**overrides)
 
 
@@ -110,6 +117,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = _settings(args)
     check_tls_files(settings)
     _require_free_port(settings.host, settings.port)
+    check_ollama_port(settings.ollama_port, settings.port, args.workers)
+    if settings.ollama_port:
+        _require_free_port(settings.host, settings.ollama_port)
     hold_while_serving(settings.database_url())  # `restore` refuses while it is held
     before = _release_before_dying_of(signal.SIGTERM)
     try:
@@ -152,6 +162,9 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         "access_log": args.access_log,
         **uvicorn_hosting_options(settings),
     }
+    if settings.ollama_port:
+        serve_with_ollama_port(create_app(settings), common, settings.ollama_port)
+        return 0
     if args.workers <= 1:
         uvicorn.run(create_app(settings), **common)
         return 0
@@ -310,6 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_network_options(serve)
     add_hosting_options(serve)
     add_model_serve_options(serve)
+    add_ollama_port_option(serve)
     serve.add_argument(
         "--workers",
         type=int,

@@ -45,6 +45,8 @@ class _Sampling(BaseModel):
     model: str = Field(min_length=1, max_length=600)
     temperature: float = Field(default=1.0, ge=0.0, le=2.0)
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    # Anthropic's and Ollama's top_k (and vLLM's extension of this API); 0 or none: off
+    top_k: int | None = Field(default=None, ge=0)
     max_tokens: int | None = Field(default=None, ge=1)
     max_completion_tokens: int | None = Field(default=None, ge=1)
     seed: int | None = Field(default=None, ge=0, le=2**63 - 1)

@@ -115,6 +115,11 @@ class Choice:
     async def pieces(self) -> list[Piece]:
         return [p async for p in self.deltas()]
 
+    @property
+    def stop_text(self) -> str | None:
+        """The stop sequence that ended this choice, if one did (not eos or the limit)."""
+        return self._text.matched
+
     async def aclose(self) -> None:
         if self.finish_reason is not None:
             # Ended on a stop (eos or stop text): close with receipts, so the hops are
@@ -254,6 +259,15 @@ class Gateway:
         caller = await asyncio.to_thread(self.keys.authenticate, authorization, host)
         self.limiter.admit(caller)
         return caller
+
+    async def served(self, model: str) -> tuple[ServedModel, ModelAssets]:
+        """The model's certified recipe and verified assets (ModelNotFound, Unavailable)."""
+        return await self._served(model)
+
+    async def count_prompt(self, body: ChatCompletionCreate) -> int:
+        """The prompt's tokens as ``prepare`` would send them (Anthropic's count_tokens)."""
+        _served, assets = await self._served(body.model)
+        return len(self._prompt_ids(body, assets, body.functions))
 
     async def _served(self, model: str) -> tuple[ServedModel, ModelAssets]:
         served = await asyncio.to_thread(self.catalogue.resolve, model)
@@ -444,6 +458,15 @@ class Gateway:
             or bool(body.frequency_penalty)
             or bool(body.logit_bias)
         )
+        top_k = body.top_k or 0
+        if gateway_samples and 0 < top_k < WIRE_TOP_K and body.temperature > 0:
+            # The gateway draws from the last hop's top 20 and has no top_k of its own.
+            raise BadRequest(
+                f"top_k {top_k} cannot be combined with a format, tools, log-probs, "
+                "penalties or logit_bias at a temperature above 0: drop top_k (the gateway "
+                f"then draws from the {WIRE_TOP_K} most likely tokens) or one of those",
+                param="top_k",
+            )
         if gateway_samples:
             constraint = GrammarConstraint(grammar) if grammar is not None else None
             sampler = GatewaySampler(
@@ -464,7 +487,9 @@ class Gateway:
             # The last hop reports its top 20 greedily; the gateway chooses among them.
             sampling = Sampling(temperature=0.0, logprobs=WIRE_TOP_K)
         else:
-            sampling = Sampling(temperature=body.temperature, top_p=body.top_p, seed=seed)
+            sampling = Sampling(
+                temperature=body.temperature, top_p=body.top_p, seed=seed, top_k=top_k
+            )
         generation = Generation(
             key,
             self.plan,

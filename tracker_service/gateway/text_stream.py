@@ -20,6 +20,7 @@ class TextStream:
         self._ids: list[int] = []
         self._emitted = 0  # characters of the decoded text already handed out
         self.stopped = False  # a stop string was found; the answer ends before it
+        self.matched: str | None = None  # which one (Anthropic's stop_sequence names it)
         self.text = ""
 
     def push(self, token_id: int) -> str:
@@ -53,8 +54,11 @@ class TextStream:
     def _first_stop(self, text: str) -> int | None:
         # Search from a little before what was emitted: a stop may straddle the boundary.
         start = max(0, self._emitted - max((len(s) for s in self._stop), default=0))
-        found = [i for s in self._stop if (i := text.find(s, start)) != -1]
-        return min(found) if found else None
+        found = [(i, s) for s in self._stop if (i := text.find(s, start)) != -1]
+        if not found:
+            return None
+        cut, self.matched = min(found)
+        return cut
 
     def _hold_back(self, text: str) -> int:
         """Where text that might be the start of a stop string begins (len(text) if none)."""

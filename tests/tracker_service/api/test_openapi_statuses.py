@@ -27,6 +27,10 @@ from tracker_service.app import create_app
 NOBODY_READS = {
     ("POST", "/v1/chat/completions"): {499},
     ("POST", "/v1/completions"): {499},
+    ("POST", "/v1/responses"): {499},
+    ("POST", "/v1/messages"): {499},
+    ("POST", "/api/chat"): {499},
+    ("POST", "/api/generate"): {499},
 }
 
 

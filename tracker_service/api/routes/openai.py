@@ -21,6 +21,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ValidationError
 from starlette.types import Receive, Scope, Send
 
+from tracker_service.api.metrics import counted
 from tracker_service.errors import TrackerError
 from tracker_service.gateway import responses
 from tracker_service.gateway.api_keys import Caller
@@ -32,7 +33,7 @@ from tracker_service.gateway.service import Answer, Choice, Gateway, Piece
 
 log = logging.getLogger(__name__)
 
-router = APIRouter(prefix="/v1", tags=["openai"])
+router = APIRouter(prefix="/v1", tags=["openai"], dependencies=[Depends(counted("openai"))])
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 MAX_BODY_ERRORS = 3

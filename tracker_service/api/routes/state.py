@@ -23,6 +23,7 @@ from tracker_service.api.status import (
     collect_state,
     decode_cursor,
 )
+from tracker_service.gateway.faces import apis_on
 from tracker_service.store.credits import as_json, leaderboard
 from tracker_service.store.model_sources import allow_first_sources, served_statuses
 from tracker_service.store.tables import NODE_ID_LEN
@@ -120,6 +121,7 @@ async def status_page(request: Request, context: Context) -> HTMLResponse:
             "private": context.settings.private,
             "refresh_s": context.settings.status_refresh_s,
             "credits": credits,
+            "apis": apis_on(context.settings.ollama_port),
         },
         headers=STATUS_PAGE_HEADERS,
     )
