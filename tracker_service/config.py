@@ -142,6 +142,10 @@ class Settings(BaseSettings):
     # What the route planner adds to a relayed hop's measured latency: the relay's two
     # extra socket hops on every step, which a one-off dial round trip undercounts.
     relay_hop_penalty_ms: float = Field(default=2.0, ge=0)
+    # Credit accounts one identity, and one address group (IPv6 /64), may create per
+    # day (docs/credits.md#accounts-and-teams): the app makes one per computer.
+    credit_accounts_per_identity_per_day: int = Field(default=3, ge=1)
+    credit_accounts_per_address_per_day: int = Field(default=20, ge=1)
 
     @field_validator("network_terms_url", "public_url")
     @classmethod

@@ -229,7 +229,7 @@ def test_many_hops_of_one_node_and_hour_are_one_row_and_windows_are_by_hour(
     assert row.last_7d == pytest.approx(517.0)
 
 
-def test_a_key_is_credited_while_its_account_has_credit_left_and_spending_uses_it_up(
+def test_a_key_reserves_from_its_accounts_credit_and_settling_spends_what_was_used(
     database: Database,
 ) -> None:
     node = FakeNode()
@@ -239,14 +239,18 @@ def test_a_key_is_credited_while_its_account_has_credit_left_and_spending_uses_i
         other, _ = add_api_key(session, label="stranger", now=NOW)
         ledger.save_claim(session, _claim([node]), now=NOW, key_id=key.id)
     credits = CreditLedger(database, clock=lambda: NOW)
-    assert credits.credited(key.id) is None  # linked, but nothing earned yet
+    assert credits.reserve(key.id, 0.5) is None  # linked, but nothing earned yet
     ledger.add_credit(database, [ledger.CreditRow(node.node_id, bucket_of(NOW), credit=1.0)])
-    credits._balances.clear()  # the 2 s cache, skipped for the test
-    assert credits.credited(key.id) == "ada"
-    assert credits.credited(other.id) is None and credits.credited(None) is None
-    credits.spend("ada", 60)  # 60 tokens × 0.01 = 0.6 of the 1.0
-    assert credits.credited(key.id) == "ada"
-    credits.spend("ada", 40)
-    assert credits.credited(key.id) is None
+    assert credits.reserve(other.id, 0.5) is None and credits.reserve(None, 0.5) is None
+    held = credits.reserve(key.id, 0.8)  # a worst case of 80 tokens × 0.01
+    assert held is not None and held.account == "ada" and held.amount == pytest.approx(0.8)
+    assert credits.reserve(key.id, 0.3) is None  # only 0.2 is left while it runs
+    assert credits.settle(held, 0.6) == pytest.approx(0.6)  # it used 60 tokens
+    with database.session() as session:
+        assert ledger.account_balance(session, "ada") == pytest.approx(0.4)
+    held = credits.reserve(key.id, 0.4)
+    assert held is not None
+    credits.settle(held, 0.9)  # never more than it held
     with database.session() as session:
         assert ledger.account_balance(session, "ada") == pytest.approx(0.0)
+    assert credits.reserve(key.id, 0.01) is None
