@@ -52,9 +52,7 @@ def upgrade() -> None:
         )
     with op.batch_alter_table("credit_accounts") as batch:
         batch.drop_column("spent")
-        batch.add_column(
-            sa.Column("created_by", sa.String(32), nullable=False, server_default="")
-        )
+        batch.add_column(sa.Column("created_by", sa.String(32), nullable=False, server_default=""))
         batch.add_column(
             sa.Column("created_from", sa.String(64), nullable=False, server_default="")
         )
