@@ -101,17 +101,9 @@ def address_group(host: str | None) -> str:
     return str(address)
 
 
-def is_loopback(host: str | None) -> bool:
-    try:
-        return bool(host) and ipaddress.ip_address(host or "").is_loopback
-    except ValueError:
-        return host == "localhost"
-
-
 def same_address(caller: str | None, node: str | None) -> bool:
-    """A caller and a node seen from the same address group (own traffic). The
-    tracker's own host (loopback) is the operator's, never a contributor's own."""
-    if not caller or not node or is_loopback(caller):
+    """A caller and a node seen from the same address group (own traffic)."""
+    if not caller or not node:
         return False
     return address_group(caller) == address_group(node)
 

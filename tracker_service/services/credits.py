@@ -9,7 +9,8 @@ when the commit holding its credit is done: acknowledged credit is durable.
 
 A hop earns nothing when the session's API key is linked to the same account
 as the hop's node, or when the key is linked to no account and the request came
-from the node's own address group (a contributor's own requests); it is still
+from the node's own address group (no key at all: the loopback-only gateway of
+a tracker without keys, the operator's own) (a contributor's own requests); it is still
 counted as an ``own_hop`` so the rule shows in the ledger.
 
 Spending: :meth:`CreditLedger.reserve` holds a request's worst case when it starts
@@ -152,6 +153,7 @@ class CreditLedger:
         self._flushing = False
         self._flush_task: asyncio.Task[None] | None = None
         self.commits = 0  # transactions written, for the benchmark
+        self.spent = 0.0  # credit settled by this replica's requests since it started
         self._writer = CreditWriter(database)
         self._links_lock = threading.Lock()
         self._links_at = -1e18
@@ -241,7 +243,7 @@ class CreditLedger:
         wanted = {
             h.node_id
             for h in hops
-            if h.caller_host and (h.key_id is None or h.key_id not in key_accounts)
+            if h.caller_host and h.key_id is not None and h.key_id not in key_accounts
         }
         if not wanted:
             return {}
@@ -265,7 +267,9 @@ class CreditLedger:
     def settle(self, reservation: Reservation, cost: float) -> float:
         """Blocking: spend what the request used (at most what it held), free the rest."""
         with self._db.sessions.begin() as session:
-            return credit_balances.settle(session, reservation.takes, cost, now=time.time())
+            spent = credit_balances.settle(session, reservation.takes, cost, now=time.time())
+        self.spent += spent
+        return spent
 
     def _links(self) -> tuple[dict[int, str], dict[str, str]]:
         """Linked keys and their accounts' identities, re-read at most every LINKS_CACHE_S
@@ -290,8 +294,10 @@ class CreditLedger:
             payer = key_accounts.get(hop.key_id) if hop.key_id is not None else None
             if payer is not None:
                 own = node_accounts.get(hop.node_id) == payer
-            else:  # an unlinked key (or none): own traffic when sent from the node's address
-                own = same_address(hop.caller_host, node_hosts.get(hop.node_id))
+            else:  # an unlinked key: own traffic when sent from the node's address
+                own = hop.key_id is not None and same_address(
+                    hop.caller_host, node_hosts.get(hop.node_id)
+                )
             rows.append(
                 CreditRow(
                     hop.node_id,
