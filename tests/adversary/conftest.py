@@ -10,6 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
+# The real tracker app behind a TestClient, as the tracker's own tests use it.
+from tests.tracker_service.conftest import client as client
+from tests.tracker_service.conftest import settings as settings
 from tests.tracker_service.gateway_cluster import (
     MODEL,
     GatewayCluster,
