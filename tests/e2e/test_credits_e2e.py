@@ -6,7 +6,8 @@ audits off, so every node earns:
 
 - each chat through the gateway credits its two hops exactly by the rule: A
   ``positions × 10 / 1000``, the 10–30 hop ``positions × 20 / 1000`` (twice A);
-- B's contributor links B to an account by B's own signature, with an API key:
+- a stranger's key (from another address) earns every hop; B's contributor links B
+  to an account by B's own signature, with an API key the statement names:
   chats sent with that key earn B nothing (counted as own hops), A still earns;
 - kill -9 of the tracker: a new one on the same database and port shows every
   identity's credit exactly as acknowledged before (nothing lost, nothing twice);
@@ -36,11 +37,15 @@ from core.keystore import key_store
 from tests.e2e.test_gateway_e2e import wait_until
 from tracker_service.domain.credit_rules import LINK_DOMAIN, AccountClaim
 from tracker_service.domain.wire import domain_message
+from tracker_service.store.hashed_secrets import hash_secret
 
 pytestmark = pytest.mark.slow
 
 MAX_TOKENS = 6
 TOLERANCE = 2e-6  # the API rounds credit to 6 decimals
+# The stranger's requests come from elsewhere: an unlinked key from the nodes' own
+# address would be their own traffic, and earn them nothing (docs/credits.md).
+STRANGER_ADDRESS = "198.51.100.7"
 
 
 @dataclass
@@ -79,7 +84,10 @@ class Swarm:
             next(r for r in self.state()["recipes"] if r["status"] == "certified")["artifact_id"]
         )
 
-    def post_chat(self, key: str) -> httpx.Response:
+    def post_chat(self, key: str, from_address: str | None = None) -> httpx.Response:
+        """`from_address`: where the caller is, as the tracker's proxy reports it (the
+        tracker trusts X-Forwarded-For from loopback); the nodes are all on loopback."""
+        forwarded = {"X-Forwarded-For": from_address} if from_address else {}
         return httpx.post(
             self.url + "/v1/chat/completions",
             json={
@@ -91,14 +99,16 @@ class Swarm:
                 # speculative steps also credit the drafts a hop computed (docs/credits.md)
                 "speculative": False,
             },
-            headers={"Authorization": f"Bearer {key}"},
+            headers={"Authorization": f"Bearer {key}", **forwarded},
             timeout=300,
             trust_env=False,
         )
 
-    def chat(self, key: str) -> tuple[dict[str, tuple[int, int]], int]:
+    def chat(
+        self, key: str, from_address: str | None = None
+    ) -> tuple[dict[str, tuple[int, int]], int]:
         """One greedy chat: its route (node id -> layers) and the positions each hop ran."""
-        reply = self.post_chat(key)
+        reply = self.post_chat(key, from_address)
         assert reply.status_code == 200, reply.text
         route = {}
         for hop in reply.headers["X-Meshnet-Route"].split(","):
@@ -190,7 +200,9 @@ def link_account(swarm: Swarm, child_name: str, account: str, api_key: str) -> d
     index = child_name.split()[-1]
     identity = key_store(identity_file=swarm.workdir / f"node-{index}" / "identity.key").load()
     assert identity is not None
-    claim = AccountClaim(account, "Bob", "blue", (identity.node_id,), int(time.time()))
+    claim = AccountClaim(
+        account, "Bob", "blue", (identity.node_id,), int(time.time()), hash_secret(api_key)
+    )
     signature = identity.sign(domain_message(LINK_DOMAIN, claim.statement()))
     reply = httpx.post(
         swarm.url + "/api/v1/credits/accounts",
@@ -199,6 +211,7 @@ def link_account(swarm: Swarm, child_name: str, account: str, api_key: str) -> d
             "display_name": "Bob",
             "team": "blue",
             "signed_at": claim.signed_at,
+            "api_key_sha256": claim.api_key_sha256,
             "signatures": {identity.node_id: base64.b64encode(signature).decode()},
         },
         headers={"Authorization": f"Bearer {api_key}"},
@@ -226,7 +239,7 @@ def test_credit_follows_the_rule_skips_own_keys_survives_kill_9_and_is_forfeited
     served_by: set[str] = set()
     for _ in range(12):
         before = swarm.credits()
-        route, positions = swarm.chat(stranger)
+        route, positions = swarm.chat(stranger, STRANGER_ADDRESS)
         after = swarm.credits()
         assert route[a] == (0, 10)
         [second] = [n for n in route if n != a]
@@ -293,7 +306,7 @@ def test_credit_follows_the_rule_skips_own_keys_survives_kill_9_and_is_forfeited
 
     for _ in range(12):
         # A route may be refused while the audit's dispute is settled: a 503 is retried.
-        swarm.post_chat(stranger)
+        swarm.post_chat(stranger, STRANGER_ADDRESS)
         if liar_state() == "quarantined":
             break
     assert liar_state() == "quarantined"

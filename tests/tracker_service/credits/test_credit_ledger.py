@@ -18,15 +18,17 @@ from tracker_service.domain.credit_rules import (
     LINK_DOMAIN,
     AccountClaim,
     LinkRefused,
+    address_group,
     bucket_of,
     check_claim,
     hop_credit,
     parse_claim,
+    same_address,
 )
 from tracker_service.domain.recipe_identity import parse_identity
 from tracker_service.domain.tickets import HopReceipt
 from tracker_service.domain.wire import domain_message
-from tracker_service.services.credits import CreditLedger
+from tracker_service.services.credits import BOARD_DIRTY_S, CreditLedger, LeaderboardCache
 from tracker_service.services.session_plan import RoutePlan
 from tracker_service.store import credits as ledger
 from tracker_service.store.api_keys import add_api_key
@@ -254,3 +256,31 @@ def test_a_key_reserves_from_its_accounts_credit_and_settling_spends_what_was_us
     with database.session() as session:
         assert ledger.account_balance(session, "ada") == pytest.approx(0.0)
     assert credits.reserve(key.id, 0.01) is None
+
+
+def test_the_leaderboard_is_cached_between_writes_and_rebuilt_after_a_link(
+    database: Database,
+) -> None:
+    node = FakeNode()
+    ledger.add_credit(database, [ledger.CreditRow(node.node_id, bucket_of(NOW), credit=1.0)])
+    clock = [0.0]
+    board = LeaderboardCache(database, clock=lambda: clock[0])
+    for _ in range(50):
+        assert board.rows("identity")[0].total == pytest.approx(1.0)
+    assert board.rebuilds == 1  # fifty reads, one sum
+    ledger.add_credit(database, [ledger.CreditRow(node.node_id, bucket_of(NOW), credit=1.0)])
+    board.changed()  # credit written: rebuilt soon, not at once
+    assert board.rows("identity")[0].total == pytest.approx(1.0)
+    clock[0] += BOARD_DIRTY_S + 0.1
+    assert board.rows("identity")[0].total == pytest.approx(2.0)
+    assert board.rebuilds == 2
+    board.invalidate()  # an account linked: rebuilt at the next read
+    assert board.find(node.node_id) is not None and board.rebuilds == 3
+
+
+def test_address_groups_put_an_ipv6_home_together_and_keep_ipv4_exact() -> None:
+    assert address_group("2001:db8:1:2::5") == address_group("2001:db8:1:2:ffff::9")
+    assert address_group("2001:db8:1:3::5") != address_group("2001:db8:1:2::5")
+    assert address_group("::ffff:203.0.113.5") == "203.0.113.5"
+    assert same_address("203.0.113.5", "203.0.113.5")
+    assert not same_address("203.0.113.5", "203.0.113.6") and not same_address(None, "x")
