@@ -3,7 +3,7 @@ key each time: what it spent moves with it, so it never spends more than it earn
 
 from __future__ import annotations
 
-from tests.adversary.conftest import chat, keys_enforced
+from tests.support.credit_chats import chat, keys_enforced
 from tests.support.credit_claims import (
     claim_body,
     give_credit,

@@ -3,7 +3,7 @@ so together they never spend more credit than the account earned (docs/credits.m
 
 from __future__ import annotations
 
-from tests.adversary.conftest import chats_at_once, keys_enforced
+from tests.support.credit_chats import chats_at_once, keys_enforced
 from tests.support.credit_claims import (
     claim_body,
     give_credit,

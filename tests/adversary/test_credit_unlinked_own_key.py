@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from tests.adversary.conftest import chat, keys_enforced
+from tests.support.credit_chats import chat, keys_enforced
 from tests.support.credit_claims import new_api_key
 from tests.tracker_service.gateway_cluster import GatewayCluster, wait_for
 
