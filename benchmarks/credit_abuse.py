@@ -64,10 +64,12 @@ def node_credit(url_or_client: str | TestClient, node_id: str) -> float:
     """An identity's credit as the leaderboard shows it (0 when it has none)."""
     path = f"/api/v1/credits/{node_id}"
     if isinstance(url_or_client, TestClient):
-        reply = url_or_client.get(path)
+        found = url_or_client.get(path)
+        status, body = found.status_code, found.json()
     else:
         reply = httpx.get(url_or_client + path, timeout=10, trust_env=False)
-    return float(reply.json()["total"]) if reply.status_code == 200 else 0.0
+        status, body = reply.status_code, reply.json()
+    return float(body["total"]) if status == 200 else 0.0
 
 
 def double_spend(cluster: GatewayCluster) -> Outcome:

@@ -66,7 +66,7 @@ def test_refusals_have_the_documented_shape(client: TestClient) -> None:
     forged = claim_body([node], "ada")
     forged["signatures"] = {
         node.node_id: claim_body([stranger], "ada")["signatures"][stranger.node_id]
-    }  # type: ignore[index]
+    }
     reply = client.post("/api/v1/credits/accounts", json=forged)
     assert reply.status_code == 401 and reply.json()["reason"] == "bad-signature"
 
