@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import concurrent.futures
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -284,3 +285,21 @@ def test_address_groups_put_an_ipv6_home_together_and_keep_ipv4_exact() -> None:
     assert address_group("::ffff:203.0.113.5") == "203.0.113.5"
     assert same_address("203.0.113.5", "203.0.113.5")
     assert not same_address("203.0.113.5", "203.0.113.6") and not same_address(None, "x")
+
+
+def test_reservations_made_at_once_never_hold_more_than_was_earned(database: Database) -> None:
+    first, second = FakeNode(), FakeNode()
+    for node in (first, second):
+        _register(database, node, 0, 30)
+        ledger.add_credit(database, [ledger.CreditRow(node.node_id, bucket_of(NOW), credit=0.5)])
+    with database.sessions.begin() as session:
+        key, _ = add_api_key(session, label="ada", now=NOW)
+        ledger.save_claim(session, _claim([first, second]), now=NOW, key_id=key.id)
+    credits = CreditLedger(database, clock=lambda: NOW)
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        held = list(pool.map(lambda _: credits.reserve(key.id, 0.3), range(24)))
+    taken = [h for h in held if h is not None]
+    assert len(taken) == 3  # 3 × 0.3 fit in 1.0, a fourth does not
+    assert sum(h.amount for h in taken) == pytest.approx(0.9)
+    with database.session() as session:
+        assert ledger.account_balance(session, "ada") == pytest.approx(0.1)
