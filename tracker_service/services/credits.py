@@ -257,11 +257,15 @@ class CreditLedger:
     def reserve(self, key_id: int | None, cost: float) -> Reservation | None:
         """Blocking: hold a request's worst-case `cost` of its key's account's credit;
         None (a free request) when the key is linked to no account or it has less left."""
-        account = self.account_of(key_id)
-        if account is None or cost <= 0:
+        try:
+            account = self.account_of(key_id)
+            if account is None or cost <= 0:
+                return None
+            with self._db.sessions.begin() as session:
+                takes = credit_balances.reserve(session, account, cost, now=time.time())
+        except Exception as exc:  # the store is busy or down: serve the request as free
+            log.warning("a credit reservation failed, the request goes free: %s", exc)
             return None
-        with self._db.sessions.begin() as session:
-            takes = credit_balances.reserve(session, account, cost, now=time.time())
         return Reservation(account, takes) if takes else None
 
     def settle(self, reservation: Reservation, cost: float) -> float:
