@@ -79,6 +79,22 @@ class Swarm:
             rows[row["id"]] = detail["identities"][0] | {"total": row["total"]}
         return rows
 
+    def credits_after(self, before: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """The credits once the board shows a hop more than `before` (the leaderboard is
+        cached, rebuilt within 2 s of credit being written: docs/credits.md)."""
+
+        def hops(rows: dict[str, dict[str, Any]]) -> int:
+            return sum(int(r["hops"]) for r in rows.values())
+
+        found: dict[str, dict[str, Any]] = {}
+
+        def moved() -> bool:
+            found.update(self.credits())
+            return hops(found) > hops(before)
+
+        wait_until(moved, 15, "the leaderboard to show the chat's hops")
+        return found
+
     def model(self) -> str:
         return str(
             next(r for r in self.state()["recipes"] if r["status"] == "certified")["artifact_id"]
@@ -240,7 +256,7 @@ def test_credit_follows_the_rule_skips_own_keys_survives_kill_9_and_is_forfeited
     for _ in range(12):
         before = swarm.credits()
         route, positions = swarm.chat(stranger, STRANGER_ADDRESS)
-        after = swarm.credits()
+        after = swarm.credits_after(before)
         assert route[a] == (0, 10)
         [second] = [n for n in route if n != a]
         assert route[second] == (10, 30)
@@ -259,7 +275,7 @@ def test_credit_follows_the_rule_skips_own_keys_survives_kill_9_and_is_forfeited
     for _ in range(12):
         before = swarm.credits()
         route, positions = swarm.chat(own)
-        after = swarm.credits()
+        after = swarm.credits_after(before)
         assert earned(after, a) - earned(before, a) == pytest.approx(
             positions * 0.010, abs=TOLERANCE
         )
@@ -269,6 +285,14 @@ def test_credit_follows_the_rule_skips_own_keys_survives_kill_9_and_is_forfeited
             break
     else:
         pytest.fail("twelve own-key routes never went through B")
+    wait_until(
+        lambda: (
+            httpx.get(swarm.url + "/api/v1/credits/bob", timeout=10).json()["hops"]
+            == after[b]["hops"]
+        ),
+        15,
+        "the account board to show B's last hop",
+    )
     bob = httpx.get(swarm.url + "/api/v1/credits/bob", timeout=10).json()
     assert bob["kind"] == "account" and bob["total"] == pytest.approx(
         earned(after, b), abs=TOLERANCE
@@ -310,6 +334,7 @@ def test_credit_follows_the_rule_skips_own_keys_survives_kill_9_and_is_forfeited
         if liar_state() == "quarantined":
             break
     assert liar_state() == "quarantined"
+    wait_until(lambda: swarm.credits()[liar]["total"] == 0.0, 15, "the board to show the forfeit")
     final = swarm.credits()
     assert final[liar]["total"] == 0.0
     assert final[liar]["forfeited"].startswith("quarantined")
