@@ -96,8 +96,7 @@ class LeaderboardCache:
     def changed(self) -> None:
         """Credit was written: rebuild soon (BOARD_DIRTY_S), not per request."""
         with self._lock:
-            if self._dirty_at is None:
-                self._dirty_at = self._clock()
+            self._dirty_at = self._clock()  # the latest write
 
     def invalidate(self) -> None:
         """An account was linked (rare, and its owner looks at once): rebuild on next read."""
@@ -115,8 +114,6 @@ class LeaderboardCache:
             with self._db.session() as session:
                 rows = leaderboard(session, kind=kind, now=time.time())
             self._boards[kind] = (now, rows)
-            if all(self._fresh(at, now) for at, _ in self._boards.values()):
-                self._dirty_at = None
             self.rebuilds += 1
             return rows
 

@@ -277,6 +277,13 @@ def test_the_leaderboard_is_cached_between_writes_and_rebuilt_after_a_link(
     assert board.rebuilds == 2
     board.invalidate()  # an account linked: rebuilt at the next read
     assert board.find(node.node_id) is not None and board.rebuilds == 3
+    # A later write is seen too, whatever other kinds were built and never read again.
+    board.rows("team")
+    for total in (3.0, 4.0):
+        ledger.add_credit(database, [ledger.CreditRow(node.node_id, bucket_of(NOW), credit=1.0)])
+        board.changed()
+        clock[0] += BOARD_DIRTY_S + 0.1
+        assert board.rows("identity")[0].total == pytest.approx(total)
 
 
 def test_address_groups_put_an_ipv6_home_together_and_keep_ipv4_exact() -> None:
