@@ -44,7 +44,7 @@ from tracker_service.store.credits import (
     CreditWriter,
     LeaderRow,
     cap_hosts,
-    leaderboard,
+    leaderboards,
     linked_members,
 )
 from tracker_service.store.db import Database
@@ -81,15 +81,17 @@ class Reservation:
 
 
 class LeaderboardCache:
-    """Each kind's ranked rows, rebuilt when older than BOARD_TTL_S, or BOARD_DIRTY_S
-    after this replica wrote credit; at once after an account is linked here. One
-    rebuild at a time (the others wait for it and share it)."""
+    """Every kind's ranked rows, from one sum of the ledger (so they agree), rebuilt
+    when older than BOARD_TTL_S, or BOARD_DIRTY_S after this replica wrote credit; at
+    once after an account is linked here. One rebuild at a time (the others wait for
+    it and share it)."""
 
     def __init__(self, database: Database, clock: Callable[[], float] = time.monotonic) -> None:
         self._db = database
         self._clock = clock
         self._lock = threading.Lock()
-        self._boards: dict[str, tuple[float, list[LeaderRow]]] = {}
+        self._boards: dict[str, list[LeaderRow]] = {}  # every kind, from one sum
+        self._built_at: float | None = None
         self._dirty_at: float | None = None
         self.rebuilds = 0
 
@@ -101,21 +103,18 @@ class LeaderboardCache:
     def invalidate(self) -> None:
         """An account was linked (rare, and its owner looks at once): rebuild on next read."""
         with self._lock:
-            self._boards.clear()
-            self._dirty_at = None
+            self._built_at = None
 
     def rows(self, kind: str) -> list[LeaderRow]:
         """Blocking: the leaderboard of `kind` (account, identity, team)."""
         with self._lock:
             now = self._clock()
-            cached = self._boards.get(kind)
-            if cached is not None and self._fresh(cached[0], now):
-                return cached[1]
-            with self._db.session() as session:
-                rows = leaderboard(session, kind=kind, now=time.time())
-            self._boards[kind] = (now, rows)
-            self.rebuilds += 1
-            return rows
+            if self._built_at is None or not self._fresh(self._built_at, now):
+                with self._db.session() as session:
+                    self._boards = leaderboards(session, now=time.time())
+                self._built_at = now
+                self.rebuilds += 1
+            return self._boards[kind]
 
     def _fresh(self, built_at: float, now: float) -> bool:
         if now - built_at > BOARD_TTL_S:

@@ -332,9 +332,21 @@ def leaderboard(session: Session, *, kind: str, now: float) -> list[LeaderRow]:
     By account: an identity linked to no account stands as its own row (kind
     ``identity``), so an unlinked contributor still appears.
     """
-    accounts = _accounts(session)
+    return _ranked(identity_credits(session, now=now), _accounts(session), kind)
+
+
+def leaderboards(session: Session, *, now: float) -> dict[str, list[LeaderRow]]:
+    """Every kind's board from one sum of the ledger (what the cache rebuilds at once,
+    so the boards of one moment agree)."""
+    identities, accounts = identity_credits(session, now=now), _accounts(session)
+    return {kind: _ranked(identities, accounts, kind) for kind in KINDS}
+
+
+def _ranked(
+    identities: list[IdentityCredit], accounts: dict[str, CreditAccount], kind: str
+) -> list[LeaderRow]:
     rows: dict[str, LeaderRow] = {}
-    for identity in identity_credits(session, now=now):
+    for identity in identities:
         account = accounts.get(identity.account or "")
         if kind == "identity" or (kind == "account" and account is None):
             row = rows.setdefault(

@@ -276,7 +276,7 @@ def test_the_leaderboard_is_cached_between_writes_and_rebuilt_after_a_link(
     assert board.rows("identity")[0].total == pytest.approx(2.0)
     assert board.rebuilds == 2
     board.invalidate()  # an account linked: rebuilt at the next read
-    assert board.find(node.node_id) is not None and board.rebuilds == 3
+    assert board.find(node.node_id) is not None and board.rebuilds == 3  # one for all kinds
     # A later write is seen too, whatever other kinds were built and never read again.
     board.rows("team")
     for total in (3.0, 4.0):
