@@ -302,7 +302,8 @@ def test_credit_follows_the_rule_skips_own_keys_survives_kill_9_and_is_forfeited
     )
 
     # 3. kill -9 of the tracker: a new one on the same database shows exactly the same credit.
-    acknowledged = last  # showed the last chat (a fresh read may still be cached)
+    # The board already showed the last chat (credits_after), and nothing is written since.
+    acknowledged = swarm.credits()
     swarm.tracker.process.kill()
     swarm.tracker.process.wait(10)
     swarm.tracker.stop()
