@@ -79,18 +79,21 @@ class Swarm:
             rows[row["id"]] = detail["identities"][0] | {"total": row["total"]}
         return rows
 
-    def credits_after(self, before: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-        """The credits once the board shows a hop more than `before` (the leaderboard is
-        cached, rebuilt within 2 s of credit being written: docs/credits.md)."""
+    def credits_after(
+        self, before: dict[str, dict[str, Any]], route: dict[str, tuple[int, int]]
+    ) -> dict[str, dict[str, Any]]:
+        """The credits once the board shows a hop more for every node of `route` than
+        `before` (the leaderboard is cached, rebuilt within 2 s of a write)."""
 
-        def hops(rows: dict[str, dict[str, Any]]) -> int:
-            return sum(int(r["hops"]) for r in rows.values())
+        def hops(rows: dict[str, dict[str, Any]], node_id: str) -> int:
+            return int(rows.get(node_id, {}).get("hops", 0))
 
         found: dict[str, dict[str, Any]] = {}
 
         def moved() -> bool:
+            found.clear()
             found.update(self.credits())
-            return hops(found) > hops(before)
+            return all(hops(found, n) > hops(before, n) for n in route)
 
         wait_until(moved, 15, "the leaderboard to show the chat's hops")
         return found
@@ -259,7 +262,7 @@ def test_credit_follows_the_rule_skips_own_keys_survives_kill_9_and_is_forfeited
     for _ in range(12):
         before = last
         route, positions = swarm.chat(stranger, STRANGER_ADDRESS)
-        after = last = swarm.credits_after(before)
+        after = last = swarm.credits_after(before, route)
         assert route[a] == (0, 10)
         [second] = [n for n in route if n != a]
         assert route[second] == (10, 30)
@@ -278,7 +281,7 @@ def test_credit_follows_the_rule_skips_own_keys_survives_kill_9_and_is_forfeited
     for _ in range(12):
         before = last
         route, positions = swarm.chat(own)
-        after = last = swarm.credits_after(before)
+        after = last = swarm.credits_after(before, route)
         assert earned(after, a) - earned(before, a) == pytest.approx(
             positions * 0.010, abs=TOLERANCE
         )
