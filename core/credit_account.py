@@ -13,8 +13,8 @@ the check (``tracker_service/domain/credit_rules.py``) and
 
 The app links each computer to an account of its own, named after its node id
 (:func:`account_for`): stable for as long as the key, and the tracker lets only
-this identity's signature create or update it. The tracker strips the labels before it checks the signature,
-so :func:`clean_label` strips them here too.
+this identity's signature create or update it. The tracker strips the labels
+before it checks the signature, so :func:`clean_label` strips them here too.
 """
 
 from __future__ import annotations
