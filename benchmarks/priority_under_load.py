@@ -4,7 +4,10 @@ A tracker (gateway capped at ``--slots`` generations at once, free share 1 in
 4) and two node processes of the default model (layers 0–15 and 15–30) on
 loopback. Both nodes are linked to the account ``bob`` with the ``credited``
 API key; warm-up chats with another key (free) earn the account credit
-first. Then ``--clients`` credited and as many free clients each stream
+first. The free key's requests come from another address (``X-Forwarded-For``
+from loopback, which the tracker trusts as it trusts its proxy): an unlinked key
+from the nodes' own address would be their own traffic and earn nothing.
+Then ``--clients`` credited and as many free clients each stream
 greedy chats back to back for ``--duration`` seconds, all at once, so
 requests queue at the gateway the whole time (a request started in the window
 is waited for and counted). Reported per class: requests completed, time to first token
@@ -46,8 +49,10 @@ from core.keystore import key_store  # noqa: E402
 from core.models.default_model import ensure_default_model  # noqa: E402
 from tracker_service.domain.credit_rules import LINK_DOMAIN, AccountClaim  # noqa: E402
 from tracker_service.domain.wire import domain_message  # noqa: E402
+from tracker_service.store.hashed_secrets import hash_secret  # noqa: E402
 
 QUESTION = "Name three colours."
+STRANGER_ADDRESS = "198.51.100.7"  # where the free clients are, as the proxy reports it
 
 
 def wait(predicate: Any, timeout_s: float, what: str) -> None:
@@ -73,7 +78,7 @@ def link(url: str, workdir: Path, indexes: list[int], api_key: str) -> None:
         key_store(identity_file=workdir / f"node-{i}" / "identity.key").load() for i in indexes
     ]
     ids = tuple(sorted(i.node_id for i in identities if i is not None))
-    claim = AccountClaim("bob", "Bob", "", ids, int(time.time()))
+    claim = AccountClaim("bob", "Bob", "", ids, int(time.time()), hash_secret(api_key))
     message = domain_message(LINK_DOMAIN, claim.statement())
     signatures = {
         i.node_id: base64.b64encode(i.sign(message)).decode() for i in identities if i is not None
@@ -81,14 +86,16 @@ def link(url: str, workdir: Path, indexes: list[int], api_key: str) -> None:
     reply = httpx.post(
         url + "/api/v1/credits/accounts",
         json={"account": "bob", "display_name": "Bob", "team": "", "signed_at": claim.signed_at,
-              "signatures": signatures},
+              "api_key_sha256": claim.api_key_sha256, "signatures": signatures},
         headers={"Authorization": f"Bearer {api_key}"},
         timeout=30, trust_env=False,
     )  # fmt: skip
     reply.raise_for_status()
 
 
-def stream(url: str, model: str, key: str, max_tokens: int) -> tuple[float, float, int] | None:
+def stream(
+    url: str, model: str, key: str, max_tokens: int, from_address: str | None = None
+) -> tuple[float, float, int] | None:
     """(time to first token, tokens/s after it, tokens), or None when it failed."""
     started = time.perf_counter()
     first = None
@@ -101,6 +108,8 @@ def stream(url: str, model: str, key: str, max_tokens: int) -> tuple[float, floa
         "stream": True,
     }
     headers = {"Authorization": f"Bearer {key}"}
+    if from_address:
+        headers["X-Forwarded-For"] = from_address
     try:
         with httpx.stream(
             "POST", url + "/v1/chat/completions", json=body, headers=headers,
@@ -178,17 +187,18 @@ def main() -> None:
             link(url, workdir, [1, 2], credited_key)
             time.sleep(2.5)
             for _ in range(args.warmup):
-                stream(url, model, free_key, args.max_tokens)
+                stream(url, model, free_key, args.max_tokens, STRANGER_ADDRESS)
             bob = httpx.get(url + "/api/v1/credits/bob", timeout=10, trust_env=False).json()
             print(f"account bob earned {bob['total']:.3f} credit in {args.warmup} warm-up chats")
-            time.sleep(2.5)  # the balance cache
+            time.sleep(2.5)  # the ledger's cache of linked keys
 
             results: dict[str, list[tuple[float, float, int] | None]] = {"credited": [], "free": []}
             lock = threading.Lock()
 
             def client(klass: str, key: str) -> None:
+                address = STRANGER_ADDRESS if klass == "free" else None
                 while time.perf_counter() < end:
-                    outcome = stream(url, model, key, args.max_tokens)
+                    outcome = stream(url, model, key, args.max_tokens, address)
                     with lock:
                         results[klass].append(outcome)
 

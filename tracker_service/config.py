@@ -196,6 +196,10 @@ class Settings(BaseSettings):
     gateway_responses_per_key: int = Field(default=256, ge=0)
     # A second port answering only Ollama's paths (serve --ollama-port; 0 or none: off)
     ollama_port: int | None = Field(default=None, ge=0, le=65535)
+    # Credit accounts one identity, and one address group (IPv6 /64), may create per
+    # day (docs/credits.md#accounts-and-teams): the app makes one per computer.
+    credit_accounts_per_identity_per_day: int = Field(default=3, ge=1)
+    credit_accounts_per_address_per_day: int = Field(default=20, ge=1)
 
     @field_validator("network_terms_url", "public_url")
     @classmethod

@@ -6,7 +6,8 @@ audits off, so every node earns:
 
 - each chat through the gateway credits its two hops exactly by the rule: A
   ``positions × 10 / 1000``, the 10–30 hop ``positions × 20 / 1000`` (twice A);
-- B's contributor links B to an account by B's own signature, with an API key:
+- a stranger's key (from another address) earns every hop; B's contributor links B
+  to an account by B's own signature, with an API key the statement names:
   chats sent with that key earn B nothing (counted as own hops), A still earns;
 - kill -9 of the tracker: a new one on the same database and port shows every
   identity's credit exactly as acknowledged before (nothing lost, nothing twice);
@@ -36,11 +37,15 @@ from core.keystore import key_store
 from tests.e2e.test_gateway_e2e import wait_until
 from tracker_service.domain.credit_rules import LINK_DOMAIN, AccountClaim
 from tracker_service.domain.wire import domain_message
+from tracker_service.store.hashed_secrets import hash_secret
 
 pytestmark = pytest.mark.slow
 
 MAX_TOKENS = 6
 TOLERANCE = 2e-6  # the API rounds credit to 6 decimals
+# The stranger's requests come from elsewhere: an unlinked key from the nodes' own
+# address would be their own traffic, and earn them nothing (docs/credits.md).
+STRANGER_ADDRESS = "198.51.100.7"
 
 
 @dataclass
@@ -74,12 +79,34 @@ class Swarm:
             rows[row["id"]] = detail["identities"][0] | {"total": row["total"]}
         return rows
 
+    def credits_after(
+        self, before: dict[str, dict[str, Any]], hops: dict[str, int]
+    ) -> dict[str, dict[str, Any]]:
+        """The credits once the board shows, for each node in `hops`, at least that many
+        hops more than `before` (the leaderboard is cached, rebuilt within 2 s of a write)."""
+
+        def count(rows: dict[str, dict[str, Any]], node_id: str) -> int:
+            return int(rows.get(node_id, {}).get("hops", 0))
+
+        found: dict[str, dict[str, Any]] = {}
+
+        def moved() -> bool:
+            found.clear()
+            found.update(self.credits())
+            return all(count(found, n) >= count(before, n) + k for n, k in hops.items())
+
+        wait_until(moved, 30, "the leaderboard to show the chats' hops")
+        return found
+
     def model(self) -> str:
         return str(
             next(r for r in self.state()["recipes"] if r["status"] == "certified")["artifact_id"]
         )
 
-    def post_chat(self, key: str) -> httpx.Response:
+    def post_chat(self, key: str, from_address: str | None = None) -> httpx.Response:
+        """`from_address`: where the caller is, as the tracker's proxy reports it (the
+        tracker trusts X-Forwarded-For from loopback); the nodes are all on loopback."""
+        forwarded = {"X-Forwarded-For": from_address} if from_address else {}
         return httpx.post(
             self.url + "/v1/chat/completions",
             json={
@@ -91,14 +118,16 @@ class Swarm:
                 # speculative steps also credit the drafts a hop computed (docs/credits.md)
                 "speculative": False,
             },
-            headers={"Authorization": f"Bearer {key}"},
+            headers={"Authorization": f"Bearer {key}", **forwarded},
             timeout=300,
             trust_env=False,
         )
 
-    def chat(self, key: str) -> tuple[dict[str, tuple[int, int]], int]:
+    def chat(
+        self, key: str, from_address: str | None = None
+    ) -> tuple[dict[str, tuple[int, int]], int]:
         """One greedy chat: its route (node id -> layers) and the positions each hop ran."""
-        reply = self.post_chat(key)
+        reply = self.post_chat(key, from_address)
         assert reply.status_code == 200, reply.text
         route = {}
         for hop in reply.headers["X-Meshnet-Route"].split(","):
@@ -190,7 +219,9 @@ def link_account(swarm: Swarm, child_name: str, account: str, api_key: str) -> d
     index = child_name.split()[-1]
     identity = key_store(identity_file=swarm.workdir / f"node-{index}" / "identity.key").load()
     assert identity is not None
-    claim = AccountClaim(account, "Bob", "blue", (identity.node_id,), int(time.time()))
+    claim = AccountClaim(
+        account, "Bob", "blue", (identity.node_id,), int(time.time()), hash_secret(api_key)
+    )
     signature = identity.sign(domain_message(LINK_DOMAIN, claim.statement()))
     reply = httpx.post(
         swarm.url + "/api/v1/credits/accounts",
@@ -199,6 +230,7 @@ def link_account(swarm: Swarm, child_name: str, account: str, api_key: str) -> d
             "display_name": "Bob",
             "team": "blue",
             "signed_at": claim.signed_at,
+            "api_key_sha256": claim.api_key_sha256,
             "signatures": {identity.node_id: base64.b64encode(signature).decode()},
         },
         headers={"Authorization": f"Bearer {api_key}"},
@@ -223,45 +255,61 @@ def test_credit_follows_the_rule_skips_own_keys_survives_kill_9_and_is_forfeited
     time.sleep(2.5)  # the gateway re-reads whether keys are configured every 2 s
 
     # 1. Every verified hop earns tokens × layers / 1000; the 20-layer hop twice the 10-layer.
+    # Chats go back to back (so the two 10–30 nodes share them by load); the leaderboard
+    # is cached (rebuilt within 2 s of a write), so it is read once they all show.
+    start = swarm.credits()
+    expected: dict[str, float] = {}
+    hops: dict[str, int] = {}
     served_by: set[str] = set()
     for _ in range(12):
-        before = swarm.credits()
-        route, positions = swarm.chat(stranger)
-        after = swarm.credits()
+        route, positions = swarm.chat(stranger, STRANGER_ADDRESS)
         assert route[a] == (0, 10)
         [second] = [n for n in route if n != a]
         assert route[second] == (10, 30)
-        assert earned(after, a) - earned(before, a) == pytest.approx(
-            positions * 0.010, abs=TOLERANCE
-        )
-        gained = earned(after, second) - earned(before, second)
-        assert gained == pytest.approx(positions * 0.020, abs=TOLERANCE)
-        assert gained == pytest.approx(2 * (earned(after, a) - earned(before, a)), abs=TOLERANCE)
+        for node_id, layers in ((a, 10), (second, 20)):
+            expected[node_id] = expected.get(node_id, 0.0) + positions * layers / 1000
+            hops[node_id] = hops.get(node_id, 0) + 1
         served_by.add(second)
         if served_by == {b, liar}:
             break
     assert served_by == {b, liar}, "twelve routes never used both 10–30 nodes"
+    after = swarm.credits_after(start, hops)
+    for node_id, credit in expected.items():
+        assert earned(after, node_id) - earned(start, node_id) == pytest.approx(
+            credit, abs=TOLERANCE * hops[node_id]
+        )
 
     # 2. Requests with the key linked to B's account earn B nothing; A still earns.
+    before = after
+    own_positions = 0
     for _ in range(12):
-        before = swarm.credits()
         route, positions = swarm.chat(own)
-        after = swarm.credits()
-        assert earned(after, a) - earned(before, a) == pytest.approx(
-            positions * 0.010, abs=TOLERANCE
-        )
+        own_positions += positions
         if b in route:
-            assert earned(after, b) == pytest.approx(earned(before, b), abs=TOLERANCE)
-            assert after[b]["own_hops"] == before[b]["own_hops"] + 1
             break
     else:
         pytest.fail("twelve own-key routes never went through B")
+    after = swarm.credits_after(before, {a: 1, b: 1})
+    assert earned(after, a) - earned(before, a) == pytest.approx(
+        own_positions * 0.010, abs=TOLERANCE * 12
+    )
+    assert earned(after, b) == pytest.approx(earned(before, b), abs=TOLERANCE)
+    assert after[b]["own_hops"] == before[b]["own_hops"] + 1
+    wait_until(
+        lambda: (
+            httpx.get(swarm.url + "/api/v1/credits/bob", timeout=10).json()["hops"]
+            == after[b]["hops"]
+        ),
+        15,
+        "the account board to show B's last hop",
+    )
     bob = httpx.get(swarm.url + "/api/v1/credits/bob", timeout=10).json()
     assert bob["kind"] == "account" and bob["total"] == pytest.approx(
         earned(after, b), abs=TOLERANCE
     )
 
     # 3. kill -9 of the tracker: a new one on the same database shows exactly the same credit.
+    # The board already showed the last chat (credits_after), and nothing is written since.
     acknowledged = swarm.credits()
     swarm.tracker.process.kill()
     swarm.tracker.process.wait(10)
@@ -293,10 +341,11 @@ def test_credit_follows_the_rule_skips_own_keys_survives_kill_9_and_is_forfeited
 
     for _ in range(12):
         # A route may be refused while the audit's dispute is settled: a 503 is retried.
-        swarm.post_chat(stranger)
+        swarm.post_chat(stranger, STRANGER_ADDRESS)
         if liar_state() == "quarantined":
             break
     assert liar_state() == "quarantined"
+    wait_until(lambda: swarm.credits()[liar]["total"] == 0.0, 15, "the board to show the forfeit")
     final = swarm.credits()
     assert final[liar]["total"] == 0.0
     assert final[liar]["forfeited"].startswith("quarantined")

@@ -13,6 +13,7 @@ cost-1.0 recipe is ``1 / 1000`` credit (a 30-layer model's token is 0.03).
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -29,9 +30,15 @@ BUCKET_S = 3600  # the ledger aggregates per node per hour
 # per token (prompt + completion) when the gateway gives it priority.
 SPEND_PER_TOKEN = 0.01
 
-LINK_DOMAIN = b"meshnet.credit-account.v1"
+# v2 names the API key the statement authorises (``api_key_sha256``); a v1 statement
+# (an older app) is still accepted, but only to link identities, never a key.
+LINK_DOMAIN = b"meshnet.credit-account.v2"
+LINK_DOMAIN_V1 = b"meshnet.credit-account.v1"
 LINK_WINDOW_S = 300  # a signed statement is accepted this long either side of now
 ACCOUNT_PATTERN = r"^[a-z0-9][a-z0-9_.-]{1,62}$"
+# ``pc-<node id>``: the app's account of one computer, owned by that node's key.
+OWNED_ACCOUNT = re.compile(r"^pc-([0-9a-f]{32})$")
+KEY_DIGEST = re.compile(r"^[0-9a-f]{64}$")
 MAX_LINKED_IDENTITIES = 64
 MAX_LABEL_LEN = 64
 
@@ -62,6 +69,11 @@ def priority_cost(tokens: int) -> float:
     return max(0, tokens) * SPEND_PER_TOKEN
 
 
+def reserve_cost(prompt_tokens: int, max_tokens: int, n: int) -> float:
+    """A request's worst case, reserved when it starts: every choice runs to max_tokens."""
+    return priority_cost(prompt_tokens + max(0, max_tokens) * max(1, n))
+
+
 def job_credit(work_units: int) -> float:
     """Credit of one committed batch-job task."""
     return max(0, work_units) * JOB_UNIT_CREDIT
@@ -70,6 +82,36 @@ def job_credit(work_units: int) -> float:
 def bucket_of(at: float) -> int:
     """The start of the hour bucket `at` (unix seconds) falls in."""
     return int(at // BUCKET_S) * BUCKET_S
+
+
+def address_group(host: str | None) -> str:
+    """The group a per-address rule counts a host by: an IPv6 address by its /64 (one
+    home's prefix), anything else as written. (security/address_limits.py may grow the
+    same helper; this one can switch to it.)"""
+    if not host:
+        return ""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host.lower()
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address)
+
+
+def same_address(caller: str | None, node: str | None) -> bool:
+    """A caller and a node seen from the same address group (own traffic)."""
+    if not caller or not node:
+        return False
+    return address_group(caller) == address_group(node)
+
+
+def owner_of(account: str) -> str | None:
+    """The node id that owns ``pc-<node id>``; None for a freely named account."""
+    found = OWNED_ACCOUNT.match(account)
+    return found.group(1) if found else None
 
 
 @dataclass(frozen=True)
@@ -81,9 +123,14 @@ class AccountClaim:
     team: str
     node_ids: tuple[str, ...]
     signed_at: int
+    api_key_sha256: str = ""  # the API key this statement authorises ("" for none)
 
     def statement(self) -> dict[str, Any]:
         """What every linked identity signs (canonical JSON under LINK_DOMAIN)."""
+        return self.statement_v1() | {"api_key_sha256": self.api_key_sha256}
+
+    def statement_v1(self) -> dict[str, Any]:
+        """An older app's statement (LINK_DOMAIN_V1): it names no key."""
         return {
             "account": self.account,
             "display_name": self.display_name,
@@ -125,10 +172,31 @@ def parse_claim(body: Mapping[str, Any]) -> tuple[AccountClaim, dict[str, str]]:
             f"'signatures' must map 1 to {MAX_LINKED_IDENTITIES} node ids to each identity's "
             "base64 Ed25519 signature of the statement",
         )
+    key_digest = body.get("api_key_sha256", "")
+    if not isinstance(key_digest, str) or (key_digest and not KEY_DIGEST.match(key_digest)):
+        raise LinkRefused(
+            "bad-claim",
+            "'api_key_sha256' must be the lowercase hex SHA-256 of the API key the statement "
+            "authorises, or empty",
+        )
     claim = AccountClaim(
-        account, labels["display_name"], labels["team"], tuple(sorted(signatures)), signed_at
+        account,
+        labels["display_name"],
+        labels["team"],
+        tuple(sorted(signatures)),
+        signed_at,
+        key_digest,
     )
     return claim, dict(signatures)
+
+
+def _signed(claim: AccountClaim, key: bytes, signature: str) -> bool:
+    if verify_domain_signature(key, signature, LINK_DOMAIN, claim.statement()):
+        return True
+    # An older app's statement names no key, so it may link identities only.
+    return not claim.api_key_sha256 and verify_domain_signature(
+        key, signature, LINK_DOMAIN_V1, claim.statement_v1()
+    )
 
 
 def check_claim(
@@ -138,13 +206,32 @@ def check_claim(
     *,
     now: float,
     members: Sequence[str] = (),
+    api_key_sha256: str = "",
 ) -> None:
     """Raise LinkRefused unless every identity named signed the statement, recently.
 
     ``members``: the identities already linked to the account; when there are any,
     at least one of them must sign too, so nobody can take over an account by
-    signing with identities of their own.
+    signing with identities of their own. ``pc-<node id>`` is owned: only a claim
+    that node signs may create or update it. ``api_key_sha256``: the SHA-256 of the
+    API key posted with the claim ("" for none); it must be the key the statement
+    names, so a claim seen in transit cannot be re-posted to link another key.
     """
+    if api_key_sha256 != claim.api_key_sha256:
+        raise LinkRefused(
+            "key-not-signed",
+            "the API key sent is not the one the signed statement names "
+            "('api_key_sha256'); sign a statement that names this key",
+            status_code=401,
+        )
+    owner = owner_of(claim.account)
+    if owner is not None and owner not in claim.node_ids:
+        raise LinkRefused(
+            "name-owned",
+            f"'{claim.account}' belongs to node {owner}: only a claim that node signs can "
+            "create or update it; choose another account name",
+            status_code=403,
+        )
     if abs(now - claim.signed_at) > LINK_WINDOW_S:
         raise LinkRefused(
             "stale-timestamp",
@@ -152,7 +239,6 @@ def check_claim(
             "the tracker's clock; sign it again now",
             status_code=401,
         )
-    statement = claim.statement()
     for node_id in claim.node_ids:
         key = public_keys.get(node_id)
         if key is None:
@@ -162,13 +248,13 @@ def check_claim(
                 "it can be linked",
                 status_code=404,
             )
-        if not verify_domain_signature(key, signatures[node_id], LINK_DOMAIN, statement):
+        if not _signed(claim, key, signatures[node_id]):
             raise LinkRefused(
                 "bad-signature",
                 f"the signature of {node_id} is not its registered key's over this statement",
                 status_code=401,
             )
-    if members and not set(members) & set(claim.node_ids):
+    if owner is None and members and not set(members) & set(claim.node_ids):
         raise LinkRefused(
             "not-a-member",
             f"account '{claim.account}' exists; one of its linked identities must sign too",

@@ -34,6 +34,7 @@ class Caller:
     label: str
     requests_per_minute: int | None
     tokens_per_minute: int | None
+    host: str | None = None  # the address the request came from (own-traffic rule)
 
     @property
     def name(self) -> str:
@@ -81,7 +82,7 @@ class KeyCheck:
     def authenticate(self, authorization: str | None, client_host: str | None) -> Caller:
         if not self.keys_configured():
             if is_loopback(client_host):
-                return Caller(None, "loopback", None, None)
+                return Caller(None, "loopback", None, None, client_host)
             raise Unauthorized(
                 "this tracker has no API keys configured, so its gateway answers only on "
                 "loopback; the operator can issue one with `meshnet-tracker keys add --label NAME`",
@@ -107,6 +108,7 @@ class KeyCheck:
             found.label,
             found.requests_per_minute if found.requests_per_minute is not None else self._rpm,
             found.tokens_per_minute if found.tokens_per_minute is not None else self._tpm,
+            client_host,
         )
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracker_service.config import Settings
+from tracker_service.domain.credit_rules import priority_cost, reserve_cost
 from tracker_service.domain.route_formation import PURPOSE_SERVE
 from tracker_service.gateway.api_keys import Caller, KeyCheck, RateLimiter, SessionCap
 from tracker_service.gateway.chain_memory import ChainMemory
@@ -328,7 +329,7 @@ class Gateway:
                 param="logit_bias",
             )
         grammar = await self._grammar(body, assets)
-        on_close = await self._take_slot(caller)
+        on_close = await self._take_slot(caller, reserve_cost(len(prompt), max_tokens, body.n))
         try:
             answer = await self._answer(
                 body, caller, record, served, assets, prompt, max_tokens, grammar, functions
@@ -339,13 +340,19 @@ class Gateway:
         answer._on_close = on_close
         return answer
 
-    async def _take_slot(self, caller: Caller) -> Callable[[int], Awaitable[None]]:
-        """Wait for a generation slot (credited keys first, docs/credits.md); returns
-        what gives it back and charges the account for the tokens used."""
-        account = None
+    async def _take_slot(self, caller: Caller, worst: float) -> Callable[[int], Awaitable[None]]:
+        """Wait for a generation slot (credited keys first, docs/credits.md). A credited
+        request first reserves its worst case (`worst`); the returned callback gives the
+        slot back and settles: spends what the tokens used cost, frees the rest."""
+        held = None
         if self.credits is not None and self.priority.enabled:
-            account = await asyncio.to_thread(self.credits.credited, caller.key_id)
-        await self.priority.acquire(CREDITED if account else FREE)
+            held = await asyncio.to_thread(self.credits.reserve, caller.key_id, worst)
+        try:
+            await self.priority.acquire(CREDITED if held else FREE)
+        except BaseException:
+            if held is not None and self.credits is not None:
+                await asyncio.to_thread(self.credits.settle, held, 0.0)
+            raise
         released = False
 
         async def on_close(tokens: int) -> None:
@@ -354,9 +361,9 @@ class Gateway:
                 return
             released = True
             self.priority.release()
-            if account is not None and self.credits is not None:
+            if held is not None and self.credits is not None:
                 with contextlib.suppress(Exception):
-                    await asyncio.to_thread(self.credits.spend, account, tokens)
+                    await asyncio.to_thread(self.credits.settle, held, priority_cost(tokens))
 
         return on_close
 
@@ -499,7 +506,7 @@ class Gateway:
             auditor=self._auditor,
             pick=sampler.pick if sampler is not None else None,
             affinity=self.affinity,
-            on_receipts=self.credits.sink(caller.key_id) if self.credits else None,
+            on_receipts=self.credits.sink(caller.key_id, caller.host) if self.credits else None,
             speculative=body.speculative,
             chain=body.chain,
             chains=self.chains,

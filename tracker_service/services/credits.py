@@ -8,8 +8,15 @@ transaction one upsert per (node, hour) it touches. The caller's await ends
 when the commit holding its credit is done: acknowledged credit is durable.
 
 A hop earns nothing when the session's API key is linked to the same account
-as the hop's node (a contributor's own requests); it is still counted as an
-``own_hop`` so the rule shows in the ledger.
+as the hop's node, or when the key is linked to no account and the request came
+from the node's own address group (no key at all: the loopback-only gateway of
+a tracker without keys, the operator's own) (a contributor's own requests); it is still
+counted as an ``own_hop`` so the rule shows in the ledger.
+
+Spending: :meth:`CreditLedger.reserve` holds a request's worst case when it starts
+and :meth:`CreditLedger.settle` spends what it used when it ends
+(store/credit_balances.py). :class:`LeaderboardCache` keeps each leaderboard a
+few seconds, so the API does not re-sum the ledger per request.
 """
 
 from __future__ import annotations
@@ -27,16 +34,18 @@ from tracker_service.domain.credit_rules import (
     DEFAULT_COST_PER_LAYER,
     bucket_of,
     hop_credit,
-    priority_cost,
+    same_address,
 )
 from tracker_service.domain.tickets import HopReceipt
 from tracker_service.services.session_plan import RoutePlan
+from tracker_service.store import credit_balances
 from tracker_service.store.credits import (
     CreditRow,
     CreditWriter,
-    account_balance,
+    LeaderRow,
+    cap_hosts,
+    leaderboards,
     linked_members,
-    spend_credit,
 )
 from tracker_service.store.db import Database
 
@@ -44,7 +53,8 @@ log = logging.getLogger(__name__)
 
 Fingerprint = tuple[str, str]
 LINKS_CACHE_S = 2.0  # as the gateway's check of whether keys are configured
-BALANCE_CACHE_S = 2.0
+BOARD_TTL_S = 30.0  # a leaderboard is rebuilt at most this often while nothing changes
+BOARD_DIRTY_S = 2.0  # ... and at most this often while credit is being written
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,70 @@ class VerifiedHop:
     cost_per_layer: float
     key_id: int | None
     at: float
+    caller_host: str | None = None  # the address the request came from
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """Credit a request holds while it runs: per identity of the paying account."""
+
+    account: str
+    takes: dict[str, float]
+
+    @property
+    def amount(self) -> float:
+        return sum(self.takes.values())
+
+
+class LeaderboardCache:
+    """Every kind's ranked rows, from one sum of the ledger (so they agree), rebuilt
+    when older than BOARD_TTL_S, or BOARD_DIRTY_S after this replica wrote credit; at
+    once after an account is linked here. One rebuild at a time (the others wait for
+    it and share it)."""
+
+    def __init__(self, database: Database, clock: Callable[[], float] = time.monotonic) -> None:
+        self._db = database
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._boards: dict[str, list[LeaderRow]] = {}  # every kind, from one sum
+        self._built_at: float | None = None
+        self._dirty_at: float | None = None
+        self.rebuilds = 0
+
+    def changed(self) -> None:
+        """Credit was written: rebuild soon (BOARD_DIRTY_S), not per request."""
+        with self._lock:
+            self._dirty_at = self._clock()  # the latest write
+
+    def invalidate(self) -> None:
+        """An account was linked (rare, and its owner looks at once): rebuild on next read."""
+        with self._lock:
+            self._built_at = None
+
+    def rows(self, kind: str) -> list[LeaderRow]:
+        """Blocking: the leaderboard of `kind` (account, identity, team)."""
+        with self._lock:
+            now = self._clock()
+            if self._built_at is None or not self._fresh(self._built_at, now):
+                with self._db.session() as session:
+                    self._boards = leaderboards(session, now=time.time())
+                self._built_at = now
+                self.rebuilds += 1
+            return self._boards[kind]
+
+    def _fresh(self, built_at: float, now: float) -> bool:
+        if now - built_at > BOARD_TTL_S:
+            return False
+        dirty = self._dirty_at is not None and self._dirty_at >= built_at
+        return not dirty or now - built_at < BOARD_DIRTY_S
+
+    def find(self, credit_id: str) -> LeaderRow | None:
+        """One account, identity or team by its id (account names are looked up first)."""
+        for kind in ("account", "identity", "team"):
+            for row in self.rows(kind):
+                if row.id == credit_id and (row.kind == kind or kind == "account"):
+                    return row
+        return None
 
 
 class CreditLedger:
@@ -75,34 +149,44 @@ class CreditLedger:
         self._flushing = False
         self._flush_task: asyncio.Task[None] | None = None
         self.commits = 0  # transactions written, for the benchmark
+        self.spent = 0.0  # credit settled by this replica's requests since it started
         self._writer = CreditWriter(database)
         self._links_lock = threading.Lock()
         self._links_at = -1e18
         self._linked: tuple[dict[int, str], dict[str, str]] = ({}, {})
-        self._balances: dict[str, tuple[float, float]] = {}  # account -> (read at, balance)
+        self.board = LeaderboardCache(database)
 
     def cost_per_layer(self, fingerprint: Fingerprint) -> float:
         return self._costs.get(fingerprint, DEFAULT_COST_PER_LAYER)
 
     def hops_of(
-        self, plan: RoutePlan, receipts: Sequence[HopReceipt], key_id: int | None
+        self,
+        plan: RoutePlan,
+        receipts: Sequence[HopReceipt],
+        key_id: int | None,
+        caller_host: str | None = None,
     ) -> list[VerifiedHop]:
         cost = self.cost_per_layer(plan.fingerprint)
         now = self._clock()
         return [
-            VerifiedHop(r.node_id, r.tokens, r.end - r.start, cost, key_id, now)
+            VerifiedHop(r.node_id, r.tokens, r.end - r.start, cost, key_id, now, caller_host)
             for r in receipts
             if r.tokens > 0 and r.end > r.start
         ]
 
     async def credit_receipts(
-        self, plan: RoutePlan, receipts: Sequence[HopReceipt], *, key_id: int | None
+        self,
+        plan: RoutePlan,
+        receipts: Sequence[HopReceipt],
+        *,
+        key_id: int | None,
+        caller_host: str | None = None,
     ) -> None:
-        await self.credit(self.hops_of(plan, receipts, key_id))
+        await self.credit(self.hops_of(plan, receipts, key_id, caller_host))
 
-    def sink(self, key_id: int | None) -> ReceiptSink:
-        """What a route session calls with its verified receipts, for this caller's key."""
-        return ReceiptSink(self, key_id)
+    def sink(self, key_id: int | None, caller_host: str | None = None) -> ReceiptSink:
+        """What a route session calls with its verified receipts, for this caller."""
+        return ReceiptSink(self, key_id, caller_host)
 
     async def credit(self, hops: list[VerifiedHop]) -> None:
         if not hops:
@@ -141,34 +225,51 @@ class CreditLedger:
         node_accounts: dict[str, str] = {}
         if any(h.key_id is not None for h in hops):
             key_accounts, node_accounts = self._links()
-        written = self._writer.add(self._rows(hops, key_accounts, node_accounts))
+        node_hosts = self._hosts_of(hops, key_accounts)
+        written = self._writer.add(self._rows(hops, key_accounts, node_accounts, node_hosts))
         self.commits += 1
+        self.board.changed()
         return written
 
-    def credited(self, key_id: int | None) -> str | None:
-        """Blocking: the account whose credit this key's requests spend, when it has
-        credit left (cached BALANCE_CACHE_S); None for a free request."""
-        if key_id is None:
-            return None
-        account = self._links()[0].get(key_id)
-        if account is None:
-            return None
-        now = time.monotonic()
-        cached = self._balances.get(account)
-        if cached is None or now - cached[0] > BALANCE_CACHE_S:
-            with self._db.session() as session:
-                cached = (now, account_balance(session, account))
-            self._balances[account] = cached
-        return account if cached[1] > 0 else None
+    def _hosts_of(
+        self, hops: Sequence[VerifiedHop], key_accounts: Mapping[int, str]
+    ) -> dict[str, str]:
+        """The address each node is counted by, for the hops whose key is linked to no
+        account (the own-address rule); read only when there are such hops."""
+        wanted = {
+            h.node_id
+            for h in hops
+            if h.caller_host and h.key_id is not None and h.key_id not in key_accounts
+        }
+        if not wanted:
+            return {}
+        with self._db.session() as session:
+            return cap_hosts(session, sorted(wanted))
 
-    def spend(self, account: str, tokens: int) -> None:
-        """Blocking: charge a prioritized request to its account."""
-        cost = priority_cost(tokens)
-        if cost <= 0:
-            return
+    def account_of(self, key_id: int | None) -> str | None:
+        """Blocking: the account a key is linked to (cached LINKS_CACHE_S)."""
+        return None if key_id is None else self._links()[0].get(key_id)
+
+    def reserve(self, key_id: int | None, cost: float) -> Reservation | None:
+        """Blocking: hold a request's worst-case `cost` of its key's account's credit;
+        None (a free request) when the key is linked to no account or it has less left."""
+        try:
+            account = self.account_of(key_id)
+            if account is None or cost <= 0:
+                return None
+            with self._db.sessions.begin() as session:
+                takes = credit_balances.reserve(session, account, cost, now=time.time())
+        except Exception as exc:  # the store is busy or down: serve the request as free
+            log.warning("a credit reservation failed, the request goes free: %s", exc)
+            return None
+        return Reservation(account, takes) if takes else None
+
+    def settle(self, reservation: Reservation, cost: float) -> float:
+        """Blocking: spend what the request used (at most what it held), free the rest."""
         with self._db.sessions.begin() as session:
-            spend_credit(session, account, cost)
-        self._balances.pop(account, None)
+            spent = credit_balances.settle(session, reservation.takes, cost, now=time.time())
+        self.spent += spent
+        return spent
 
     def _links(self) -> tuple[dict[int, str], dict[str, str]]:
         """Linked keys and their accounts' identities, re-read at most every LINKS_CACHE_S
@@ -186,11 +287,17 @@ class CreditLedger:
         hops: Sequence[VerifiedHop],
         key_accounts: Mapping[int, str],
         node_accounts: Mapping[str, str],
+        node_hosts: Mapping[str, str],
     ) -> list[CreditRow]:
         rows = []
         for hop in hops:
             payer = key_accounts.get(hop.key_id) if hop.key_id is not None else None
-            own = payer is not None and node_accounts.get(hop.node_id) == payer
+            if payer is not None:
+                own = node_accounts.get(hop.node_id) == payer
+            else:  # an unlinked key: own traffic when sent from the node's address
+                own = hop.key_id is not None and same_address(
+                    hop.caller_host, node_hosts.get(hop.node_id)
+                )
             rows.append(
                 CreditRow(
                     hop.node_id,
@@ -211,6 +318,9 @@ class ReceiptSink:
 
     ledger: CreditLedger
     key_id: int | None
+    caller_host: str | None = None
 
     async def __call__(self, plan: RoutePlan, receipts: Sequence[HopReceipt]) -> None:
-        await self.ledger.credit_receipts(plan, receipts, key_id=self.key_id)
+        await self.ledger.credit_receipts(
+            plan, receipts, key_id=self.key_id, caller_host=self.caller_host
+        )

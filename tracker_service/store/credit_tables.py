@@ -1,7 +1,8 @@
 """Tables of the credit ledger: hourly credit per node, accounts, and who is linked.
 
 Kept apart from ``tables.py`` (same ``Base``), as the job and invite tables are;
-the migration ``0011_credits.py`` must describe exactly these tables.
+the migrations ``0011_credits.py`` and ``0013_credit_ledger.py`` must describe
+exactly these tables.
 One row per node per hour (``credit_buckets``) is what keeps the ledger's cost
 per verified hop an upsert into a row that is already hot, not a new row.
 """
@@ -15,6 +16,7 @@ from tracker_service.store.tables import NODE_ID_LEN, Base
 
 ACCOUNT_LEN = 64
 LABEL_LEN = 64
+ADDRESS_LEN = 64  # an address group: IPv4, or an IPv6 /64 written as its prefix
 
 
 class CreditBucket(Base):
@@ -43,9 +45,33 @@ class CreditAccount(Base):
     account: Mapped[str] = mapped_column(String(ACCOUNT_LEN), primary_key=True)
     display_name: Mapped[str] = mapped_column(String(LABEL_LEN), default="")
     team: Mapped[str] = mapped_column(String(LABEL_LEN), default="")
-    # Credit spent on priority by the account's linked API keys (docs/credits.md).
-    spent: Mapped[float] = mapped_column(Float, default=0.0)
     created_at: Mapped[float] = mapped_column(Float)
+    updated_at: Mapped[float] = mapped_column(Float)
+    # Who made it and from where: account creation is limited per identity and per
+    # address (docs/credits.md#accounts-and-teams). ``created_by``: the first signer.
+    created_by: Mapped[str] = mapped_column(
+        String(NODE_ID_LEN), default="", server_default="", index=True
+    )
+    created_from: Mapped[str] = mapped_column(
+        String(ADDRESS_LEN), default="", server_default="", index=True
+    )
+
+
+class CreditSpend(Base):
+    """What one identity's credit paid for priority, and what requests under way hold.
+
+    Bound to the identity, not to its account: an identity that moves to another
+    account takes its spending with it, so moving never makes spent credit spendable
+    again. ``reserved``: the worst case of the requests under way, taken when they
+    start (a conditional update, so concurrent requests never overdraw), given back
+    when they settle. Available = earned (``credit_buckets``) − spent − reserved.
+    """
+
+    __tablename__ = "credit_spends"
+
+    node_id: Mapped[str] = mapped_column(String(NODE_ID_LEN), primary_key=True)
+    spent: Mapped[float] = mapped_column(Float, default=0.0)
+    reserved: Mapped[float] = mapped_column(Float, default=0.0)
     updated_at: Mapped[float] = mapped_column(Float)
 
 

@@ -14,11 +14,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from sqlalchemy import Table, case, delete, func, select, update
+from sqlalchemy import Table, case, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from tracker_service.domain.credit_rules import FORFEIT_QUARANTINED, AccountClaim
+from tracker_service.domain.credit_rules import FORFEIT_QUARANTINED, AccountClaim, owner_of
+from tracker_service.store.credit_balances import account_balance as account_balance
+from tracker_service.store.credit_balances import spend_now
 from tracker_service.store.credit_tables import (
     CreditAccount,
     CreditBucket,
@@ -143,6 +145,13 @@ def public_keys(session: Session, node_ids: Sequence[str]) -> dict[str, bytes]:
     return {node_id: bytes(key) for node_id, key in rows}
 
 
+def cap_hosts(session: Session, node_ids: Sequence[str]) -> dict[str, str]:
+    """The address each node is counted by (Node.cap_host: the host it registered from
+    when relayed, else its endpoint's host)."""
+    rows = session.execute(select(Node.node_id, Node.cap_host).where(Node.node_id.in_(node_ids)))
+    return {node_id: host for node_id, host in rows}
+
+
 def account_members(session: Session, account: str) -> list[str]:
     rows = session.execute(
         select(CreditIdentity.node_id).where(CreditIdentity.account == account)
@@ -150,9 +159,46 @@ def account_members(session: Session, account: str) -> list[str]:
     return sorted(rows)
 
 
-def save_claim(session: Session, claim: AccountClaim, *, now: float, key_id: int | None) -> None:
+def accounts_created_since(
+    session: Session, *, since: float, by: Sequence[str] = (), address: str = ""
+) -> tuple[int, int]:
+    """(accounts the most active of `by` created, accounts created from `address`)
+    since `since`: what the creation limits count."""
+    per_identity = 0
+    if by:
+        counted = session.execute(
+            select(func.count())
+            .select_from(CreditAccount)
+            .where(CreditAccount.created_by.in_(by), CreditAccount.created_at >= since)
+            .group_by(CreditAccount.created_by)
+        ).scalars()
+        per_identity = max(counted, default=0)
+    per_address = 0
+    if address:
+        per_address = session.execute(
+            select(func.count())
+            .select_from(CreditAccount)
+            .where(CreditAccount.created_from == address, CreditAccount.created_at >= since)
+        ).scalar_one()
+    return int(per_identity), int(per_address)
+
+
+def account_exists(session: Session, account: str) -> bool:
+    return session.get(CreditAccount, account) is not None
+
+
+def save_claim(
+    session: Session,
+    claim: AccountClaim,
+    *,
+    now: float,
+    key_id: int | None,
+    address: str = "",
+) -> None:
     """Create or update the account, link every identity in the claim (moving it from
-    another account if it was linked elsewhere) and, given one, the API key."""
+    another account if it was linked elsewhere: its earnings and spending move with it,
+    store/credit_balances.py) and, given one, the API key. An owned ``pc-<node id>``
+    account's members become exactly the claim's signers (a squatter is unlinked)."""
     found = session.get(CreditAccount, claim.account)
     if found is None:
         session.add(
@@ -162,10 +208,14 @@ def save_claim(session: Session, claim: AccountClaim, *, now: float, key_id: int
                 team=claim.team,
                 created_at=now,
                 updated_at=now,
+                created_by=claim.node_ids[0],
+                created_from=address,
             )
         )
     else:
         found.display_name, found.team, found.updated_at = claim.display_name, claim.team, now
+    if owner_of(claim.account) is not None:
+        session.execute(delete(CreditIdentity).where(CreditIdentity.account == claim.account))
     session.execute(delete(CreditIdentity).where(CreditIdentity.node_id.in_(claim.node_ids)))
     session.add_all(
         CreditIdentity(node_id=node_id, account=claim.account, linked_at=now)
@@ -174,6 +224,11 @@ def save_claim(session: Session, claim: AccountClaim, *, now: float, key_id: int
     if key_id is not None:
         session.execute(delete(CreditKey).where(CreditKey.key_id == key_id))
         session.add(CreditKey(key_id=key_id, account=claim.account, linked_at=now))
+
+
+def spend_credit(session: Session, account: str, amount: float, *, now: float = 0.0) -> float:
+    """Spend up to `amount` of the account's credit at once; returns what was spent."""
+    return spend_now(session, account, amount, now=now)
 
 
 # -- reads ----------------------------------------------------------------------------------
@@ -277,9 +332,21 @@ def leaderboard(session: Session, *, kind: str, now: float) -> list[LeaderRow]:
     By account: an identity linked to no account stands as its own row (kind
     ``identity``), so an unlinked contributor still appears.
     """
-    accounts = _accounts(session)
+    return _ranked(identity_credits(session, now=now), _accounts(session), kind)
+
+
+def leaderboards(session: Session, *, now: float) -> dict[str, list[LeaderRow]]:
+    """Every kind's board from one sum of the ledger (what the cache rebuilds at once,
+    so the boards of one moment agree)."""
+    identities, accounts = identity_credits(session, now=now), _accounts(session)
+    return {kind: _ranked(identities, accounts, kind) for kind in KINDS}
+
+
+def _ranked(
+    identities: list[IdentityCredit], accounts: dict[str, CreditAccount], kind: str
+) -> list[LeaderRow]:
     rows: dict[str, LeaderRow] = {}
-    for identity in identity_credits(session, now=now):
+    for identity in identities:
         account = accounts.get(identity.account or "")
         if kind == "identity" or (kind == "account" and account is None):
             row = rows.setdefault(
@@ -357,27 +424,3 @@ def account_has_key(session: Session, account: str) -> bool:
         select(CreditKey.key_id).where(CreditKey.account == account).limit(1)
     ).first()
     return found is not None
-
-
-def account_balance(session: Session, account: str) -> float:
-    """Credit an account may spend: what its identities earned (none of a quarantined
-    one) less what its keys spent."""
-    earned = session.execute(
-        select(func.coalesce(func.sum(CreditBucket.credit), 0.0))
-        .join(CreditIdentity, CreditIdentity.node_id == CreditBucket.node_id)
-        .outerjoin(Node, Node.node_id == CreditBucket.node_id)
-        .where(CreditIdentity.account == account)
-        .where((Node.state.is_(None)) | (Node.state != NODE_QUARANTINED))
-    ).scalar_one()
-    spent = session.execute(
-        select(CreditAccount.spent).where(CreditAccount.account == account)
-    ).scalar_one_or_none()
-    return float(earned) - float(spent or 0.0)
-
-
-def spend_credit(session: Session, account: str, amount: float) -> None:
-    session.execute(
-        update(CreditAccount)
-        .where(CreditAccount.account == account)
-        .values(spent=CreditAccount.spent + amount)
-    )

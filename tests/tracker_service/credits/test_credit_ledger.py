@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import concurrent.futures
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,15 +19,17 @@ from tracker_service.domain.credit_rules import (
     LINK_DOMAIN,
     AccountClaim,
     LinkRefused,
+    address_group,
     bucket_of,
     check_claim,
     hop_credit,
     parse_claim,
+    same_address,
 )
 from tracker_service.domain.recipe_identity import parse_identity
 from tracker_service.domain.tickets import HopReceipt
 from tracker_service.domain.wire import domain_message
-from tracker_service.services.credits import CreditLedger
+from tracker_service.services.credits import BOARD_DIRTY_S, CreditLedger, LeaderboardCache
 from tracker_service.services.session_plan import RoutePlan
 from tracker_service.store import credits as ledger
 from tracker_service.store.api_keys import add_api_key
@@ -229,7 +232,7 @@ def test_many_hops_of_one_node_and_hour_are_one_row_and_windows_are_by_hour(
     assert row.last_7d == pytest.approx(517.0)
 
 
-def test_a_key_is_credited_while_its_account_has_credit_left_and_spending_uses_it_up(
+def test_a_key_reserves_from_its_accounts_credit_and_settling_spends_what_was_used(
     database: Database,
 ) -> None:
     node = FakeNode()
@@ -239,14 +242,71 @@ def test_a_key_is_credited_while_its_account_has_credit_left_and_spending_uses_i
         other, _ = add_api_key(session, label="stranger", now=NOW)
         ledger.save_claim(session, _claim([node]), now=NOW, key_id=key.id)
     credits = CreditLedger(database, clock=lambda: NOW)
-    assert credits.credited(key.id) is None  # linked, but nothing earned yet
+    assert credits.reserve(key.id, 0.5) is None  # linked, but nothing earned yet
     ledger.add_credit(database, [ledger.CreditRow(node.node_id, bucket_of(NOW), credit=1.0)])
-    credits._balances.clear()  # the 2 s cache, skipped for the test
-    assert credits.credited(key.id) == "ada"
-    assert credits.credited(other.id) is None and credits.credited(None) is None
-    credits.spend("ada", 60)  # 60 tokens × 0.01 = 0.6 of the 1.0
-    assert credits.credited(key.id) == "ada"
-    credits.spend("ada", 40)
-    assert credits.credited(key.id) is None
+    assert credits.reserve(other.id, 0.5) is None and credits.reserve(None, 0.5) is None
+    held = credits.reserve(key.id, 0.8)  # a worst case of 80 tokens × 0.01
+    assert held is not None and held.account == "ada" and held.amount == pytest.approx(0.8)
+    assert credits.reserve(key.id, 0.3) is None  # only 0.2 is left while it runs
+    assert credits.settle(held, 0.6) == pytest.approx(0.6)  # it used 60 tokens
+    with database.session() as session:
+        assert ledger.account_balance(session, "ada") == pytest.approx(0.4)
+    held = credits.reserve(key.id, 0.4)
+    assert held is not None
+    credits.settle(held, 0.9)  # never more than it held
     with database.session() as session:
         assert ledger.account_balance(session, "ada") == pytest.approx(0.0)
+    assert credits.reserve(key.id, 0.01) is None
+
+
+def test_the_leaderboard_is_cached_between_writes_and_rebuilt_after_a_link(
+    database: Database,
+) -> None:
+    node = FakeNode()
+    ledger.add_credit(database, [ledger.CreditRow(node.node_id, bucket_of(NOW), credit=1.0)])
+    clock = [0.0]
+    board = LeaderboardCache(database, clock=lambda: clock[0])
+    for _ in range(50):
+        assert board.rows("identity")[0].total == pytest.approx(1.0)
+    assert board.rebuilds == 1  # fifty reads, one sum
+    ledger.add_credit(database, [ledger.CreditRow(node.node_id, bucket_of(NOW), credit=1.0)])
+    board.changed()  # credit written: rebuilt soon, not at once
+    assert board.rows("identity")[0].total == pytest.approx(1.0)
+    clock[0] += BOARD_DIRTY_S + 0.1
+    assert board.rows("identity")[0].total == pytest.approx(2.0)
+    assert board.rebuilds == 2
+    board.invalidate()  # an account linked: rebuilt at the next read
+    assert board.find(node.node_id) is not None and board.rebuilds == 3  # one for all kinds
+    # A later write is seen too, whatever other kinds were built and never read again.
+    board.rows("team")
+    for total in (3.0, 4.0):
+        ledger.add_credit(database, [ledger.CreditRow(node.node_id, bucket_of(NOW), credit=1.0)])
+        board.changed()
+        clock[0] += BOARD_DIRTY_S + 0.1
+        assert board.rows("identity")[0].total == pytest.approx(total)
+
+
+def test_address_groups_put_an_ipv6_home_together_and_keep_ipv4_exact() -> None:
+    assert address_group("2001:db8:1:2::5") == address_group("2001:db8:1:2:ffff::9")
+    assert address_group("2001:db8:1:3::5") != address_group("2001:db8:1:2::5")
+    assert address_group("::ffff:203.0.113.5") == "203.0.113.5"
+    assert same_address("203.0.113.5", "203.0.113.5")
+    assert not same_address("203.0.113.5", "203.0.113.6") and not same_address(None, "x")
+
+
+def test_reservations_made_at_once_never_hold_more_than_was_earned(database: Database) -> None:
+    first, second = FakeNode(), FakeNode()
+    for node in (first, second):
+        _register(database, node, 0, 30)
+        ledger.add_credit(database, [ledger.CreditRow(node.node_id, bucket_of(NOW), credit=0.5)])
+    with database.sessions.begin() as session:
+        key, _ = add_api_key(session, label="ada", now=NOW)
+        ledger.save_claim(session, _claim([first, second]), now=NOW, key_id=key.id)
+    credits = CreditLedger(database, clock=lambda: NOW)
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        held = list(pool.map(lambda _: credits.reserve(key.id, 0.3), range(24)))
+    taken = [h for h in held if h is not None]
+    assert len(taken) == 3  # 3 × 0.3 fit in 1.0, a fourth does not
+    assert sum(h.amount for h in taken) == pytest.approx(0.9)
+    with database.session() as session:
+        assert ledger.account_balance(session, "ada") == pytest.approx(0.1)

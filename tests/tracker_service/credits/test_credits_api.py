@@ -2,31 +2,16 @@
 
 from __future__ import annotations
 
-import base64
 import time
 
 from fastapi.testclient import TestClient
 
+from tests.support.credit_claims import claim_body
 from tests.tracker_service.conftest import register
 from tests.tracker_service.helpers import FakeNode, identity_block
-from tracker_service.domain.credit_rules import LINK_DOMAIN, AccountClaim, bucket_of, hop_credit
-from tracker_service.domain.wire import domain_message
+from tracker_service.domain.credit_rules import bucket_of, hop_credit
 from tracker_service.store import credits as ledger
 from tracker_service.store.api_keys import add_api_key
-
-
-def claim_body(nodes: list[FakeNode], account: str, team: str = "") -> dict[str, object]:
-    claim = AccountClaim(
-        account, account.title(), team, tuple(sorted(n.node_id for n in nodes)), int(time.time())
-    )
-    message = domain_message(LINK_DOMAIN, claim.statement())
-    return {
-        "account": account,
-        "display_name": claim.display_name,
-        "team": team,
-        "signed_at": claim.signed_at,
-        "signatures": {n.node_id: base64.b64encode(n.key.sign(message)).decode() for n in nodes},
-    }
 
 
 def test_linked_identities_sum_per_account_and_team_and_pages(client: TestClient) -> None:
@@ -47,7 +32,7 @@ def test_linked_identities_sum_per_account_and_team_and_pages(client: TestClient
         _, api_key = add_api_key(session, label="ada", now=now)
     reply = client.post(
         "/api/v1/credits/accounts",
-        json=claim_body([a, b], "ada", team="analytical"),
+        json=claim_body([a, b], "ada", team="analytical", api_key=api_key),
         headers={"Authorization": f"Bearer {api_key}"},
     )
     assert reply.status_code == 200, reply.text
@@ -81,7 +66,7 @@ def test_refusals_have_the_documented_shape(client: TestClient) -> None:
     forged = claim_body([node], "ada")
     forged["signatures"] = {
         node.node_id: claim_body([stranger], "ada")["signatures"][stranger.node_id]
-    }  # type: ignore[index]
+    }
     reply = client.post("/api/v1/credits/accounts", json=forged)
     assert reply.status_code == 401 and reply.json()["reason"] == "bad-signature"
 

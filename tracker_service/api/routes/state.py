@@ -24,7 +24,7 @@ from tracker_service.api.status import (
     decode_cursor,
 )
 from tracker_service.gateway.faces import apis_on
-from tracker_service.store.credits import as_json, leaderboard
+from tracker_service.store.credits import as_json
 from tracker_service.store.model_sources import allow_first_sources, served_statuses
 from tracker_service.store.tables import NODE_ID_LEN
 
@@ -101,17 +101,16 @@ async def state(
     return await run_in_threadpool(_state, context, page)
 
 
-def _credits(context: TrackerContext) -> list[dict[str, Any]]:
-    """The leaderboard's first rows, by account, for the status page."""
-    with context.database.session() as session:
-        rows = leaderboard(session, kind="account", now=time.time())[:STATUS_CREDIT_ROWS]
+def _credits(request: Request) -> list[dict[str, Any]]:
+    """The leaderboard's first rows, by account, for the status page (the ledger's cache)."""
+    rows = request.app.state.gateway.credits.board.rows("account")[:STATUS_CREDIT_ROWS]
     return [as_json(r, with_identities=False) for r in rows]
 
 
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)
 async def status_page(request: Request, context: Context) -> HTMLResponse:
     snapshot = await run_in_threadpool(_state, context)
-    credits = await run_in_threadpool(_credits, context)
+    credits = await run_in_threadpool(_credits, request)
     return templates.TemplateResponse(
         request,
         "status.html",

@@ -61,8 +61,13 @@ class AccountClaimCreate(BaseModel):
         min_length=1,
         max_length=MAX_LINKED_IDENTITIES,
         description="node id -> base64 Ed25519 signature by that identity of "
-        "'meshnet.credit-account.v1\\n' + canonical JSON of {account, display_name, team, "
-        "node_ids (sorted), signed_at}",
+        "'meshnet.credit-account.v2\\n' + canonical JSON of {account, api_key_sha256, "
+        "display_name, team, node_ids (sorted), signed_at}",
+    )
+    api_key_sha256: str = Field(
+        "",
+        description="hex SHA-256 of the API key this statement authorises (the one sent "
+        "as 'Authorization: Bearer'); '' links no key",
     )
 
 

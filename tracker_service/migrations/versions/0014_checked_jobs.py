@@ -8,7 +8,7 @@ independent executors (a third on a disagreement) before it succeeds and pays.
 and the outvoted executor's quarantine from jobs (docs/jobs.md#checked-work).
 
 Revision ID: 0014
-Revises: 0012
+Revises: 0013
 Create Date: 2026-12-05 23:00:00
 """
 
@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0014"
-down_revision = "0012"
+down_revision = "0013"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,37 @@
+"""A live tracker with a priority gate and two real in-process nodes of a tiny chat model,
+for the credit attacks that go through the gateway (tests/tracker_service/gateway_cluster.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+# The real tracker app behind a TestClient, as the tracker's own tests use it.
+from tests.tracker_service.conftest import client as client
+from tests.tracker_service.conftest import settings as settings
+from tests.tracker_service.gateway_cluster import (
+    GatewayCluster,
+    build_chat_model,
+    start_cluster,
+)
+
+
+@pytest.fixture(scope="module")
+def credit_cluster(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[GatewayCluster]:
+    """A module's own cluster; a module's ``CLUSTER_SETTINGS`` dict adds settings."""
+    model = build_chat_model(tmp_path_factory.mktemp("credit-tiny-chat"))
+    # A cap on generations turns the priority gate on: credit then buys a place in line.
+    settings: dict[str, Any] = {"gateway_max_concurrent": 4}
+    settings.update(getattr(request.module, "CLUSTER_SETTINGS", {}))
+    cluster = start_cluster(tmp_path_factory.mktemp("credit-tracker"), model, **settings)
+    try:
+        cluster.add_node(0, 2)
+        cluster.add_node(2, 4)
+        cluster.wait_certified()
+        yield cluster
+    finally:
+        cluster.stop()
