@@ -13,12 +13,12 @@ cost-1.0 recipe is ``1 / 1000`` credit (a 30-layer model's token is 0.03).
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tracker_service.domain.address_groups import address_group
 from tracker_service.domain.keys import verify_domain_signature
 from tracker_service.errors import TrackerError
 
@@ -82,23 +82,6 @@ def job_credit(work_units: int) -> float:
 def bucket_of(at: float) -> int:
     """The start of the hour bucket `at` (unix seconds) falls in."""
     return int(at // BUCKET_S) * BUCKET_S
-
-
-def address_group(host: str | None) -> str:
-    """The group a per-address rule counts a host by: an IPv6 address by its /64 (one
-    home's prefix), anything else as written. (security/address_limits.py may grow the
-    same helper; this one can switch to it.)"""
-    if not host:
-        return ""
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return host.lower()
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
-        return str(ipaddress.ip_network(f"{address}/64", strict=False))
-    return str(address)
 
 
 def same_address(caller: str | None, node: str | None) -> bool:
