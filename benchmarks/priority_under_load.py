@@ -157,6 +157,7 @@ def main() -> None:
         argv = [
             sys.executable, "-m", "tracker_service.cli", "serve", "--port", str(port),
             "--db", f"sqlite:///{workdir / 'tracker.db'}", "--allow-private-endpoints",
+            "--trust-first-model-source",  # the benchmark runs every node of its network
         ]  # fmt: skip
         children: list[Child] = []
 
