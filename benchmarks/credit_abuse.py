@@ -2,14 +2,18 @@
 
 A real tracker (uvicorn on loopback, gateway capped so credit buys priority) with
 two real in-process nodes of a tiny 4-layer chat model (the gateway tests' cluster,
-tests/tracker_service/gateway_cluster.py), and a private tracker behind a TestClient
-for the job queue. Each attack prints what the attacker got: credit earned it should
-not have, and credit spent beyond what it earned.
+tests/tracker_service/gateway_cluster.py), and a private tracker process with real
+executor loops for the job queue (tests/support/private_jobs_tracker.py). Each
+attack prints what the attacker got: credit earned it should not have, and credit
+spent beyond what it earned.
 
 - double spend: one identity earns 0.3 credit, then moves from account to account
   (up to 5), re-linking the same API key, spending with chats in each;
-- garbage executor: a stranger with no join token registers as an executor on a
-  private tracker and completes 5 tasks with a made-up metrics.json (docs/jobs.md);
+- garbage executor: on a private tracker (a real tracker process, checked job work:
+  docs/jobs.md "Checked work"), a stranger with no join token tries to register as
+  an executor, and an admitted executor completes tasks with a made-up metrics.json
+  beside two honest ones (tests/support/lies/garbage_metrics.py); the liar must earn
+  nothing and be quarantined from jobs once an honest result disagrees with it;
 - squatted name: an attacker claims ``pc-<victim's node id>`` before the victim;
 - unlinked own key: chats through one's own nodes with a key linked to no account,
   from the nodes' own address;
@@ -28,11 +32,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-from fastapi.testclient import TestClient
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from core.tracker_client import TrackerRefused  # noqa: E402
 from tests.support.credit_chats import chat, chats_at_once, keys_enforced  # noqa: E402
 from tests.support.credit_claims import (  # noqa: E402
     claim_body,
@@ -42,34 +46,26 @@ from tests.support.credit_claims import (  # noqa: E402
     total_spent,
     wait_linked,
 )
-from tests.tracker_service.conftest import make_settings, register  # noqa: E402
+from tests.support.lies.garbage_metrics import GarbageRunner  # noqa: E402
+from tests.support.private_jobs_tracker import job_quarantined, private_jobs_tracker  # noqa: E402
+from tests.tracker_service.conftest import register  # noqa: E402
 from tests.tracker_service.gateway_cluster import (  # noqa: E402
     GatewayCluster,
     build_chat_model,
     start_cluster,
 )
 from tests.tracker_service.helpers import FakeNode  # noqa: E402
-from tests.tracker_service.jobs_helpers import (  # noqa: E402
-    FakeExecutor,
-    Submitter,
-    issue_submitter_token,
-)
-from tracker_service.app import create_app  # noqa: E402
+
+GARBAGE_TASKS = 3  # tasks of the job the liar and the honest executors share
 
 # Credit earned, credit spent beyond earnings, anything else taken (a name), a note.
 Outcome = tuple[float, float, bool, str]
 
 
-def node_credit(url_or_client: str | TestClient, node_id: str) -> float:
+def node_credit(url: str, node_id: str) -> float:
     """An identity's credit as the leaderboard shows it (0 when it has none)."""
-    path = f"/api/v1/credits/{node_id}"
-    if isinstance(url_or_client, TestClient):
-        found = url_or_client.get(path)
-        status, body = found.status_code, found.json()
-    else:
-        reply = httpx.get(url_or_client + path, timeout=10, trust_env=False)
-        status, body = reply.status_code, reply.json()
-    return float(body["total"]) if status == 200 else 0.0
+    reply = httpx.get(f"{url}/api/v1/credits/{node_id}", timeout=10, trust_env=False)
+    return float(reply.json()["total"]) if reply.status_code == 200 else 0.0
 
 
 def double_spend(cluster: GatewayCluster) -> Outcome:
@@ -99,26 +95,35 @@ def double_spend(cluster: GatewayCluster) -> Outcome:
 
 
 def garbage_executor(folder: Path) -> Outcome:
-    settings = make_settings(folder, private=True, background_tasks=False)
-    app = create_app(settings)
-    with TestClient(app) as client:
-        database = app.state.tracker.database
-        submitter = Submitter(client, issue_submitter_token(database))
-        submitter.submit(tasks=5)
-        stranger = FakeExecutor(client)
-        registered = stranger.register().status_code == 200
-        completed = 0
-        if registered:
-            for _ in range(5):
-                lease = stranger.claim()
-                if lease.status_code != 200:
-                    break
-                reply = stranger.finish(lease.json(), metrics=b'{"loss": "garbage"}')
-                completed += reply.status_code == 200
-        earned = node_credit(client, stranger.node.node_id)
-    database.dispose()
-    note = f"registered without a join token: {'yes' if registered else 'no'}; "
-    return earned, 0.0, False, note + f"{completed} tasks completed with garbage"
+    with private_jobs_tracker(folder) as tracker:
+        job_id = tracker.submitter.submit(tasks=GARBAGE_TASKS).json()["job_id"]
+        # A stranger without the join token: refused before it sees any task.
+        stranger = tracker.executor(folder, "stranger", join_token=None)
+        try:
+            stranger.client.register()
+            registered = True
+        except TrackerRefused:
+            registered = False
+        stranger_ran = stranger.run(once=True)
+        # An admitted liar beside two honest executors, all new (on probation).
+        liar = tracker.executor(folder, "liar", runner=GarbageRunner())
+        honest = [tracker.executor(folder, f"honest{i}") for i in (1, 2)]
+        for loop in (liar, *honest):
+            loop.client.register()
+        for _ in range(2):  # the liar takes what it can before anyone checks it
+            liar.run(once=True)
+        for _ in range(4 * GARBAGE_TASKS):  # bounded: each round runs up to 3 tasks
+            if tracker.submitter.show(job_id)["state"] in ("succeeded", "failed"):
+                break
+            for loop in (liar, *honest):
+                loop.run(once=True)
+        quarantined = job_quarantined(liar)
+        earned = tracker.earned(stranger.client.node_id) + tracker.earned(liar.client.node_id)
+        paid = sum(tracker.earned(loop.client.node_id) for loop in honest)
+    note = f"registered without a join token: {'yes' if registered or stranger_ran else 'no'}; "
+    note += f"{liar.tasks_accepted} garbage tasks completed, liar quarantined from jobs: "
+    note += f"{'yes' if quarantined else 'no'}, honest executors paid {paid:.3f}"
+    return earned, 0.0, registered or stranger_ran > 0 or not quarantined, note
 
 
 def squatted_name(cluster: GatewayCluster) -> Outcome:

@@ -7,76 +7,20 @@ whose runner makes up its metrics.json (``tests/support/lies/garbage_metrics``).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 
-from core.identity import NodeIdentity
-from core.jobs.client import JobsClient
-from core.jobs.credentials import CredentialStore
-from core.jobs.loop import ExecutorLoop
-from core.jobs.runner import SubprocessRunner
 from core.tracker_client import TrackerRefused
-from tests.core.jobs.tracker_fixture import issue_token
 from tests.support.lies.garbage_metrics import GarbageRunner
-from tests.tracker_service.jobs_helpers import Submitter
-from tests.tracker_service.server_process import TrackerProcess
-from tracker_service.store import credits as ledger
-from tracker_service.store.db import Database
-from tracker_service.store.tokens import add_join_token
-
-
-@dataclass
-class PrivateTracker:
-    process: TrackerProcess
-    submitter: Submitter
-    db_url: str
-    join_token: str
-
-    def executor(self, tmp_path: Path, name: str, *, runner: SubprocessRunner | None = None,
-                 join_token: str | None = "") -> ExecutorLoop:  # fmt: skip
-        client = JobsClient(
-            self.process.url,
-            NodeIdentity.generate(),
-            credentials=CredentialStore(tmp_path / f"{name}.json"),
-            join_token=self.join_token if join_token == "" else join_token,
-        )
-        return ExecutorLoop(client, runner, workdir_base=tmp_path / name, poll_seconds=0.1)
-
-    def earned(self, node_id: str) -> float:
-        database = Database(self.db_url)
-        try:
-            with database.session() as session:
-                rows = ledger.leaderboard(session, kind="identity", now=time.time())
-        finally:
-            database.dispose()
-        return sum(row.total for row in rows if row.id == node_id)
+from tests.support.private_jobs_tracker import PrivateTracker, private_jobs_tracker
 
 
 @pytest.fixture
 def tracker(tmp_path: Path) -> Iterator[PrivateTracker]:
-    home = tmp_path / "tracker-home"
-    home.mkdir()
-    db_url = f"sqlite:///{home / 'tracker.db'}"
-    submitter_token = issue_token(db_url)
-    database = Database(db_url)
-    with database.sessions.begin() as session:
-        _, join_token = add_join_token(session, label="members", now=time.time())
-    database.dispose()
-    # The defaults of checked work: probation for new executors, a sampled share.
-    process = TrackerProcess(
-        home, db_url, MESHNET_TRACKER_BACKGROUND_TASKS="false", MESHNET_TRACKER_PRIVATE="true"
-    ).start()
-    client = httpx.Client(base_url=process.url, timeout=30.0)
-    try:
-        yield PrivateTracker(process, Submitter(client, submitter_token), db_url, join_token)
-    finally:
-        client.close()
-        process.stop()
+    with private_jobs_tracker(tmp_path) as started:
+        yield started
 
 
 def test_a_stranger_cannot_become_an_executor_or_read_a_task_input(
