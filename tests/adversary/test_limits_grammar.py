@@ -21,8 +21,12 @@ from tokenizers import Tokenizer
 
 from tests.tracker_service.conftest import make_settings
 from tracker_service.app import create_app
-from tracker_service.gateway.constraint import SCHEMA_TOO_COMPLEX, vocabulary
-from tracker_service.gateway.errors import BadRequest
+from tracker_service.gateway.constraint import (
+    GRAMMAR_QUEUE_FULL,
+    SCHEMA_TOO_COMPLEX,
+    vocabulary,
+)
+from tracker_service.gateway.errors import BadRequest, GatewayError
 from tracker_service.gateway.openai_schemas import ChatCompletionCreate
 
 # Thousands of patterned properties: seconds of compiling on any machine, far past
@@ -36,6 +40,7 @@ HUGE = {
     "additionalProperties": False,
 }
 BUDGET_S = 0.05
+FLOOD_BUDGET_S = 2.0  # the default: a small schema compiles far within it on a free worker
 POLL_S = 120.0  # bounded waits, never a timing assertion
 
 
@@ -108,4 +113,72 @@ def test_a_huge_schema_is_refused_while_the_loop_keeps_answering(
         asyncio.run(scenario())
     finally:
         gateway.grammars.close()
+        app.state.tracker.database.dispose()
+
+
+def _huge(variant: int) -> dict[str, Any]:
+    """HUGE made distinct, so that no digest is shared and each is a new compile."""
+    return {**HUGE, "title": f"flood {variant}"}
+
+
+def test_a_flood_of_slow_schemas_from_one_key_leaves_other_keys_served(
+    tmp_path: Path, default_model_dir: Path
+) -> None:
+    """One key's 16 sessions send distinct slow schemas as fast as they are answered.
+    Without a bound they queued behind each other (the queue only grew) and another
+    key's small schema waited behind them all, past its budget: refused
+    schema_too_complex. Now the flood is answered 429 past its key's share, the queue
+    stays bounded, and the other key's schema is compiled and answered."""
+    tokenizer = Tokenizer.from_file(str(default_model_dir / "tokenizer.json"))
+    eos_ids = [tokenizer.token_to_id("<|im_end|>") or 0]
+    app = create_app(
+        make_settings(tmp_path, background_tasks=False, gateway_grammar_budget_s=FLOOD_BUDGET_S)
+    )
+    gateway = app.state.gateway
+    grammars = gateway.grammars
+    assets = SimpleNamespace(tokenizer=tokenizer, eos_ids=eos_ids)
+    flooder, victim = 1, 2
+    refused: list[str] = []
+    most_pending = 0
+
+    async def flood(session: int, stop: asyncio.Event) -> None:
+        variant = session * 10_000
+        while not stop.is_set():
+            variant += 1
+            try:
+                await gateway._grammar(_body(_huge(variant)), assets, flooder)
+            except GatewayError as exc:
+                refused.append(str(exc.code))
+                if exc.code == GRAMMAR_QUEUE_FULL:
+                    assert exc.status_code == 429 and exc.headers()["Retry-After"]
+                    assert exc.body()["error"]["type"] == "rate_limit_error"
+            await asyncio.sleep(0)  # the attacker resubmits at once
+
+    async def scenario() -> None:
+        nonlocal most_pending
+        await asyncio.to_thread(vocabulary, tokenizer, eos_ids)  # built once per model
+        stop = asyncio.Event()
+        sessions = [asyncio.create_task(flood(i, stop)) for i in range(16)]
+        try:
+            # The flood is under way: its compiles fill the workers.
+            await _until(lambda: grammars.pending >= 1 and len(refused) >= 16, "the flood")
+            small = {"type": "object", "properties": {"name": {"type": "string"}}}
+            answer = asyncio.create_task(gateway._grammar(_body(small), assets, victim))
+            while not answer.done():
+                most_pending = max(most_pending, grammars.pending)
+                await asyncio.sleep(0.01)
+            compiled = await answer  # a BadRequest here is the bug: refused as too complex
+            assert compiled is not None
+            assert most_pending <= grammars.max_pending
+        finally:
+            stop.set()
+            for task in sessions:
+                task.cancel()
+            await asyncio.gather(*sessions, return_exceptions=True)
+        assert GRAMMAR_QUEUE_FULL in refused  # the flood was turned away, not queued
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        grammars.close()
         app.state.tracker.database.dispose()

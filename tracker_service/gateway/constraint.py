@@ -18,8 +18,9 @@ import asyncio
 import hashlib
 import json
 import logging
+import math
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from typing import Any
 import llguidance
 from tokenizers import Tokenizer
 
-from tracker_service.gateway.errors import BadRequest
+from tracker_service.gateway.errors import BadRequest, RateLimited
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,7 @@ TOOL_CALL_OPEN = "<tool_call>\n"
 TOOL_CALL_CLOSE = "\n</tool_call>"
 _CACHE_SIZE = 4
 SCHEMA_TOO_COMPLEX = "schema_too_complex"
+GRAMMAR_QUEUE_FULL = "grammar_queue_full"
 
 
 class Vocabulary:
@@ -170,7 +172,7 @@ class CompiledGrammar:
 @dataclass
 class _Compile:
     future: Future[CompiledGrammar | str]  # the compiled grammar, or why it is refused
-    over_budget: bool = field(default=False)
+    waiters: int = field(default=0)  # requests awaiting it now
 
 
 def _build(make: Callable[[], str], vocab: Vocabulary) -> CompiledGrammar | str:
@@ -191,48 +193,132 @@ class GrammarCompiler:
     A 930 KB schema took seconds to compile inline, stalling every stream and
     heartbeat. Here compiles run on a few worker threads; one still running when its
     request's budget ends is answered 400 ``schema_too_complex``, and the schema's
-    digest is remembered so the same schema is refused at once. Compiled grammars are
-    kept by digest (and vocabulary), so a schema sent again compiles no more.
+    digest is remembered (in its own memory, which compiled grammars cannot evict)
+    so the same schema is refused at once. Compiled grammars are kept by digest (and
+    vocabulary), so a schema sent again compiles no more.
+
+    A running compile cannot be stopped, so the queue is what is bounded: at most
+    `max_pending` compiles queued or running, and `per_key` of them for one API key
+    (fewer than the workers: one key's flood of slow schemas leaves a worker to the
+    others; the loopback caller, the operator, has only the total); past either the
+    request is answered 429 ``grammar_queue_full``. A queued
+    compile nobody waits for any more (budget spent, client gone) is cancelled.
     """
 
-    def __init__(self, budget_s: float, *, workers: int = 2, cache_size: int = 64) -> None:
+    def __init__(
+        self,
+        budget_s: float,
+        *,
+        workers: int = 2,
+        cache_size: int = 64,
+        max_pending: int = 8,
+        per_key: int = 1,
+        refused_size: int = 4096,
+    ) -> None:
         self.budget_s = budget_s
+        self.max_pending = max_pending
+        self.per_key = per_key
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="grammar")
         self._cache: OrderedDict[tuple[str, int], _Compile] = OrderedDict()
         self._cache_size = cache_size
+        self._refused: OrderedDict[tuple[str, int], None] = OrderedDict()
+        self._refused_size = refused_size
+        self._pending: Counter[int | None] = Counter()  # compiles queued or running, by key
+        self._lock = threading.Lock()  # _pending is released from worker threads
 
     @staticmethod
     def digest(kind: str, spec: Any) -> str:
         text = json.dumps([kind, spec], sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode()).hexdigest()
 
-    async def compile(
-        self, digest: str, make: Callable[[], str], vocab: Vocabulary, param: str
-    ) -> CompiledGrammar:
-        key = (digest, id(vocab))
-        entry = self._cache.get(key)
-        if entry is None:
-            entry = _Compile(self._pool.submit(_build, make, vocab))
-            self._cache[key] = entry
-            while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-        self._cache.move_to_end(key)
-        if not entry.over_budget:
-            try:
-                waited = asyncio.shield(asyncio.wrap_future(entry.future))
-                built = await asyncio.wait_for(waited, timeout=self.budget_s)
-            except TimeoutError:
-                entry.over_budget = True
-            else:
-                if isinstance(built, str):
-                    raise BadRequest(built, param=param)
-                return built
-        raise BadRequest(
+    @property
+    def pending(self) -> int:
+        """Compiles queued or running now."""
+        with self._lock:
+            return sum(self._pending.values())
+
+    def _busy(self, why: str) -> RateLimited:
+        return RateLimited(
+            f"{why}; retry in a moment (a schema compiled once is served from the cache)",
+            code=GRAMMAR_QUEUE_FULL,
+            retry_after_s=math.ceil(self.budget_s),
+        )
+
+    def _submit(self, make: Callable[[], str], vocab: Vocabulary, owner: int | None) -> _Compile:
+        with self._lock:
+            if sum(self._pending.values()) >= self.max_pending:
+                raise self._busy(f"{self.max_pending} schemas are waiting to compile")
+            if owner is not None and self._pending[owner] >= self.per_key:
+                raise self._busy(f"this key has {self.per_key} schema(s) compiling already")
+            self._pending[owner] += 1
+
+        def release(_: Future[CompiledGrammar | str]) -> None:
+            with self._lock:
+                self._pending[owner] -= 1
+                if self._pending[owner] <= 0:
+                    del self._pending[owner]
+
+        future = self._pool.submit(_build, make, vocab)
+        future.add_done_callback(release)  # also when cancelled
+        return _Compile(future)
+
+    def _too_complex(self, param: str) -> BadRequest:
+        return BadRequest(
             f"the schema is too complex: it did not compile within {self.budget_s:g} s; "
             "send a smaller schema (fewer properties, shorter patterns)",
             code=SCHEMA_TOO_COMPLEX,
             param=param,
         )
+
+    async def compile(
+        self,
+        digest: str,
+        make: Callable[[], str],
+        vocab: Vocabulary,
+        param: str,
+        owner: int | None = None,
+    ) -> CompiledGrammar:
+        """The compiled grammar; `owner` (the API key's id) is what ``per_key`` counts."""
+        key = (digest, id(vocab))
+        if key in self._refused:
+            self._refused.move_to_end(key)
+            raise self._too_complex(param)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._submit(make, vocab, owner)
+            self._cache[key] = entry
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        self._cache.move_to_end(key)
+        entry.waiters += 1
+        try:
+            waited = asyncio.shield(asyncio.wrap_future(entry.future))
+            built = await asyncio.wait_for(waited, timeout=self.budget_s)
+        except TimeoutError:
+            started = entry.future.running() or (
+                entry.future.done() and not entry.future.cancelled()
+            )
+            if self._forget(key, entry) or not started:
+                raise self._busy("the schema waited its whole budget to be compiled") from None
+            self._refused[key] = None  # it ran past its budget: the schema's fault
+            while len(self._refused) > self._refused_size:
+                self._refused.popitem(last=False)
+            raise self._too_complex(param) from None
+        finally:
+            entry.waiters -= 1
+            if entry.waiters == 0:
+                self._forget(key, entry)  # nobody waits for it: drop it if it never started
+        if isinstance(built, str):
+            raise BadRequest(built, param=param)
+        return built
+
+    def _forget(self, key: tuple[str, int], entry: _Compile) -> bool:
+        """Cancel `entry` if it is still queued (never started); True if it was."""
+        if entry.waiters > 1 or not entry.future.cancel():
+            return False
+        if self._cache.get(key) is entry:
+            del self._cache[key]
+        return True
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -328,7 +328,7 @@ class Gateway:
                 f"{vocab_size}",
                 param="logit_bias",
             )
-        grammar = await self._grammar(body, assets)
+        grammar = await self._grammar(body, assets, caller.key_id)
         on_close = await self._take_slot(caller, reserve_cost(len(prompt), max_tokens, body.n))
         try:
             answer = await self._answer(
@@ -418,10 +418,13 @@ class Gateway:
         )
 
     async def _grammar(
-        self, body: ChatCompletionCreate | CompletionCreate, assets: ModelAssets
+        self,
+        body: ChatCompletionCreate | CompletionCreate,
+        assets: ModelAssets,
+        key_id: int | None = None,
     ) -> CompiledGrammar | None:
         """The grammar the answer is decoded under, compiled off the event loop within
-        the budget (gateway/constraint.py), if any."""
+        the budget (gateway/constraint.py), if any; `key_id`'s pending compiles are capped."""
         if not isinstance(body, ChatCompletionCreate):
             return None
         forced = body.forced_functions
@@ -442,7 +445,7 @@ class Gateway:
             return None
         vocab = await asyncio.to_thread(vocabulary, assets.tokenizer, assets.eos_ids)
         digest = await asyncio.to_thread(GrammarCompiler.digest, kind, spec)
-        return await self.grammars.compile(digest, make, vocab, param)
+        return await self.grammars.compile(digest, make, vocab, param, key_id)
 
     async def _start(
         self,
