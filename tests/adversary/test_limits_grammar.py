@@ -182,3 +182,42 @@ def test_a_flood_of_slow_schemas_from_one_key_leaves_other_keys_served(
     finally:
         grammars.close()
         app.state.tracker.database.dispose()
+
+
+def test_a_queued_compile_is_cancelled_when_its_request_gives_up(
+    tmp_path: Path, default_model_dir: Path
+) -> None:
+    """A request that leaves (client gone) while its schema still waits in the queue
+    takes its compile with it: no worker ever spends time on it."""
+    tokenizer = Tokenizer.from_file(str(default_model_dir / "tokenizer.json"))
+    eos_ids = [tokenizer.token_to_id("<|im_end|>") or 0]
+    app = create_app(
+        make_settings(tmp_path, background_tasks=False, gateway_grammar_budget_s=POLL_S)
+    )
+    gateway = app.state.gateway
+    grammars = gateway.grammars
+    assets = SimpleNamespace(tokenizer=tokenizer, eos_ids=eos_ids)
+
+    async def scenario() -> None:
+        await asyncio.to_thread(vocabulary, tokenizer, eos_ids)
+        # Two slow compiles fill both workers (two keys: one each).
+        busy = [asyncio.create_task(gateway._grammar(_body(_huge(i)), assets, i)) for i in (1, 2)]
+        await _until(lambda: len(grammars._cache) == 2, "the workers busy")
+        small = {"type": "object", "properties": {"name": {"type": "string"}}}
+        leaving = asyncio.create_task(gateway._grammar(_body(small), assets, 3))
+        await _until(lambda: len(grammars._cache) == 3, "the small schema queued")
+        queued = list(grammars._cache.values())[-1]
+        assert not queued.future.running() and not queued.future.done()
+        leaving.cancel()
+        await asyncio.gather(leaving, return_exceptions=True)
+        assert queued.future.cancelled()
+        assert len(grammars._cache) == 2 and grammars.pending == 2
+        for task in busy:
+            task.cancel()
+        await asyncio.gather(*busy, return_exceptions=True)
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        grammars.close()
+        app.state.tracker.database.dispose()
