@@ -31,11 +31,15 @@ from tracker_service.domain.address_groups import address_group
 from tracker_service.store.tables import NODE_ACTIVE, Node
 
 
-def cap_host(endpoint: str, relayed_from: str = "") -> str:
+def cap_host(endpoint: str, relayed_from: str = "", resolved: str = "") -> str:
     """The host the cap counts a node by: the address a relayed node registered from,
-    else its endpoint's host (lower case; an IPv6 address as its /64); "" when none."""
+    else the address its endpoint resolved to at registration (many DNS names of one
+    machine are one host), else its endpoint's host (lower case; an IPv6 address as
+    its /64); "" when none."""
     if relayed_from:
         host = relayed_from.lower()
+    elif resolved:
+        host = resolved.lower()
     else:
         try:
             host = urlsplit(endpoint).hostname or ""
