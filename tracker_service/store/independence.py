@@ -115,6 +115,35 @@ def standings(session: Session, node_ids: Iterable[str]) -> dict[str, Standing]:
     }
 
 
+def identity_standings(session: Session, node_ids: Iterable[str]) -> dict[str, Standing]:
+    """Standings of identities that may not be registered nodes (batch-job executors):
+    one absent from the node table is judged by its account and invites only."""
+    ids = list(dict.fromkeys(node_ids))
+    found = standings(session, ids)
+    missing = [node_id for node_id in ids if node_id not in found]
+    if not missing:
+        return found
+    accounts = dict(
+        session.execute(
+            select(CreditIdentity.node_id, CreditIdentity.account).where(
+                CreditIdentity.node_id.in_(missing)
+            )
+        ).all()
+    )
+    invites: dict[str, set[int]] = {}
+    for node_id, invite_id in session.execute(
+        select(InviteRedemption.node_id, InviteRedemption.invite_id)
+        .join(Invite, Invite.id == InviteRedemption.invite_id)
+        .where(InviteRedemption.node_id.in_(missing), Invite.max_uses <= INVITE_BATCH_MAX)
+    ):
+        invites.setdefault(node_id, set()).add(int(invite_id))
+    for node_id in missing:
+        found[node_id] = Standing(
+            node_id, 0.0, 0, accounts.get(node_id), None, frozenset(invites.get(node_id, ()))
+        )
+    return found
+
+
 def independent(a: Standing, b: Standing) -> bool:
     """Nothing ties the two identities to one operator: account, prefix, invite."""
     if a.node_id == b.node_id:
