@@ -3,8 +3,9 @@
 The tracker dials every registered endpoint (reachability, certification,
 gateway sessions), so a thousand registrations pointing at one host would turn
 the tracker into an amplifier against it, and one machine posing as many nodes
-would skew routing. Registration caps live nodes per endpoint host; a node
-re-registering does not count against itself.
+would skew routing. Registration caps live nodes per endpoint host, counted by
+the address the host resolved to at registration (one machine under many DNS
+names is one host); a node re-registering does not count against itself.
 
 A relayed node's endpoint names the relay's host, shared by every node of that
 relay, so it is counted by the address it registered from instead
