@@ -4,7 +4,8 @@ An auditor's or arbiter's word convicts a node, so the tracker picks them among
 *established* nodes (a minimum of passed audits and of age since registration)
 that share nothing an attacker's spare identities would share with a party: no
 credit account (``credit_identities``), no network prefix of the registered
-address (/24 for IPv4, /64 for IPv6; a relayed node counts by the address it
+address (/24 for IPv4, /64 for IPv6, of the address the endpoint resolved to, so
+one machine's many DNS names share one; a relayed node counts by the address it
 registered from), and no invite of one operator's batch (an invite of at most
 ``INVITE_BATCH_MAX`` uses, ``invite_redemptions``: what a network operator hands
 one contributor for their machines; a public link of many uses ties no one, or
@@ -46,23 +47,30 @@ class Standing:
         return self.audits_passed >= min_audits and now - self.registered_at >= min_age_s
 
 
-def network_prefix(endpoint: str, relayed_from: str = "") -> str | None:
+def network_prefix(endpoint: str, relayed_from: str = "", resolved: str = "") -> str | None:
     """The /24 (IPv4) or /64 (IPv6) of a node's address; a host name stands for itself.
 
-    Loopback gives None: nodes on one test or demo machine are told apart by their
-    keys only (a public tracker admits no loopback endpoint).
+    The address is the one the node registered from when relayed, else the one its
+    endpoint resolved to at registration (``resolved``; many DNS names of one machine
+    are one prefix). Loopback gives None: nodes on one test or demo machine are told
+    apart by their keys only (a public tracker admits no loopback endpoint).
     """
-    host = cap_host(endpoint, relayed_from)
+    return host_prefix(cap_host(endpoint, relayed_from, resolved))
+
+
+def host_prefix(host: str) -> str | None:
+    """The prefix of a stored ``Node.cap_host`` (an IPv4 address, an IPv6 /64, or a
+    name registered before the tracker stored resolved addresses)."""
     if not host:
         return None
     try:
-        address = ipaddress.ip_address(host)
+        network = ipaddress.ip_network(host, strict=False)
     except ValueError:
         return f"host:{host}"
-    if address.is_loopback:
+    if network.is_loopback:
         return None
-    bits = 24 if address.version == 4 else 64
-    return str(ipaddress.ip_network(f"{address}/{bits}", strict=False))
+    bits = 24 if network.version == 4 else 64
+    return str(network.supernet(new_prefix=bits)) if network.prefixlen > bits else str(network)
 
 
 def standings(session: Session, node_ids: Iterable[str]) -> dict[str, Standing]:
@@ -76,6 +84,7 @@ def standings(session: Session, node_ids: Iterable[str]) -> dict[str, Standing]:
             Node.audits_passed,
             Node.endpoint,
             Node.relayed_from,
+            Node.cap_host,
         ).where(Node.node_id.in_(ids))
     ).all()
     accounts = dict(
@@ -98,11 +107,41 @@ def standings(session: Session, node_ids: Iterable[str]) -> dict[str, Standing]:
             registered_at=float(row.registered_at or 0.0),
             audits_passed=int(row.audits_passed or 0),
             account=accounts.get(row.node_id),
-            prefix=network_prefix(row.endpoint, row.relayed_from or ""),
+            # cap_host: the resolved address registration stored, not the endpoint's name.
+            prefix=host_prefix(row.cap_host or cap_host(row.endpoint, row.relayed_from or "")),
             invites=frozenset(invites.get(row.node_id, ())),
         )
         for row in rows
     }
+
+
+def identity_standings(session: Session, node_ids: Iterable[str]) -> dict[str, Standing]:
+    """Standings of identities that may not be registered nodes (batch-job executors):
+    one absent from the node table is judged by its account and invites only."""
+    ids = list(dict.fromkeys(node_ids))
+    found = standings(session, ids)
+    missing = [node_id for node_id in ids if node_id not in found]
+    if not missing:
+        return found
+    accounts = dict(
+        session.execute(
+            select(CreditIdentity.node_id, CreditIdentity.account).where(
+                CreditIdentity.node_id.in_(missing)
+            )
+        ).all()
+    )
+    invites: dict[str, set[int]] = {}
+    for node_id, invite_id in session.execute(
+        select(InviteRedemption.node_id, InviteRedemption.invite_id)
+        .join(Invite, Invite.id == InviteRedemption.invite_id)
+        .where(InviteRedemption.node_id.in_(missing), Invite.max_uses <= INVITE_BATCH_MAX)
+    ):
+        invites.setdefault(node_id, set()).add(int(invite_id))
+    for node_id in missing:
+        found[node_id] = Standing(
+            node_id, 0.0, 0, accounts.get(node_id), None, frozenset(invites.get(node_id, ()))
+        )
+    return found
 
 
 def independent(a: Standing, b: Standing) -> bool:

@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session
 from tracker_service.domain.credit_rules import bucket_of, job_credit
 from tracker_service.domain.job_checks import Result, agreeing_pair, tolerance_for
 from tracker_service.store.credits import CreditRow, add_credit_in
+from tracker_service.store.independence import identity_standings, independent
 from tracker_service.store.job_tables import (
     FAILED,
     LEASED,
@@ -195,3 +196,19 @@ def quarantine_executor(session: Session, node_id: str, reason: str, *, now: flo
         .execution_options(synchronize_session="fetch")
     )
     log.warning("executor %s quarantined from jobs: %s", node_id, reason)
+
+
+def checks_tied_to(session: Session, node_id: str) -> list[str]:
+    """Queued check rounds `node_id` may not run: a task with a result from an executor
+    it is not independent of (shared account, network prefix or invite batch), so a
+    sybil cannot confirm its partner's garbage (store/independence.py)."""
+    rows = session.execute(
+        select(JobResult.task_id, JobResult.node_id)
+        .join(JobTask, JobTask.task_id == JobResult.task_id)
+        .where(JobTask.state == QUEUED, JobTask.round > 0, JobResult.node_id != node_id)
+    ).all()
+    if not rows:
+        return []
+    found = identity_standings(session, [node_id, *(other for _, other in rows)])
+    me = found[node_id]
+    return sorted({task for task, other in rows if not independent(me, found[other])})

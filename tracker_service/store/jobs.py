@@ -24,7 +24,12 @@ from sqlalchemy import exists, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from tracker_service.errors import TrackerError
-from tracker_service.store.job_checks import CheckPolicy, is_quarantined, record_result
+from tracker_service.store.job_checks import (
+    CheckPolicy,
+    checks_tied_to,
+    is_quarantined,
+    record_result,
+)
 from tracker_service.store.job_tables import (
     FAILED,
     LEASED,
@@ -221,6 +226,9 @@ def claim_task(
         # Checked work needs independent executors: never one that already answered.
         ~exists().where(JobResult.task_id == JobTask.task_id, JobResult.node_id == node_id),
     ]
+    tied = checks_tied_to(session, node_id)
+    if tied:  # nor one tied to an executor that already answered
+        claimable.append(JobTask.task_id.not_in(tied))
     if (
         cooldown_s > 0
         and live_since is not None

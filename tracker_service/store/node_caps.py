@@ -3,8 +3,9 @@
 The tracker dials every registered endpoint (reachability, certification,
 gateway sessions), so a thousand registrations pointing at one host would turn
 the tracker into an amplifier against it, and one machine posing as many nodes
-would skew routing. Registration caps live nodes per endpoint host; a node
-re-registering does not count against itself.
+would skew routing. Registration caps live nodes per endpoint host, counted by
+the address the host resolved to at registration (one machine under many DNS
+names is one host); a node re-registering does not count against itself.
 
 A relayed node's endpoint names the relay's host, shared by every node of that
 relay, so it is counted by the address it registered from instead
@@ -31,11 +32,15 @@ from tracker_service.domain.address_groups import address_group
 from tracker_service.store.tables import NODE_ACTIVE, Node
 
 
-def cap_host(endpoint: str, relayed_from: str = "") -> str:
+def cap_host(endpoint: str, relayed_from: str = "", resolved: str = "") -> str:
     """The host the cap counts a node by: the address a relayed node registered from,
-    else its endpoint's host (lower case; an IPv6 address as its /64); "" when none."""
+    else the address its endpoint resolved to at registration (many DNS names of one
+    machine are one host), else its endpoint's host (lower case; an IPv6 address as
+    its /64); "" when none."""
     if relayed_from:
         host = relayed_from.lower()
+    elif resolved:
+        host = resolved.lower()
     else:
         try:
             host = urlsplit(endpoint).hostname or ""

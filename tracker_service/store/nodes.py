@@ -109,6 +109,7 @@ def register_node(
     relay_reason: str = "",
     relayed_from: str = "",
     tls_pin: str = "",
+    resolved_address: str = "",
 ) -> Registration:
     """Admit (or re-admit) a node. Every registration starts a fresh session.
 
@@ -151,7 +152,7 @@ def register_node(
         "reachability_checked_at": None,
         "relay_reason": relay_reason,
         "relayed_from": relayed_from,
-        "cap_host": cap_host(endpoint, relayed_from),
+        "cap_host": cap_host(endpoint, relayed_from, resolved_address),
         "tls_pin": tls_pin,
     }
     if row is None:

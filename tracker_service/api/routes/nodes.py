@@ -75,11 +75,13 @@ def _admit(
     identity: PresentedIdentity,
     join_token: str | None,
     relayed_from: str = "",
+    resolved: str = "",
 ) -> tuple[Registration, RecipeStatusPublic]:
     """Blocking: join token, ban check, ledger entry and node row in one transaction.
 
     ``relayed_from``: for an endpoint on a relay this tracker offers, the address the
-    registration came from ("" for a direct endpoint)."""
+    registration came from ("" for a direct endpoint). ``resolved``: the address the
+    endpoint's host resolved to (one machine's many DNS names count as one host)."""
     report = body.capability
     assert report is not None  # check_capability refused a registration without one
     now = time.time()
@@ -99,7 +101,7 @@ def _admit(
                 f"node {signed.node_id} is quarantined: {existing.state_reason}",
             )
         # Every node of a relay names the relay's host: count those by their own address.
-        host = cap_host(body.endpoint, relayed_from)
+        host = cap_host(body.endpoint, relayed_from, resolved)
         _check_nodes_per_host(context, session, host, signed.node_id, now, relayed_from != "")
         status = register_recipe(session, identity, now=now)
         registration = register_node(
@@ -115,6 +117,7 @@ def _admit(
             relay_reason=(body.relay_reason or "") if relayed_from else "",
             relayed_from=relayed_from,
             tls_pin=body.tls_pin or "",
+            resolved_address=resolved,
         )
     return registration, RecipeStatusPublic(**status.to_dict())
 
@@ -312,7 +315,7 @@ async def register(request: Request, context: Context) -> NodeRegisterPublic:
     tracker_url = _tracker_url(request, context.settings.public_url)
     _check_relay(context, signed, body, relays, tracker_url)
     try:  # refused here, with the reason, rather than found unreachable later
-        await run_in_threadpool(
+        pinned = await run_in_threadpool(
             resolve_endpoint,
             body.endpoint,
             allow_private=context.settings.allow_private_endpoints,
@@ -329,6 +332,7 @@ async def register(request: Request, context: Context) -> NodeRegisterPublic:
         identity,
         request.headers.get(HEADER_JOIN_TOKEN),
         _relayed_from(request) if relays.known(body.endpoint, tracker_url) else "",
+        pinned.address,
     )
     relay_url = relays.offer(signed.node_id, tracker_url)
     context.public_keys.put(signed.node_id, signed.public_key)
