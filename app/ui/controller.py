@@ -153,15 +153,17 @@ class NodeController(QObject):
             self.running_changed.emit(True)
 
     @guarded
-    def stop(self) -> None:
-        """Drain sessions, leave the network, exit; killed only after the timeout."""
+    def stop(self, timeout_s: float | None = None) -> None:
+        """Drain sessions, leave the network, exit; killed only after the timeout
+        (``stop_timeout_s`` unless a shorter one is given, e.g. when quitting)."""
         self._restart_after_exit = False
         if not self._process.running or self._process.stop_requested:
             return
         self._pause_sentence = None
         self._status.set_local_state("draining", text("node.stopping"))
         self._emit_state()
-        self._process.stop(self.stop_timeout_s)
+        limit = self.stop_timeout_s if timeout_s is None else min(timeout_s, self.stop_timeout_s)
+        self._process.stop(limit)
 
     @guarded
     def pause(self, sentence: str = "Paused.") -> bool:

@@ -41,6 +41,7 @@ from app.ui.errors import apology, guarded, install_excepthook, set_log_file, us
 from app.ui.i18n import install_language
 from app.ui.link_events import LinkOpenFilter
 from app.ui.pause_monitor import DEFAULT_PERIOD_MS, PauseMonitor
+from app.ui.quit_signals import QuitOnSignal
 from app.ui.screens.status_window import StatusWindow
 from app.ui.screens.tray import Tray
 from app.ui.settings_store import SettingsStore, default_qsettings
@@ -51,6 +52,8 @@ log = logging.getLogger(__name__)
 
 APP_NAME = "MeshNet"
 CONTRIBUTE_KEY = "state/contribute"
+# Quitting waits this long for the node to drain and deregister before killing it
+QUIT_TIMEOUT_S = 8.0
 
 
 def app_version() -> str:
@@ -324,22 +327,34 @@ class MeshNetApp(QObject):
     # --- quitting --------------------------------------------------------
     @guarded
     def request_quit(self) -> None:
-        """Quit after the node has drained and exited (or been killed after the timeout)."""
+        """Quit after the node has left the network (or been killed after QUIT_TIMEOUT_S).
+
+        Asking again while quitting changes nothing: closing the main window, the
+        Quit action and a signal all end here, and none may start a second round.
+        """
+        if self._quitting:
+            return
         self._quitting = True
         self.monitor.stop()
         self.batch_jobs.stop()
         if self.controller.running:
             log.info("quitting: stopping the node first")
-            self.controller.stop()
+            self.controller.stop(QUIT_TIMEOUT_S)
         else:
-            QTimer.singleShot(0, self.qapp.quit)
+            QTimer.singleShot(0, self._finish_quit)
 
     @guarded
     def _running_changed(self, running: bool) -> None:
         if running and not self.contribute_wish():
             self._remember_wish(True)  # started elsewhere too (the wizard's Finish)
         if not running and self._quitting:
-            QTimer.singleShot(0, self.qapp.quit)
+            QTimer.singleShot(0, self._finish_quit)
+
+    def _finish_quit(self) -> None:
+        # exit(), not quit(): Qt 6's quit() first asks every window to close and gives
+        # up when one declines, and a declining window would ask to quit again.
+        self.status_window.allow_close()
+        self.qapp.exit(0)
 
     @guarded
     def shutdown(self) -> None:
@@ -432,12 +447,14 @@ def main(argv: list[str] | None = None) -> int:
     links = LinkOpenFilter(app)
     links.link_opened.connect(app.open_join)
     qapp.installEventFilter(links)
+    signals = QuitOnSignal(app.request_quit)  # SIGTERM leaves the network, then quits
     app.show_initial(hidden=args.hidden, join_link=args.join)
     log.info("MeshNet %s started (tray: %s)", app_version(), app.has_tray)
     # The first turn of the event loop paints the window: log how long launch took
     # (benchmarks/app_startup.py reads this line).
     QTimer.singleShot(0, log_startup_time)
     code = int(qapp.exec())
+    signals.uninstall()
     instance.release()
     return code
 

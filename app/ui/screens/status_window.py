@@ -109,6 +109,7 @@ class StatusWindow(QMainWindow):
         self._main_window = main_window
         self._versions = dict(versions or {})
         self._pause_sentence = ""
+        self._closing_for_good = False
         self._network_name = network_name  # read when the window shows (a file read)
         self._credit_fetch = credit_fetch
         self.setWindowTitle("MeshNet")
@@ -517,11 +518,18 @@ class StatusWindow(QMainWindow):
         self.refresh_chart()
 
     # --- closing ---------------------------------------------------------
+    def allow_close(self) -> None:
+        """The app is quitting for good: a close now closes (never asks to quit again)."""
+        self._closing_for_good = True
+
     def closeEvent(self, event: QCloseEvent) -> None:
-        """Closing hides the window; without a tray it is the app, so it quits (draining)."""
+        """Closing hides the window; without a tray it is the app, so it asks to quit
+        (the app drains the node, then lets this window close)."""
+        if self._closing_for_good:
+            event.accept()
+            return
+        event.ignore()
         if self._main_window:
-            event.ignore()
             self.quit_requested.emit()
         else:
-            event.ignore()
             self.hide()
