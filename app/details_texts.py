@@ -24,6 +24,9 @@ DETAILS_TEXTS: dict[str, str] = {
     "details.chart.fills": "This chart fills in while this computer contributes.",
     "details.log": "Node log",
     "details.log.empty": "The node's messages appear here while it runs.",
+    "details.key-file.no-keyring": "This computer has no keyring, so MeshNet keeps its key "
+    "and its batch-job sign-in in files only you can read, in {folder}.",
+    "details.key-file": "MeshNet keeps this computer's key in a file only you can read: {path}.",
     "details.copy": "Copy diagnostics",
     "details.copy.tip": "Copy the status, the gates, the report and the last log lines, "
     "to paste into a message to someone helping you",

@@ -1184,6 +1184,16 @@
       <translation>Die Meldungen des Knotens erscheinen hier, während er läuft.</translation>
     </message>
     <message>
+      <source>This computer has no keyring, so MeshNet keeps its key and its batch-job sign-in in files only you can read, in {folder}.</source>
+      <extracomment>details.key-file.no-keyring</extracomment>
+      <translation>Dieser Computer hat keinen Schlüsselbund, daher bewahrt MeshNet seinen Schlüssel und die Anmeldung für Stapelaufträge in Dateien auf, die nur Sie lesen können, in {folder}.</translation>
+    </message>
+    <message>
+      <source>MeshNet keeps this computer's key in a file only you can read: {path}.</source>
+      <extracomment>details.key-file</extracomment>
+      <translation>MeshNet bewahrt den Schlüssel dieses Computers in einer Datei auf, die nur Sie lesen können: {path}.</translation>
+    </message>
+    <message>
       <source>Copy diagnostics</source>
       <extracomment>details.copy</extracomment>
       <translation>Diagnose kopieren</translation>

@@ -1184,6 +1184,16 @@
       <translation>Los mensajes del nodo aparecen aquí mientras se ejecuta.</translation>
     </message>
     <message>
+      <source>This computer has no keyring, so MeshNet keeps its key and its batch-job sign-in in files only you can read, in {folder}.</source>
+      <extracomment>details.key-file.no-keyring</extracomment>
+      <translation>Este ordenador no tiene llavero, así que MeshNet guarda su clave y el acceso a los trabajos por lotes en archivos que solo usted puede leer, en {folder}.</translation>
+    </message>
+    <message>
+      <source>MeshNet keeps this computer's key in a file only you can read: {path}.</source>
+      <extracomment>details.key-file</extracomment>
+      <translation>MeshNet guarda la clave de este ordenador en un archivo que solo usted puede leer: {path}.</translation>
+    </message>
+    <message>
       <source>Copy diagnostics</source>
       <extracomment>details.copy</extracomment>
       <translation>Copiar diagnóstico</translation>

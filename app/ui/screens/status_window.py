@@ -62,6 +62,23 @@ from app.ui.widgets.usage_chart import UsageChart
 
 log = logging.getLogger(__name__)
 
+
+def key_place_sentence() -> str:
+    """One plain sentence where the app keeps the key in a file; "" where a keyring has it."""
+    from core.keystore import fallback_identity_file, keyring_problem
+
+    try:
+        path = fallback_identity_file()
+        if path is None:
+            return ""
+        if keyring_problem() is not None:
+            return text("details.key-file.no-keyring", folder=path.parent.parent)
+        return text("details.key-file", path=path)
+    except Exception:  # a sentence in Details must never break the window
+        log.exception("cannot tell where the key is kept")
+        return ""
+
+
 COLUMN_SENTENCE = 1
 GATE_STATES = ("passed", "failed", "pending", "info", "waiting")
 CHART_REFRESH_MS = 60_000
@@ -275,6 +292,12 @@ class StatusWindow(QMainWindow):
         self.details_state.setWordWrap(True)
         self.details_state.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.details_state)
+        # where the key lives when no keyring does (core.keystore.fallback_identity_file)
+        self.key_file_label = QLabel()
+        self.key_file_label.setWordWrap(True)
+        self.key_file_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.key_file_label.setVisible(False)
+        layout.addWidget(self.key_file_label)
         self.credit_link_label = QLabel()  # the leaderboard name's fate (app.ui.credit_linker)
         self.credit_link_label.setWordWrap(True)
         self.credit_link_label.setVisible(False)
@@ -364,6 +387,7 @@ class StatusWindow(QMainWindow):
         self.views.setCurrentIndex(index)
 
     def show_details(self) -> None:
+        self.refresh_key_place()
         self._set_view(self.DETAILS_VIEW)
         # nine rows and a log, and room for the leaderboard's sentence when there is one
         extra = self.credit_link_label.sizeHint().height() + 12 if self._link_shown() else 0
@@ -479,6 +503,12 @@ class StatusWindow(QMainWindow):
         """The pause monitor's latest decision, shown under the numbers."""
         self._pause_sentence = sentence
         self.rules_label.setText(sentence if self._controller.status.active else "")
+
+    def refresh_key_place(self) -> None:
+        """Say, in Details, where the node's key lives when it is not in a keyring."""
+        sentence = key_place_sentence()
+        self.key_file_label.setText(sentence)
+        self.key_file_label.setVisible(bool(sentence))
 
     def set_credit_link_sentence(self, sentence: str) -> None:
         """What became of the leaderboard name and team, shown in the Details view."""
