@@ -138,6 +138,10 @@ TEXTS: dict[str, str] = {
     "connection, then click Retry.",
     "why.crashed": "MeshNet's helper program stopped unexpectedly. Click Retry; if "
     "it happens again, copy the details for whoever helps you.",
+    "why.cannot-serve": "This computer passed its test, but part of MeshNet would not "
+    "start on it. Update or reinstall MeshNet, then check this computer again.",
+    "why.crashed-twice": "MeshNet's helper program stopped twice in a row, so MeshNet "
+    "will not start it again by itself. Copy the diagnostics for whoever helps you.",
     "why.settings": "MeshNet could not start with the current settings. Open "
     "Settings and check them, then click Retry.",
     "why.not-joined": "This computer has not joined a network yet. Open an invite to join one.",

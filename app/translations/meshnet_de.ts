@@ -259,6 +259,16 @@
       <translation>Das Hilfsprogramm von MeshNet wurde unerwartet beendet. Klicken Sie auf „Erneut versuchen“; passiert es wieder, kopieren Sie die Details für Ihre Hilfe.</translation>
     </message>
     <message>
+      <source>This computer passed its test, but part of MeshNet would not start on it. Update or reinstall MeshNet, then check this computer again.</source>
+      <extracomment>why.cannot-serve</extracomment>
+      <translation>Dieser Computer hat seinen Test bestanden, aber ein Teil von MeshNet ließ sich darauf nicht starten. Aktualisieren oder installieren Sie MeshNet neu und prüfen Sie diesen Computer dann erneut.</translation>
+    </message>
+    <message>
+      <source>MeshNet's helper program stopped twice in a row, so MeshNet will not start it again by itself. Copy the diagnostics for whoever helps you.</source>
+      <extracomment>why.crashed-twice</extracomment>
+      <translation>Das Hilfsprogramm von MeshNet ist zweimal hintereinander abgebrochen, daher startet MeshNet es nicht mehr von selbst. Kopieren Sie die Diagnose für die Person, die Ihnen hilft.</translation>
+    </message>
+    <message>
       <source>MeshNet could not start with the current settings. Open Settings and check them, then click Retry.</source>
       <extracomment>why.settings</extracomment>
       <translation>MeshNet konnte mit den aktuellen Einstellungen nicht starten. Öffnen Sie die Einstellungen, prüfen Sie sie und klicken Sie dann auf „Erneut versuchen“.</translation>

@@ -259,6 +259,16 @@
       <translation>El programa auxiliar de MeshNet se detuvo inesperadamente. Pulse «Reintentar»; si vuelve a ocurrir, copie los detalles para quien le ayude.</translation>
     </message>
     <message>
+      <source>This computer passed its test, but part of MeshNet would not start on it. Update or reinstall MeshNet, then check this computer again.</source>
+      <extracomment>why.cannot-serve</extracomment>
+      <translation>Este ordenador superó su prueba, pero una parte de MeshNet no se pudo iniciar en él. Actualice o reinstale MeshNet y luego compruebe este ordenador de nuevo.</translation>
+    </message>
+    <message>
+      <source>MeshNet's helper program stopped twice in a row, so MeshNet will not start it again by itself. Copy the diagnostics for whoever helps you.</source>
+      <extracomment>why.crashed-twice</extracomment>
+      <translation>El programa auxiliar de MeshNet se detuvo dos veces seguidas, así que MeshNet no volverá a iniciarlo por sí solo. Copie el diagnóstico para quien le ayude.</translation>
+    </message>
+    <message>
       <source>MeshNet could not start with the current settings. Open Settings and check them, then click Retry.</source>
       <extracomment>why.settings</extracomment>
       <translation>MeshNet no pudo arrancar con los ajustes actuales. Abra los ajustes, revíselos y pulse «Reintentar».</translation>

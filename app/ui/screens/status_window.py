@@ -85,7 +85,9 @@ CHART_REFRESH_MS = 60_000
 # Reason codes whose next step is not Retry (app.status_model.WHY_BY_REASON's keys)
 SETTINGS_REASONS = frozenset({"bad-settings"})
 JOIN_REASONS = frozenset({"no-tracker", "not-joined"})
-CHECK_REASONS = frozenset({"out-of-memory", "load-failed", "probe-failed", "not-passed"})
+CHECK_REASONS = frozenset(
+    {"out-of-memory", "load-failed", "probe-failed", "not-passed", "serving-failed"}
+)
 # The banner's looks: a palette role blended with a hue, so dark palettes stay readable
 BANNER_STYLE = (
     "#banner { border-radius: 8px; background: palette(alternate-base); }"
