@@ -29,6 +29,10 @@ from app.ui.node_process import NodeProcess
 log = logging.getLogger(__name__)
 
 DEFAULT_STOP_TIMEOUT_S = 20.0
+# A child that dies this many times in a row, never serving in between, is not
+# offered Retry again: the user gets one sentence and Copy diagnostics.
+CRASHES_BEFORE_GIVING_UP = 2
+CRASHED_TWICE = "crashed-twice"
 USAGE_SAVE_EVERY_S = 60.0
 ArgvFactory = Callable[[str | None], Sequence[str]]
 
@@ -93,6 +97,7 @@ class NodeController(QObject):
         self._usage_saved_at = 0.0
         self._resuming = False
         self._started_settings: Any = None
+        self.crashes_in_a_row = 0
         changed = getattr(store, "changed", None)
         if changed is not None:
             changed.connect(self._on_settings_changed)
@@ -188,6 +193,11 @@ class NodeController(QObject):
     def request_snapshot(self) -> bool:
         return self._process.send("snapshot")
 
+    @property
+    def gave_up(self) -> bool:
+        """True after the child crashed twice in a row: no Retry is offered."""
+        return self._status.reason == CRASHED_TWICE
+
     def retry(self) -> None:
         self.start()
 
@@ -215,6 +225,8 @@ class NodeController(QObject):
             self.stats_received.emit(dict(event.get("data") or {}))
         for gate in changes.gates:
             self.gate_changed.emit(gate)
+        if changes.state and self._status.state == "serving":
+            self.crashes_in_a_row = 0
         if changes.state:
             self.state_changed.emit(self._status.state)
         self.status_changed.emit()
@@ -276,6 +288,10 @@ class NodeController(QObject):
             self._emit_state()
         else:
             state, sentence, reason = crash_sentence(code, self._status.last_state_event)
+            if reason == "crashed":
+                self.crashes_in_a_row += 1
+                if self.crashes_in_a_row >= CRASHES_BEFORE_GIVING_UP:
+                    reason = CRASHED_TWICE
             # a refusal was announced when its state event came
             self._fail(state, sentence, reason, notify=state != "refused")
         self.save_usage()

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QFont, QGuiApplication, QShowEvent
+from PySide6.QtGui import QCloseEvent, QFont, QGuiApplication, QShowEvent, QTextOption
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -53,7 +53,7 @@ from app.status_model import (
 )
 from app.texts import plain, text
 from app.ui.actions import AppActions
-from app.ui.controller import NodeController
+from app.ui.controller import CRASHED_TWICE, NodeController
 from app.ui.credit_card import CreditCard, FetchCredit
 from app.ui.errors import guarded
 from app.ui.widgets.icons import app_icon, gate_icon, tray_icon
@@ -261,12 +261,16 @@ class StatusWindow(QMainWindow):
         self.settings_button.clicked.connect(self._actions.settings.trigger)
         self.join_button = QPushButton(text("button.join"))
         self.join_button.clicked.connect(self._actions.doctor.trigger)  # opens on Join a network
+        # after two crashes in a row: no endless Retry, the diagnostics for a helper instead
+        self.banner_copy_button = QPushButton(text("details.copy"))
+        self.banner_copy_button.clicked.connect(self.copy_diagnostics)
         for button in (
             self.contribute_button,
             self.retry_button,
             self.doctor_button,
             self.settings_button,
             self.join_button,
+            self.banner_copy_button,
         ):
             button.setAccessibleName(button.text().replace("…", ""))
             buttons.addWidget(button)
@@ -318,7 +322,9 @@ class StatusWindow(QMainWindow):
         self.log_view = QPlainTextEdit()
         self.log_view.setReadOnly(True)
         self.log_view.setMaximumBlockCount(500)
-        self.log_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # a traceback wraps: nobody scrolls sideways to read why it stopped
+        self.log_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.log_view.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.log_view.setPlaceholderText(text("details.log.empty"))
         self.log_view.setAccessibleName(text("details.log"))
         self.tabs.addTab(self.log_view, text("details.log"))
@@ -431,7 +437,9 @@ class StatusWindow(QMainWindow):
         reason = status.reason or ""
         self.settings_button.setVisible(failed and reason in SETTINGS_REASONS)
         self.join_button.setVisible(failed and reason in JOIN_REASONS)
-        self.retry_button.setVisible(failed and reason not in JOIN_REASONS)
+        gave_up = failed and reason == CRASHED_TWICE
+        self.retry_button.setVisible(failed and reason not in JOIN_REASONS and not gave_up)
+        self.banner_copy_button.setVisible(gave_up)
         self.doctor_button.setVisible(
             (failed and reason in CHECK_REASONS) or status.state == "stopped"
         )
