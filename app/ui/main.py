@@ -40,6 +40,7 @@ from app.ui.credit_linker import CreditLinker
 from app.ui.errors import apology, guarded, install_excepthook, set_log_file, user_sentence
 from app.ui.i18n import install_language
 from app.ui.link_events import LinkOpenFilter
+from app.ui.network_watch import JoinedNetworkWatch, network_name
 from app.ui.pause_monitor import DEFAULT_PERIOD_MS, PauseMonitor
 from app.ui.quit_signals import QuitOnSignal
 from app.ui.screens.status_window import StatusWindow
@@ -156,6 +157,7 @@ class MeshNetApp(QObject):
         )
         self.batch_jobs = BatchJobsSupervisor(parent=self)
         self.credit_linker = CreditLinker(self.store, self.controller, parent=self)
+        self.network_watch = JoinedNetworkWatch(parent=self)
         self._windows: dict[str, QWidget] = {}
         self._quitting = False
         self._wire()
@@ -172,6 +174,7 @@ class MeshNetApp(QObject):
         self.monitor.manual_pause_changed.connect(actions.set_manual_pause)
         self.monitor.decision_changed.connect(self.status_window.set_pause_rules_sentence)
         self.status_window.quit_requested.connect(self.request_quit)
+        self.network_watch.changed.connect(self._network_changed)
         self.credit_linker.sentence_changed.connect(self.status_window.set_credit_link_sentence)
         if self.tray is not None:
             self.status_window.credit_card.summary_changed.connect(self.tray.set_credit)
@@ -239,6 +242,15 @@ class MeshNetApp(QObject):
 
     def _has_network(self) -> bool:
         return tracker_url_for(self.store.load().tracker_url) is not None
+
+    @guarded
+    def _network_changed(self, joined: Any) -> None:
+        """Joined or left: every screen that names the network says so now."""
+        self.status_window.set_network_name(network_name(joined))
+        settings = self._windows.get("settings")
+        show_network = getattr(settings, "show_network", None)
+        if show_network is not None:
+            show_network(joined)
 
     @guarded
     def raise_window(self) -> None:
