@@ -24,6 +24,36 @@
       <translation>Jetzt fortsetzen</translation>
     </message>
     <message>
+      <source>Pause</source>
+      <extracomment>action.pause.menu</extracomment>
+      <translation>Pausieren</translation>
+    </message>
+    <message>
+      <source>For 1 hour</source>
+      <extracomment>action.pause.hour</extracomment>
+      <translation>Für 1 Stunde</translation>
+    </message>
+    <message>
+      <source>Until I resume</source>
+      <extracomment>action.pause.until-resume</extracomment>
+      <translation>Bis ich fortsetze</translation>
+    </message>
+    <message>
+      <source>Until the computer restarts</source>
+      <extracomment>action.pause.until-restart</extracomment>
+      <translation>Bis zum Neustart des Computers</translation>
+    </message>
+    <message>
+      <source>Join another network…</source>
+      <extracomment>action.join-another</extracomment>
+      <translation>Einem anderen Netzwerk beitreten…</translation>
+    </message>
+    <message>
+      <source>Leave this network…</source>
+      <extracomment>action.leave</extracomment>
+      <translation>Dieses Netzwerk verlassen…</translation>
+    </message>
+    <message>
       <source>Stop contributing for an hour, then carry on by itself</source>
       <extracomment>action.pause.tip</extracomment>
       <translation>Eine Stunde lang nicht mithelfen, danach von selbst weitermachen</translation>
@@ -1027,6 +1057,31 @@
       <source>Paused at your request until {until}.</source>
       <extracomment>pause.hour</extracomment>
       <translation>Auf Ihren Wunsch pausiert bis {until}.</translation>
+    </message>
+    <message>
+      <source>Paused at your request until you resume.</source>
+      <extracomment>pause.until-resume</extracomment>
+      <translation>Auf Ihren Wunsch pausiert, bis Sie fortsetzen.</translation>
+    </message>
+    <message>
+      <source>Paused at your request until this computer restarts.</source>
+      <extracomment>pause.until-restart</extracomment>
+      <translation>Auf Ihren Wunsch pausiert, bis dieser Computer neu startet.</translation>
+    </message>
+    <message>
+      <source>This computer is not part of a network, so there is nothing to leave.</source>
+      <extracomment>leave.none</extracomment>
+      <translation>Dieser Computer gehört zu keinem Netzwerk, es gibt also nichts zu verlassen.</translation>
+    </message>
+    <message>
+      <source>Leave {name}? This computer stops contributing to it and forgets its invite.</source>
+      <extracomment>leave.confirm</extracomment>
+      <translation>{name} verlassen? Dieser Computer hört auf, dazu beizutragen, und vergisst die Einladung.</translation>
+    </message>
+    <message>
+      <source>You left {name}. Kept on this computer: its key, your settings and the record of what it contributed. Join a network again with an invite.</source>
+      <extracomment>leave.done</extracomment>
+      <translation>Sie haben {name} verlassen. Auf diesem Computer bleiben: sein Schlüssel, Ihre Einstellungen und die Aufzeichnung seines Beitrags. Mit einer Einladung können Sie wieder einem Netzwerk beitreten.</translation>
     </message>
     <message>
       <source>{count} s</source>

@@ -24,6 +24,36 @@
       <translation>Reanudar ahora</translation>
     </message>
     <message>
+      <source>Pause</source>
+      <extracomment>action.pause.menu</extracomment>
+      <translation>Pausar</translation>
+    </message>
+    <message>
+      <source>For 1 hour</source>
+      <extracomment>action.pause.hour</extracomment>
+      <translation>Durante 1 hora</translation>
+    </message>
+    <message>
+      <source>Until I resume</source>
+      <extracomment>action.pause.until-resume</extracomment>
+      <translation>Hasta que yo reanude</translation>
+    </message>
+    <message>
+      <source>Until the computer restarts</source>
+      <extracomment>action.pause.until-restart</extracomment>
+      <translation>Hasta que el ordenador se reinicie</translation>
+    </message>
+    <message>
+      <source>Join another network…</source>
+      <extracomment>action.join-another</extracomment>
+      <translation>Unirse a otra red…</translation>
+    </message>
+    <message>
+      <source>Leave this network…</source>
+      <extracomment>action.leave</extracomment>
+      <translation>Salir de esta red…</translation>
+    </message>
+    <message>
       <source>Stop contributing for an hour, then carry on by itself</source>
       <extracomment>action.pause.tip</extracomment>
       <translation>Dejar de colaborar durante una hora y luego seguir por sí solo</translation>
@@ -1027,6 +1057,31 @@
       <source>Paused at your request until {until}.</source>
       <extracomment>pause.hour</extracomment>
       <translation>En pausa a petición suya hasta las {until}.</translation>
+    </message>
+    <message>
+      <source>Paused at your request until you resume.</source>
+      <extracomment>pause.until-resume</extracomment>
+      <translation>En pausa a petición suya hasta que usted reanude.</translation>
+    </message>
+    <message>
+      <source>Paused at your request until this computer restarts.</source>
+      <extracomment>pause.until-restart</extracomment>
+      <translation>En pausa a petición suya hasta que este ordenador se reinicie.</translation>
+    </message>
+    <message>
+      <source>This computer is not part of a network, so there is nothing to leave.</source>
+      <extracomment>leave.none</extracomment>
+      <translation>Este ordenador no forma parte de ninguna red, así que no hay nada que abandonar.</translation>
+    </message>
+    <message>
+      <source>Leave {name}? This computer stops contributing to it and forgets its invite.</source>
+      <extracomment>leave.confirm</extracomment>
+      <translation>¿Salir de {name}? Este ordenador deja de contribuir a ella y olvida su invitación.</translation>
+    </message>
+    <message>
+      <source>You left {name}. Kept on this computer: its key, your settings and the record of what it contributed. Join a network again with an invite.</source>
+      <extracomment>leave.done</extracomment>
+      <translation>Ha salido de {name}. Se conservan en este ordenador: su clave, sus ajustes y el registro de lo que aportó. Únase de nuevo a una red con una invitación.</translation>
     </message>
     <message>
       <source>{count} s</source>

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QStackedWidget,
     QTabWidget,
     QToolBar,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -119,9 +120,11 @@ class StatusWindow(QMainWindow):
         versions: Mapping[str, str] | None = None,
         network_name: Callable[[], str | None] | None = None,
         credit_fetch: FetchCredit = fetch_credit,
+        key_place: Callable[[], str] | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
+        self._key_place = key_place or key_place_sentence
         self._controller = controller
         self._actions = actions
         self._usage = usage
@@ -253,6 +256,13 @@ class StatusWindow(QMainWindow):
         self.contribute_button.setMinimumWidth(150)
         self.contribute_button.clicked.connect(self._actions.contribute.trigger)
         self._actions.contribute.changed.connect(self._sync_contribute)
+        # Pause beside Stop: for 1 hour, until I resume, until the computer restarts
+        self.pause_button = QPushButton(text("action.pause.menu"))
+        self.pause_button.setMenu(self._actions.pause_menu)
+        self.resume_button = QPushButton(text("action.resume"))
+        self.resume_button.clicked.connect(self._actions.resume.trigger)
+        self._actions.pause.changed.connect(self._sync_contribute)
+        self._actions.resume.changed.connect(self._sync_contribute)
         self.retry_button = QPushButton(text("button.retry"))
         self.retry_button.clicked.connect(self._retry)
         self.doctor_button = QPushButton(text("button.check"))
@@ -266,6 +276,8 @@ class StatusWindow(QMainWindow):
         self.banner_copy_button.clicked.connect(self.copy_diagnostics)
         for button in (
             self.contribute_button,
+            self.pause_button,
+            self.resume_button,
             self.retry_button,
             self.doctor_button,
             self.settings_button,
@@ -379,6 +391,9 @@ class StatusWindow(QMainWindow):
                 toolbar.addSeparator()
             elif action is not self._actions.status:
                 toolbar.addAction(action)
+        pause = toolbar.widgetForAction(self._actions.pause)
+        if isinstance(pause, QToolButton):  # one click opens the choice of how long
+            pause.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.addToolBar(toolbar)
         self.toolbar = toolbar
 
@@ -399,6 +414,8 @@ class StatusWindow(QMainWindow):
         self._set_view(self.DETAILS_VIEW)
         # nine rows and a log, and room for the leaderboard's sentence when there is one
         extra = self.credit_link_label.sizeHint().height() + 12 if self._link_shown() else 0
+        if self.key_file_label.text():
+            extra += self.key_file_label.sizeHint().height() + 12
         self.resize(max(self.width(), 760), max(self.height(), 640 + extra))
         self.back_button.setFocus()
 
@@ -516,7 +533,7 @@ class StatusWindow(QMainWindow):
 
     def refresh_key_place(self) -> None:
         """Say, in Details, where the node's key lives when it is not in a keyring."""
-        sentence = key_place_sentence()
+        sentence = self._key_place()
         self.key_file_label.setText(sentence)
         self.key_file_label.setVisible(bool(sentence))
 
@@ -533,6 +550,10 @@ class StatusWindow(QMainWindow):
         self.contribute_button.setAccessibleName(self.contribute_button.text())
         failed = self._controller.status.state in FAILED_STATES
         self.contribute_button.setVisible(not failed)  # Retry says the same there
+        pause, resume = self._actions.pause, self._actions.resume
+        self.pause_button.setVisible(action.isChecked() and pause.isVisible())
+        self.pause_button.setEnabled(pause.isEnabled())
+        self.resume_button.setVisible(resume.isVisible())
 
     @guarded
     def _append_log(self, line: str) -> None:
