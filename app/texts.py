@@ -74,6 +74,7 @@ TEXTS: dict[str, str] = {
     "action.pause.hour": "For 1 hour",
     "action.pause.until-resume": "Until I resume",
     "action.pause.until-restart": "Until the computer restarts",
+    "action.network": "Network",
     "action.join-another": "Join another network…",
     "action.leave": "Leave this network…",
     "action.pause.tip": "Stop contributing for an hour, then carry on by itself",

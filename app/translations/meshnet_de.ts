@@ -44,6 +44,11 @@
       <translation>Bis zum Neustart des Computers</translation>
     </message>
     <message>
+      <source>Network</source>
+      <extracomment>action.network</extracomment>
+      <translation>Netzwerk</translation>
+    </message>
+    <message>
       <source>Join another network…</source>
       <extracomment>action.join-another</extracomment>
       <translation>Einem anderen Netzwerk beitreten…</translation>

@@ -44,6 +44,11 @@
       <translation>Hasta que el ordenador se reinicie</translation>
     </message>
     <message>
+      <source>Network</source>
+      <extracomment>action.network</extracomment>
+      <translation>Red</translation>
+    </message>
+    <message>
       <source>Join another network…</source>
       <extracomment>action.join-another</extracomment>
       <translation>Unirse a otra red…</translation>

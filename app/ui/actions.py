@@ -47,6 +47,10 @@ class AppActions(QObject):
         self.resume = QAction(text("action.resume"), self)
         self.join_another = QAction(text("action.join-another"), self)
         self.leave = QAction(text("action.leave"), self)
+        # the main window's toolbar has room for one word: both network items under it
+        self.network_menu = QMenu(text("action.network"))
+        self.network_menu.addAction(self.join_another)
+        self.network_menu.addAction(self.leave)
         self.doctor = QAction(text("action.check"), self)
         self.doctor.setToolTip(text("action.check.tip"))
         self.status = QAction(text("action.status"), self)
@@ -75,6 +79,22 @@ class AppActions(QObject):
             self.status,
             self.recipes,
             self.settings,
+            None,
+            self.quit,
+        ]
+
+    def toolbar(self) -> list[QAction | None]:
+        """The no-tray main window's toolbar: the menu's commands, the network's two
+        under one "Network" button, and not "What this network serves" (a button of
+        the window already), so that Quit still fits in German."""
+        return [
+            self.contribute,
+            self.pause,
+            self.resume,
+            None,
+            self.doctor,
+            self.settings,
+            self.network_menu.menuAction(),
             None,
             self.quit,
         ]

@@ -393,7 +393,7 @@ def render_all(folder: Path, qapp: QApplication) -> int:
             if name not in ("status-refused", "status-off"):
                 # no child runs here: show the actions as a serving node has them
                 actions.contribute.setChecked(True)
-                actions.pause_hour.setEnabled(True)
+                actions.pause.setEnabled(True)
             window = _keep(
                 StatusWindow(
                     controller,

@@ -386,14 +386,15 @@ class StatusWindow(QMainWindow):
         toolbar = QToolBar("MeshNet")
         toolbar.setMovable(False)
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        for action in self._actions.all():
+        for action in self._actions.toolbar():
             if action is None:
                 toolbar.addSeparator()
-            elif action is not self._actions.status:
+            else:
                 toolbar.addAction(action)
-        pause = toolbar.widgetForAction(self._actions.pause)
-        if isinstance(pause, QToolButton):  # one click opens the choice of how long
-            pause.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        for menu in (self._actions.pause, self._actions.network_menu.menuAction()):
+            button = toolbar.widgetForAction(menu)
+            if isinstance(button, QToolButton):  # one click opens the choices
+                button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.addToolBar(toolbar)
         self.toolbar = toolbar
 
