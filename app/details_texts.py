@@ -136,6 +136,9 @@ DETAILS_TEXTS: dict[str, str] = {
     "settings.gpu": "Graphics card:",
     "settings.gpu.busy": "Pause while another program keeps the graphics card busy",
     "settings.gpu.hot": "Pause when the graphics card is hotter than",
+    "settings.gpu.unmeasured": "MeshNet cannot read this computer's graphics card (it can "
+    "read NVIDIA cards only), so these two rules never pause it. Use the list of programs "
+    "below instead.",
     "settings.programs": "Programs:",
     "settings.programs.intro": "Pause while any of these programs is running:",
     "settings.programs.hint": "Program file name, such as eldenring.exe",

@@ -1704,6 +1704,11 @@
       <translation>Pausieren, wenn die Grafikkarte heißer ist als</translation>
     </message>
     <message>
+      <source>MeshNet cannot read this computer's graphics card (it can read NVIDIA cards only), so these two rules never pause it. Use the list of programs below instead.</source>
+      <extracomment>settings.gpu.unmeasured</extracomment>
+      <translation>MeshNet kann die Grafikkarte dieses Computers nicht auslesen (nur NVIDIA-Karten), daher pausieren diese beiden Regeln nie. Verwenden Sie stattdessen die Liste der Programme unten.</translation>
+    </message>
+    <message>
       <source>Programs:</source>
       <extracomment>settings.programs</extracomment>
       <translation>Programme:</translation>

@@ -1704,6 +1704,11 @@
       <translation>Pausar cuando la tarjeta gráfica supere</translation>
     </message>
     <message>
+      <source>MeshNet cannot read this computer's graphics card (it can read NVIDIA cards only), so these two rules never pause it. Use the list of programs below instead.</source>
+      <extracomment>settings.gpu.unmeasured</extracomment>
+      <translation>MeshNet no puede leer la tarjeta gráfica de este ordenador (solo lee tarjetas NVIDIA), así que estas dos reglas nunca lo pausan. Use en su lugar la lista de programas de abajo.</translation>
+    </message>
+    <message>
       <source>Programs:</source>
       <extracomment>settings.programs</extracomment>
       <translation>Programas:</translation>

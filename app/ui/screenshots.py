@@ -480,7 +480,7 @@ def _c2_screens(store: SettingsStore) -> list[tuple[str, Callable[[Path], None]]
     for name in RecipesView.SAMPLE_NAMES:
         sample(lambda: RecipesView(store, controller), name, "recipes")
     for name in SettingsDialog.SAMPLE_NAMES:
-        sample(lambda: SettingsDialog(store), name, "settings")
+        sample(lambda: SettingsDialog(store, gpu_measurable=lambda: True), name, "settings")
     jobs.append(("settings-download-progress", lambda path: _hub_download(path, failed=False)))
     jobs.append(("settings-download-failed", lambda path: _hub_download(path, failed=True)))
     return jobs

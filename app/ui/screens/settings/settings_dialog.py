@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 from app.autostart import AutostartError, set_autostart
 from app.network_join import joined_network
 from app.node_command import is_frozen
+from app.probes.gpu import gpu_rules_measurable
 from app.settings_model import AppSettings, validate_settings
 from app.texts import plain, text
 from app.tracker_api import TrackerCheck, TrackerReadError, check_tracker
@@ -119,9 +120,11 @@ class SettingsDialog(QDialog):
         *,
         check: CheckTracker = check_tracker,
         autostart: SetAutostart = set_autostart,
+        gpu_measurable: Callable[[], bool] | None = None,
     ) -> None:
         super().__init__(parent)
         self.store = store
+        self._gpu_measurable = gpu_measurable or gpu_rules_measurable
         self._check = check
         self._autostart = autostart
         self._checked: dict[str, bool] = {}  # address -> answered as a MeshNet tracker
@@ -162,6 +165,7 @@ class SettingsDialog(QDialog):
         self.device_field.set_hardware(self.store.last_hardware())
         self.fill(self.original)
         self.show_network(joined_network())
+        self.show_gpu_measurable(self._gpu_measurable())
         self._token_loaded = None
         self.token_edit.clear()
         self._load_token(self.original.tracker_url)
@@ -291,6 +295,10 @@ class SettingsDialog(QDialog):
         self.gpu_hot = QCheckBox(text("settings.gpu.hot"))
         self.gpu_temp = _spin(0, 150, " °C")
         self.gpu_hot.toggled.connect(self.gpu_temp.setEnabled)
+        # beside the two rules: where the card cannot be read, they never pause it
+        self.gpu_note = QLabel(text("settings.gpu.unmeasured"))
+        self.gpu_note.setWordWrap(True)
+        self.gpu_note.setVisible(False)
         self.programs = ProgramsField()
         self.on_battery = QCheckBox(text("settings.battery"))
         self.when_idle = QCheckBox(text("settings.idle.after"))
@@ -305,6 +313,7 @@ class SettingsDialog(QDialog):
                         [
                             self.gpu_busy,
                             _row(self.gpu_hot, self.gpu_temp),
+                            self.gpu_note,
                             self.problems["pause_above_gpu_temp_c"],
                         ],
                     ),
@@ -411,6 +420,10 @@ class SettingsDialog(QDialog):
     def _own_tracker_toggled(self, on: bool) -> None:
         self.own_tracker_box.setVisible(on)
         self.validate()
+
+    def show_gpu_measurable(self, measurable: bool) -> None:
+        """Say beside the graphics-card rules when this card cannot be read."""
+        self.gpu_note.setVisible(not measurable)
 
     def show_network(self, joined: JoinedNetwork | None) -> None:
         """Say which network this computer belongs to (the wizard's join page changes it)."""
