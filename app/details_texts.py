@@ -136,6 +136,12 @@ DETAILS_TEXTS: dict[str, str] = {
     "settings.gpu": "Graphics card:",
     "settings.gpu.busy": "Pause while another program keeps the graphics card busy",
     "settings.gpu.hot": "Pause when the graphics card is hotter than",
+    "settings.layers.from.name": "First layer",
+    "settings.layers.up-to.name": "Up to layer",
+    "settings.idle.name": "Minutes without keyboard or mouse before contributing",
+    "settings.token.name": "Join token",
+    "settings.programs.name": "Program to add",
+    "settings.programs.list.name": "Programs that pause contributing",
     "settings.gpu.unmeasured": "MeshNet cannot read this computer's graphics card (it can "
     "read NVIDIA cards only), so these two rules never pause it. Use the list of programs "
     "below instead.",

@@ -1704,6 +1704,36 @@
       <translation>Pausieren, wenn die Grafikkarte heißer ist als</translation>
     </message>
     <message>
+      <source>First layer</source>
+      <extracomment>settings.layers.from.name</extracomment>
+      <translation>Erste Schicht</translation>
+    </message>
+    <message>
+      <source>Up to layer</source>
+      <extracomment>settings.layers.up-to.name</extracomment>
+      <translation>Bis Schicht</translation>
+    </message>
+    <message>
+      <source>Minutes without keyboard or mouse before contributing</source>
+      <extracomment>settings.idle.name</extracomment>
+      <translation>Minuten ohne Tastatur oder Maus, bevor das Beitragen beginnt</translation>
+    </message>
+    <message>
+      <source>Join token</source>
+      <extracomment>settings.token.name</extracomment>
+      <translation>Beitritts-Token</translation>
+    </message>
+    <message>
+      <source>Program to add</source>
+      <extracomment>settings.programs.name</extracomment>
+      <translation>Hinzuzufügendes Programm</translation>
+    </message>
+    <message>
+      <source>Programs that pause contributing</source>
+      <extracomment>settings.programs.list.name</extracomment>
+      <translation>Programme, die das Beitragen pausieren</translation>
+    </message>
+    <message>
       <source>MeshNet cannot read this computer's graphics card (it can read NVIDIA cards only), so these two rules never pause it. Use the list of programs below instead.</source>
       <extracomment>settings.gpu.unmeasured</extracomment>
       <translation>MeshNet kann die Grafikkarte dieses Computers nicht auslesen (nur NVIDIA-Karten), daher pausieren diese beiden Regeln nie. Verwenden Sie stattdessen die Liste der Programme unten.</translation>

@@ -1704,6 +1704,36 @@
       <translation>Pausar cuando la tarjeta gráfica supere</translation>
     </message>
     <message>
+      <source>First layer</source>
+      <extracomment>settings.layers.from.name</extracomment>
+      <translation>Primera capa</translation>
+    </message>
+    <message>
+      <source>Up to layer</source>
+      <extracomment>settings.layers.up-to.name</extracomment>
+      <translation>Hasta la capa</translation>
+    </message>
+    <message>
+      <source>Minutes without keyboard or mouse before contributing</source>
+      <extracomment>settings.idle.name</extracomment>
+      <translation>Minutos sin teclado ni ratón antes de contribuir</translation>
+    </message>
+    <message>
+      <source>Join token</source>
+      <extracomment>settings.token.name</extracomment>
+      <translation>Token de acceso</translation>
+    </message>
+    <message>
+      <source>Program to add</source>
+      <extracomment>settings.programs.name</extracomment>
+      <translation>Programa que añadir</translation>
+    </message>
+    <message>
+      <source>Programs that pause contributing</source>
+      <extracomment>settings.programs.list.name</extracomment>
+      <translation>Programas que pausan la contribución</translation>
+    </message>
+    <message>
       <source>MeshNet cannot read this computer's graphics card (it can read NVIDIA cards only), so these two rules never pause it. Use the list of programs below instead.</source>
       <extracomment>settings.gpu.unmeasured</extracomment>
       <translation>MeshNet no puede leer la tarjeta gráfica de este ordenador (solo lee tarjetas NVIDIA), así que estas dos reglas nunca lo pausan. Use en su lugar la lista de programas de abajo.</translation>

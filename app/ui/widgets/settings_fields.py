@@ -11,6 +11,8 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QAbstractSpinBox,
     QComboBox,
     QFormLayout,
     QHBoxLayout,
@@ -19,6 +21,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QPlainTextEdit,
     QPushButton,
     QSizePolicy,
     QVBoxLayout,
@@ -42,8 +45,32 @@ def problem_label() -> QLabel:
     return label
 
 
+INPUTS = (QLineEdit, QAbstractSpinBox, QComboBox, QAbstractItemView, QPlainTextEdit)
+
+
+def first_input(cells: Sequence[Cell]) -> QWidget | None:
+    """The first field a user types or picks in, in ``cells`` (layouts and composites
+    searched in order); None for a row of check boxes and sentences only."""
+    for cell in cells:
+        if isinstance(cell, QLayout):
+            items = [item for i in range(cell.count()) if (item := cell.itemAt(i)) is not None]
+            found = first_input([x for i in items for x in (i.widget(), i.layout()) if x])
+        elif isinstance(cell, INPUTS):
+            found = cell
+        else:
+            inner = [w for w in cell.findChildren(QWidget) if isinstance(w, INPUTS)]
+            found = inner[0] if inner else None
+        if found is not None:
+            return found
+    return None
+
+
 def form_page(rows: Sequence[tuple[str, Sequence[Cell]]]) -> QWidget:
-    """A form whose rows stack a field with the sentences that belong beside it."""
+    """A form whose rows stack a field with the sentences that belong beside it.
+
+    Each row's title is the buddy label of the row's first field (Alt+its letter
+    and a screen reader both find the field by it), and names the field for a
+    screen reader unless the field has a name of its own."""
     page = QWidget()
     form = QFormLayout(page)
     form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -56,7 +83,13 @@ def form_page(rows: Sequence[tuple[str, Sequence[Cell]]]) -> QWidget:
                 stack.addLayout(cell)
             else:
                 stack.addWidget(cell)
-        form.addRow(label, stack)
+        title = QLabel(label)
+        field = first_input(cells) if label else None
+        if field is not None:
+            title.setBuddy(field)
+            if not field.accessibleName():
+                field.setAccessibleName(label.rstrip(":： ").replace("&", ""))
+        form.addRow(title, stack)
     return page
 
 
@@ -123,6 +156,8 @@ class ProgramsField(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         self.entry = QLineEdit()
         self.entry.setPlaceholderText(text("settings.programs.hint"))
+        self.entry.setAccessibleName(text("settings.programs.name"))
+        self.list.setAccessibleName(text("settings.programs.list.name"))
         self.add_button = QPushButton(text("settings.programs.add"))
         self.remove_button = QPushButton(text("settings.programs.remove"))
         self.add_button.clicked.connect(self.add_from_entry)

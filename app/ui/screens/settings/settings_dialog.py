@@ -191,6 +191,7 @@ class SettingsDialog(QDialog):
         self.token_edit = QLineEdit()
         self.token_edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.token_edit.setPlaceholderText(text("settings.token.none"))
+        self.token_edit.setAccessibleName(plain("settings.token.name"))
         self.show_token = QCheckBox(text("settings.token.show"))
         self.show_token.toggled.connect(
             lambda shown: self.token_edit.setEchoMode(
@@ -240,8 +241,12 @@ class SettingsDialog(QDialog):
         self.own_layers = QCheckBox(text("settings.layers.own"))
         self.layer_start = _spin(0, 999)
         self.layer_end = _spin(0, 999)
+        up_to = QLabel(text("settings.layers.up-to"))
+        up_to.setBuddy(self.layer_end)
         self.own_layers.toggled.connect(self.layer_start.setEnabled)
         self.own_layers.toggled.connect(self.layer_end.setEnabled)
+        self.layer_start.setAccessibleName(plain("settings.layers.from.name"))
+        self.layer_end.setAccessibleName(plain("settings.layers.up-to.name"))
         self.memory_cap = _spin(0, 1_000_000, " MB", text("settings.memory.none"))
         self.memory_cap.setSingleStep(256)
         self.start_at_login = QCheckBox(text("settings.login"))
@@ -266,11 +271,7 @@ class SettingsDialog(QDialog):
                         text("settings.layers"),
                         [
                             self.own_layers,
-                            _row(
-                                self.layer_start,
-                                QLabel(text("settings.layers.up-to")),
-                                self.layer_end,
-                            ),
+                            _row(self.layer_start, up_to, self.layer_end),
                             self.problems["layers"],
                         ],
                     ),
@@ -295,6 +296,7 @@ class SettingsDialog(QDialog):
         self.gpu_hot = QCheckBox(text("settings.gpu.hot"))
         self.gpu_temp = _spin(0, 150, " °C")
         self.gpu_hot.toggled.connect(self.gpu_temp.setEnabled)
+        self.gpu_temp.setAccessibleName(plain("settings.gpu.hot"))
         # beside the two rules: where the card cannot be read, they never pause it
         self.gpu_note = QLabel(text("settings.gpu.unmeasured"))
         self.gpu_note.setWordWrap(True)
@@ -304,6 +306,7 @@ class SettingsDialog(QDialog):
         self.when_idle = QCheckBox(text("settings.idle.after"))
         self.idle = _spin(0, 1000, text("settings.idle.minutes"))
         self.when_idle.toggled.connect(self.idle.setEnabled)
+        self.idle.setAccessibleName(plain("settings.idle.name"))
         idle_row = _row(self.when_idle, self.idle, QLabel(text("settings.idle.untouched")))
         self.tabs.addTab(
             form_page(
