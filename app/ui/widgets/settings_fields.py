@@ -10,9 +10,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QAbstractSpinBox,
+    QApplication,
     QComboBox,
     QFormLayout,
     QHBoxLayout,
@@ -30,8 +32,41 @@ from PySide6.QtWidgets import (
 
 from app.texts import text
 
-ERROR_STYLE = "color: #b3261e;"
-OK_STYLE = "color: #1e7b34;"
+# Status colours: a dark and a light shade of each hue; the one readable on the
+# palette's window colour (WCAG AA, 4.5:1) is used, so a dark palette stays legible.
+ERROR_SHADES = ("#b3261e", "#ff8a80")
+OK_SHADES = ("#1e7b34", "#7ee2a0")
+AA_CONTRAST = 4.5
+
+
+def _luminance(colour: QColor) -> float:
+    def channel(value: float) -> float:
+        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+
+    red, green, blue = (channel(c) for c in (colour.redF(), colour.greenF(), colour.blueF()))
+    return 0.2126 * red + 0.7152 * green + 0.0722 * blue
+
+
+def contrast(first: QColor, second: QColor) -> float:
+    """The WCAG contrast ratio of two colours (1 to 21)."""
+    light, dark = sorted((_luminance(first), _luminance(second)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def status_colour(shades: tuple[str, str], background: QColor | None = None) -> QColor:
+    """The shade of a status hue that reads best on ``background`` (the palette's window)."""
+    if background is None:
+        background = QApplication.palette().color(QPalette.ColorRole.Window)
+    return max((QColor(shade) for shade in shades), key=lambda c: contrast(c, background))
+
+
+def error_style() -> str:
+    return f"color: {status_colour(ERROR_SHADES).name()};"
+
+
+def ok_style() -> str:
+    return f"color: {status_colour(OK_SHADES).name()};"
+
 
 Cell = QWidget | QLayout
 
@@ -40,7 +75,7 @@ def problem_label() -> QLabel:
     """A red sentence under a field, hidden while there is nothing to say."""
     label = QLabel()
     label.setWordWrap(True)
-    label.setStyleSheet(ERROR_STYLE)
+    label.setStyleSheet(error_style())
     label.setVisible(False)
     return label
 

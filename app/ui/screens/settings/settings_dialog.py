@@ -53,11 +53,11 @@ from app.ui.tasks import BackgroundTask, run_in_background
 from app.ui.widgets.labels import wrapping_label
 from app.ui.widgets.leaderboard_fields import LeaderboardFields
 from app.ui.widgets.settings_fields import (
-    ERROR_STYLE,
-    OK_STYLE,
     DeviceField,
     ProgramsField,
+    error_style,
     form_page,
+    ok_style,
     problem_label,
 )
 from core.errors import MeshnetError
@@ -489,7 +489,7 @@ class SettingsDialog(QDialog):
 
     def _show_url_result(self, text: str, ok: bool | None) -> None:
         self.url_result.setText(text)
-        self.url_result.setStyleSheet("" if ok is None else OK_STYLE if ok else ERROR_STYLE)
+        self.url_result.setStyleSheet("" if ok is None else ok_style() if ok else error_style())
         self.url_result.setVisible(True)
 
     # -- saving ---------------------------------------------------------------------
