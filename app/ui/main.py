@@ -435,10 +435,11 @@ class MeshNetApp(QObject):
             QTimer.singleShot(0, self._finish_quit)
 
     def _finish_quit(self) -> None:
-        # exit(), not quit(): Qt 6's quit() first asks every window to close and gives
-        # up when one declines, and a declining window would ask to quit again.
+        # Qt 6's quit() first asks every window to close and gives up when one
+        # declines: the status window, which declined to ask for this quit, now closes.
+        # (Not exit(): outside exec() it would end every later event loop of the process.)
         self.status_window.allow_close()
-        self.qapp.exit(0)
+        self.qapp.quit()
 
     @guarded
     def shutdown(self) -> None:

@@ -47,7 +47,7 @@ class QtSixQuit(QObject):
         for window in QApplication.topLevelWidgets():
             if window.isVisible() and not window.close():
                 return  # a window declined: Qt 6 does not quit
-        self.exits.append(0)
+        self.exits.append(0)  # quit() is exit(0) once every window has closed
 
     def exit(self, code: int = 0) -> None:
         self.exits.append(code)
