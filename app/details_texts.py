@@ -24,6 +24,9 @@ DETAILS_TEXTS: dict[str, str] = {
     "details.chart.fills": "This chart fills in while this computer contributes.",
     "details.log": "Node log",
     "details.log.empty": "The node's messages appear here while it runs.",
+    "details.key-file.no-keyring": "This computer has no keyring, so MeshNet keeps its key "
+    "and its batch-job sign-in in files only you can read, in {folder}.",
+    "details.key-file": "MeshNet keeps this computer's key in a file only you can read: {path}.",
     "details.copy": "Copy diagnostics",
     "details.copy.tip": "Copy the status, the gates, the report and the last log lines, "
     "to paste into a message to someone helping you",
@@ -133,6 +136,15 @@ DETAILS_TEXTS: dict[str, str] = {
     "settings.gpu": "Graphics card:",
     "settings.gpu.busy": "Pause while another program keeps the graphics card busy",
     "settings.gpu.hot": "Pause when the graphics card is hotter than",
+    "settings.layers.from.name": "First layer",
+    "settings.layers.up-to.name": "Up to layer",
+    "settings.idle.name": "Minutes without keyboard or mouse before contributing",
+    "settings.token.name": "Join token",
+    "settings.programs.name": "Program to add",
+    "settings.programs.list.name": "Programs that pause contributing",
+    "settings.gpu.unmeasured": "MeshNet cannot read this computer's graphics card (it can "
+    "read NVIDIA cards only), so these two rules never pause it. Use the list of programs "
+    "below instead.",
     "settings.programs": "Programs:",
     "settings.programs.intro": "Pause while any of these programs is running:",
     "settings.programs.hint": "Program file name, such as eldenring.exe",

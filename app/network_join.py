@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from app.texts import text
+from core.identity import NodeIdentity
 from core.invites import (
     CODE_RE,
     InviteError,
@@ -29,7 +30,7 @@ from core.invites import (
     parse_invite_link,
 )
 from core.joined_network import JoinedNetwork, load_joined_network, save_joined_network
-from core.keystore import DEFAULT_PROFILE, load_or_create_identity
+from core.keystore import DEFAULT_PROFILE, fallback_identity_file, load_or_create_identity
 from core.tracker_client import TrackerClient
 from core.tracker_key import key_fingerprint_b64
 
@@ -88,6 +89,13 @@ def refusal_sentence(exc: BaseException) -> str | None:
     return None
 
 
+def app_identity(profile: str = APP_PROFILE) -> NodeIdentity:
+    """This computer's node identity as the app keeps it: in the OS keyring, or where
+    none works in an owner-only file in the app's data folder (the node child is given
+    the same file, app.node_command.identity_flags)."""
+    return load_or_create_identity(profile, fallback_identity_file(profile))
+
+
 def link_from_parts(tracker_url: str, code: str) -> tuple[str, str]:
     """(address, code) typed by hand, checked; InviteError with the reason when not."""
     url, code = tracker_url.strip().rstrip("/"), code.strip()
@@ -109,7 +117,7 @@ def _build_link(tracker_url: str, code: str, fingerprint: str) -> str:
 def preview_link(link: str, *, timeout_s: float = 10.0) -> Preview:
     """Fetch what the network says about itself, checked against the link (sends no code)."""
     parsed = parse_invite_link(link)
-    identity = load_or_create_identity(APP_PROFILE, None)
+    identity = app_identity()
     with TrackerClient(parsed.tracker_url, identity, timeout_s=timeout_s) as client:
         info = fetch_network_info(client, parsed)
     return Preview(link.strip(), info)
@@ -119,7 +127,7 @@ def preview_parts(tracker_url: str, code: str, *, timeout_s: float = 10.0) -> Pr
     """ "I run my own tracker": an address and a code, no link. The network's own key is
     taken as it answers now (there is no link to check it against) and pinned from then on."""
     url, code = link_from_parts(tracker_url, code)
-    identity = load_or_create_identity(APP_PROFILE, None)
+    identity = app_identity()
     challenge = secrets.token_hex(16)
     with TrackerClient(url, identity, timeout_s=timeout_s) as client:
         answer = client.network(challenge)
@@ -131,7 +139,7 @@ def preview_parts(tracker_url: str, code: str, *, timeout_s: float = 10.0) -> Pr
 
 def join_and_save(link: str, *, profile: str = APP_PROFILE) -> JoinedNetwork:
     """Redeem the invite for this computer and save the network; nothing saved on refusal."""
-    identity = load_or_create_identity(profile, None)
+    identity = app_identity(profile)
     joined = join_network(link, identity)
     save_joined_network(profile, joined)
     log.info("the app joined %s at %s", joined.name, joined.tracker_url)

@@ -72,6 +72,15 @@ def _model_flags(settings: NodeSettings, *, layers: bool = True) -> list[str]:
     return flags
 
 
+def identity_flags() -> list[str]:
+    """``--identity-file`` where the app keeps the node's key in a file (no OS keyring
+    works here, or the file was made before): the app's choice, never the user's flag."""
+    from core.keystore import fallback_identity_file
+
+    path = fallback_identity_file()
+    return ["--identity-file", str(path)] if path is not None else []
+
+
 def node_run_argv(
     settings: NodeSettings, *, report_path: str | None = None, frozen: bool | None = None
 ) -> list[str]:
@@ -84,7 +93,7 @@ def node_run_argv(
     argv = [*node_base_argv(frozen=frozen), "run"]
     if settings.tracker_url.strip():  # "I run my own tracker"
         argv += ["--tracker", settings.tracker_url.strip()]
-    argv += ["--events", "json", *STDIN_CONTROL, *_model_flags(settings)]
+    argv += ["--events", "json", *STDIN_CONTROL, *_model_flags(settings), *identity_flags()]
     if report_path:
         argv += ["--report", report_path]
     return argv
@@ -155,4 +164,9 @@ def jobs_run_argv(settings: NodeSettings, *, frozen: bool | None = None) -> list
     url = tracker_url_for(settings.tracker_url)
     if url is None:
         return []
-    return [*node_base_argv(frozen=frozen), "jobs", "run", "--tracker", url, *STDIN_CONTROL]
+    return [
+        *node_base_argv(frozen=frozen),
+        *("jobs", "run", "--tracker", url),
+        *STDIN_CONTROL,
+        *identity_flags(),
+    ]

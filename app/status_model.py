@@ -362,6 +362,8 @@ WHY_BY_REASON: dict[str, str] = {
     "probe-failed": "why.test-failed",
     "probe-timeout": "why.test-failed",
     "not-passed": "why.test-failed",
+    "serving-failed": "why.cannot-serve",
+    "crashed-twice": "why.crashed-twice",
     "no-report": "why.stale",
     "stale": "why.stale",
     "model-mismatch": "why.mismatch",

@@ -70,6 +70,13 @@ TEXTS: dict[str, str] = {
     "action.contribute.tip": "Let this computer help answer questions, or stop",
     "action.pause": "Pause for 1 hour",
     "action.resume": "Resume now",
+    "action.pause.menu": "Pause",
+    "action.pause.hour": "For 1 hour",
+    "action.pause.until-resume": "Until I resume",
+    "action.pause.until-restart": "Until the computer restarts",
+    "action.network": "Network",
+    "action.join-another": "Join another network…",
+    "action.leave": "Leave this network…",
     "action.pause.tip": "Stop contributing for an hour, then carry on by itself",
     "action.check": "Check this computer…",
     "action.check.tip": "Test what this computer can do for the network",
@@ -138,6 +145,10 @@ TEXTS: dict[str, str] = {
     "connection, then click Retry.",
     "why.crashed": "MeshNet's helper program stopped unexpectedly. Click Retry; if "
     "it happens again, copy the details for whoever helps you.",
+    "why.cannot-serve": "This computer passed its test, but part of MeshNet would not "
+    "start on it. Update or reinstall MeshNet, then check this computer again.",
+    "why.crashed-twice": "MeshNet's helper program stopped twice in a row, so MeshNet "
+    "will not start it again by itself. Copy the diagnostics for whoever helps you.",
     "why.settings": "MeshNet could not start with the current settings. Open "
     "Settings and check them, then click Retry.",
     "why.not-joined": "This computer has not joined a network yet. Open an invite to join one.",
@@ -332,6 +343,12 @@ TEXTS: dict[str, str] = {
     "pause.idle.one": "Waiting until this computer has been idle for 1 minute",
     "pause.resuming": "Resuming soon: no pause rule applies any more",
     "pause.hour": "Paused at your request until {until}.",
+    "pause.until-resume": "Paused at your request until you resume.",
+    "pause.until-restart": "Paused at your request until this computer restarts.",
+    "leave.none": "This computer is not part of a network, so there is nothing to leave.",
+    "leave.confirm": "Leave {name}? This computer stops contributing to it and forgets its invite.",
+    "leave.done": "You left {name}. Kept on this computer: its key, your settings and "
+    "the record of what it contributed. Join a network again with an invite.",
     # --- durations (the status window's "contributing for", the report's age) -------
     "duration.seconds": "{count} s",
     "duration.minutes": "{count} min",

@@ -39,6 +39,7 @@ from core.capability import (
     save_report,
 )
 from core.doctor_probe import Deadline, ProbeOutcome, ProbePlan, ProbeTimeout, run_probe
+from core.doctor_serving import REASON_SERVING_FAILED, serving_problem
 from core.errors import ConfigError, MeshnetError
 from core.hardware import DEFAULT_KV_TOKENS, HardwareInfo, detect_hardware, tensor_shapes
 from core.hardware import suggest_layer_range as _suggest
@@ -463,7 +464,14 @@ def run_doctor(
         memory={**memory, **result.report.memory},
         timings={**result.report.timings, "load_s": load_s},
     )
-    return finish(report, result.reason, **loaded)
+    reason = result.reason
+    if report.passed:  # "Passed" means the node can serve: its data plane starts too
+        _check(cancel, "starting the data plane once")
+        problem = serving_problem(shard, block, model_dir)
+        if problem is not None:
+            report = replace(report, status=STATUS_FAILED, diagnostics=(problem,))
+            reason = REASON_SERVING_FAILED
+    return finish(report, reason, **loaded)
 
 
 def _check(cancel: CancelToken | None, where: str) -> None:

@@ -3,8 +3,11 @@
 The OS keyring (service ``meshnet``) holds one entry per node profile, so several
 nodes can run on one machine, each with its own id (``--profile NAME``).
 A headless Linux box often has no usable keyring backend; rather than silently
-writing the key somewhere weaker, we refuse and name the alternative: an
-identity file chosen with ``--identity-file PATH``, written 0600, with a warning.
+writing the key somewhere weaker, the command line refuses and names the
+alternative: an identity file chosen with ``--identity-file PATH``, written 0600,
+with a warning. The desktop app never hands its user a flag: it asks
+:func:`fallback_identity_file` and, where no keyring works, keeps the key in an
+owner-only file in its own data folder (``<data home>/keys/<profile>.pem``).
 """
 
 from __future__ import annotations
@@ -25,12 +28,14 @@ from keyring.backends import chainer, fail, null
 
 from core.errors import IdentityError
 from core.identity import NodeIdentity, b64decode, b64encode
+from core.paths import data_home
 from core.private_file import write_private_file
 
 log = logging.getLogger(__name__)
 
 KEYRING_SERVICE = "meshnet"
 DEFAULT_PROFILE = "default"
+KEYS_FOLDER = "keys"
 _PROFILE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -170,11 +175,33 @@ def _warn_if_readable_by_others(path: Path) -> None:
         )
 
 
+def default_identity_file(profile: str = DEFAULT_PROFILE) -> Path:
+    """The key file the app keeps ``profile``'s key in where no keyring works (its folder
+    is made owner-only when the key is first written, core.private_file)."""
+    return data_home() / KEYS_FOLDER / f"{check_profile(profile)}.pem"
+
+
+def fallback_identity_file(profile: str = DEFAULT_PROFILE) -> Path | None:
+    """The key file the app uses for ``profile``, or None where the OS keyring holds it.
+
+    A file once made stays the key's home (a keyring installed later must not give
+    the computer a new node id); otherwise the file is used only where no keyring works.
+    """
+    path = default_identity_file(profile)
+    if path.exists() or keyring_problem() is not None:
+        return path
+    return None
+
+
 def key_store(profile: str = DEFAULT_PROFILE, identity_file: Path | None = None) -> KeyStore:
-    """The store a profile uses: the identity file when one is given, else the keyring."""
+    """The store a profile uses: the identity file when one is given, else the file the
+    app made for it where no keyring worked (the same node everywhere), else the keyring."""
     check_profile(profile)
     if identity_file is not None:
         return FileStore(Path(identity_file))
+    app_file = default_identity_file(profile)
+    if app_file.exists():
+        return FileStore(app_file)
     return KeyringStore(profile)
 
 

@@ -17,7 +17,8 @@ PRIVATE_MODE = 0o600
 
 
 def write_private_file(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    # a folder made here is its owner's alone too (an existing one is left as it is)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     # mkstemp creates the file 0600 (PRIVATE_MODE) from the start.
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -83,6 +83,10 @@ class NvmlGpuProbe:
         self._nvml = nvml
         return True
 
+    def available(self) -> bool:
+        """Whether a graphics card can be read here at all (NVML and an NVIDIA GPU)."""
+        return self._start()
+
     def read(self, exclude_pids: Collection[int] = ()) -> GpuReading:
         """Never raises; unknown parts are None."""
         if not self._start():
@@ -162,3 +166,8 @@ class NvmlGpuProbe:
                 log.debug("gpu probe: shutdown failed (%s)", exc)
             self._nvml = None
             self._handles = []
+
+
+def gpu_rules_measurable() -> bool:
+    """True where the graphics-card pause rules can work (Settings says so when not)."""
+    return NvmlGpuProbe().available()

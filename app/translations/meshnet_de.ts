@@ -24,6 +24,41 @@
       <translation>Jetzt fortsetzen</translation>
     </message>
     <message>
+      <source>Pause</source>
+      <extracomment>action.pause.menu</extracomment>
+      <translation>Pausieren</translation>
+    </message>
+    <message>
+      <source>For 1 hour</source>
+      <extracomment>action.pause.hour</extracomment>
+      <translation>Für 1 Stunde</translation>
+    </message>
+    <message>
+      <source>Until I resume</source>
+      <extracomment>action.pause.until-resume</extracomment>
+      <translation>Bis ich fortsetze</translation>
+    </message>
+    <message>
+      <source>Until the computer restarts</source>
+      <extracomment>action.pause.until-restart</extracomment>
+      <translation>Bis zum Neustart des Computers</translation>
+    </message>
+    <message>
+      <source>Network</source>
+      <extracomment>action.network</extracomment>
+      <translation>Netzwerk</translation>
+    </message>
+    <message>
+      <source>Join another network…</source>
+      <extracomment>action.join-another</extracomment>
+      <translation>Einem anderen Netzwerk beitreten…</translation>
+    </message>
+    <message>
+      <source>Leave this network…</source>
+      <extracomment>action.leave</extracomment>
+      <translation>Dieses Netzwerk verlassen…</translation>
+    </message>
+    <message>
       <source>Stop contributing for an hour, then carry on by itself</source>
       <extracomment>action.pause.tip</extracomment>
       <translation>Eine Stunde lang nicht mithelfen, danach von selbst weitermachen</translation>
@@ -257,6 +292,16 @@
       <source>MeshNet's helper program stopped unexpectedly. Click Retry; if it happens again, copy the details for whoever helps you.</source>
       <extracomment>why.crashed</extracomment>
       <translation>Das Hilfsprogramm von MeshNet wurde unerwartet beendet. Klicken Sie auf „Erneut versuchen“; passiert es wieder, kopieren Sie die Details für Ihre Hilfe.</translation>
+    </message>
+    <message>
+      <source>This computer passed its test, but part of MeshNet would not start on it. Update or reinstall MeshNet, then check this computer again.</source>
+      <extracomment>why.cannot-serve</extracomment>
+      <translation>Dieser Computer hat seinen Test bestanden, aber ein Teil von MeshNet ließ sich darauf nicht starten. Aktualisieren oder installieren Sie MeshNet neu und prüfen Sie diesen Computer dann erneut.</translation>
+    </message>
+    <message>
+      <source>MeshNet's helper program stopped twice in a row, so MeshNet will not start it again by itself. Copy the diagnostics for whoever helps you.</source>
+      <extracomment>why.crashed-twice</extracomment>
+      <translation>Das Hilfsprogramm von MeshNet ist zweimal hintereinander abgebrochen, daher startet MeshNet es nicht mehr von selbst. Kopieren Sie die Diagnose für die Person, die Ihnen hilft.</translation>
     </message>
     <message>
       <source>MeshNet could not start with the current settings. Open Settings and check them, then click Retry.</source>
@@ -1019,6 +1064,31 @@
       <translation>Auf Ihren Wunsch pausiert bis {until}.</translation>
     </message>
     <message>
+      <source>Paused at your request until you resume.</source>
+      <extracomment>pause.until-resume</extracomment>
+      <translation>Auf Ihren Wunsch pausiert, bis Sie fortsetzen.</translation>
+    </message>
+    <message>
+      <source>Paused at your request until this computer restarts.</source>
+      <extracomment>pause.until-restart</extracomment>
+      <translation>Auf Ihren Wunsch pausiert, bis dieser Computer neu startet.</translation>
+    </message>
+    <message>
+      <source>This computer is not part of a network, so there is nothing to leave.</source>
+      <extracomment>leave.none</extracomment>
+      <translation>Dieser Computer gehört zu keinem Netzwerk, es gibt also nichts zu verlassen.</translation>
+    </message>
+    <message>
+      <source>Leave {name}? This computer stops contributing to it and forgets its invite.</source>
+      <extracomment>leave.confirm</extracomment>
+      <translation>{name} verlassen? Dieser Computer hört auf, dazu beizutragen, und vergisst die Einladung.</translation>
+    </message>
+    <message>
+      <source>You left {name}. Kept on this computer: its key, your settings and the record of what it contributed. Join a network again with an invite.</source>
+      <extracomment>leave.done</extracomment>
+      <translation>Sie haben {name} verlassen. Auf diesem Computer bleiben: sein Schlüssel, Ihre Einstellungen und die Aufzeichnung seines Beitrags. Mit einer Einladung können Sie wieder einem Netzwerk beitreten.</translation>
+    </message>
+    <message>
       <source>{count} s</source>
       <extracomment>duration.seconds</extracomment>
       <translation>{count} s</translation>
@@ -1182,6 +1252,16 @@
       <source>The node's messages appear here while it runs.</source>
       <extracomment>details.log.empty</extracomment>
       <translation>Die Meldungen des Knotens erscheinen hier, während er läuft.</translation>
+    </message>
+    <message>
+      <source>This computer has no keyring, so MeshNet keeps its key and its batch-job sign-in in files only you can read, in {folder}.</source>
+      <extracomment>details.key-file.no-keyring</extracomment>
+      <translation>Dieser Computer hat keinen Schlüsselbund, daher bewahrt MeshNet seinen Schlüssel und die Anmeldung für Stapelaufträge in Dateien auf, die nur Sie lesen können, in {folder}.</translation>
+    </message>
+    <message>
+      <source>MeshNet keeps this computer's key in a file only you can read: {path}.</source>
+      <extracomment>details.key-file</extracomment>
+      <translation>MeshNet bewahrt den Schlüssel dieses Computers in einer Datei auf, die nur Sie lesen können: {path}.</translation>
     </message>
     <message>
       <source>Copy diagnostics</source>
@@ -1622,6 +1702,41 @@
       <source>Pause when the graphics card is hotter than</source>
       <extracomment>settings.gpu.hot</extracomment>
       <translation>Pausieren, wenn die Grafikkarte heißer ist als</translation>
+    </message>
+    <message>
+      <source>First layer</source>
+      <extracomment>settings.layers.from.name</extracomment>
+      <translation>Erste Schicht</translation>
+    </message>
+    <message>
+      <source>Up to layer</source>
+      <extracomment>settings.layers.up-to.name</extracomment>
+      <translation>Bis Schicht</translation>
+    </message>
+    <message>
+      <source>Minutes without keyboard or mouse before contributing</source>
+      <extracomment>settings.idle.name</extracomment>
+      <translation>Minuten ohne Tastatur oder Maus, bevor das Beitragen beginnt</translation>
+    </message>
+    <message>
+      <source>Join token</source>
+      <extracomment>settings.token.name</extracomment>
+      <translation>Beitritts-Token</translation>
+    </message>
+    <message>
+      <source>Program to add</source>
+      <extracomment>settings.programs.name</extracomment>
+      <translation>Hinzuzufügendes Programm</translation>
+    </message>
+    <message>
+      <source>Programs that pause contributing</source>
+      <extracomment>settings.programs.list.name</extracomment>
+      <translation>Programme, die das Beitragen pausieren</translation>
+    </message>
+    <message>
+      <source>MeshNet cannot read this computer's graphics card (it can read NVIDIA cards only), so these two rules never pause it. Use the list of programs below instead.</source>
+      <extracomment>settings.gpu.unmeasured</extracomment>
+      <translation>MeshNet kann die Grafikkarte dieses Computers nicht auslesen (nur NVIDIA-Karten), daher pausieren diese beiden Regeln nie. Verwenden Sie stattdessen die Liste der Programme unten.</translation>
     </message>
     <message>
       <source>Programs:</source>

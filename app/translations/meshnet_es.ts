@@ -24,6 +24,41 @@
       <translation>Reanudar ahora</translation>
     </message>
     <message>
+      <source>Pause</source>
+      <extracomment>action.pause.menu</extracomment>
+      <translation>Pausar</translation>
+    </message>
+    <message>
+      <source>For 1 hour</source>
+      <extracomment>action.pause.hour</extracomment>
+      <translation>Durante 1 hora</translation>
+    </message>
+    <message>
+      <source>Until I resume</source>
+      <extracomment>action.pause.until-resume</extracomment>
+      <translation>Hasta que yo reanude</translation>
+    </message>
+    <message>
+      <source>Until the computer restarts</source>
+      <extracomment>action.pause.until-restart</extracomment>
+      <translation>Hasta que el ordenador se reinicie</translation>
+    </message>
+    <message>
+      <source>Network</source>
+      <extracomment>action.network</extracomment>
+      <translation>Red</translation>
+    </message>
+    <message>
+      <source>Join another network…</source>
+      <extracomment>action.join-another</extracomment>
+      <translation>Unirse a otra red…</translation>
+    </message>
+    <message>
+      <source>Leave this network…</source>
+      <extracomment>action.leave</extracomment>
+      <translation>Salir de esta red…</translation>
+    </message>
+    <message>
       <source>Stop contributing for an hour, then carry on by itself</source>
       <extracomment>action.pause.tip</extracomment>
       <translation>Dejar de colaborar durante una hora y luego seguir por sí solo</translation>
@@ -257,6 +292,16 @@
       <source>MeshNet's helper program stopped unexpectedly. Click Retry; if it happens again, copy the details for whoever helps you.</source>
       <extracomment>why.crashed</extracomment>
       <translation>El programa auxiliar de MeshNet se detuvo inesperadamente. Pulse «Reintentar»; si vuelve a ocurrir, copie los detalles para quien le ayude.</translation>
+    </message>
+    <message>
+      <source>This computer passed its test, but part of MeshNet would not start on it. Update or reinstall MeshNet, then check this computer again.</source>
+      <extracomment>why.cannot-serve</extracomment>
+      <translation>Este ordenador superó su prueba, pero una parte de MeshNet no se pudo iniciar en él. Actualice o reinstale MeshNet y luego compruebe este ordenador de nuevo.</translation>
+    </message>
+    <message>
+      <source>MeshNet's helper program stopped twice in a row, so MeshNet will not start it again by itself. Copy the diagnostics for whoever helps you.</source>
+      <extracomment>why.crashed-twice</extracomment>
+      <translation>El programa auxiliar de MeshNet se detuvo dos veces seguidas, así que MeshNet no volverá a iniciarlo por sí solo. Copie el diagnóstico para quien le ayude.</translation>
     </message>
     <message>
       <source>MeshNet could not start with the current settings. Open Settings and check them, then click Retry.</source>
@@ -1019,6 +1064,31 @@
       <translation>En pausa a petición suya hasta las {until}.</translation>
     </message>
     <message>
+      <source>Paused at your request until you resume.</source>
+      <extracomment>pause.until-resume</extracomment>
+      <translation>En pausa a petición suya hasta que usted reanude.</translation>
+    </message>
+    <message>
+      <source>Paused at your request until this computer restarts.</source>
+      <extracomment>pause.until-restart</extracomment>
+      <translation>En pausa a petición suya hasta que este ordenador se reinicie.</translation>
+    </message>
+    <message>
+      <source>This computer is not part of a network, so there is nothing to leave.</source>
+      <extracomment>leave.none</extracomment>
+      <translation>Este ordenador no forma parte de ninguna red, así que no hay nada que abandonar.</translation>
+    </message>
+    <message>
+      <source>Leave {name}? This computer stops contributing to it and forgets its invite.</source>
+      <extracomment>leave.confirm</extracomment>
+      <translation>¿Salir de {name}? Este ordenador deja de contribuir a ella y olvida su invitación.</translation>
+    </message>
+    <message>
+      <source>You left {name}. Kept on this computer: its key, your settings and the record of what it contributed. Join a network again with an invite.</source>
+      <extracomment>leave.done</extracomment>
+      <translation>Ha salido de {name}. Se conservan en este ordenador: su clave, sus ajustes y el registro de lo que aportó. Únase de nuevo a una red con una invitación.</translation>
+    </message>
+    <message>
       <source>{count} s</source>
       <extracomment>duration.seconds</extracomment>
       <translation>{count} s</translation>
@@ -1182,6 +1252,16 @@
       <source>The node's messages appear here while it runs.</source>
       <extracomment>details.log.empty</extracomment>
       <translation>Los mensajes del nodo aparecen aquí mientras se ejecuta.</translation>
+    </message>
+    <message>
+      <source>This computer has no keyring, so MeshNet keeps its key and its batch-job sign-in in files only you can read, in {folder}.</source>
+      <extracomment>details.key-file.no-keyring</extracomment>
+      <translation>Este ordenador no tiene llavero, así que MeshNet guarda su clave y el acceso a los trabajos por lotes en archivos que solo usted puede leer, en {folder}.</translation>
+    </message>
+    <message>
+      <source>MeshNet keeps this computer's key in a file only you can read: {path}.</source>
+      <extracomment>details.key-file</extracomment>
+      <translation>MeshNet guarda la clave de este ordenador en un archivo que solo usted puede leer: {path}.</translation>
     </message>
     <message>
       <source>Copy diagnostics</source>
@@ -1622,6 +1702,41 @@
       <source>Pause when the graphics card is hotter than</source>
       <extracomment>settings.gpu.hot</extracomment>
       <translation>Pausar cuando la tarjeta gráfica supere</translation>
+    </message>
+    <message>
+      <source>First layer</source>
+      <extracomment>settings.layers.from.name</extracomment>
+      <translation>Primera capa</translation>
+    </message>
+    <message>
+      <source>Up to layer</source>
+      <extracomment>settings.layers.up-to.name</extracomment>
+      <translation>Hasta la capa</translation>
+    </message>
+    <message>
+      <source>Minutes without keyboard or mouse before contributing</source>
+      <extracomment>settings.idle.name</extracomment>
+      <translation>Minutos sin teclado ni ratón antes de contribuir</translation>
+    </message>
+    <message>
+      <source>Join token</source>
+      <extracomment>settings.token.name</extracomment>
+      <translation>Token de acceso</translation>
+    </message>
+    <message>
+      <source>Program to add</source>
+      <extracomment>settings.programs.name</extracomment>
+      <translation>Programa que añadir</translation>
+    </message>
+    <message>
+      <source>Programs that pause contributing</source>
+      <extracomment>settings.programs.list.name</extracomment>
+      <translation>Programas que pausan la contribución</translation>
+    </message>
+    <message>
+      <source>MeshNet cannot read this computer's graphics card (it can read NVIDIA cards only), so these two rules never pause it. Use the list of programs below instead.</source>
+      <extracomment>settings.gpu.unmeasured</extracomment>
+      <translation>MeshNet no puede leer la tarjeta gráfica de este ordenador (solo lee tarjetas NVIDIA), así que estas dos reglas nunca lo pausan. Use en su lugar la lista de programas de abajo.</translation>
     </message>
     <message>
       <source>Programs:</source>

@@ -1,7 +1,8 @@
 """The app's commands, held once as QActions.
 
-:class:`AppActions` holds the commands (Contribute, Pause for 1 hour,
-Check this computer…, Status, What this network serves, Settings, Quit) so
+:class:`AppActions` holds the commands (Contribute, Pause ▸ for how long,
+Resume now, Join another network…, Leave this network…, Check this computer…,
+Status, What this network serves, Settings, Quit) so
 the tray menu and, where no tray exists, the status window's toolbar show
 the same actions in the same state.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu
 
 from app.texts import text
 from app.ui.controller import NodeController
@@ -32,8 +34,23 @@ class AppActions(QObject):
         self.contribute = QAction(text("action.contribute"), self)
         self.contribute.setCheckable(True)
         self.contribute.setToolTip(text("action.contribute.tip"))
-        self.pause_hour = QAction(text("action.pause"), self)
+        # Pause ▸ for 1 hour / until I resume / until the computer restarts; Resume now
+        self.pause_menu = QMenu(text("action.pause.menu"))
+        self.pause_menu.setToolTipsVisible(True)
+        self.pause = self.pause_menu.menuAction()
+        self.pause_hour = QAction(text("action.pause.hour"), self)
         self.pause_hour.setToolTip(text("action.pause.tip"))
+        self.pause_until_resume = QAction(text("action.pause.until-resume"), self)
+        self.pause_until_restart = QAction(text("action.pause.until-restart"), self)
+        for choice in (self.pause_hour, self.pause_until_resume, self.pause_until_restart):
+            self.pause_menu.addAction(choice)
+        self.resume = QAction(text("action.resume"), self)
+        self.join_another = QAction(text("action.join-another"), self)
+        self.leave = QAction(text("action.leave"), self)
+        # the main window's toolbar has room for one word: both network items under it
+        self.network_menu = QMenu(text("action.network"))
+        self.network_menu.addAction(self.join_another)
+        self.network_menu.addAction(self.leave)
         self.doctor = QAction(text("action.check"), self)
         self.doctor.setToolTip(text("action.check.tip"))
         self.status = QAction(text("action.status"), self)
@@ -52,7 +69,11 @@ class AppActions(QObject):
         """The menu's order; None marks a separator."""
         return [
             self.contribute,
-            self.pause_hour,
+            self.pause,
+            self.resume,
+            None,
+            self.join_another,
+            self.leave,
             None,
             self.doctor,
             self.status,
@@ -62,8 +83,24 @@ class AppActions(QObject):
             self.quit,
         ]
 
+    def toolbar(self) -> list[QAction | None]:
+        """The no-tray main window's toolbar: the menu's commands, the network's two
+        under one "Network" button, and not "What this network serves" (a button of
+        the window already), so that Quit still fits in German."""
+        return [
+            self.contribute,
+            self.pause,
+            self.resume,
+            None,
+            self.doctor,
+            self.settings,
+            self.network_menu.menuAction(),
+            None,
+            self.quit,
+        ]
+
     def set_manual_pause(self, active: bool) -> None:
-        """Show "Resume now" while the 1-hour pause lasts."""
+        """Show "Resume now" instead of Pause while the user's pause lasts."""
         self._manual_pause = active
         self.refresh()
 
@@ -72,10 +109,11 @@ class AppActions(QObject):
         controller = self._controller
         self.contribute.setChecked(controller.running and not controller.stopping)
         self.contribute.setEnabled(not controller.stopping)
-        self.pause_hour.setText(text("action.resume" if self._manual_pause else "action.pause"))
-        self.pause_hour.setEnabled(
-            self._manual_pause or (controller.running and not controller.stopping)
-        )
+        serving = controller.running and not controller.stopping
+        self.pause.setEnabled(serving and not self._manual_pause)
+        self.pause.setVisible(not self._manual_pause)
+        self.resume.setVisible(self._manual_pause)
+        self.resume.setEnabled(self._manual_pause)
 
     @guarded
     def _contribute_triggered(self, *_args: object) -> None:

@@ -29,6 +29,10 @@ from app.ui.node_process import NodeProcess
 log = logging.getLogger(__name__)
 
 DEFAULT_STOP_TIMEOUT_S = 20.0
+# A child that dies this many times in a row, never serving in between, is not
+# offered Retry again: the user gets one sentence and Copy diagnostics.
+CRASHES_BEFORE_GIVING_UP = 2
+CRASHED_TWICE = "crashed-twice"
 USAGE_SAVE_EVERY_S = 60.0
 ArgvFactory = Callable[[str | None], Sequence[str]]
 
@@ -93,6 +97,7 @@ class NodeController(QObject):
         self._usage_saved_at = 0.0
         self._resuming = False
         self._started_settings: Any = None
+        self.crashes_in_a_row = 0
         changed = getattr(store, "changed", None)
         if changed is not None:
             changed.connect(self._on_settings_changed)
@@ -153,15 +158,17 @@ class NodeController(QObject):
             self.running_changed.emit(True)
 
     @guarded
-    def stop(self) -> None:
-        """Drain sessions, leave the network, exit; killed only after the timeout."""
+    def stop(self, timeout_s: float | None = None) -> None:
+        """Drain sessions, leave the network, exit; killed only after the timeout
+        (``stop_timeout_s`` unless a shorter one is given, e.g. when quitting)."""
         self._restart_after_exit = False
         if not self._process.running or self._process.stop_requested:
             return
         self._pause_sentence = None
         self._status.set_local_state("draining", text("node.stopping"))
         self._emit_state()
-        self._process.stop(self.stop_timeout_s)
+        limit = self.stop_timeout_s if timeout_s is None else min(timeout_s, self.stop_timeout_s)
+        self._process.stop(limit)
 
     @guarded
     def pause(self, sentence: str = "Paused.") -> bool:
@@ -185,6 +192,11 @@ class NodeController(QObject):
     @guarded
     def request_snapshot(self) -> bool:
         return self._process.send("snapshot")
+
+    @property
+    def gave_up(self) -> bool:
+        """True after the child crashed twice in a row: no Retry is offered."""
+        return self._status.reason == CRASHED_TWICE
 
     def retry(self) -> None:
         self.start()
@@ -213,6 +225,8 @@ class NodeController(QObject):
             self.stats_received.emit(dict(event.get("data") or {}))
         for gate in changes.gates:
             self.gate_changed.emit(gate)
+        if changes.state and self._status.state == "serving":
+            self.crashes_in_a_row = 0
         if changes.state:
             self.state_changed.emit(self._status.state)
         self.status_changed.emit()
@@ -274,6 +288,10 @@ class NodeController(QObject):
             self._emit_state()
         else:
             state, sentence, reason = crash_sentence(code, self._status.last_state_event)
+            if reason == "crashed":
+                self.crashes_in_a_row += 1
+                if self.crashes_in_a_row >= CRASHES_BEFORE_GIVING_UP:
+                    reason = CRASHED_TWICE
             # a refusal was announced when its state event came
             self._fail(state, sentence, reason, notify=state != "refused")
         self.save_usage()

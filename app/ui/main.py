@@ -30,7 +30,7 @@ from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import QObject, QSettings, QTimer, qVersion
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
 
-from app.network_join import no_network_sentence, tracker_url_for
+from app.network_join import APP_PROFILE, no_network_sentence, tracker_url_for
 from app.settings_model import validate_settings
 from app.texts import text
 from app.ui.actions import AppActions
@@ -40,7 +40,9 @@ from app.ui.credit_linker import CreditLinker
 from app.ui.errors import apology, guarded, install_excepthook, set_log_file, user_sentence
 from app.ui.i18n import install_language
 from app.ui.link_events import LinkOpenFilter
+from app.ui.network_watch import JoinedNetworkWatch, network_name
 from app.ui.pause_monitor import DEFAULT_PERIOD_MS, PauseMonitor
+from app.ui.quit_signals import QuitOnSignal
 from app.ui.screens.status_window import StatusWindow
 from app.ui.screens.tray import Tray
 from app.ui.settings_store import SettingsStore, default_qsettings
@@ -51,6 +53,10 @@ log = logging.getLogger(__name__)
 
 APP_NAME = "MeshNet"
 CONTRIBUTE_KEY = "state/contribute"
+# "Pause until the computer restarts": the boot it was asked in (psutil.boot_time)
+PAUSED_BOOT_KEY = "state/paused-boot"
+# Quitting waits this long for the node to drain and deregister before killing it
+QUIT_TIMEOUT_S = 8.0
 
 
 def app_version() -> str:
@@ -153,14 +159,21 @@ class MeshNetApp(QObject):
         )
         self.batch_jobs = BatchJobsSupervisor(parent=self)
         self.credit_linker = CreditLinker(self.store, self.controller, parent=self)
+        self.network_watch = JoinedNetworkWatch(parent=self)
         self._windows: dict[str, QWidget] = {}
         self._quitting = False
+        self._leaving: str | None = None  # the network being left while the node stops
         self._wire()
 
     def _wire(self) -> None:
         actions, controller = self.actions, self.controller
         actions.contribute_requested.connect(self.set_contributing)
-        actions.pause_hour.triggered.connect(self.monitor.toggle_manual_pause)
+        actions.pause_hour.triggered.connect(lambda: self.monitor.pause_for())
+        actions.pause_until_resume.triggered.connect(lambda: self.monitor.pause_until_resumed())
+        actions.pause_until_restart.triggered.connect(self.pause_until_restart)
+        actions.resume.triggered.connect(self.resume_now)
+        actions.join_another.triggered.connect(self.join_another)
+        actions.leave.triggered.connect(self.leave_network)
         actions.doctor.triggered.connect(self.open_doctor)
         actions.status.triggered.connect(self.raise_window)
         actions.recipes.triggered.connect(self.open_recipes)
@@ -169,6 +182,7 @@ class MeshNetApp(QObject):
         self.monitor.manual_pause_changed.connect(actions.set_manual_pause)
         self.monitor.decision_changed.connect(self.status_window.set_pause_rules_sentence)
         self.status_window.quit_requested.connect(self.request_quit)
+        self.network_watch.changed.connect(self._network_changed)
         self.credit_linker.sentence_changed.connect(self.status_window.set_credit_link_sentence)
         if self.tray is not None:
             self.status_window.credit_card.summary_changed.connect(self.tray.set_credit)
@@ -194,7 +208,9 @@ class MeshNetApp(QObject):
             # the doctor finds the hardware and proves it.
             link = self.first_run_link()
             QTimer.singleShot(0, (lambda: self.open_join(link)) if link else self.open_doctor)
-        if self.contribute_wish():
+        if self.contribute_wish() and self.paused_until_restart():
+            log.info("paused until the computer restarts; not starting the node")
+        elif self.contribute_wish():
             log.info("Contribute was on when MeshNet last ran; starting the node")
             self.set_contributing(True)
 
@@ -236,6 +252,75 @@ class MeshNetApp(QObject):
 
     def _has_network(self) -> bool:
         return tracker_url_for(self.store.load().tracker_url) is not None
+
+    # --- pausing and leaving ---------------------------------------------
+    def paused_until_restart(self) -> bool:
+        """True while the computer has not restarted since "until the computer restarts"."""
+        asked = self.state.value(PAUSED_BOOT_KEY, None)
+        try:
+            return asked is not None and abs(float(str(asked)) - psutil.boot_time()) < 1.0
+        except ValueError:
+            return False
+
+    @guarded
+    def pause_until_restart(self) -> None:
+        self.state.setValue(PAUSED_BOOT_KEY, str(psutil.boot_time()))
+        self.state.sync()
+        self.monitor.pause_until_resumed(until_restart=True)
+
+    @guarded
+    def resume_now(self) -> None:
+        self.state.remove(PAUSED_BOOT_KEY)
+        self.state.sync()
+        self.monitor.resume_now()
+
+    @guarded
+    def join_another(self) -> None:
+        """The wizard's join page, ready for a new invite (joining replaces the network)."""
+        self.open_doctor()
+        wizard = self._windows["doctor"]
+        show_entry = getattr(getattr(wizard, "join_page", None), "_show_entry", None)
+        if show_entry is not None:
+            show_entry()
+
+    @guarded
+    def leave_network(self) -> None:
+        """Stop (the node deregisters as it stops), then forget the network and its invite."""
+        from app.network_join import joined_network
+
+        joined = joined_network()
+        parent = self._parent_window()
+        if joined is None:
+            QMessageBox.information(parent, APP_NAME, text("leave.none"))
+            return
+        name = network_name(joined) or ""
+        answer = QMessageBox.question(parent, APP_NAME, text("leave.confirm", name=name))
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        self._leaving = name
+        self._remember_wish(False)
+        if self.controller.running:
+            self.controller.stop()  # _running_changed finishes the leave
+        else:
+            self._finish_leave()
+
+    def _finish_leave(self) -> None:
+        from core.joined_network import network_file
+
+        name, self._leaving = self._leaving, None
+        network_file(APP_PROFILE).unlink(missing_ok=True)  # its join credential with it
+        log.info("left the network %s", name)
+        self.network_watch.reread()
+        QMessageBox.information(self._parent_window(), APP_NAME, text("leave.done", name=name))
+
+    @guarded
+    def _network_changed(self, joined: Any) -> None:
+        """Joined or left: every screen that names the network says so now."""
+        self.status_window.set_network_name(network_name(joined))
+        settings = self._windows.get("settings")
+        show_network = getattr(settings, "show_network", None)
+        if show_network is not None:
+            show_network(joined)
 
     @guarded
     def raise_window(self) -> None:
@@ -324,22 +409,37 @@ class MeshNetApp(QObject):
     # --- quitting --------------------------------------------------------
     @guarded
     def request_quit(self) -> None:
-        """Quit after the node has drained and exited (or been killed after the timeout)."""
+        """Quit after the node has left the network (or been killed after QUIT_TIMEOUT_S).
+
+        Asking again while quitting changes nothing: closing the main window, the
+        Quit action and a signal all end here, and none may start a second round.
+        """
+        if self._quitting:
+            return
         self._quitting = True
         self.monitor.stop()
         self.batch_jobs.stop()
         if self.controller.running:
             log.info("quitting: stopping the node first")
-            self.controller.stop()
+            self.controller.stop(QUIT_TIMEOUT_S)
         else:
-            QTimer.singleShot(0, self.qapp.quit)
+            QTimer.singleShot(0, self._finish_quit)
 
     @guarded
     def _running_changed(self, running: bool) -> None:
         if running and not self.contribute_wish():
             self._remember_wish(True)  # started elsewhere too (the wizard's Finish)
+        if not running and self._leaving is not None:
+            self._finish_leave()
         if not running and self._quitting:
-            QTimer.singleShot(0, self.qapp.quit)
+            QTimer.singleShot(0, self._finish_quit)
+
+    def _finish_quit(self) -> None:
+        # Qt 6's quit() first asks every window to close and gives up when one
+        # declines: the status window, which declined to ask for this quit, now closes.
+        # (Not exit(): outside exec() it would end every later event loop of the process.)
+        self.status_window.allow_close()
+        self.qapp.quit()
 
     @guarded
     def shutdown(self) -> None:
@@ -432,12 +532,14 @@ def main(argv: list[str] | None = None) -> int:
     links = LinkOpenFilter(app)
     links.link_opened.connect(app.open_join)
     qapp.installEventFilter(links)
+    signals = QuitOnSignal(app.request_quit)  # SIGTERM leaves the network, then quits
     app.show_initial(hidden=args.hidden, join_link=args.join)
     log.info("MeshNet %s started (tray: %s)", app_version(), app.has_tray)
     # The first turn of the event loop paints the window: log how long launch took
     # (benchmarks/app_startup.py reads this line).
     QTimer.singleShot(0, log_startup_time)
     code = int(qapp.exec())
+    signals.uninstall()
     instance.release()
     return code
 

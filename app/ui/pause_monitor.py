@@ -135,6 +135,19 @@ class PauseMonitor(QObject):
         elif not self._rule_paused:
             self._controller.resume()
 
+    @guarded
+    def pause_until_resumed(self, *, until_restart: bool = False) -> None:
+        """ "Until I resume" (and "until the computer restarts", which the app also
+        remembers for this boot): pause now, with no timer to end it."""
+        if not self._controller.running:
+            return
+        self._manual_until = float("inf")
+        self._manual_timer.stop()
+        key = "pause.until-restart" if until_restart else "pause.until-resume"
+        if not self._rule_paused:
+            self._controller.pause(text(key))
+        self.manual_pause_changed.emit(True)
+
     def toggle_manual_pause(self) -> None:
         if self._manual_until is None:
             self.pause_for()

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from app.credit_summary import CreditSummary
 from app.pause_rules import contributing_sentence
+from app.texts import text
 from app.ui.actions import AppActions
 from app.ui.controller import NodeController
 from app.ui.screens.status_window import StatusWindow
@@ -35,6 +36,7 @@ from app.ui.visible_texts import clipped_texts, visible_texts
 from app.ui.widgets.icons import TRAY_STATES, tray_icon
 
 log = logging.getLogger(__name__)
+SAMPLE_DATA_FOLDER = "/home/sam/.local/share/meshnet"
 
 NODE_ID = "node-7f3a9c21e4b8"
 MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -391,7 +393,7 @@ def render_all(folder: Path, qapp: QApplication) -> int:
             if name not in ("status-refused", "status-off"):
                 # no child runs here: show the actions as a serving node has them
                 actions.contribute.setChecked(True)
-                actions.pause_hour.setEnabled(True)
+                actions.pause.setEnabled(True)
             window = _keep(
                 StatusWindow(
                     controller,
@@ -401,6 +403,10 @@ def render_all(folder: Path, qapp: QApplication) -> int:
                     versions={"MeshNet": "0.1.0"},
                     network_name=lambda: "Riverside Makers",
                     credit_fetch=lambda _tracker, _node: credit,  # asks no tracker
+                    # a computer without a keyring, the same on every machine that renders it
+                    key_place=lambda: text(
+                        "details.key-file.no-keyring", folder=SAMPLE_DATA_FOLDER
+                    ),
                 )
             )
             if events:
@@ -474,7 +480,7 @@ def _c2_screens(store: SettingsStore) -> list[tuple[str, Callable[[Path], None]]
     for name in RecipesView.SAMPLE_NAMES:
         sample(lambda: RecipesView(store, controller), name, "recipes")
     for name in SettingsDialog.SAMPLE_NAMES:
-        sample(lambda: SettingsDialog(store), name, "settings")
+        sample(lambda: SettingsDialog(store, gpu_measurable=lambda: True), name, "settings")
     jobs.append(("settings-download-progress", lambda path: _hub_download(path, failed=False)))
     jobs.append(("settings-download-failed", lambda path: _hub_download(path, failed=True)))
     return jobs

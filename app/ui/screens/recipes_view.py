@@ -46,7 +46,7 @@ from app.texts import number, text
 from app.tracker_api import RecipeRow, TrackerReadError, fetch_recipes
 from app.ui.settings_store import SettingsStore
 from app.ui.tasks import BackgroundTask, run_in_background
-from app.ui.widgets.settings_fields import ERROR_STYLE
+from app.ui.widgets.settings_fields import error_style
 
 log = logging.getLogger(__name__)
 
@@ -222,7 +222,7 @@ class RecipesView(QWidget):
             sentence = str(error)
         else:
             sentence = text("recipes.failed.other")
-        self.message.setStyleSheet(ERROR_STYLE)
+        self.message.setStyleSheet(error_style())
         key = "recipes.failed.kept" if self.rows else "recipes.failed"
         self.message.setText(text(key, sentence=sentence))
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QFont, QGuiApplication, QShowEvent
+from PySide6.QtGui import QCloseEvent, QFont, QGuiApplication, QShowEvent, QTextOption
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QStackedWidget,
     QTabWidget,
     QToolBar,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -53,7 +54,7 @@ from app.status_model import (
 )
 from app.texts import plain, text
 from app.ui.actions import AppActions
-from app.ui.controller import NodeController
+from app.ui.controller import CRASHED_TWICE, NodeController
 from app.ui.credit_card import CreditCard, FetchCredit
 from app.ui.errors import guarded
 from app.ui.widgets.icons import app_icon, gate_icon, tray_icon
@@ -62,13 +63,32 @@ from app.ui.widgets.usage_chart import UsageChart
 
 log = logging.getLogger(__name__)
 
+
+def key_place_sentence() -> str:
+    """One plain sentence where the app keeps the key in a file; "" where a keyring has it."""
+    from core.keystore import fallback_identity_file, keyring_problem
+
+    try:
+        path = fallback_identity_file()
+        if path is None:
+            return ""
+        if keyring_problem() is not None:
+            return text("details.key-file.no-keyring", folder=path.parent.parent)
+        return text("details.key-file", path=path)
+    except Exception:  # a sentence in Details must never break the window
+        log.exception("cannot tell where the key is kept")
+        return ""
+
+
 COLUMN_SENTENCE = 1
 GATE_STATES = ("passed", "failed", "pending", "info", "waiting")
 CHART_REFRESH_MS = 60_000
 # Reason codes whose next step is not Retry (app.status_model.WHY_BY_REASON's keys)
 SETTINGS_REASONS = frozenset({"bad-settings"})
 JOIN_REASONS = frozenset({"no-tracker", "not-joined"})
-CHECK_REASONS = frozenset({"out-of-memory", "load-failed", "probe-failed", "not-passed"})
+CHECK_REASONS = frozenset(
+    {"out-of-memory", "load-failed", "probe-failed", "not-passed", "serving-failed"}
+)
 # The banner's looks: a palette role blended with a hue, so dark palettes stay readable
 BANNER_STYLE = (
     "#banner { border-radius: 8px; background: palette(alternate-base); }"
@@ -100,15 +120,18 @@ class StatusWindow(QMainWindow):
         versions: Mapping[str, str] | None = None,
         network_name: Callable[[], str | None] | None = None,
         credit_fetch: FetchCredit = fetch_credit,
+        key_place: Callable[[], str] | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
+        self._key_place = key_place or key_place_sentence
         self._controller = controller
         self._actions = actions
         self._usage = usage
         self._main_window = main_window
         self._versions = dict(versions or {})
         self._pause_sentence = ""
+        self._closing_for_good = False
         self._network_name = network_name  # read when the window shows (a file read)
         self._credit_fetch = credit_fetch
         self.setWindowTitle("MeshNet")
@@ -233,6 +256,13 @@ class StatusWindow(QMainWindow):
         self.contribute_button.setMinimumWidth(150)
         self.contribute_button.clicked.connect(self._actions.contribute.trigger)
         self._actions.contribute.changed.connect(self._sync_contribute)
+        # Pause beside Stop: for 1 hour, until I resume, until the computer restarts
+        self.pause_button = QPushButton(text("action.pause.menu"))
+        self.pause_button.setMenu(self._actions.pause_menu)
+        self.resume_button = QPushButton(text("action.resume"))
+        self.resume_button.clicked.connect(self._actions.resume.trigger)
+        self._actions.pause.changed.connect(self._sync_contribute)
+        self._actions.resume.changed.connect(self._sync_contribute)
         self.retry_button = QPushButton(text("button.retry"))
         self.retry_button.clicked.connect(self._retry)
         self.doctor_button = QPushButton(text("button.check"))
@@ -241,12 +271,18 @@ class StatusWindow(QMainWindow):
         self.settings_button.clicked.connect(self._actions.settings.trigger)
         self.join_button = QPushButton(text("button.join"))
         self.join_button.clicked.connect(self._actions.doctor.trigger)  # opens on Join a network
+        # after two crashes in a row: no endless Retry, the diagnostics for a helper instead
+        self.banner_copy_button = QPushButton(text("details.copy"))
+        self.banner_copy_button.clicked.connect(self.copy_diagnostics)
         for button in (
             self.contribute_button,
+            self.pause_button,
+            self.resume_button,
             self.retry_button,
             self.doctor_button,
             self.settings_button,
             self.join_button,
+            self.banner_copy_button,
         ):
             button.setAccessibleName(button.text().replace("…", ""))
             buttons.addWidget(button)
@@ -274,6 +310,12 @@ class StatusWindow(QMainWindow):
         self.details_state.setWordWrap(True)
         self.details_state.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.details_state)
+        # where the key lives when no keyring does (core.keystore.fallback_identity_file)
+        self.key_file_label = QLabel()
+        self.key_file_label.setWordWrap(True)
+        self.key_file_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.key_file_label.setVisible(False)
+        layout.addWidget(self.key_file_label)
         self.credit_link_label = QLabel()  # the leaderboard name's fate (app.ui.credit_linker)
         self.credit_link_label.setWordWrap(True)
         self.credit_link_label.setVisible(False)
@@ -292,7 +334,9 @@ class StatusWindow(QMainWindow):
         self.log_view = QPlainTextEdit()
         self.log_view.setReadOnly(True)
         self.log_view.setMaximumBlockCount(500)
-        self.log_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # a traceback wraps: nobody scrolls sideways to read why it stopped
+        self.log_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.log_view.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.log_view.setPlaceholderText(text("details.log.empty"))
         self.log_view.setAccessibleName(text("details.log"))
         self.tabs.addTab(self.log_view, text("details.log"))
@@ -342,11 +386,15 @@ class StatusWindow(QMainWindow):
         toolbar = QToolBar("MeshNet")
         toolbar.setMovable(False)
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        for action in self._actions.all():
+        for action in self._actions.toolbar():
             if action is None:
                 toolbar.addSeparator()
-            elif action is not self._actions.status:
+            else:
                 toolbar.addAction(action)
+        for menu in (self._actions.pause, self._actions.network_menu.menuAction()):
+            button = toolbar.widgetForAction(menu)
+            if isinstance(button, QToolButton):  # one click opens the choices
+                button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.addToolBar(toolbar)
         self.toolbar = toolbar
 
@@ -363,9 +411,12 @@ class StatusWindow(QMainWindow):
         self.views.setCurrentIndex(index)
 
     def show_details(self) -> None:
+        self.refresh_key_place()
         self._set_view(self.DETAILS_VIEW)
         # nine rows and a log, and room for the leaderboard's sentence when there is one
         extra = self.credit_link_label.sizeHint().height() + 12 if self._link_shown() else 0
+        if self.key_file_label.text():
+            extra += self.key_file_label.sizeHint().height() + 12
         self.resize(max(self.width(), 760), max(self.height(), 640 + extra))
         self.back_button.setFocus()
 
@@ -404,7 +455,9 @@ class StatusWindow(QMainWindow):
         reason = status.reason or ""
         self.settings_button.setVisible(failed and reason in SETTINGS_REASONS)
         self.join_button.setVisible(failed and reason in JOIN_REASONS)
-        self.retry_button.setVisible(failed and reason not in JOIN_REASONS)
+        gave_up = failed and reason == CRASHED_TWICE
+        self.retry_button.setVisible(failed and reason not in JOIN_REASONS and not gave_up)
+        self.banner_copy_button.setVisible(gave_up)
         self.doctor_button.setVisible(
             (failed and reason in CHECK_REASONS) or status.state == "stopped"
         )
@@ -479,6 +532,12 @@ class StatusWindow(QMainWindow):
         self._pause_sentence = sentence
         self.rules_label.setText(sentence if self._controller.status.active else "")
 
+    def refresh_key_place(self) -> None:
+        """Say, in Details, where the node's key lives when it is not in a keyring."""
+        sentence = self._key_place()
+        self.key_file_label.setText(sentence)
+        self.key_file_label.setVisible(bool(sentence))
+
     def set_credit_link_sentence(self, sentence: str) -> None:
         """What became of the leaderboard name and team, shown in the Details view."""
         self.credit_link_label.setText(sentence)
@@ -492,6 +551,10 @@ class StatusWindow(QMainWindow):
         self.contribute_button.setAccessibleName(self.contribute_button.text())
         failed = self._controller.status.state in FAILED_STATES
         self.contribute_button.setVisible(not failed)  # Retry says the same there
+        pause, resume = self._actions.pause, self._actions.resume
+        self.pause_button.setVisible(action.isChecked() and pause.isVisible())
+        self.pause_button.setEnabled(pause.isEnabled())
+        self.resume_button.setVisible(resume.isVisible())
 
     @guarded
     def _append_log(self, line: str) -> None:
@@ -517,11 +580,18 @@ class StatusWindow(QMainWindow):
         self.refresh_chart()
 
     # --- closing ---------------------------------------------------------
+    def allow_close(self) -> None:
+        """The app is quitting for good: a close now closes (never asks to quit again)."""
+        self._closing_for_good = True
+
     def closeEvent(self, event: QCloseEvent) -> None:
-        """Closing hides the window; without a tray it is the app, so it quits (draining)."""
+        """Closing hides the window; without a tray it is the app, so it asks to quit
+        (the app drains the node, then lets this window close)."""
+        if self._closing_for_good:
+            event.accept()
+            return
+        event.ignore()
         if self._main_window:
-            event.ignore()
             self.quit_requested.emit()
         else:
-            event.ignore()
             self.hide()

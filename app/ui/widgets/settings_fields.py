@@ -10,7 +10,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QAbstractSpinBox,
+    QApplication,
     QComboBox,
     QFormLayout,
     QHBoxLayout,
@@ -19,6 +23,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QPlainTextEdit,
     QPushButton,
     QSizePolicy,
     QVBoxLayout,
@@ -27,8 +32,41 @@ from PySide6.QtWidgets import (
 
 from app.texts import text
 
-ERROR_STYLE = "color: #b3261e;"
-OK_STYLE = "color: #1e7b34;"
+# Status colours: a dark and a light shade of each hue; the one readable on the
+# palette's window colour (WCAG AA, 4.5:1) is used, so a dark palette stays legible.
+ERROR_SHADES = ("#b3261e", "#ff8a80")
+OK_SHADES = ("#1e7b34", "#7ee2a0")
+AA_CONTRAST = 4.5
+
+
+def _luminance(colour: QColor) -> float:
+    def channel(value: float) -> float:
+        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+
+    red, green, blue = (channel(c) for c in (colour.redF(), colour.greenF(), colour.blueF()))
+    return 0.2126 * red + 0.7152 * green + 0.0722 * blue
+
+
+def contrast(first: QColor, second: QColor) -> float:
+    """The WCAG contrast ratio of two colours (1 to 21)."""
+    light, dark = sorted((_luminance(first), _luminance(second)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def status_colour(shades: tuple[str, str], background: QColor | None = None) -> QColor:
+    """The shade of a status hue that reads best on ``background`` (the palette's window)."""
+    if background is None:
+        background = QApplication.palette().color(QPalette.ColorRole.Window)
+    return max((QColor(shade) for shade in shades), key=lambda c: contrast(c, background))
+
+
+def error_style() -> str:
+    return f"color: {status_colour(ERROR_SHADES).name()};"
+
+
+def ok_style() -> str:
+    return f"color: {status_colour(OK_SHADES).name()};"
+
 
 Cell = QWidget | QLayout
 
@@ -37,13 +75,37 @@ def problem_label() -> QLabel:
     """A red sentence under a field, hidden while there is nothing to say."""
     label = QLabel()
     label.setWordWrap(True)
-    label.setStyleSheet(ERROR_STYLE)
+    label.setStyleSheet(error_style())
     label.setVisible(False)
     return label
 
 
+INPUTS = (QLineEdit, QAbstractSpinBox, QComboBox, QAbstractItemView, QPlainTextEdit)
+
+
+def first_input(cells: Sequence[Cell]) -> QWidget | None:
+    """The first field a user types or picks in, in ``cells`` (layouts and composites
+    searched in order); None for a row of check boxes and sentences only."""
+    for cell in cells:
+        if isinstance(cell, QLayout):
+            items = [item for i in range(cell.count()) if (item := cell.itemAt(i)) is not None]
+            found = first_input([x for i in items for x in (i.widget(), i.layout()) if x])
+        elif isinstance(cell, INPUTS):
+            found = cell
+        else:
+            inner = [w for w in cell.findChildren(QWidget) if isinstance(w, INPUTS)]
+            found = inner[0] if inner else None
+        if found is not None:
+            return found
+    return None
+
+
 def form_page(rows: Sequence[tuple[str, Sequence[Cell]]]) -> QWidget:
-    """A form whose rows stack a field with the sentences that belong beside it."""
+    """A form whose rows stack a field with the sentences that belong beside it.
+
+    Each row's title is the buddy label of the row's first field (Alt+its letter
+    and a screen reader both find the field by it), and names the field for a
+    screen reader unless the field has a name of its own."""
     page = QWidget()
     form = QFormLayout(page)
     form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -56,7 +118,13 @@ def form_page(rows: Sequence[tuple[str, Sequence[Cell]]]) -> QWidget:
                 stack.addLayout(cell)
             else:
                 stack.addWidget(cell)
-        form.addRow(label, stack)
+        title = QLabel(label)
+        field = first_input(cells) if label else None
+        if field is not None:
+            title.setBuddy(field)
+            if not field.accessibleName():
+                field.setAccessibleName(label.rstrip(":： ").replace("&", ""))
+        form.addRow(title, stack)
     return page
 
 
@@ -123,6 +191,8 @@ class ProgramsField(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         self.entry = QLineEdit()
         self.entry.setPlaceholderText(text("settings.programs.hint"))
+        self.entry.setAccessibleName(text("settings.programs.name"))
+        self.list.setAccessibleName(text("settings.programs.list.name"))
         self.add_button = QPushButton(text("settings.programs.add"))
         self.remove_button = QPushButton(text("settings.programs.remove"))
         self.add_button.clicked.connect(self.add_from_entry)

@@ -280,7 +280,9 @@ def test_unrequested_exit_is_a_crash(qtbot: Any, tmp_path: Path, code: int) -> N
     assert f"exit code {code}" in blocker.args[0]
 
 
-def test_node_argv_from_settings() -> None:
+def test_node_argv_from_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    # where the key lives is the keyring's business here (tests/app/ui/test_no_keyring.py)
+    monkeypatch.setattr("app.node_command.identity_flags", lambda: [])
     settings = AppSettings(
         tracker_url="http://tracker:8765",
         model="org/model",

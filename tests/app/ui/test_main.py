@@ -39,6 +39,9 @@ class StubApp(QObject):
     def quit(self) -> None:
         self.quits += 1
 
+    def exit(self, _code: int = 0) -> None:
+        self.quits += 1
+
 
 class NoProbes:
     def read(self, node_pid: int | None) -> Any:

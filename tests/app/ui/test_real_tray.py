@@ -10,71 +10,24 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.app.conftest import CHILD_KEYRING
+from tests.app.ui.x_desktop import x_desktop
 from tests.tracker_service.server_process import REPO, TrackerProcess
 
 pytestmark = pytest.mark.slow
 
-TOOLS = ("Xvfb", "trayer", "xdotool")
-
-
-def _free_display() -> int:
-    for number in range(90, 200):
-        if (
-            not Path(f"/tmp/.X11-unix/X{number}").exists()
-            and not Path(f"/tmp/.X{number}-lock").exists()
-        ):
-            return number
-    raise RuntimeError("no free X display number between :90 and :199")
-
 
 @pytest.fixture
 def desktop(tmp_path: Path) -> Iterator[str]:
-    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
-    if missing:
-        pytest.skip(
-            f"{', '.join(missing)} not installed; run .ci/install-desktop.sh "
-            "(Debian: xvfb trayer xdotool libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1)"
-        )
-    display = f":{_free_display()}"
-    log = (tmp_path / "desktop.log").open("wb")
-    xvfb = subprocess.Popen(
-        ["Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-        stdout=log,
-        stderr=log,
-    )
-    env = {**os.environ, "DISPLAY": display}
-    deadline = time.monotonic() + 20
-    while not Path(f"/tmp/.X11-unix/X{display[1:]}").exists():
-        assert xvfb.poll() is None, "Xvfb exited"
-        assert time.monotonic() < deadline, "Xvfb did not start"
-        time.sleep(0.1)
-    trayer = subprocess.Popen(
-        ["trayer", "--edge", "top", "--align", "right", "--widthtype", "request", "--height", "24"],
-        env=env,
-        stdout=log,
-        stderr=log,
-    )
-    time.sleep(1.0)  # trayer claims the tray selection
-    try:
+    with x_desktop(tmp_path, tray=True) as display:
         yield display
-    finally:
-        for process in (trayer, xvfb):
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        log.close()
 
 
 def test_tray_menu_contribute_starts_the_node(

@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QVBoxLayout, QWizardPage
 
 from app.texts import text
@@ -33,6 +34,9 @@ class ChildPage(QWizardPage):
     # The node's own progress sentences may name layers and gates: a page that
     # keeps to plain words shows its own sentence and leaves the node's on hover.
     shows_node_messages = True
+    # A child that crashes (a traceback) this many times in a row gets Copy
+    # diagnostics instead of another Retry.
+    crashes_before_giving_up = 2
 
     def __init__(self, state: WizardState, node_command: NodeCommand, title: str) -> None:
         super().__init__()
@@ -50,10 +54,15 @@ class ChildPage(QWizardPage):
         self.cancel_button.clicked.connect(self.cancel)
         self.retry_button = QPushButton(text("child.retry"))
         self.retry_button.clicked.connect(self.start)
+        self.crashes_in_a_row = 0
+        self.copy_button = QPushButton(text("details.copy"))
+        self.copy_button.setToolTip(text("details.copy.tip"))
+        self.copy_button.clicked.connect(self.copy_diagnostics)
         buttons = QHBoxLayout()
         buttons.addStretch(1)
         buttons.addWidget(self.cancel_button)
         buttons.addWidget(self.retry_button)
+        buttons.addWidget(self.copy_button)
         self.layout_.addWidget(self.status)
         self.layout_.addWidget(self.progress)
         self.layout_.addLayout(buttons)
@@ -82,6 +91,7 @@ class ChildPage(QWizardPage):
         self.ok = False
         self.progress_events = 0
         self.before_start()
+        self._run_started_at = len(self.state.extra.get("log", []))
         self.child = JsonChild(self, kill_after_s=self.kill_after_s)
         self.child.event.connect(self.on_event)
         self.child.log_line.connect(self.on_log_line)
@@ -134,9 +144,25 @@ class ChildPage(QWizardPage):
         else:
             self.ok = self.on_finished(exit_code, stdout)
             self.retry_button.setVisible(not self.ok)
+            self._count_crash()
         self._changed()
         if self.ok:
             self.succeeded.emit()
+
+    def _count_crash(self) -> None:
+        """Two crashes in a row: one sentence and Copy diagnostics, no endless Retry."""
+        lines = self.state.extra.get("log", [])[getattr(self, "_run_started_at", 0) :]
+        crashed = not self.ok and any(line.startswith("Traceback") for line in lines)
+        self.crashes_in_a_row = self.crashes_in_a_row + 1 if crashed else 0
+        if self.crashes_in_a_row >= self.crashes_before_giving_up:
+            self.status.setText(text("why.crashed-twice"))
+            self.retry_button.setVisible(False)
+            self.copy_button.setVisible(True)
+
+    def copy_diagnostics(self) -> None:
+        """The child's last lines (the traceback) for whoever helps."""
+        lines = self.state.extra.get("log", [])[-200:]
+        QGuiApplication.clipboard().setText("\n".join(lines))
 
     def on_finished(self, exit_code: int, stdout: str) -> bool:
         """Judge the finished command; True when the page's work is done."""
@@ -153,6 +179,7 @@ class ChildPage(QWizardPage):
         self.cancel_button.setVisible(False)
         self.cancel_button.setEnabled(True)
         self.retry_button.setVisible(False)
+        self.copy_button.setVisible(False)
         self.progress.setVisible(False)
 
     def _changed(self) -> None:

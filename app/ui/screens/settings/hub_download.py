@@ -37,7 +37,7 @@ from app.node_command import hub_pull_argv
 from app.texts import number, plain, text
 from app.ui.json_child import JsonChild, last_error_sentence, progress_fraction
 from app.ui.widgets.labels import wrapping_label
-from app.ui.widgets.settings_fields import ERROR_STYLE
+from app.ui.widgets.settings_fields import error_style
 
 log = logging.getLogger(__name__)
 
@@ -281,5 +281,5 @@ class HubDownloadDialog(QDialog):
 
     def _say(self, sentence: str, *, error: bool = False, tip: str = "") -> None:
         self.status.setText(sentence)
-        self.status.setStyleSheet(ERROR_STYLE if error else "")
+        self.status.setStyleSheet(error_style() if error else "")
         self.status.setToolTip(tip if tip != sentence else "")

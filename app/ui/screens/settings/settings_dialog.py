@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 from app.autostart import AutostartError, set_autostart
 from app.network_join import joined_network
 from app.node_command import is_frozen
+from app.probes.gpu import gpu_rules_measurable
 from app.settings_model import AppSettings, validate_settings
 from app.texts import plain, text
 from app.tracker_api import TrackerCheck, TrackerReadError, check_tracker
@@ -52,11 +53,11 @@ from app.ui.tasks import BackgroundTask, run_in_background
 from app.ui.widgets.labels import wrapping_label
 from app.ui.widgets.leaderboard_fields import LeaderboardFields
 from app.ui.widgets.settings_fields import (
-    ERROR_STYLE,
-    OK_STYLE,
     DeviceField,
     ProgramsField,
+    error_style,
     form_page,
+    ok_style,
     problem_label,
 )
 from core.errors import MeshnetError
@@ -119,9 +120,11 @@ class SettingsDialog(QDialog):
         *,
         check: CheckTracker = check_tracker,
         autostart: SetAutostart = set_autostart,
+        gpu_measurable: Callable[[], bool] | None = None,
     ) -> None:
         super().__init__(parent)
         self.store = store
+        self._gpu_measurable = gpu_measurable or gpu_rules_measurable
         self._check = check
         self._autostart = autostart
         self._checked: dict[str, bool] = {}  # address -> answered as a MeshNet tracker
@@ -162,6 +165,7 @@ class SettingsDialog(QDialog):
         self.device_field.set_hardware(self.store.last_hardware())
         self.fill(self.original)
         self.show_network(joined_network())
+        self.show_gpu_measurable(self._gpu_measurable())
         self._token_loaded = None
         self.token_edit.clear()
         self._load_token(self.original.tracker_url)
@@ -187,6 +191,7 @@ class SettingsDialog(QDialog):
         self.token_edit = QLineEdit()
         self.token_edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.token_edit.setPlaceholderText(text("settings.token.none"))
+        self.token_edit.setAccessibleName(plain("settings.token.name"))
         self.show_token = QCheckBox(text("settings.token.show"))
         self.show_token.toggled.connect(
             lambda shown: self.token_edit.setEchoMode(
@@ -236,8 +241,12 @@ class SettingsDialog(QDialog):
         self.own_layers = QCheckBox(text("settings.layers.own"))
         self.layer_start = _spin(0, 999)
         self.layer_end = _spin(0, 999)
+        up_to = QLabel(text("settings.layers.up-to"))
+        up_to.setBuddy(self.layer_end)
         self.own_layers.toggled.connect(self.layer_start.setEnabled)
         self.own_layers.toggled.connect(self.layer_end.setEnabled)
+        self.layer_start.setAccessibleName(plain("settings.layers.from.name"))
+        self.layer_end.setAccessibleName(plain("settings.layers.up-to.name"))
         self.memory_cap = _spin(0, 1_000_000, " MB", text("settings.memory.none"))
         self.memory_cap.setSingleStep(256)
         self.start_at_login = QCheckBox(text("settings.login"))
@@ -262,11 +271,7 @@ class SettingsDialog(QDialog):
                         text("settings.layers"),
                         [
                             self.own_layers,
-                            _row(
-                                self.layer_start,
-                                QLabel(text("settings.layers.up-to")),
-                                self.layer_end,
-                            ),
+                            _row(self.layer_start, up_to, self.layer_end),
                             self.problems["layers"],
                         ],
                     ),
@@ -291,11 +296,17 @@ class SettingsDialog(QDialog):
         self.gpu_hot = QCheckBox(text("settings.gpu.hot"))
         self.gpu_temp = _spin(0, 150, " °C")
         self.gpu_hot.toggled.connect(self.gpu_temp.setEnabled)
+        self.gpu_temp.setAccessibleName(plain("settings.gpu.hot"))
+        # beside the two rules: where the card cannot be read, they never pause it
+        self.gpu_note = QLabel(text("settings.gpu.unmeasured"))
+        self.gpu_note.setWordWrap(True)
+        self.gpu_note.setVisible(False)
         self.programs = ProgramsField()
         self.on_battery = QCheckBox(text("settings.battery"))
         self.when_idle = QCheckBox(text("settings.idle.after"))
         self.idle = _spin(0, 1000, text("settings.idle.minutes"))
         self.when_idle.toggled.connect(self.idle.setEnabled)
+        self.idle.setAccessibleName(plain("settings.idle.name"))
         idle_row = _row(self.when_idle, self.idle, QLabel(text("settings.idle.untouched")))
         self.tabs.addTab(
             form_page(
@@ -305,6 +316,7 @@ class SettingsDialog(QDialog):
                         [
                             self.gpu_busy,
                             _row(self.gpu_hot, self.gpu_temp),
+                            self.gpu_note,
                             self.problems["pause_above_gpu_temp_c"],
                         ],
                     ),
@@ -412,6 +424,10 @@ class SettingsDialog(QDialog):
         self.own_tracker_box.setVisible(on)
         self.validate()
 
+    def show_gpu_measurable(self, measurable: bool) -> None:
+        """Say beside the graphics-card rules when this card cannot be read."""
+        self.gpu_note.setVisible(not measurable)
+
     def show_network(self, joined: JoinedNetwork | None) -> None:
         """Say which network this computer belongs to (the wizard's join page changes it)."""
         if joined is None:
@@ -473,7 +489,7 @@ class SettingsDialog(QDialog):
 
     def _show_url_result(self, text: str, ok: bool | None) -> None:
         self.url_result.setText(text)
-        self.url_result.setStyleSheet("" if ok is None else OK_STYLE if ok else ERROR_STYLE)
+        self.url_result.setStyleSheet("" if ok is None else ok_style() if ok else error_style())
         self.url_result.setVisible(True)
 
     # -- saving ---------------------------------------------------------------------

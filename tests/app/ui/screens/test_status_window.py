@@ -151,10 +151,11 @@ def test_closing_hides_with_a_tray_and_quits_without_one(qtbot: Any) -> None:
     toolbar_texts = [a.text() for a in main.toolbar.actions() if not a.isSeparator()]
     assert toolbar_texts == [
         "Contribute",
-        "Pause for 1 hour",
+        "Pause",
+        "Resume now",
         "Check this computer…",
-        "What this network serves",
         "Settings",
+        "Network",
         "Quit",
     ]
     main.show()

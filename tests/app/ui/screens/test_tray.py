@@ -41,7 +41,10 @@ def test_menu_holds_the_actions_in_order(qtbot: Any) -> None:
     assert texts[0] == "Not contributing" and not tray.menu.actions()[0].isEnabled()
     assert texts[1:] == [
         "Contribute",
-        "Pause for 1 hour",
+        "Pause",
+        "Resume now",
+        "Join another network…",
+        "Leave this network…",
         "Check this computer…",
         "Status",
         "What this network serves",
@@ -101,11 +104,11 @@ def test_contribute_follows_the_node_and_reports_the_users_wish(qtbot: Any, tmp_
     wishes: list[bool] = []
     actions.contribute_requested.connect(wishes.append)
     actions.contribute_requested.connect(lambda on: controller.start() if on else controller.stop())
-    assert not actions.contribute.isChecked() and not actions.pause_hour.isEnabled()
+    assert not actions.contribute.isChecked() and not actions.pause.isEnabled()
     actions.contribute.trigger()
     assert wishes == [True]
     qtbot.waitUntil(lambda: controller.status.state == "serving", timeout=15000)
-    assert actions.contribute.isChecked() and actions.pause_hour.isEnabled()
+    assert actions.contribute.isChecked() and actions.pause.isEnabled()
     with qtbot.waitSignal(controller.running_changed, timeout=15000):
         actions.contribute.trigger()
     assert wishes == [True, False]
@@ -124,9 +127,12 @@ def test_manual_pause_changes_the_pause_action(qtbot: Any) -> None:
     controller = idle_controller()
     actions = AppActions(controller)
     actions.set_manual_pause(True)
-    assert actions.pause_hour.text() == "Resume now" and actions.pause_hour.isEnabled()
+    assert actions.resume.isVisible() and actions.resume.isEnabled()
+    assert not actions.pause.isVisible()
     actions.set_manual_pause(False)
-    assert actions.pause_hour.text() == "Pause for 1 hour"
+    assert actions.pause.isVisible() and not actions.resume.isVisible()
+    choices = [action.text() for action in actions.pause_menu.actions()]
+    assert choices == ["For 1 hour", "Until I resume", "Until the computer restarts"]
 
 
 def test_clicking_the_icon_opens_status_and_notifications_never_fail(qtbot: Any) -> None:
