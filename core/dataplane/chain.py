@@ -137,7 +137,12 @@ def check_passed_step(
     previous = grant.previous
     seq_text = header.metadata.get(frames.LINK_SEQ_KEY)
     signature = header.metadata.get(frames.LINK_SIGNATURE_KEY)
-    if previous is None or seq_text is None or not seq_text.isdigit():
+    if (
+        previous is None
+        or seq_text is None
+        # ASCII digits only ("²" is a digit to isdigit()), few enough for int()
+        or not (seq_text.isascii() and seq_text.isdigit() and len(seq_text) <= 18)
+    ):
         raise _broken("a step on a chain link carries its link_seq and link_signature")
     seq = int(seq_text)
     if seq != due:

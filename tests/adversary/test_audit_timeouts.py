@@ -32,7 +32,7 @@ from tests.tracker_service.services.test_hop_audit import PROMPT, _node_view, _r
 from tracker_service.app import create_app
 from tracker_service.domain.route_formation import PURPOSE_SERVE, NoRoute
 from tracker_service.domain.tickets import HopReceipt
-from tracker_service.services.hop_audit import Auditor, AuditSettings
+from tracker_service.services.hop_audit import Auditor, AuditSettings, AuditVerdict
 from tracker_service.services.hop_link import RouteFailure
 from tracker_service.services.route_session import RoutePlan, RouteSession
 from tracker_service.services.session_plan import Sampling
@@ -140,10 +140,20 @@ def test_an_audit_that_cannot_finish_costs_the_hop_its_credit_then_its_routes(
     tmp_path: Path, tiny_model: Path, nodes: list[RealNode], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     app, liar, replayers = _setup(tmp_path, tiny_model, nodes, monkeypatch)
-    for node in replayers:  # far too slow: no audit of the liar ever finishes
-        monkeypatch.setitem(slow_replays.SLOW, node.node_id, 5.0)
-    # Established (no probation): audited in the background, the user's steps go on.
-    auditor = _auditor(app, timeout_s=0.3, timeout_per_position_s=0.0, probation_audits=0)
+    for node in replayers:  # each step in time, but a replay of k steps takes 0.3 k s
+        monkeypatch.setitem(slow_replays.SLOW, node.node_id, 0.3)
+    # Established (no probation): audited in the background, the user's steps go on. A
+    # fixed 1 s budget: a replayer still working through the frames when it runs out
+    # (past 3 steps) times the audit out, which the audited hop answers for.
+    auditor = _auditor(app, timeout_s=1.0, timeout_per_position_s=0.0, probation_audits=0)
+    audit = auditor.audit
+
+    async def long_ones_only(plan: RoutePlan, index: int, frames: Any, *a: Any, **k: Any) -> Any:
+        if len(frames) < 4:  # a short replay finishes in time (and would reset the count)
+            return AuditVerdict(plan.hops[index].node_id, "skipped", detail="short")
+        return await audit(plan, index, frames, *a, **k)
+
+    monkeypatch.setattr(auditor, "audit", long_ones_only)
     with TestClient(app) as client:
         _ready(client, app, nodes)
         routing = app.state.routing

@@ -51,6 +51,7 @@ STEP_KEYS = (POSITION_KEY, REWIND_KEY, VERIFY_KEY, DRAFT_KEY)
 # over both (docs/wire.md#chained-hops).
 INPUT_SHA256_KEY = "input_sha256"
 LINK_SEQ_KEY = "link_seq"
+MAX_COUNT_DIGITS = 18  # a count in metadata (link_seq, cached): below 2**63
 LINK_SIGNATURE_KEY = "link_signature"
 
 MAX_HEADER_BYTES = 64 * 1024
@@ -319,7 +320,7 @@ def passed_step_of(data: bytes, max_bytes: int) -> PassedStep:
     seq = metadata.get(LINK_SEQ_KEY)
     return PassedStep(
         input_sha256=metadata.get(INPUT_SHA256_KEY),
-        seq=int(seq) if seq is not None and seq.isascii() and seq.isdigit() else None,
+        seq=_metadata_count(seq, LINK_SEQ_KEY) if seq is not None else None,
         signature=metadata.get(LINK_SIGNATURE_KEY),
     )
 
@@ -348,8 +349,20 @@ def cached_of(data: bytes, max_bytes: int) -> int:
 
 def _cached(metadata: Mapping[str, str]) -> int:
     text = metadata.get(CACHED_KEY)
-    if text is None or not (text.isascii() and text.isdigit()):  # absent or not a count
+    if text is None or not _is_count(text):  # absent or not a count: nothing cached
         return 0
+    return int(text)
+
+
+def _is_count(text: str) -> bool:
+    """ASCII digits ("²" passes isdigit()), few enough that int() cannot refuse them."""
+    return text.isascii() and text.isdigit() and len(text) <= MAX_COUNT_DIGITS
+
+
+def _metadata_count(text: str, key: str) -> int:
+    """A count a node wrote in a frame's metadata, or its malformed frame."""
+    if not _is_count(text):
+        raise FrameError(f"the frame's {key} {text[:24]!r} is not a count")
     return int(text)
 
 

@@ -19,7 +19,9 @@ replayer is independent of the audited node (no shared credit account, network
 prefix or invite, :mod:`tracker_service.store.independence`), established nodes
 (``auditor_min_audits`` passed, ``auditor_min_age_s`` old) first; a third opinion
 or an arbiter, whose word convicts, must be established and independent of both
-parties. An audit's budget grows with the session's length; one that runs out
+parties. An audit's budget grows with the session's length; a replayer that
+fails or stalls is passed over and counted against itself, never the audited hop;
+one that runs out while a replayer is still answering frames (a long session)
 is not free: the hop earns nothing for that session (route_audits.py), is audited
 at every step of its next sessions until an audit of it completes, and a node
 whose audits time out ``timeouts_to_withdraw`` times in a row leaves user routes
@@ -79,7 +81,9 @@ class AuditSettings:
     probation_rate: float = 0.25  # for an identity still on probation
     probation_audits: int = 20  # audits passed before probation ends
     # A whole audit (every replay) gets timeout_s plus timeout_per_position_s for each
-    # position of the session so far, at most timeout_max_s (budget_s); past it the
+    # position of the session so far, at most timeout_max_s (budget_s). Each replay's
+    # open and steps get timeout_s, within what is left: a replayer that stalls is
+    # passed over. Past the budget while a replayer was still answering frames, the
     # audit has timed out, which costs the audited hop (see the module docstring).
     timeout_s: float = 10.0
     timeout_per_position_s: float = 0.05
@@ -138,6 +142,13 @@ class AuditVerdict:
     withdrawn: list[str] = field(default_factory=list)  # disputed: out of serving meanwhile
 
 
+class _BudgetSpent(Exception):
+    """The audit's budget ran out while a replayer was working through the frames."""
+
+    def __init__(self, replayer: str, answered: int) -> None:
+        super().__init__(f"{replayer[:12]} had replayed {answered} frames")
+
+
 def _end_of(frame: bytes) -> int:
     """The furthest position a frame reaches (a speculative route's frames rewind)."""
     return wire_frames.end_of(frame, DEFAULT_MAX_REPLY_BYTES)
@@ -176,6 +187,7 @@ class Auditor:
         self._on_quarantine = on_quarantine
         self.audits = 0
         self.timeouts: Counter[str] = Counter()  # a node's audits timed out in a row
+        self.replay_stalls: Counter[str] = Counter()  # a replayer's replays failed in a row
         self.audit_first: set[str] = set()  # audited at every step until one completes
         self.verdicts: list[AuditVerdict] = []  # the latest 1000
         self.outcomes: Counter[str] = Counter()  # every verdict's outcome, for soaks and stats
@@ -226,10 +238,12 @@ class Auditor:
         # A last hop is always opened greedy (route_session.py): sampled answers are drawn
         # at the gateway from its top log-probs, so its reply replays like any other.
         budget = self.budget_s(frames)
+        deadline = asyncio.get_running_loop().time() + budget
         try:
-            async with asyncio.timeout(budget):
-                verdict = await self._audit(plan, hop, frames, observed, bind)
-        except TimeoutError:
+            verdict = await self._audit(plan, hop, frames, observed, bind, deadline)
+        except _BudgetSpent:
+            # a replayer was still working through the frames: the session is too long
+            # for the budget, which is the audited hop's to answer for
             return self._done(self.timed_out(hop.node_id, budget))
         if verdict.outcome == "agreed":
             self.timeouts.pop(hop.node_id, None)
@@ -253,11 +267,18 @@ class Auditor:
         return AuditVerdict(node_id, TIMED_OUT, detail=detail)
 
     async def _opinion(
-        self, plan: RoutePlan, hop: PlannedHop, others: list[Candidate], frames: Sequence[bytes]
+        self,
+        plan: RoutePlan,
+        hop: PlannedHop,
+        others: list[Candidate],
+        frames: Sequence[bytes],
+        deadline: float,
     ) -> tuple[Candidate, bytes, dict[str, Any] | None] | None:
-        """The next candidate that answers the replay (one that cannot is passed over)."""
+        """The next candidate that answers the replay (one that cannot is passed over);
+        None once the budget is gone (the audit is skipped, not charged to the hop)."""
         last = hop.end == plan.layer_count
-        while others:
+        loop = asyncio.get_running_loop()
+        while others and loop.time() < deadline:
             node = others.pop(0)
             reply, receipt = await self.replay(
                 plan.fingerprint,
@@ -267,6 +288,7 @@ class Auditor:
                 frames,
                 last,
                 end=hop.end,
+                deadline=deadline,
             )
             if reply:
                 return node, reply, receipt
@@ -278,12 +300,13 @@ class Auditor:
         hop: PlannedHop,
         frames: Sequence[bytes],
         observed: bytes,
-        bind: Bind | None = None,
+        bind: Bind | None,
+        deadline: float,
     ) -> AuditVerdict:
         last = hop.end == plan.layer_count
         self.audits += 1
         judges = await asyncio.to_thread(self._auditors, plan, hop)
-        answered = await self._opinion(plan, hop, judges.seconds(hop.node_id), frames)
+        answered = await self._opinion(plan, hop, judges.seconds(hop.node_id), frames, deadline)
         if answered is None:
             return self._done(
                 AuditVerdict(hop.node_id, "skipped", detail="no other node could replay this hop")
@@ -302,7 +325,7 @@ class Auditor:
         }
         # The third word convicts one of the two: established, tied to neither.
         deciders = judges.deciders([hop.node_id, second_node.node_id])
-        third_answer = await self._opinion(plan, hop, deciders, frames)
+        third_answer = await self._opinion(plan, hop, deciders, frames, deadline)
         if third_answer is None:
             return await self._dispute(
                 plan,
@@ -440,13 +463,17 @@ class Auditor:
         last: bool,
         *,
         end: int | None = None,
+        deadline: float | None = None,
     ) -> tuple[bytes, dict[str, Any] | None]:
         """The node's reply to the same inputs, on a one-hop session of its own.
 
         ``end``: the audited hop's end; a node whose shard goes further stops there
         (the ticket's ``effective_end``). A node that cannot answer gives an empty
         reply (which agrees with nothing), so an unreachable auditor can never
-        convict the audited node alone.
+        convict the audited node alone; its failure counts against it
+        (``replay_stalls``). Its open and each step get ``timeout_s``, and all of it
+        ends at ``deadline`` (the audit's budget, event-loop time): a replayer that
+        was answering frames when that came raises :class:`_BudgetSpent`.
         """
         stop = node.end if end is None else end
         ticket_hop = TicketHop(
@@ -479,28 +506,48 @@ class Auditor:
             ),
             signed_ticket=signed,
         )
-        timeout = self.settings.timeout_s
+        timeout = self.settings.timeout_s  # this replayer's own limit on its open and steps
         # the furthest position a frame reaches (a speculative route's frames rewind)
         max_length = max(_end_of(f) for f in frames)
         reply = b""
+        answered = 0  # frames it replied to; -1 once past them (closing)
         try:
-            async with RouteSession(
-                one_hop,
-                open_timeout_s=timeout,
-                step_timeout_s=timeout,
-                allow_private_endpoints=self.settings.allow_private_endpoints,
-                allow_plaintext_nodes=self.settings.allow_plaintext_nodes,
-            ) as session:
-                # the most top log-probs: the audited reply's k first are compared
-                replay_sampling = Sampling(temperature=0.0, logprobs=REPLAY_LOGPROBS)
-                await session.open(max_length, replay_sampling if last else None)
-                for frame in frames:
-                    reply = await session.relay(frame)
-                receipts = await session.close()
+            async with asyncio.timeout_at(deadline):
+                async with RouteSession(
+                    one_hop,
+                    open_timeout_s=timeout,
+                    step_timeout_s=timeout,
+                    allow_private_endpoints=self.settings.allow_private_endpoints,
+                    allow_plaintext_nodes=self.settings.allow_plaintext_nodes,
+                ) as session:
+                    # the most top log-probs: the audited reply's k first are compared
+                    replay_sampling = Sampling(temperature=0.0, logprobs=REPLAY_LOGPROBS)
+                    await session.open(max_length, replay_sampling if last else None)
+                    for frame in frames:
+                        reply = await session.relay(frame)
+                        answered += 1
+                    answered = -1
+                    receipts = await session.close()
+        except TimeoutError as exc:  # the budget ran out (before OSError: a subclass)
+            if answered > 0:
+                raise _BudgetSpent(node.node_id, answered) from exc
+            return self._stalled(node, "it gave no reply before the audit's budget ran out")
         except (RouteFailure, wire_frames.FrameError, ValueError) as exc:
-            log.info("audit replay on %s failed: %s", node.node_id[:12], exc)
-            return b"", None
+            return self._stalled(node, str(exc))
+        self.replay_stalls.pop(node.node_id, None)
         return reply, receipts[0].signed
+
+    def _stalled(self, node: Candidate, why: str) -> tuple[bytes, None]:
+        """A replayer that failed or stalled: counted against it (``replay_stalls``, in a
+        row), never against the audited hop."""
+        self.replay_stalls[node.node_id] += 1
+        log.info(
+            "audit replay on %s failed (%d in a row): %s",
+            node.node_id[:12],
+            self.replay_stalls[node.node_id],
+            why,
+        )
+        return b"", None
 
     # -- store -------------------------------------------------------------------------------
 

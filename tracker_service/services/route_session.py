@@ -311,20 +311,18 @@ class RouteSession:
             # order, as it comes (each hop forwards to the next before it replies here).
             await self._hops[0].send_frame(frame)
         passed: str | None = None  # digest of what the previous hop passed on (a chain)
-        # Decode and verify steps are timed per hop for the planner (not a prefill); in
-        # a chain a hop's time runs from the reply before its own.
-        timer = self.plan.on_step if verify or count == 1 else None
-        mark = time.monotonic()
+        # Decode and verify steps are timed per hop for the planner (not a prefill). Not
+        # in a chain: there a hop's time would run from its predecessor's reply, which
+        # the predecessor could delay to make its successor look slow.
+        timer = self.plan.on_step if (verify or count == 1) and not self.chained else None
         for hop in self._hops:
+            mark = time.monotonic()
             if self.chained:
                 reply = await hop.receive(self._step_timeout_s)
             else:
-                mark = time.monotonic()
                 reply = await hop.exchange(frame, self._step_timeout_s)
             if timer is not None:
-                now = time.monotonic()
-                timer(hop.plan, now - mark)
-                mark = now
+                timer(hop.plan, time.monotonic() - mark)
             hop.steps += 1
             hop.tokens += count
             hop.last_reply = reply

@@ -90,3 +90,19 @@ def test_a_step_out_of_turn_or_by_another_key_is_refused(
     stranger = _raw(Ed25519PrivateKey.generate())
     with pytest.raises(ProtocolError, match="signature"):
         chain.check_passed_step(data, header, receiver, stranger, due=2)
+
+
+@pytest.mark.parametrize("seq", ["²", "١", "9" * 5000, "9" * 19, "-1", ""])
+def test_a_link_seq_that_is_not_a_short_ascii_count_is_refused(
+    link: tuple[Ed25519PrivateKey, TicketGrant, TicketGrant], seq: str
+) -> None:
+    """int() takes "²" past isdigit() with a ValueError, and refuses 5,000 digits:
+    either must be the protocol's refusal, not a crash of the hop's step."""
+    key, sender, receiver = link
+    data = _forward(key, sender, {"position": "7"})
+    meta = {**frames.read_header(data, len(data)).metadata, frames.LINK_SEQ_KEY: seq}
+    data, _ = frames.reframe(data, meta, len(data) + len(seq) * 4)
+    header = frames.read_header(data, len(data))
+    with pytest.raises(ProtocolError) as refused:
+        chain.check_passed_step(data, header, receiver, _raw(key), due=1)
+    assert refused.value.reason == wire.CHAIN_BROKEN
