@@ -79,7 +79,7 @@ class CreditReservation(Base):
     """One request's hold on one identity's credit (``hold``: the request's id), part of
     ``credit_spends.reserved`` until it settles or expires (``expires_at``, unix
     seconds). An expired one is swept and given back: a request that crashed or could
-    not settle never locks credit for good (docs/credits.md#spending-credit)."""
+    not settle never locks credit for good (docs/credits.md#credit-spent-contributors-go-first)."""
 
     __tablename__ = "credit_reservations"
 
