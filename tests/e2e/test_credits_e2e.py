@@ -46,6 +46,9 @@ TOLERANCE = 2e-6  # the API rounds credit to 6 decimals
 # The stranger's requests come from elsewhere: an unlinked key from the nodes' own
 # address would be their own traffic, and earn them nothing (docs/credits.md).
 STRANGER_ADDRESS = "198.51.100.7"
+# Bob sends his own-key requests from away (not the nodes' loopback), so the rule under
+# test is the own-account one: from the nodes' address any key earns them nothing.
+OWNER_ADDRESS = "198.51.100.9"
 
 
 @dataclass
@@ -283,7 +286,7 @@ def test_credit_follows_the_rule_skips_own_keys_survives_kill_9_and_is_forfeited
     before = after
     own_positions = 0
     for _ in range(12):
-        route, positions = swarm.chat(own)
+        route, positions = swarm.chat(own, OWNER_ADDRESS)
         own_positions += positions
         if b in route:
             break

@@ -16,6 +16,7 @@ from collections.abc import Callable
 import httpx
 
 from tracker_service.security.node_tls import node_http_client
+from tracker_service.store.credit_balances import release_expired
 from tracker_service.store.db import Database
 from tracker_service.store.pruning import Pruned, prune_dead
 
@@ -64,8 +65,10 @@ class BackgroundLoop:
 
 
 class Pruner(BackgroundLoop):
-    """Prunes dead registrations, nodes and recipes (store/pruning.py) every ``poll_s``;
-    each pass's counts go to ``on_pruned`` (the /metrics counter)."""
+    """Prunes dead registrations, nodes and recipes (store/pruning.py) every ``poll_s``,
+    and gives back expired credit holds (store/credit_balances.py: a request that crashed
+    locks nothing for good; the first pass runs at startup); each pass's counts go to
+    ``on_pruned`` (the /metrics counter)."""
 
     task_name = "meshnet-pruner"
 
@@ -96,6 +99,10 @@ class Pruner(BackgroundLoop):
                 unreachable_after_s=self._unreachable_after_s,
                 dead_after_s=self._dead_after_s,
             )
+        with self._db.sessions.begin() as session:
+            released = release_expired(session, now=self._clock())
+        if released:
+            log.info("released %d expired credit reservations", released)
         for what, count in pruned.items():
             if self.on_pruned is not None:
                 self.on_pruned(what, count)

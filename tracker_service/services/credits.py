@@ -25,6 +25,7 @@ import asyncio
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -74,6 +75,7 @@ class Reservation:
 
     account: str
     takes: dict[str, float]
+    hold: str  # its id in the store: an unsettled hold expires (store/credit_balances.py)
 
     @property
     def amount(self) -> float:
@@ -225,22 +227,16 @@ class CreditLedger:
         node_accounts: dict[str, str] = {}
         if any(h.key_id is not None for h in hops):
             key_accounts, node_accounts = self._links()
-        node_hosts = self._hosts_of(hops, key_accounts)
+        node_hosts = self._hosts_of(hops)
         written = self._writer.add(self._rows(hops, key_accounts, node_accounts, node_hosts))
         self.commits += 1
         self.board.changed()
         return written
 
-    def _hosts_of(
-        self, hops: Sequence[VerifiedHop], key_accounts: Mapping[int, str]
-    ) -> dict[str, str]:
-        """The address each node is counted by, for the hops whose key is linked to no
-        account (the own-address rule); read only when there are such hops."""
-        wanted = {
-            h.node_id
-            for h in hops
-            if h.caller_host and h.key_id is not None and h.key_id not in key_accounts
-        }
+    def _hosts_of(self, hops: Sequence[VerifiedHop]) -> dict[str, str]:
+        """The address each node is counted by, for the hops of a key's request (the
+        own-address rule, linked key or not); read only when there are such hops."""
+        wanted = {h.node_id for h in hops if h.caller_host and h.key_id is not None}
         if not wanted:
             return {}
         with self._db.session() as session:
@@ -257,19 +253,33 @@ class CreditLedger:
             account = self.account_of(key_id)
             if account is None or cost <= 0:
                 return None
+            hold = uuid.uuid4().hex
             with self._db.sessions.begin() as session:
-                takes = credit_balances.reserve(session, account, cost, now=time.time())
+                takes = credit_balances.reserve(session, account, cost, now=time.time(), hold=hold)
         except Exception as exc:  # the store is busy or down: serve the request as free
             log.warning("a credit reservation failed, the request goes free: %s", exc)
             return None
-        return Reservation(account, takes) if takes else None
+        return Reservation(account, takes, hold) if takes else None
 
     def settle(self, reservation: Reservation, cost: float) -> float:
         """Blocking: spend what the request used (at most what it held), free the rest."""
         with self._db.sessions.begin() as session:
-            spent = credit_balances.settle(session, reservation.takes, cost, now=time.time())
+            spent = credit_balances.settle(
+                session, reservation.takes, cost, now=time.time(), hold=reservation.hold
+            )
         self.spent += spent
         return spent
+
+    def release_expired(self, now: float | None = None) -> int:
+        """Blocking: give back the holds of requests that never settled (crashed, or
+        their settle failed) once they expired; returns how many."""
+        with self._db.sessions.begin() as session:
+            released = credit_balances.release_expired(
+                session, now=time.time() if now is None else now
+            )
+        if released:
+            log.info("released %d expired credit reservations", released)
+        return released
 
     def _links(self) -> tuple[dict[int, str], dict[str, str]]:
         """Linked keys and their accounts' identities, re-read at most every LINKS_CACHE_S
@@ -292,12 +302,12 @@ class CreditLedger:
         rows = []
         for hop in hops:
             payer = key_accounts.get(hop.key_id) if hop.key_id is not None else None
-            if payer is not None:
-                own = node_accounts.get(hop.node_id) == payer
-            else:  # an unlinked key: own traffic when sent from the node's address
-                own = hop.key_id is not None and same_address(
-                    hop.caller_host, node_hosts.get(hop.node_id)
-                )
+            # Own traffic: a key of the node's own account, or any key (linked to a
+            # throwaway account or to none) whose request came from the node's address.
+            own = (payer is not None and node_accounts.get(hop.node_id) == payer) or (
+                hop.key_id is not None
+                and same_address(hop.caller_host, node_hosts.get(hop.node_id))
+            )
             rows.append(
                 CreditRow(
                     hop.node_id,

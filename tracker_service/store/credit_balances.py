@@ -13,21 +13,37 @@ identity gives what it has left, and a reservation that does not fit is not
 taken at all. Concurrent requests, on one replica or many, therefore never
 reserve more than was earned; settling spends what the request used (never
 more than it reserved) and gives the rest back.
+
+Each hold is also a ``credit_reservations`` row that expires RESERVATION_TTL_S after
+it was taken (longer than any request runs): ``release_expired`` gives back what
+expired holds still reserve, so a request killed mid-way, or whose settle failed,
+locks nothing for good. Settling or releasing deletes the hold's row first and gives
+its amount back only if that delete found it: one of the two does, never both.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
-from typing import cast
+from typing import Any, cast
 
-from sqlalchemy import Table, func, select, update
+from sqlalchemy import CursorResult, Table, delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from tracker_service.store.credit_tables import CreditBucket, CreditIdentity, CreditSpend
+from tracker_service.store.credit_tables import (
+    CreditBucket,
+    CreditIdentity,
+    CreditReservation,
+    CreditSpend,
+)
 from tracker_service.store.tables import NODE_QUARANTINED, Node
 
 EPSILON = 1e-9  # float slack: a reservation of exactly what is left fits
+# A hold is given back this long after it was taken if it never settled: far longer
+# than a request runs (max_tokens steps of at most gateway_step_timeout_s each, in
+# practice minutes), short enough that a crashed request's credit comes back the same day.
+RESERVATION_TTL_S = 3600.0
 
 
 def member_ids(session: Session, account: str) -> list[str]:
@@ -85,9 +101,12 @@ def _ensure_rows(session: Session, node_ids: Sequence[str], now: float) -> None:
     )
 
 
-def reserve(session: Session, account: str, amount: float, *, now: float) -> dict[str, float]:
-    """Hold `amount` of the account's credit, taken from its identities in node-id order;
-    {} (nothing held) when the account has less than that left. The caller commits."""
+def reserve(
+    session: Session, account: str, amount: float, *, now: float, hold: str
+) -> dict[str, float]:
+    """Hold `amount` of the account's credit, taken from its identities in node-id order,
+    as hold `hold` (the request's id, unique); {} (nothing held) when the account has
+    less than that left. The caller commits."""
     members = member_ids(session, account)
     if amount <= 0 or not members:
         return {}
@@ -117,12 +136,49 @@ def reserve(session: Session, account: str, amount: float, *, now: float) -> dic
             .where(CreditSpend.node_id == node_id)
             .values(reserved=CreditSpend.reserved + take, updated_at=now)
         )
+        session.add(
+            CreditReservation(
+                hold=hold, node_id=node_id, amount=take, expires_at=now + RESERVATION_TTL_S
+            )
+        )
     return takes
 
 
-def settle(session: Session, takes: Mapping[str, float], cost: float, *, now: float) -> float:
-    """End a reservation: spend `cost` (at most what was held) from the identities that
-    held it, give the rest back; returns what was spent. The caller commits."""
+def _give_back(session: Session, hold: str, node_id: str, held: float, now: float) -> bool:
+    """Take `held` off the identity's reserved credit if the hold's row is still there
+    (not already settled or released); True when it was."""
+    found = session.execute(
+        delete(CreditReservation).where(
+            CreditReservation.hold == hold, CreditReservation.node_id == node_id
+        )
+    )
+    if not cast(CursorResult[Any], found).rowcount:
+        return False
+    floor = func.max if session.get_bind().dialect.name == "sqlite" else func.greatest
+    session.execute(
+        update(CreditSpend)
+        .where(CreditSpend.node_id == node_id)
+        .values(reserved=floor(CreditSpend.reserved - held, 0.0), updated_at=now)
+    )
+    return True
+
+
+def release_expired(session: Session, *, now: float) -> int:
+    """Give back every hold that expired unsettled; returns how many. The caller commits."""
+    expired = session.execute(
+        select(CreditReservation.hold, CreditReservation.node_id, CreditReservation.amount)
+        .where(CreditReservation.expires_at < now)
+        .order_by(CreditReservation.node_id)
+    ).all()
+    return sum(_give_back(session, h, n, float(a), now) for h, n, a in expired)
+
+
+def settle(
+    session: Session, takes: Mapping[str, float], cost: float, *, now: float, hold: str
+) -> float:
+    """End hold `hold`: spend `cost` (at most what was held) from the identities that
+    held it, give the rest back (unless it expired and was released already); returns
+    what was spent. The caller commits."""
     remaining = max(0.0, cost)
     spent = 0.0
     for node_id in sorted(takes):
@@ -130,16 +186,11 @@ def settle(session: Session, takes: Mapping[str, float], cost: float, *, now: fl
         use = min(held, remaining)
         remaining -= use
         spent += use
+        _give_back(session, hold, node_id, held, now)
         session.execute(
             update(CreditSpend)
             .where(CreditSpend.node_id == node_id)
-            .values(
-                reserved=func.max(CreditSpend.reserved - held, 0.0)
-                if session.get_bind().dialect.name == "sqlite"
-                else func.greatest(CreditSpend.reserved - held, 0.0),
-                spent=CreditSpend.spent + use,
-                updated_at=now,
-            )
+            .values(spent=CreditSpend.spent + use, updated_at=now)
         )
     return spent
 
@@ -152,5 +203,6 @@ def spend_now(session: Session, account: str, amount: float, *, now: float) -> f
     spending = spent_by(session, members)
     left = sum(max(0.0, earned[n] - sum(spending.get(n, (0.0, 0.0)))) for n in members)
     amount = min(amount, left)
-    takes = reserve(session, account, amount, now=now)
-    return settle(session, takes, amount, now=now)
+    hold = uuid.uuid4().hex
+    takes = reserve(session, account, amount, now=now, hold=hold)
+    return settle(session, takes, amount, now=now, hold=hold)

@@ -1,8 +1,8 @@
 """Tables of the credit ledger: hourly credit per node, accounts, and who is linked.
 
 Kept apart from ``tables.py`` (same ``Base``), as the job and invite tables are;
-the migrations ``0011_credits.py`` and ``0013_credit_ledger.py`` must describe
-exactly these tables.
+the migrations ``0011_credits.py``, ``0013_credit_ledger.py`` and
+``0019_credit_reservations.py`` must describe exactly these tables.
 One row per node per hour (``credit_buckets``) is what keeps the ledger's cost
 per verified hop an upsert into a row that is already hot, not a new row.
 """
@@ -73,6 +73,20 @@ class CreditSpend(Base):
     spent: Mapped[float] = mapped_column(Float, default=0.0)
     reserved: Mapped[float] = mapped_column(Float, default=0.0)
     updated_at: Mapped[float] = mapped_column(Float)
+
+
+class CreditReservation(Base):
+    """One request's hold on one identity's credit (``hold``: the request's id), part of
+    ``credit_spends.reserved`` until it settles or expires (``expires_at``, unix
+    seconds). An expired one is swept and given back: a request that crashed or could
+    not settle never locks credit for good (docs/credits.md#credit-spent-contributors-go-first)."""
+
+    __tablename__ = "credit_reservations"
+
+    hold: Mapped[str] = mapped_column(String(32), primary_key=True)
+    node_id: Mapped[str] = mapped_column(String(NODE_ID_LEN), primary_key=True)
+    amount: Mapped[float] = mapped_column(Float)
+    expires_at: Mapped[float] = mapped_column(Float, index=True)
 
 
 class CreditIdentity(Base):

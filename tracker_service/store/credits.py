@@ -198,7 +198,8 @@ def save_claim(
     """Create or update the account, link every identity in the claim (moving it from
     another account if it was linked elsewhere: its earnings and spending move with it,
     store/credit_balances.py) and, given one, the API key. An owned ``pc-<node id>``
-    account's members become exactly the claim's signers (a squatter is unlinked)."""
+    account's members become exactly the claim's signers and its only key the one
+    posted (a squatter and its keys are unlinked)."""
     found = session.get(CreditAccount, claim.account)
     if found is None:
         session.add(
@@ -215,7 +216,15 @@ def save_claim(
     else:
         found.display_name, found.team, found.updated_at = claim.display_name, claim.team, now
     if owner_of(claim.account) is not None:
+        # The owner's claim unlinks a squatter: its identities and its API keys (a key
+        # left linked would spend the owner's credit), every key but the one posted.
         session.execute(delete(CreditIdentity).where(CreditIdentity.account == claim.account))
+        session.execute(
+            delete(CreditKey).where(
+                CreditKey.account == claim.account,
+                CreditKey.key_id != (-1 if key_id is None else key_id),
+            )
+        )
     session.execute(delete(CreditIdentity).where(CreditIdentity.node_id.in_(claim.node_ids)))
     session.add_all(
         CreditIdentity(node_id=node_id, account=claim.account, linked_at=now)
