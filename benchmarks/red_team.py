@@ -5,8 +5,10 @@ processes of the default model (SmolLM2-135M, 30 layers; ``tests/support/
 adversary_network.py``), two or three per range, one of them a test-side liar
 (``tests/support/lies``). User answers run through the gateway's own generation loop
 (gateway/generation.py) with the tracker's own auditor, planner, dispute board,
-arbitration and credit ledger. A new identity is on probation, so every one of its
-steps is audited inline (the auditor at rate 1, as a young network runs it).
+arbitration and credit ledger. A new identity is on probation, so its audited steps are
+audited inline; by default every step is (``--audit-rate 1``, as the attack tests run);
+``--audit-rate 0.25`` is the tracker's default probation rate, where a lie on a step
+not sampled reaches the user.
 
   every-step     perturbs every reply (core/dataplane/lie.py at rate 1)
   sampling-only  honest on greedy answers, chooses the token of sampled ones itself
@@ -20,10 +22,10 @@ steps is audited inline (the auditor at rate 1, as a young network runs it).
 
 Phase 1, the attack: ``--sessions`` answers, every route forced through the liar while
 it is not quarantined (the worst case for the defence; replay-only and claims-1e12
-run unforced: their attack is on others' audits and on route choice). Phase 2, its
-share: ``--routes`` route requests through ``POST /api/v1/routes`` (what the gateway
-and outside clients get), counted against a fair share (routes / nodes starting at
-its first layer).
+run unforced: their attack is on others' audits and on route choice; the claimant's
+network answers at least 12, so every node is measured). Phase 2, its share:
+``--routes`` serve routes from the tracker's planner (the gateway's path), counted
+against a fair share (routes / nodes starting at its first layer).
 
 Per scenario one line: caught (quarantined; for the claimant: no more than 1.5 times
 its fair share of routes), user steps until quarantined (the network's decode steps
@@ -47,8 +49,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script
 
 from tests.support.adversary_network import AdversaryNetwork, NodeSpec, adversary_network
+from tracker_service.domain.route_formation import PURPOSE_SERVE, NoRoute
 from tracker_service.gateway.generation import Generation
 from tracker_service.services.hop_audit import AuditSettings
+from tracker_service.services.route_planner import RouteRefused
 from tracker_service.services.session_plan import Sampling
 from tracker_service.store.invites import add_invite, redeem_invite
 from tracker_service.store.quarantine import record_audit_passed
@@ -62,10 +66,10 @@ CAPTURE = 1.5  # a claimant is caught if it gets no more than this times its fai
 MEASURED_SESSIONS = 12  # unforced answers before the claimant's share is counted
 
 
-def _audit(min_audits: int = 0, min_age_s: float = 0.0) -> AuditSettings:
+def _audit(rate: float = 1.0, min_audits: int = 0, min_age_s: float = 0.0) -> AuditSettings:
     return AuditSettings(
-        rate=1.0,
-        probation_rate=1.0,  # a newcomer's every step, inline
+        rate=rate,
+        probation_rate=rate,  # a newcomer's sampled steps, inline (rate 1: every step)
         timeout_s=60.0,  # two shared cores: no audit runs out of time for load alone
         auditor_min_audits=min_audits,
         auditor_min_age_s=min_age_s,
@@ -120,14 +124,21 @@ def _replay_only_history(net: AdversaryNetwork, liar: str) -> None:
         record_audit_passed(session, [n.node_id for n in net.nodes if n.node_id != sybil])
 
 
-def scenarios(new_tokens: int) -> list[Scenario]:
+def scenarios(new_tokens: int, rate: float = 1.0) -> list[Scenario]:
     deep = max(new_tokens, LIE_AFTER + 4)
+    audit = _audit(rate)
     return [
-        Scenario("every-step", [(0, 30, None), (0, 30, None), (0, 30, "every_step")], new_tokens),
+        Scenario(
+            "every-step",
+            [(0, 30, None), (0, 30, None), (0, 30, "every_step")],
+            new_tokens,
+            audit=audit,
+        ),
         Scenario(
             "sampling-only",
             [(0, 30, None), (0, 30, None), (0, 30, "sampling_only")],
             new_tokens,
+            audit=audit,
             # greedy and sampled answers alternate; it lies on the sampled ones
             sampling=lambda session: SAMPLED if session % 2 else GREEDY,
             lies=lambda session, token: session % 2 == 1,
@@ -136,17 +147,20 @@ def scenarios(new_tokens: int) -> list[Scenario]:
             "odd-range",
             [(0, 15, None), (15, 30, None), (0, 30, None), (0, 30, None), (0, 17, "every_step")],
             new_tokens,
+            audit=audit,
         ),
         Scenario(
             "deep-session",
             [(0, 30, None), (0, 30, None), (0, 30, "every_step,deep_session")],
             deep,
+            audit=audit,
             lies=lambda session, token: token + 1 >= LIE_AFTER,
         ),
         Scenario(
             "chain-metadata",
             [(0, 15, "chain_metadata"), (0, 15, None), (15, 30, None), (15, 30, None)],
             new_tokens,
+            audit=audit,
             chain=True,
             lies=lambda session, token: token >= 1,  # from the first decode step
         ),
@@ -163,13 +177,14 @@ def scenarios(new_tokens: int) -> list[Scenario]:
             new_tokens,
             forced=False,
             lies=lambda session, token: False,  # its lies are in replays, not on routes
-            audit=_audit(min_audits=1, min_age_s=0.0),
+            audit=_audit(rate, min_audits=1, min_age_s=0.0),
             prepare=_replay_only_history,
         ),
         Scenario(
             "claims-1e12",
             [(0, 30, None), (0, 30, None), (0, 30, None)],
             new_tokens,
+            audit=audit,
             forced=False,
             claims={2: CLAIM},
             speed_only=True,
@@ -182,21 +197,28 @@ def _speed(measured: float | None) -> str:
 
 
 def _route_share(net: AdversaryNetwork, liar: str, count: int) -> int:
-    """Routes through the liar among `count` asked of POST /api/v1/routes."""
+    """Routes through the liar among `count` serve routes from the tracker's planner (the
+    gateway's own path, PURPOSE_SERVE); one more asked of POST /api/v1/routes, shown
+    when it is refused."""
     net.beat()
     planner = net.app.state.routing.planner
     deadline = time.monotonic() + 30.0
     while planner.speeds.pending() and time.monotonic() < deadline:  # written behind
         time.sleep(0.05)
     planner.cache.forget()
-    digest, recipe = net.nodes[0].fingerprint
-    key = {"model_artifact_digest": digest, "runtime_recipe_digest": recipe}
     through = 0
     for _ in range(count):
-        response = net.client.post("/api/v1/routes", json=key)
-        if response.status_code != 200:
-            continue  # no route now (a dispute may withdraw a whole range)
-        through += liar in {hop["node_id"] for hop in response.json()["hops"]}
+        try:
+            plan = planner.plan(net.nodes[0].fingerprint, purpose=PURPOSE_SERVE)
+        except (NoRoute, RouteRefused) as exc:  # a dispute may withdraw a whole range
+            print(f"  serve route refused: {exc}", flush=True)
+            continue
+        through += liar in {hop.node_id for hop in plan.hops}
+    digest, recipe = net.nodes[0].fingerprint
+    key = {"model_artifact_digest": digest, "runtime_recipe_digest": recipe}
+    response = net.client.post("/api/v1/routes", json=key)
+    if response.status_code != 200:
+        print(f"  POST /api/v1/routes: {response.status_code} {response.text[:200]}", flush=True)
     return through
 
 
@@ -266,6 +288,7 @@ def run(scenario: Scenario, model: Path, root: Path, sessions: int, routes: int)
             others = [
                 net.client.get(f"/api/v1/nodes/{n}").json().get("measured_throughput")
                 for n in net.honest
+                if n != liar
             ]
             print(
                 f"  {scenario.name}: claims {shown.get('throughput'):.0e} tokens/s, measured "
@@ -274,7 +297,8 @@ def run(scenario: Scenario, model: Path, root: Path, sessions: int, routes: int)
                 flush=True,
             )
         fair = routes / sum(1 for n in net.nodes if n.start == net.nodes[scenario.liar_index].start)
-        honest_quarantined = sum(1 for n in net.honest if net.state(n) == "quarantined")
+        honest = [n for n in net.honest if n != liar]  # the claimant runs honest code
+        honest_quarantined = sum(1 for n in honest if net.state(n) == "quarantined")
         caught = through <= CAPTURE * fair if scenario.speed_only else caught_at is not None
         return Result(
             caught,
@@ -304,6 +328,12 @@ def main() -> None:
     parser.add_argument("--routes", type=int, default=30, help="route requests for shares")
     parser.add_argument("--quick", action="store_true", help="3 answers of 6 tokens, 20 routes")
     parser.add_argument("--only", help="run the scenarios whose name contains this")
+    parser.add_argument(
+        "--audit-rate",
+        type=float,
+        default=1.0,
+        help="audit and probation rate (the tracker's default probation rate is 0.25)",
+    )
     args = parser.parse_args()
     if args.quick:
         args.sessions, args.tokens, args.routes = 3, 6, 20
@@ -313,7 +343,8 @@ def main() -> None:
     model = ensure_default_model(
         Path(os.environ.get("MESHNET_TEST_CACHE", default_cache)) / "models"
     )
-    chosen = [s for s in scenarios(args.tokens) if not args.only or args.only in s.name]
+    every = scenarios(args.tokens, args.audit_rate)
+    chosen = [s for s in every if not args.only or args.only in s.name]
     print(
         f"model {model.name}, node processes (torch threads 1), {args.sessions} answers of "
         f"{args.tokens} new tokens (deep-session {max(args.tokens, LIE_AFTER + 4)}), "
@@ -321,7 +352,8 @@ def main() -> None:
         flush=True,
     )
     print(
-        "tracker: audit rate 1.0, probation rate 1.0 (inline), audit_timeout_s 60; "
+        f"tracker: audit rate {args.audit_rate}, probation rate {args.audit_rate} (inline), "
+        "audit_timeout_s 60; "
         "auditor_min_audits 0, auditor_min_age_s 0 (a minutes-old network), except "
         "replay-only+sybil: auditor_min_audits 1, auditor_min_age_s 0, every identity but "
         "the sybil with one passed audit",
