@@ -238,77 +238,83 @@ def run(scenario: Scenario, model: Path, root: Path, sessions: int, routes: int)
         net.certify()
         if scenario.prepare is not None:
             scenario.prepare(net, liar)
-        arbitration = net.app.state.routing.arbitration
-        steps = 0
-        caught_at: int | None = None
-        served_after_lie = 0
-        lied = False
+        with net.heartbeats():  # the nodes' own loops would beat
+            arbitration = net.app.state.routing.arbitration
+            steps = 0
+            caught_at: int | None = None
+            served_after_lie = 0
+            lied = False
 
-        def quarantined() -> bool:
-            return net.state(liar) == "quarantined"
+            def quarantined() -> bool:
+                return net.state(liar) == "quarantined"
 
-        # a claimant's phase 1 is its measurement: enough answers that each node is timed
-        for session in range(max(sessions, MEASURED_SESSIONS) if scenario.speed_only else sessions):
-            if caught_at is not None and not scenario.speed_only:
-                break
-            index = 0
+            # a claimant's phase 1 is its measurement: enough answers that each node is timed
+            for session in range(
+                max(sessions, MEASURED_SESSIONS) if scenario.speed_only else sessions
+            ):
+                if caught_at is not None and not scenario.speed_only:
+                    break
+                index = 0
 
-            def on_token(_: int, generation: Generation, session: int = session) -> None:
-                nonlocal steps, caught_at, served_after_lie, lied, index
-                steps += 1
-                through = liar in {h.node_id for h in generation.stats.routes[-1].hops}
-                if through and scenario.lies(session, index):
+                def on_token(_: int, generation: Generation, session: int = session) -> None:
+                    nonlocal steps, caught_at, served_after_lie, lied, index
+                    steps += 1
+                    through = liar in {h.node_id for h in generation.stats.routes[-1].hops}
+                    if through and scenario.lies(session, index):
+                        lied = True
+                    if through and (lied or scenario.speed_only):
+                        served_after_lie += 1
+                    index += 1
+                    if caught_at is None and quarantined():
+                        caught_at = steps
+
+                force = liar if scenario.forced else None
+                try:
+                    net.generate(
+                        PROMPT,
+                        scenario.new_tokens,
+                        scenario.sampling(session),
+                        force=force,
+                        chain=scenario.chain,
+                        on_token=on_token,
+                    )
+                except Exception as exc:  # a whole range withdrawn: the user got a 503
+                    print(f"  {scenario.name}: session {session} failed: {exc}", flush=True)
+                asyncio.run(arbitration.run_pass())  # what its loop does every few seconds
+                if any(liar in d.nodes for d in net.app.state.routing.disputes.open()):
                     lied = True
-                if through and (lied or scenario.speed_only):
-                    served_after_lie += 1
-                index += 1
                 if caught_at is None and quarantined():
                     caught_at = steps
-
-            force = liar if scenario.forced else None
-            try:
-                net.generate(
-                    PROMPT,
-                    scenario.new_tokens,
-                    scenario.sampling(session),
-                    force=force,
-                    chain=scenario.chain,
-                    on_token=on_token,
+            through = _route_share(net, liar, routes)
+            if scenario.speed_only:
+                shown = net.client.get(f"/api/v1/nodes/{liar}").json()
+                others = [
+                    net.client.get(f"/api/v1/nodes/{n}").json().get("measured_throughput")
+                    for n in net.honest
+                    if n != liar
+                ]
+                print(
+                    f"  {scenario.name}: claims {shown.get('throughput'):.0e} tokens/s, measured "
+                    f"{_speed(shown.get('measured_throughput'))} over "
+                    f"{shown.get('measured_steps')} steps; the honest nodes measured "
+                    f"{', '.join(_speed(o) for o in others)}",
+                    flush=True,
                 )
-            except Exception as exc:  # a whole range withdrawn: the user got a 503
-                print(f"  {scenario.name}: session {session} failed: {exc}", flush=True)
-            asyncio.run(arbitration.run_pass())  # what its loop does every few seconds
-            if any(liar in d.nodes for d in net.app.state.routing.disputes.open()):
-                lied = True
-            if caught_at is None and quarantined():
-                caught_at = steps
-        through = _route_share(net, liar, routes)
-        if scenario.speed_only:
-            shown = net.client.get(f"/api/v1/nodes/{liar}").json()
-            others = [
-                net.client.get(f"/api/v1/nodes/{n}").json().get("measured_throughput")
-                for n in net.honest
-                if n != liar
-            ]
-            print(
-                f"  {scenario.name}: claims {shown.get('throughput'):.0e} tokens/s, measured "
-                f"{_speed(shown.get('measured_throughput'))} over {shown.get('measured_steps')} "
-                f"steps; the honest nodes measured {', '.join(_speed(o) for o in others)}",
-                flush=True,
+            fair = routes / sum(
+                1 for n in net.nodes if n.start == net.nodes[scenario.liar_index].start
             )
-        fair = routes / sum(1 for n in net.nodes if n.start == net.nodes[scenario.liar_index].start)
-        honest = [n for n in net.honest if n != liar]  # the claimant runs honest code
-        honest_quarantined = sum(1 for n in honest if net.state(n) == "quarantined")
-        caught = through <= CAPTURE * fair if scenario.speed_only else caught_at is not None
-        return Result(
-            caught,
-            caught_at,
-            served_after_lie,
-            through,
-            routes,
-            fair,
-            honest_quarantined,
-        )
+            honest = [n for n in net.honest if n != liar]  # the claimant runs honest code
+            honest_quarantined = sum(1 for n in honest if net.state(n) == "quarantined")
+            caught = through <= CAPTURE * fair if scenario.speed_only else caught_at is not None
+            return Result(
+                caught,
+                caught_at,
+                served_after_lie,
+                through,
+                routes,
+                fair,
+                honest_quarantined,
+            )
 
 
 def _line(name: str, r: Result, speed_only: bool) -> str:

@@ -17,6 +17,7 @@ in every heartbeat).
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -71,6 +72,25 @@ class AdversaryNetwork:
             claim = self.claims.get(node.node_id)
             extra = {} if claim is None else {"throughput": claim}
             beat(self.client, node.fake, **extra)
+
+    @contextmanager
+    def heartbeats(self, every_s: float = 2.0) -> Iterator[None]:
+        """Beat for every node every `every_s` while the block runs, as the nodes' own
+        loops would: an answer whose inline audits take minutes on a loaded machine
+        must not outlive the nodes' live window (no replayer would be left)."""
+        stop = threading.Event()
+
+        def loop() -> None:
+            while not stop.wait(every_s):
+                self.beat()
+
+        thread = threading.Thread(target=loop, name="adversary-heartbeats", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
 
     def state(self, node_id: str) -> str:
         return str(self.client.get(f"/api/v1/nodes/{node_id}").json()["state"])
