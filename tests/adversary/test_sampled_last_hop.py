@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.adversary.network import adversary_network, routed_nodes
+from tests.support.adversary_network import adversary_network, routed_nodes
 from tracker_service.services.session_plan import Sampling
 
 pytestmark = pytest.mark.slow

@@ -7,7 +7,8 @@ attack test starts a real node process that lies in exactly one way::
 
     start_node_process(model, 0, 30, 1, MESHNET_TEST_LIE_MODULE="top_ids")
 
-One lie per module, named after what it does.
+One lie per module, named after what it does; several modules, comma-separated, combine
+(``"every_step,deep_session"``).
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ LIE_MODULE_ENV = "MESHNET_TEST_LIE_MODULE"
 
 
 def install_from_env() -> str | None:
-    """Install the liar named in the environment, if any; return its name."""
+    """Install the liars named in the environment, if any; return their names."""
     name = os.environ.get(LIE_MODULE_ENV, "").strip()
     if not name:
         return None
-    module = importlib.import_module(f"{__name__}.{name}")
-    module.install()
+    for part in name.split(","):
+        importlib.import_module(f"{__name__}.{part.strip()}").install()
     return name
