@@ -36,7 +36,8 @@ show its message; ``reason`` is a stable machine-readable code.
     │   └── LeaseLost               (core.jobs.client) 410: the task's lease expired or moved
     └── JobError                    a batch task refused or failed
         ├── TaskExecutionError      (core.jobs.runner) reported to the tracker
-        └── ArchiveError            (core.jobs.archives) an input archive refused as unsafe
+        ├── ArchiveError            (core.jobs.archives) an input archive refused as unsafe
+        └── KeyringFailed           (core.jobs.credentials) the OS keyring failed at logout
 
 Every exception class in ``core/`` sits in this tree (tests/core/test_error_tree.py).
 """

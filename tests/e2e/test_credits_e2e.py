@@ -150,6 +150,10 @@ def start_tracker_on(workdir: Path, port: int, on_line: Any, *, audits: bool) ->
         MESHNET_TRACKER_HEARTBEAT_INTERVAL_S="1.0",
         MESHNET_TRACKER_AUDIT_RATE=rate,
         MESHNET_TRACKER_AUDIT_PROBATION_RATE=rate,
+        # The test's nodes are minutes old: let them judge, or the liar's dispute waits
+        # for an established arbiter that never comes (docs/trust.md).
+        MESHNET_TRACKER_AUDITOR_MIN_AUDITS="0",
+        MESHNET_TRACKER_AUDITOR_MIN_AGE_S="0",
     )
     db = f"sqlite:///{workdir / 'tracker.db'}"
     argv = [

@@ -179,7 +179,12 @@ def status_scene(home: Path, *, refresh_s: float = 1.0) -> Iterator[Scene]:
     ``refresh_s``: how often the page polls /api/v1/state (the tracker's default is 5).
     """
     db_url = f"sqlite:///{home / 'tracker.db'}"
-    tracker = TrackerProcess(home, db_url, MESHNET_TRACKER_STATUS_REFRESH_S=str(refresh_s))
+    tracker = TrackerProcess(
+        home,
+        db_url,
+        extra_args=("--trust-first-model-source",),  # the scene's own network
+        MESHNET_TRACKER_STATUS_REFRESH_S=str(refresh_s),
+    )
     nodes = [SimNode(0, 15), SimNode(15, 30), SimNode(0, 15, DARK_AXES)]
     tracker.start()
     try:

@@ -42,15 +42,15 @@
 
   function unserved(r) {
     // Only weights the operator allowed under a name serve (meshnet-tracker models allow).
-    if (r.source === "allowed") return [];
+    // A dark recipe serves nothing anyway: the mark is for certified ones.
+    if (r.source === "allowed" || r.status !== "certified") return [];
     return [
       " ",
       badge("unserved"),
       el(
         "div",
         { class: "detail" },
-        `source ${r.source}: the operator has not allowed these weights under ` +
-          `${r.artifact_id} (meshnet-tracker models allow)`,
+        `not served: the operator has not allowed these weights (${r.source})`,
       ),
     ];
   }
