@@ -36,6 +36,7 @@ that callers already catch as ``ValueError``/``RuntimeError`` keep that base too
     │   ├── CertificationFailed       a certification attempt failed (reason per failure)
     │   ├── ChallengeFailed           a node did not prove its key on its port
     │   ├── RouteRefused              the ledger's gate refuses the purpose
+    │   ├── _BudgetSpent              an audit's budget ran out mid-replay (hop_audit, internal)
     │   └── RouteFailure              a hop refused or broke a route session
     ├── gateway
     │   ├── GatewayError              OpenAI-shaped refusal; reason is its ``code``

@@ -55,6 +55,7 @@ from tracker_service.domain.audit_compare import Comparison, compare_replies, to
 from tracker_service.domain.keys import TrackerKey
 from tracker_service.domain.route_formation import Candidate
 from tracker_service.domain.tickets import TicketHop, issue_ticket
+from tracker_service.errors import TrackerError
 from tracker_service.services.audit_judges import Judges, find_judges
 from tracker_service.services.disputes import Dispute, DisputeBoard
 from tracker_service.services.hop_link import RouteFailure
@@ -142,8 +143,10 @@ class AuditVerdict:
     withdrawn: list[str] = field(default_factory=list)  # disputed: out of serving meanwhile
 
 
-class _BudgetSpent(Exception):
+class _BudgetSpent(TrackerError):
     """The audit's budget ran out while a replayer was working through the frames."""
+
+    reason = "audit-budget-spent"
 
     def __init__(self, replayer: str, answered: int) -> None:
         super().__init__(f"{replayer[:12]} had replayed {answered} frames")
