@@ -15,7 +15,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
-from tracker_service.api.routes.openai import GatewayDep
+from tracker_service.api.routes.answer_io import GatewayDep
 from tracker_service.api.routes.state import STATUS_PAGE_HEADERS
 
 router = APIRouter(tags=["chat"])

@@ -1,9 +1,9 @@
 """What the routes of every API face share: the key check, the body, one answer served.
 
-A face's route parses its body, has its face module build the internal request, and
-hands it here: :func:`start` (``Gateway.prepare``, logged and counted as every
-gateway request), then :func:`whole` or :func:`stream`, which close the answer (the
-route sessions, the slot, the credits) however it ends.
+A face's route parses its body (``answer_io.parse``), has its face module build the
+internal request, opens it with ``answer_io.start``, then hands it to :func:`whole`
+or :func:`stream`, which close the answer (the route sessions, the slot, the
+credits) however it ends.
 """
 
 from __future__ import annotations
@@ -12,27 +12,26 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Protocol, TypeVar
 
 from fastapi import Depends, Request
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from tracker_service.api.routes.openai import (
+from tracker_service.api.routes.answer_io import (
     CLIENT_CLOSED,
     ROUTE_HEADER,
     ClientGone,
     EventStream,
     GatewayDep,
-    _unless_disconnected,
+    broken,
+    unless_disconnected,
 )
 from tracker_service.gateway.api_keys import Caller
-from tracker_service.gateway.errors import BadRequest, GatewayError, Unavailable
+from tracker_service.gateway.errors import GatewayError
 from tracker_service.gateway.faces import common
-from tracker_service.gateway.faces.common import Event, InternalRequest, Outcome
+from tracker_service.gateway.faces.common import Event, Outcome
 from tracker_service.gateway.generation import GenerationFailed
-from tracker_service.gateway.observability import RequestRecord
 from tracker_service.gateway.service import Answer, Gateway
 
 M = TypeVar("M", bound=BaseModel)
 GONE = CLIENT_CLOSED  # the status of an answer whose client left (nobody reads it)
-MAX_BODY_ERRORS = 3
 
 
 class Streamer(Protocol):
@@ -59,51 +58,17 @@ async def face_caller(request: Request, gateway: GatewayDep) -> Caller:
 FaceCallerDep = Annotated[Caller, Depends(face_caller)]
 
 
-def parse(model: type[M], raw: bytes) -> M:
-    """The face's body; a 400 naming the first field that is wrong."""
-    try:
-        return model.model_validate_json(raw)
-    except ValidationError as exc:
-        problems = []
-        for err in exc.errors()[:MAX_BODY_ERRORS]:
-            where = ".".join(str(p) for p in err.get("loc", ())) or "body"
-            problems.append(f"{where}: {str(err.get('msg', '')).removeprefix('Value error, ')}")
-        first = exc.errors()[0].get("loc", ()) if exc.errors() else ()
-        raise BadRequest(
-            "the request body is invalid: " + "; ".join(problems),
-            param=str(first[0]) if first else None,
-        ) from exc
-
-
-async def start(gateway: Gateway, body: InternalRequest, caller: Caller, endpoint: str) -> Answer:
-    record = RequestRecord(endpoint, body.model, caller.name, body.stream)
-    try:
-        return await gateway.prepare(body, caller, record)
-    except GatewayError as exc:
-        record.outcome = exc.code
-        record.finish(gateway.metrics)
-        raise
-
-
-def _broken(exc: GenerationFailed) -> Unavailable:
-    return Unavailable(
-        f"the route failed mid-generation and no replacement was found: {exc.message}",
-        code="route_failed",
-        retry_after_s=5,
-    )
-
-
 async def whole(request: Request, gateway: Gateway, answer: Answer) -> Outcome | None:
     """The whole answer; None if the client left first (the route is closed then)."""
     outcome = "ok"
     try:
-        return await _unless_disconnected(request, common.collect(answer))
+        return await unless_disconnected(request, common.collect(answer))
     except ClientGone:
         outcome = "cancelled"
         return None
     except GenerationFailed as exc:
         outcome = "route_failed"
-        raise _broken(exc) from exc
+        raise broken(exc) from exc
     finally:
         await answer.close(gateway.limiter, gateway.metrics, outcome)
 
@@ -121,7 +86,7 @@ def stream(gateway: Gateway, answer: Answer, streamer: Streamer, media_type: str
                 outcome = "ok"
             except GenerationFailed as exc:
                 outcome = "route_failed"
-                for line in streamer.failure(_broken(exc)):
+                for line in streamer.failure(broken(exc)):
                     yield line
         finally:
             await answer.close(gateway.limiter, gateway.metrics, outcome)

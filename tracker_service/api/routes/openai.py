@@ -12,71 +12,35 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Mapping
-from typing import Annotated, Any, TypeVar
+from collections.abc import AsyncIterator, Mapping
+from typing import Annotated, Any
 
 import anyio
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import JSONResponse, Response, StreamingResponse
-from pydantic import BaseModel, ValidationError
-from starlette.types import Receive, Scope, Send
+from fastapi.responses import JSONResponse, Response
 
 from tracker_service.api.metrics import counted
-from tracker_service.errors import TrackerError
+from tracker_service.api.routes.answer_io import (
+    CLIENT_CLOSED,
+    ROUTE_HEADER,
+    ClientGone,
+    EventStream,
+    GatewayDep,
+    broken,
+    parse,
+    start,
+    unless_disconnected,
+)
 from tracker_service.gateway import responses
 from tracker_service.gateway.api_keys import Caller
-from tracker_service.gateway.errors import BadRequest, GatewayError, ModelNotFound, Unavailable
+from tracker_service.gateway.errors import BadRequest, GatewayError, ModelNotFound
 from tracker_service.gateway.generation import GenerationFailed
-from tracker_service.gateway.observability import RequestRecord
 from tracker_service.gateway.openai_schemas import ChatCompletionCreate, CompletionCreate
 from tracker_service.gateway.service import Answer, Choice, Gateway, Piece
 
 log = logging.getLogger(__name__)
 
 router = APIRouter(prefix="/v1", tags=["openai"], dependencies=[Depends(counted("openai"))])
-M = TypeVar("M", bound=BaseModel)
-T = TypeVar("T")
-MAX_BODY_ERRORS = 3
-CLIENT_CLOSED = 499  # nginx's code for a request the client abandoned
-# Which nodes served the answer (the route at its end), for people and the demo.
-ROUTE_HEADER = "X-Meshnet-Route"
-
-
-def get_gateway(request: Request) -> Gateway:
-    gateway: Gateway = request.app.state.gateway
-    return gateway
-
-
-GatewayDep = Annotated[Gateway, Depends(get_gateway)]
-
-
-class EventStream(StreamingResponse):
-    """Server-sent events that stop, and close their generator, when the client goes.
-
-    Starlette leaves an abandoned body iterator to the garbage collector when a
-    send fails, and notices a disconnect only at the next send; here a watcher
-    on ``receive`` cancels the stream at once and the generator is always
-    closed, so its route sessions end with the client.
-    """
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        body = self.body_iterator
-        try:
-            async with anyio.create_task_group() as group:
-
-                async def watch() -> None:
-                    while (await receive())["type"] != "http.disconnect":
-                        pass
-                    group.cancel_scope.cancel()
-
-                group.start_soon(watch)
-                with contextlib.suppress(OSError):
-                    await self.stream_response(send)
-                group.cancel_scope.cancel()
-        finally:
-            if isinstance(body, AsyncGenerator):
-                with anyio.CancelScope(shield=True):
-                    await body.aclose()
 
 
 def error_response(exc: GatewayError) -> JSONResponse:
@@ -119,22 +83,6 @@ async def caller_of(request: Request, gateway: GatewayDep) -> Caller:
 CallerDep = Annotated[Caller, Depends(caller_of)]
 
 
-def _parse(model: type[M], raw: bytes) -> M:
-    try:
-        return model.model_validate_json(raw)
-    except ValidationError as exc:
-        problems = []
-        for err in exc.errors()[:MAX_BODY_ERRORS]:
-            where = ".".join(str(p) for p in err.get("loc", ())) or "body"
-            # Our validators' sentences, without pydantic's "Value error, " in front.
-            problems.append(f"{where}: {str(err.get('msg', '')).removeprefix('Value error, ')}")
-        first = exc.errors()[0].get("loc", ()) if exc.errors() else ()
-        raise BadRequest(
-            "the request body is invalid: " + "; ".join(problems),
-            param=str(first[0]) if first else None,
-        ) from exc
-
-
 @router.get("/models")
 async def list_models(gateway: GatewayDep, _caller: CallerDep) -> dict[str, Any]:
     """Models with a certified recipe and a live route right now."""
@@ -165,13 +113,13 @@ async def retrieve_model(model: str, gateway: GatewayDep, _caller: CallerDep) ->
 
 @router.post("/chat/completions", response_model=None)
 async def chat_completions(request: Request, gateway: GatewayDep, caller: CallerDep) -> Response:
-    body = _parse(ChatCompletionCreate, await request.body())
+    body = parse(ChatCompletionCreate, await request.body())
     return await _answer(request, gateway, body, caller, "chat.completions")
 
 
 @router.post("/completions", response_model=None)
 async def completions(request: Request, gateway: GatewayDep, caller: CallerDep) -> Response:
-    body = _parse(CompletionCreate, await request.body())
+    body = parse(CompletionCreate, await request.body())
     return await _answer(request, gateway, body, caller, "completions")
 
 
@@ -189,13 +137,7 @@ async def _answer(
             "or drop stream_options",
             param="stream_options",
         )
-    record = RequestRecord(endpoint, body.model, caller.name, body.stream)
-    try:
-        answer = await gateway.prepare(body, caller, record)
-    except GatewayError as exc:
-        record.outcome = exc.code
-        record.finish(gateway.metrics)
-        raise
+    answer = await start(gateway, body, caller, endpoint)
     chat = isinstance(body, ChatCompletionCreate)
     if body.stream:
         events = _stream(gateway, answer, body, chat=chat)
@@ -210,17 +152,13 @@ async def _answer(
         )
     outcome = "ok"
     try:
-        pieces = await _unless_disconnected(request, _all_pieces(answer))
+        pieces = await unless_disconnected(request, _all_pieces(answer))
     except ClientGone:
         outcome = "cancelled"
         return Response(status_code=CLIENT_CLOSED)  # nobody reads it; the route is closed
     except GenerationFailed as exc:
         outcome = "route_failed"
-        raise Unavailable(
-            f"the route failed mid-generation and no replacement was found: {exc.message}",
-            code="route_failed",
-            retry_after_s=5,
-        ) from exc
+        raise broken(exc) from exc
     finally:
         await answer.close(gateway.limiter, gateway.metrics, outcome)
     choices = [
@@ -274,34 +212,6 @@ def _whole_choice(
         "logprobs": logprobs,
         "finish_reason": choice.finish_reason,
     }
-
-
-class ClientGone(TrackerError):
-    """The client disconnected before a non-streamed answer was complete."""
-
-    reason = "client-gone"
-
-
-async def _unless_disconnected(request: Request, work: Coroutine[Any, Any, T]) -> T:
-    """`work`'s result, or ClientGone (with `work` cancelled) if the client leaves first:
-    a non-streamed answer must not keep its route busy for a caller that is gone."""
-    task = asyncio.ensure_future(work)
-
-    async def watch() -> None:
-        while (await request.receive())["type"] != "http.disconnect":
-            pass
-
-    watcher = asyncio.ensure_future(watch())
-    try:
-        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        watcher.cancel()
-    if not task.done():
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, GenerationFailed):
-            await task
-        raise ClientGone
-    return task.result()
 
 
 def _event(payload: dict[str, Any] | str) -> bytes:
@@ -403,11 +313,7 @@ async def _stream(
                     yield event([part])
         except GenerationFailed as exc:
             outcome = "route_failed"
-            error = Unavailable(
-                f"the route failed mid-generation and no replacement was found: {exc.message}",
-                code="route_failed",
-            )
-            yield _event(error.body())
+            yield _event(broken(exc, retry_after_s=None).body())
             yield _event("[DONE]")
             return
         if body.include_usage:
