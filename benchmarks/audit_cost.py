@@ -37,7 +37,7 @@ from fastapi.testclient import TestClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script
 
-from core.dataplane.lie import LIE_RATE_ENV, Lie
+from tests.support.lies.rate import LIE_RATE_ENV, Lie
 from tests.tracker_service.conftest import beat, register
 from tests.tracker_service.helpers import FakeNode
 from tests.tracker_service.node_process import layer_count_of, start_node_process

@@ -10,7 +10,7 @@ audited inline; by default every step is (``--audit-rate 1``, as the attack test
 ``--audit-rate 0.25`` is the tracker's default probation rate, where a lie on a step
 not sampled reaches the user.
 
-  every-step     perturbs every reply (core/dataplane/lie.py at rate 1)
+  every-step     perturbs every reply (tests/support/lies/rate.py at rate 1)
   sampling-only  honest on greedy answers, chooses the token of sampled ones itself
   odd-range      every step, on layers 0-17 where the others end at 15 or 30
   deep-session   honest for a session's first 19 steps, lies from the 20th

@@ -271,3 +271,15 @@ def test_nothing_in_core_imports_the_node_lifecycle() -> None:
         if _within(target, "core.node")
     )
     assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_the_product_holds_no_test_switch(package: str) -> None:
+    """No environment variable of the tests' (``MESHNET_TEST_*``) is read by the product:
+    liars and fakes are injected from the test side (tests/support/lies)."""
+    found = [
+        str(path.relative_to(ROOT))
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if "MESHNET_TEST" in path.read_text(encoding="utf-8")
+    ]
+    assert found == []

@@ -102,6 +102,34 @@ def start_tracker(workdir: Path, on_line: Line, *, heartbeat_s: float = 2.0) -> 
     return child, url
 
 
+def node_arguments(
+    index: int,
+    workdir: Path,
+    tracker_url: str,
+    model_dir: Path,
+    layers: tuple[int, int] | None,
+    extra: Sequence[str] = (),
+    *,
+    recipe_id: str | None = None,
+) -> list[str]:
+    """``meshnet-node``'s arguments (after the program) for node ``index`` of a network."""
+    home = workdir / f"node-{index}"
+    arguments = [
+        "run",
+        "--tracker", tracker_url,
+        "--model", str(model_dir),
+        *(["--layers", f"{layers[0]}:{layers[1]}"] if layers else []),
+        # The demo's nodes keep their keys in its own folder: it runs on headless
+        # machines with no OS keyring, and must not touch a real node's identity.
+        "--identity-file", str(home / "identity.key"),
+        "--events", "json",
+        *extra,
+    ]  # fmt: skip
+    if recipe_id is not None:
+        arguments += ["--recipe", recipe_id]
+    return arguments
+
+
 def start_node(
     index: int,
     workdir: Path,
@@ -114,21 +142,11 @@ def start_node(
     recipe_id: str | None = None,
 ) -> Child:
     """A node child; with ``layers=None`` it asks the tracker which layers to serve."""
-    home = workdir / f"node-{index}"
-    env = child_env(MESHNET_HOME=str(home))
-    argv = [
-        sys.executable, "-m", "app.cli.node", "run",
-        "--tracker", tracker_url,
-        "--model", str(model_dir),
-        *(["--layers", f"{layers[0]}:{layers[1]}"] if layers else []),
-        # The demo's nodes keep their keys in its own folder: it runs on headless
-        # machines with no OS keyring, and must not touch a real node's identity.
-        "--identity-file", str(home / "identity.key"),
-        "--events", "json",
-        *extra,
-    ]  # fmt: skip
-    if recipe_id is not None:
-        argv += ["--recipe", recipe_id]
+    env = child_env(MESHNET_HOME=str(workdir / f"node-{index}"))
+    arguments = node_arguments(
+        index, workdir, tracker_url, model_dir, layers, extra, recipe_id=recipe_id
+    )
+    argv = [sys.executable, "-m", "app.cli.node", *arguments]
     return Child(f"node {index}", argv, env, workdir / f"node-{index}.log", on_line)
 
 

@@ -27,7 +27,6 @@ from websockets.exceptions import ConnectionClosed
 
 from core.dataplane import chain, frames, wire
 from core.dataplane.batcher import StepBatcher
-from core.dataplane.lie import Lie
 from core.dataplane.receipts import HopReceipt, frame_digest, sign_receipt
 from core.dataplane.ticket_uses import TicketUses
 from core.dataplane.tickets import TicketGrant, TicketVerifier
@@ -93,8 +92,6 @@ class HopContext:
     batcher: StepBatcher = field(default_factory=StepBatcher)
     # Positions computed across all sessions: the node reports it in heartbeats.
     tokens_served: int = 0
-    # Tests of the hop audits only: None unless MESHNET_TEST_LIE_RATE is set (lie.py).
-    lie: Lie | None = field(default_factory=Lie.from_env)
     # The node's key, which a chained hop shows its successor (chain.py).
     public_key: bytes = b""
     # Sessions opened as chain hops, waiting for their predecessor's link.
@@ -523,18 +520,13 @@ class HopSession:
         return reply, header
 
     def _reply(self, result: StepResult, meta: dict[str, str]) -> bytes:
-        liar = self._ctx.lie
-        lie = liar is not None and liar.now()
         if result.hidden is not None:  # a shard not last, or a session stopping inside it
-            hidden = liar.hidden(result.hidden) if lie and liar else result.hidden
-            reply = frames.encode_frame({frames.HIDDEN: hidden}, meta)
+            reply = frames.encode_frame({frames.HIDDEN: result.hidden}, meta)
             self._output_sha256 = frame_digest(reply)
             return reply
         if result.token_ids is None:
             raise RuntimeError("the last shard returned no token ids")
         token_ids = result.token_ids
-        if lie and liar:
-            token_ids = liar.tokens(token_ids, int(getattr(self._shard.config, "vocab_size", 2)))
         rows = token_ids.shape[0]
         empty_ids = torch.zeros((rows, 0), dtype=torch.int64)
         top_ids = result.top_ids if result.top_ids is not None else empty_ids

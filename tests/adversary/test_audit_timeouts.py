@@ -24,8 +24,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from core.dataplane.hop import HopSession
-from core.dataplane.lie import Lie
 from tests.support.lies import deep_session, slow_replays
+from tests.support.lies.rate import Lie
 from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
 from tests.tracker_service.services.test_certifier import fast_settings, join
 from tests.tracker_service.services.test_hop_audit import PROMPT, _node_view, _reachable

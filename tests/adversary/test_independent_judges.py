@@ -26,8 +26,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from core.dataplane.hop import HopSession
-from core.dataplane.lie import Lie
 from tests.support.lies import replay_only
+from tests.support.lies.rate import Lie
 from tests.tracker_service.conftest import beat
 from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
 from tests.tracker_service.services.test_certifier import fast_settings, join, wait_for

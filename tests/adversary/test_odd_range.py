@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from core.dataplane.lie import LIE_RATE_ENV
+from tests.support.lies.rate import LIE_RATE_ENV
 from tests.tracker_service.conftest import register
 from tests.tracker_service.node_process import NodeProcess, start_node_process
 from tests.tracker_service.real_nodes import build_tiny_model

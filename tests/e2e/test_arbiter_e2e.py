@@ -18,7 +18,6 @@ import openai
 import pytest
 
 from app.demo.processes import Child, start_node, start_tracker
-from core.dataplane.lie import LIE_RATE_ENV
 from tests.e2e.test_gateway_e2e import (
     NEW_TOKENS,
     Network,
@@ -26,6 +25,7 @@ from tests.e2e.test_gateway_e2e import (
     openai_stream,
     wait_until,
 )
+from tests.support.lying_node import start_lying_node
 
 pytestmark = pytest.mark.slow
 
@@ -74,9 +74,7 @@ def test_a_liar_with_no_third_opinion_is_withdrawn_then_convicted_by_a_recruited
             400,
             "two honest nodes to certify the recipe",
         )
-        os.environ[LIE_RATE_ENV] = "1"
-        children.append(start_node(3, tmp_path, url, default_model_dir, (0, 15), on_line))
-        os.environ.pop(LIE_RATE_ENV)
+        children.append(start_lying_node(3, tmp_path, url, default_model_dir, (0, 15), on_line))
         wait_until(
             lambda: (
                 len(registered) == 3

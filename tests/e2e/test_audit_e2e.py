@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from app.demo.processes import Child, start_node, start_tracker
-from core.dataplane.lie import LIE_RATE_ENV
 from tests.e2e.test_gateway_e2e import (
     NEW_TOKENS,
     Network,
@@ -23,6 +22,7 @@ from tests.e2e.test_gateway_e2e import (
     openai_stream,
     wait_until,
 )
+from tests.support.lying_node import start_lying_node
 
 pytestmark = pytest.mark.slow
 
@@ -56,9 +56,7 @@ def lying_network(
         children.append(tracker)
         for index, layers in enumerate([(0, 15), (15, 30), (15, 30)], start=1):
             children.append(start_node(index, workdir, url, default_model_dir, layers, on_line))
-        os.environ[LIE_RATE_ENV] = "1"
-        children.append(start_node(4, workdir, url, default_model_dir, (15, 30), on_line))
-        os.environ.pop(LIE_RATE_ENV)
+        children.append(start_lying_node(4, workdir, url, default_model_dir, (15, 30), on_line))
         network = Network(url, workdir, default_model_dir, tracker, {})
         wait_until(
             lambda: (

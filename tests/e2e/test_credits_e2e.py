@@ -19,7 +19,6 @@ audits off, so every node earns:
 from __future__ import annotations
 
 import base64
-import os
 import subprocess
 import sys
 import time
@@ -32,9 +31,9 @@ import httpx
 import pytest
 
 from app.demo.processes import Child, child_env, free_port, start_node, wait_until_ready
-from core.dataplane.lie import LIE_RATE_ENV
 from core.keystore import key_store
 from tests.e2e.test_gateway_e2e import wait_until
+from tests.support.lying_node import start_lying_node
 from tracker_service.domain.credit_rules import LINK_DOMAIN, AccountClaim
 from tracker_service.domain.wire import domain_message
 from tracker_service.store.hashed_secrets import hash_secret
@@ -195,16 +194,9 @@ def swarm(default_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
             swarm.children.append(
                 start_node(index, workdir, swarm.url, default_model_dir, layers, on_line)
             )
-        saved = os.environ.get(LIE_RATE_ENV)
-        os.environ[LIE_RATE_ENV] = "1"
-        try:
-            swarm.children.append(
-                start_node(3, workdir, swarm.url, default_model_dir, (10, 30), on_line)
-            )
-        finally:
-            os.environ.pop(LIE_RATE_ENV)
-            if saved is not None:
-                os.environ[LIE_RATE_ENV] = saved
+        swarm.children.append(
+            start_lying_node(3, workdir, swarm.url, default_model_dir, (10, 30), on_line)
+        )
         wait_until(
             lambda: (
                 len(registered) == 3

@@ -10,7 +10,7 @@ local folder (the default model for the audit benchmark); the process prints
 one JSON line (``endpoint``, ``threads``) once serving, then reads the
 tracker's base64 public key from stdin (what it verifies tickets with) and
 serves until stdin closes. ``MESHNET_TEST_LIE_RATE`` in its environment makes it
-a liar (core/dataplane/lie.py); ``MESHNET_TEST_LIE_MODULE`` makes it one of the
+a liar (tests/support/lies/rate.py); ``MESHNET_TEST_LIE_MODULE`` makes it one of the
 test-side liars of ``tests/support/lies``.
 """
 

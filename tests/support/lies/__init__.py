@@ -22,6 +22,8 @@ LIE_MODULE_ENV = "MESHNET_TEST_LIE_MODULE"
 def install_from_env() -> str | None:
     """Install the liars named in the environment, if any; return their names."""
     name = os.environ.get(LIE_MODULE_ENV, "").strip()
+    if os.environ.get("MESHNET_TEST_LIE_RATE"):  # the plain liar (rate.py) by itself
+        name = ",".join(n for n in ("rate", name) if n)
     if not name:
         return None
     for part in name.split(","):

@@ -20,7 +20,7 @@ def wrap(original: Reply, after: int) -> Reply:
     def _reply(self: Any, result: Any, meta: dict[str, str]) -> bytes:
         if self._steps + 1 >= after:  # this reply answers step number _steps + 1
             return original(self, result, meta)
-        saved, self._ctx.lie = self._ctx.lie, None  # early in the session: honest
+        saved, self._ctx.lie = getattr(self._ctx, "lie", None), None  # early in the session: honest
         try:
             return original(self, result, meta)
         finally:

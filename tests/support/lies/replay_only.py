@@ -2,7 +2,7 @@
 
 A replay is recognisable: the tracker opens it with a one-hop ticket. This node
 answers every multi-hop route honestly (so its own audits pass) and perturbs its
-replies, as ``core/dataplane/lie.py`` does, only on one-hop sessions: the audit or
+replies, as ````rate```` does, only on one-hop sessions: the audit or
 arbitration replays it was asked to run. Its lie needs the node's ``Lie`` (a node
 process: ``MESHNET_TEST_LIE_RATE=1``; in process: ``node.server._ctx.lie``), so
 honest nodes in the same process stay honest.
@@ -23,7 +23,7 @@ def wrap(original: Reply) -> Reply:
         grant = self._grant
         if grant is not None and len(grant.ticket.hops) == 1:
             return original(self, result, meta)  # a replay: lie, if this node lies
-        saved, self._ctx.lie = self._ctx.lie, None  # a user route: honest
+        saved, self._ctx.lie = getattr(self._ctx, "lie", None), None  # a user route: honest
         try:
             return original(self, result, meta)
         finally:

@@ -1,7 +1,7 @@
 """Hop audits with real data-plane nodes on loopback: a lying node is caught, honest ones not.
 
 The nodes are real ``DataPlaneServer``s over the tiny Llama (4 layers); the
-liar is a real node whose hop context perturbs its replies (core/dataplane/lie.py,
+liar is a real node whose hop context perturbs its replies (tests/support/lies/rate.py,
 what ``MESHNET_TEST_LIE_RATE`` switches on in a node process). Audits run at
 rate 1 here so each test is short; the rates themselves are the auditor's.
 """
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from core.dataplane.lie import Lie
+from tests.support.lies.rate import Lie
 from tests.tracker_service.conftest import beat, register
 from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
 from tests.tracker_service.services.test_certifier import fast_settings, join, wait_for
@@ -223,7 +223,7 @@ def test_a_node_lying_on_one_step_in_ten_is_quarantined_too(
 
 
 def test_the_lie_is_off_unless_the_test_variable_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    from core.dataplane.lie import LIE_RATE_ENV
+    from tests.support.lies.rate import LIE_RATE_ENV
 
     monkeypatch.delenv(LIE_RATE_ENV, raising=False)
     assert Lie.from_env() is None
