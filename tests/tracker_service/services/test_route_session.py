@@ -253,7 +253,7 @@ class BlockingAuditor:
             raise
         accused = plan.hops[hop_index].node_id
         if not self.convict:
-            return SimpleNamespace(quarantined=[], withdrawn=[])
+            return SimpleNamespace(outcome="agreed", quarantined=[], withdrawn=[])
         assert bind is not None
         self.bound = await bind()
         return SimpleNamespace(quarantined=[accused], withdrawn=[])
