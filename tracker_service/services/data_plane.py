@@ -112,6 +112,7 @@ class RouteServices:
                 allow_plaintext_nodes=settings.allow_plaintext_nodes,
             ),
             disputes=self.disputes,
+            vouched=self.planner.vouched,  # an unreplayable hop serves where routes may
         )
         loans = ArbiterLoans(
             database,

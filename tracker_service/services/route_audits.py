@@ -43,6 +43,7 @@ DISPUTED = "disputed"  # the hop's node is in an open audit dispute (disputes.py
 QUARANTINED = "quarantined"
 TIMED_OUT = "timed_out"  # hop_audit.TIMED_OUT: the audit could not finish
 AGREED = "agreed"  # hop_audit: a second node gave the same answer
+LONE = "lone"  # hop_audit: nobody else holds the layers, and the node may serve them
 # An inline (probation) audit that gave no verdict: its step is withheld, the route fails.
 UNCHECKED = "unchecked"
 AUDIT_SLACK_S = 5.0
@@ -74,7 +75,6 @@ class RouteAudits:
         self._audited: set[int] = set()  # hops with an audit in flight
         self.verdict: RouteFailure | None = None  # a background audit's conviction
         self.unpaid: set[str] = set()  # nodes whose audit in this session timed out
-        self.greedy = False  # the route samples greedily: replays compare token for token
 
     async def set_policies(self, hops: Sequence[HopLink]) -> None:
         """Each hop's audit rate, and whether its node is on probation (audited inline)."""
@@ -174,9 +174,7 @@ class RouteAudits:
             bound = max(bound, budget(frames) + AUDIT_SLACK_S)
         try:
             async with asyncio.timeout(bound):
-                verdict = await self._auditor.audit(
-                    self._plan, hop.index, frames, reply, greedy=self.greedy, bind=bind
-                )
+                verdict = await self._auditor.audit(self._plan, hop.index, frames, reply, bind=bind)
         except TimeoutError:
             log.info("audit of hop %d ran past %.0f s; the hop earns nothing", hop.index, bound)
             self.unpaid.add(hop.plan.node_id)
@@ -196,10 +194,13 @@ class RouteAudits:
 
 def _checked(hop: HopLink, verdict: Any) -> bool:
     """The verdict found the hop's step right: a second node agreed, or a majority
-    agreeing with the hop convicted another. Not when no node could replay it
-    (``skipped``), the audit ran out of time, or no two of three agreed."""
+    agreeing with the hop convicted another; or nobody else holds its layers and the
+    tracker lets its node serve them (``lone``: the route planner's rule, which forms
+    no route through such a newcomer on a public tracker). Not when no node that
+    could replay it answered (``skipped``), the audit ran out of time, or no two of
+    three agreed."""
     outcome = getattr(verdict, "outcome", None)
-    if outcome == AGREED:
+    if outcome in (AGREED, LONE):
         return True
     return outcome == QUARANTINED and hop.plan.node_id not in verdict.quarantined
 

@@ -241,7 +241,6 @@ class BlockingAuditor:
         frames: Sequence[bytes],
         observed: bytes,
         *,
-        greedy: bool,
         bind: Callable[[], Awaitable[dict[str, Any] | None]] | None = None,
     ) -> SimpleNamespace:
         self.calls.append((hop_index, len(frames), observed))
