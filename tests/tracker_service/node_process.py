@@ -80,10 +80,17 @@ class NodeProcess:
 
 
 def start_node_process(
-    model_dir: Path, start: int, end: int, threads: int, **env: str
+    model_dir: Path,
+    start: int,
+    end: int,
+    threads: int,
+    *,
+    key: Ed25519PrivateKey | None = None,
+    **env: str,
 ) -> NodeProcess:
-    """Start one node process and wait until it serves (``env`` adds to its environment)."""
-    key = Ed25519PrivateKey.generate()
+    """Start one node process and wait until it serves (``env`` adds to its environment;
+    ``key``: the identity of a node that restarts, as after a move)."""
+    key = key or Ed25519PrivateKey.generate()
     seed = key.private_bytes_raw().hex()
     child_env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS=str(threads), **env)
     argv = [sys.executable, "-m", "tests.tracker_service.node_process", str(model_dir)]
