@@ -28,7 +28,11 @@ from fastapi.testclient import TestClient
 from core.dataplane.lie import LIE_RATE_ENV
 from tests.adversary.test_odd_range import _join, _node
 from tests.tracker_service.conftest import beat
-from tests.tracker_service.node_process import NodeProcess, start_node_process
+from tests.tracker_service.node_process import (
+    NodeProcess,
+    restart_node_process,
+    start_node_process,
+)
 from tests.tracker_service.real_nodes import build_tiny_model
 from tests.tracker_service.services.test_certifier import fast_settings
 from tests.tracker_service.services.test_hop_audit import _generate
@@ -102,7 +106,7 @@ def test_on_the_smallest_network_an_established_node_is_lent_to_arbitrate_then_g
         asked = beat(client, lender.fake).json()
         assert asked["suggested_layers"] == [0, 2] and asked["suggestion_urgent"]
         lender.stop()
-        lent = start_node_process(tiny_model, 0, 2, 1, key=lender.key)
+        lent = restart_node_process(tiny_model, 0, 2, 1, lender.key)
         processes.append(lent)
         _join(client, routing, lent)
         assert asyncio.run(routing.arbitration.run_pass()) == [liar.node_id]
@@ -113,7 +117,7 @@ def test_on_the_smallest_network_an_established_node_is_lent_to_arbitrate_then_g
         asyncio.run(routing.arbitration.run_pass())
         assert beat(client, lent.fake).json()["suggested_layers"] == [2, 4]
         lent.stop()
-        home = start_node_process(tiny_model, 2, 4, 1, key=lender.key)
+        home = restart_node_process(tiny_model, 2, 4, 1, lender.key)
         processes.append(home)
         _join(client, routing, home)
         asyncio.run(routing.arbitration.run_pass())
