@@ -42,7 +42,6 @@ always needs a majority.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import random
 import time
@@ -58,10 +57,11 @@ from tracker_service.domain.audit_compare import Comparison, compare_replies, to
 from tracker_service.domain.keys import TrackerKey
 from tracker_service.domain.route_formation import Candidate
 from tracker_service.services.audit_judges import Judges, find_judges
+from tracker_service.services.audit_opinions import Opinion, input_sha256, output_digest
 from tracker_service.services.audit_settings import AuditSettings
 from tracker_service.services.disputes import Dispute, DisputeBoard
 from tracker_service.services.hop_replay import BudgetSpent, end_of, replay_hop
-from tracker_service.services.route_session import DEFAULT_MAX_REPLY_BYTES, reply_output_digest
+from tracker_service.services.route_session import DEFAULT_MAX_REPLY_BYTES
 from tracker_service.services.session_plan import PlannedHop, RoutePlan
 from tracker_service.store.db import Database
 from tracker_service.store.quarantine import audits_passed, quarantine_node, record_audit_passed
@@ -82,36 +82,6 @@ __all__ = ["AuditSettings", "AuditVerdict", "Auditor", "Opinion"]
 Bind = Callable[[], Awaitable[dict[str, Any] | None]]
 
 
-@dataclass(frozen=True)
-class Opinion:
-    """One node's answer to the disputed hop input, bound by its own signature.
-
-    ``output_sha256`` is the digest a receipt signs (the reply frame's bytes, or
-    the last hop's sampled token ids); ``receipt`` is that node's signed receipt
-    whose ``output_sha256`` equals it (the replay session's for an auditor, the
-    step receipt that came with the disputed reply for the audited hop), or None
-    when the node gave none.
-    """
-
-    node_id: str
-    output_sha256: str
-    receipt: dict[str, Any] | None
-
-    def bound(self) -> bool:
-        if self.receipt is None:
-            return False
-        signed = self.receipt.get("receipt") or {}
-        return bool(signed.get("output_sha256") == self.output_sha256)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "node_id": self.node_id,
-            "output_sha256": self.output_sha256,
-            "receipt": self.receipt,
-            "bound_by_receipt": self.bound(),
-        }
-
-
 TIMED_OUT = "timed_out"
 
 
@@ -122,18 +92,6 @@ class AuditVerdict:
     quarantined: list[str] = field(default_factory=list)
     detail: str = ""
     withdrawn: list[str] = field(default_factory=list)  # disputed: out of serving meanwhile
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _digest(reply: bytes, last: bool) -> str:
-    """The output digest a receipt signs; an unreadable reply falls back to its bytes."""
-    try:
-        return reply_output_digest(reply, last_hop=last, max_bytes=DEFAULT_MAX_REPLY_BYTES)
-    except wire_frames.FrameError:
-        return _sha(reply)
 
 
 class Auditor:
@@ -294,9 +252,9 @@ class Auditor:
             await asyncio.to_thread(self._passed, [hop.node_id, second_node.node_id])
             return self._done(AuditVerdict(hop.node_id, "agreed", detail=first_vs_second.detail))
         opinions = {
-            hop.node_id: Opinion(hop.node_id, _digest(observed, last), None),
+            hop.node_id: Opinion(hop.node_id, output_digest(observed, last), None),
             second_node.node_id: Opinion(
-                second_node.node_id, _digest(second, last), second_receipt
+                second_node.node_id, output_digest(second, last), second_receipt
             ),
         }
         # The third word convicts one of the two: established, tied to neither.
@@ -314,7 +272,7 @@ class Auditor:
             )
         third_node, third, third_receipt = third_answer
         opinions[third_node.node_id] = Opinion(
-            third_node.node_id, _digest(third, last), third_receipt
+            third_node.node_id, output_digest(third, last), third_receipt
         )
         with_first = self.compare(observed, third, last, tolerance)
         with_second = self.compare(second, third, last, tolerance)
@@ -337,7 +295,7 @@ class Auditor:
             "route_session_id": plan.route_session_id,
             "layers": [hop.effective_start, hop.end],
             "steps_replayed": len(frames),
-            "input_sha256": [_sha(f) for f in frames],
+            "input_sha256": [input_sha256(f) for f in frames],
             "comparison": why.detail,
             "difference": why.difference,
             "tolerance": why.tolerance,
