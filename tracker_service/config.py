@@ -114,6 +114,10 @@ class Settings(BaseSettings):
     audit_rate: float = Field(default=0.02, ge=0, le=1)
     audit_probation_rate: float = Field(default=0.25, ge=0, le=1)
     audit_probation_audits: int = Field(default=20, ge=0)
+    # A range no second node holds cannot be audited: it serves users only through a
+    # node that left probation (docs/trust.md#no-hop-beyond-audit). `serve
+    # --trust-lone-ranges` (a private network: you run every node) serves it anyway.
+    trust_lone_ranges: bool = False
 
     # The OpenAI-compatible gateway (/v1/*): per-key limits unless a key sets its own.
     gateway_requests_per_minute: int = Field(default=60, ge=1)

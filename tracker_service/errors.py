@@ -16,6 +16,7 @@ that callers already catch as ``ValueError``/``RuntimeError`` keep that base too
     │   ├── FrameError                (ValueError) a step frame without the contract's shape
     │   ├── ReceiptError              (ValueError) a hop receipt malformed or forged
     │   ├── NoRoute                   no chain of live shards covers the model
+    │   │   └── Unreplayable          only a newcomer no other node can check holds a range
     │   ├── LinkRefused               a credit account claim that does not prove itself
     │   ├── KeyFileExposed            the key file is readable by others
     │   └── KeyFileError              (RuntimeError) the key file cannot be used
@@ -36,7 +37,7 @@ that callers already catch as ``ValueError``/``RuntimeError`` keep that base too
     │   ├── CertificationFailed       a certification attempt failed (reason per failure)
     │   ├── ChallengeFailed           a node did not prove its key on its port
     │   ├── RouteRefused              the ledger's gate refuses the purpose
-    │   ├── _BudgetSpent              an audit's budget ran out mid-replay (hop_audit, internal)
+    │   ├── BudgetSpent               an audit's budget ran out mid-replay (hop_replay, internal)
     │   └── RouteFailure              a hop refused or broke a route session
     ├── gateway
     │   ├── GatewayError              OpenAI-shaped refusal; reason is its ``code``

@@ -96,6 +96,8 @@ def start_tracker(workdir: Path, on_line: Line, *, heartbeat_s: float = 2.0) -> 
     # One person's network: the weights the demo certifies first serve under their name
     # (a public tracker allows its sources with `meshnet-tracker models allow`).
     argv.append("--trust-first-model-source")
+    # ... and its nodes are all the demo's: each range one of them holds serves.
+    argv.append("--trust-lone-ranges")
     child = Child("tracker", argv, env, workdir / "tracker.log", on_line)
     url = f"http://127.0.0.1:{port}"
     wait_until_ready(url + "/api/v1/state", child)

@@ -28,7 +28,6 @@ from fastapi.testclient import TestClient
 from core.dataplane.hop import HopSession
 from tests.support.lies import replay_only
 from tests.support.lies.rate import Lie
-from tests.tracker_service.conftest import beat
 from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
 from tests.tracker_service.services.test_certifier import fast_settings, join, wait_for
 from tests.tracker_service.services.test_hop_audit import _generate, _node_view, _reachable
@@ -150,77 +149,5 @@ def test_a_replay_only_liar_and_its_sybil_cannot_convict_an_honest_node(
     database.dispose()
 
 
-def test_on_the_smallest_network_an_established_node_is_lent_to_arbitrate_then_goes_back(
-    tmp_path: Path, tiny_model: Path, nodes: list[RealNode]
-) -> None:
-    """Two nodes on layers 0-2 (one lies on every step), one node on 2-4: no third node
-    holds 0-2 and none may ever join. The 2-4 node, established and tied to neither
-    party, is asked to load 0-2, arbitrates, and is asked back; chats answer again.
-    (The node's move itself, reload and register, is the node lifecycle's: emulated
-    here by restarting it with the same key on the suggested range.)"""
-    app = create_app(
-        fast_settings(
-            tmp_path,
-            background_tasks=False,
-            heartbeat_interval_s=300,
-            audit_rate=1.0,
-            audit_probation_rate=1.0,
-            auditor_min_audits=1,
-            auditor_min_age_s=0,
-        )
-    )
-    routing = app.state.routing
-    database = app.state.tracker.database
-    honest, lender = start_real_node(tiny_model, 0, 2), start_real_node(tiny_model, 2, 4)
-    nodes += [honest, lender]
-    with TestClient(app) as client:
-        for node in (honest, lender):
-            join(client, node)
-        asyncio.run(routing.monitor.check_due())
-        [attempt] = asyncio.run(routing.certifier.run_pass())
-        assert attempt.certified, attempt.message
-        liar = start_real_node(tiny_model, 0, 2)
-        nodes.append(liar)
-        liar.server._ctx.lie = Lie(1.0, 0.05, random.Random(7))
-        join(client, liar)
-        asyncio.run(routing.monitor.check_due())
-        assert _reachable(client, 3)
-        with database.sessions.begin() as session:
-            record_audit_passed(session, [honest.node_id, lender.node_id])
-        key = honest.fingerprint
-
-        through_liar = routing.planner.plan(key, purpose=PURPOSE_SERVE, exclude=[honest.node_id])
-        with pytest.raises(RouteFailure) as caught:
-            asyncio.run(_generate(through_liar, routing.auditor))
-        assert (caught.value.reason, caught.value.node_id) == ("disputed", liar.node_id)
-        with pytest.raises(NoRoute):  # both 0-2 nodes withdrawn: chats answer 503
-            routing.planner.plan(key, purpose=PURPOSE_SERVE)
-
-        # No arbiter holds 0-2: the established 2-4 node is asked to load it.
-        assert asyncio.run(routing.arbitration.run_pass()) == []
-        asked = beat(client, lender.as_fake_node()).json()
-        assert asked["suggested_layers"] == [0, 2] and asked["suggestion_urgent"]
-        lender.stop()
-        lent = start_real_node(tiny_model, 0, 2, key=lender.key)
-        nodes.append(lent)
-        join(client, lent)
-        asyncio.run(routing.monitor.check_due())
-        assert asyncio.run(routing.arbitration.run_pass()) == [liar.node_id]
-        assert _node_view(client, liar)["state"] == "quarantined"
-        assert _node_view(client, honest)["state"] == "active"
-
-        # Settled: it is asked back, and the loan ends once it is there.
-        asyncio.run(routing.arbitration.run_pass())
-        assert beat(client, lent.as_fake_node()).json()["suggested_layers"] == [2, 4]
-        lent.stop()
-        home = start_real_node(tiny_model, 2, 4, key=lender.key)
-        nodes.append(home)
-        join(client, home)
-        asyncio.run(routing.monitor.check_due())
-        asyncio.run(routing.arbitration.run_pass())
-        assert beat(client, home.as_fake_node()).json()["suggested_layers"] is None
-        for _ in range(3):  # chats answer again, never through the liar
-            plan = routing.planner.plan(key, purpose=PURPOSE_SERVE)
-            assert liar.node_id not in {h.node_id for h in plan.hops}
-            assert asyncio.run(_generate(plan, routing.auditor))
-    database.dispose()
+# The smallest network's arbiter loan runs on real node processes:
+# tests/adversary/test_arbiter_loan.py.

@@ -157,7 +157,7 @@ def start_tracker_on(workdir: Path, port: int, on_line: Any, *, audits: bool) ->
     db = f"sqlite:///{workdir / 'tracker.db'}"
     argv = [
         sys.executable, "-m", "tracker_service.cli", "serve", "--port", str(port), "--db", db,
-        "--allow-private-endpoints", "--trust-first-model-source",
+        "--allow-private-endpoints", "--trust-first-model-source", "--trust-lone-ranges",
     ]  # fmt: skip
     name = "tracker 2" if audits else "tracker"
     child = Child(name, argv, env, workdir / f"{name.replace(' ', '-')}.log", on_line)

@@ -164,6 +164,7 @@ def mesh(default_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> I
                 "--allow-private-endpoints",  # the test's own 10.77.x.x addresses
                 "--relay-url", mesh.relay_url,
                 "--trust-first-model-source",  # the test's own network
+                "--trust-lone-ranges",  # one node a range, all the test's own
             ]  # fmt: skip
             mesh.children["tracker"] = Child(
                 "tracker", argv, env, workdir / "tracker.log", mesh.line

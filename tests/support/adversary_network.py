@@ -203,6 +203,7 @@ def adversary_network(
     claimed: dict[str, float] = {}
     # no background certification: the routes here are planned directly (PURPOSE_CERTIFY)
     overrides: dict[str, Any] = {"reachability_poll_s": 0.05, "certifier_poll_s": 3600}
+    overrides["trust_lone_ranges"] = False  # strangers' nodes: the public default
     overrides.update(tracker or {})
     app = create_app(make_settings(tmp_path, **overrides))
     try:

@@ -25,6 +25,9 @@ def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
         # A test network is one operator's: its first certified source of a model serves
         # (tests/adversary/test_model_source.py runs the public default).
         "trust_first_model_source": True,
+        # ... and it runs every node: a range one node holds serves (the unaudited-range
+        # tests, tests/adversary/test_lone_range.py, run the public default).
+        "trust_lone_ranges": True,
         # Tests register many nodes from one address; the limits have their own tests.
         "registrations_per_minute_per_address": 100_000,
         "route_requests_per_minute_per_address": 100_000,

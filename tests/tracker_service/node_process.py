@@ -83,9 +83,20 @@ def start_node_process(
     model_dir: Path, start: int, end: int, threads: int, **env: str
 ) -> NodeProcess:
     """Start one node process and wait until it serves (``env`` adds to its environment)."""
-    key = Ed25519PrivateKey.generate()
+    return restart_node_process(model_dir, start, end, threads, Ed25519PrivateKey.generate(), env)
+
+
+def restart_node_process(
+    model_dir: Path,
+    start: int,
+    end: int,
+    threads: int,
+    key: Ed25519PrivateKey,
+    env: dict[str, str] | None = None,
+) -> NodeProcess:
+    """A node process with this identity (a node that restarts, as after a move)."""
     seed = key.private_bytes_raw().hex()
-    child_env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS=str(threads), **env)
+    child_env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS=str(threads), **(env or {}))
     argv = [sys.executable, "-m", "tests.tracker_service.node_process", str(model_dir)]
     process = subprocess.Popen(
         [*argv, str(start), str(end), str(threads), seed],

@@ -59,6 +59,8 @@ class TrackerProcess:
                 # processes still serve pinned wss:// and are checked against the pin.
                 # A test that wants the pinned-only default passes this as "false".
                 "MESHNET_TRACKER_ALLOW_PLAINTEXT_NODES": "true",
+                # Every test node is the test's own: a range one node holds serves.
+                "MESHNET_TRACKER_TRUST_LONE_RANGES": "true",
                 "PYTHONPATH": str(REPO),
             }
         )

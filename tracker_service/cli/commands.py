@@ -184,6 +184,8 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     os.environ["MESHNET_TRACKER_ALLOWED_MODEL_SOURCES"] = settings.allowed_model_sources
     if settings.trust_first_model_source:
         os.environ["MESHNET_TRACKER_TRUST_FIRST_MODEL_SOURCE"] = "true"
+    if settings.trust_lone_ranges:
+        os.environ["MESHNET_TRACKER_TRUST_LONE_RANGES"] = "true"
     embedded = settings.embedded_relay and not settings.relay_urls
     if embedded:
         # A node's link lands on one worker, its clients on any: an embedded relay

@@ -173,6 +173,12 @@ def add_serve_options(serve: argparse.ArgumentParser) -> None:
         help="a private network where you run every node: the first weights certified under "
         "each model name serve without `models allow` (any other source stays unserved)",
     )
+    serve.add_argument(
+        "--trust-lone-ranges",
+        action="store_true",
+        help="a private network where you run every node: layers only one node holds serve "
+        "users though no other node can check them (a public tracker waits for a second)",
+    )
 
 
 def serve_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -190,4 +196,6 @@ def serve_overrides(args: argparse.Namespace) -> dict[str, Any]:
         overrides["allowed_model_sources"] = ",".join(i.strip() for i in given)
     if getattr(args, "trust_first_model_source", False):
         overrides["trust_first_model_source"] = True
+    if getattr(args, "trust_lone_ranges", False):
+        overrides["trust_lone_ranges"] = True
     return overrides

@@ -24,9 +24,10 @@ from typing import Any
 
 from tracker_service.domain.route_formation import Candidate
 from tracker_service.services.arbiter_loans import ArbiterLoans
+from tracker_service.services.audit_opinions import Opinion, input_sha256, output_digest
 from tracker_service.services.background import BackgroundLoop
 from tracker_service.services.disputes import Dispute, DisputeBoard
-from tracker_service.services.hop_audit import Auditor, Opinion, _digest, _sha
+from tracker_service.services.hop_audit import Auditor
 from tracker_service.store.db import Database
 
 log = logging.getLogger(__name__)
@@ -122,14 +123,14 @@ class Arbitration(BackgroundLoop):
     ) -> None:
         opinions = dict(dispute.opinions)
         opinions[arbiter.node_id] = Opinion(
-            arbiter.node_id, _digest(reply, dispute.last_hop), receipt
+            arbiter.node_id, output_digest(reply, dispute.last_hop), receipt
         ).to_json()
         majority = [honest, arbiter.node_id]
         evidence = {
             "route_session_id": dispute.route_session_id,
             "layers": [dispute.start, dispute.end],
             "steps_replayed": len(dispute.frames),
-            "input_sha256": [_sha(f) for f in dispute.frames],
+            "input_sha256": [input_sha256(f) for f in dispute.frames],
             "comparison": dispute.detail,
             "difference": dispute.difference,
             "tolerance": dispute.tolerance,

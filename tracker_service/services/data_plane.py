@@ -35,6 +35,13 @@ log = logging.getLogger(__name__)
 DEFAULT_HOP_LATENCY_MS = 20.0  # routing.RoutingPolicy's default, for a relayed hop not yet timed
 
 
+def vouch_all(settings: Settings) -> bool:
+    """Every node may serve a range nobody else holds: the operator runs every node, or
+    audits are off (no hop is checked anyway)."""
+    audits_off = settings.audit_rate == 0 and settings.audit_probation_rate == 0
+    return settings.trust_lone_ranges or audits_off
+
+
 class RouteServices:
     def __init__(
         self,
@@ -72,6 +79,7 @@ class RouteServices:
             disputes=self.disputes,
             policy=RoutingPolicy(min_measured_steps=settings.speed_min_steps),
             speeds=SpeedMeter(database, alpha=settings.speed_step_weight),
+            probation_audits=None if vouch_all(settings) else settings.audit_probation_audits,
         )
         self.certifier = Certifier(
             database,
@@ -104,6 +112,7 @@ class RouteServices:
                 allow_plaintext_nodes=settings.allow_plaintext_nodes,
             ),
             disputes=self.disputes,
+            vouched=self.planner.vouched,  # an unreplayable hop serves where routes may
         )
         loans = ArbiterLoans(
             database,

@@ -7,12 +7,13 @@ client hands the hop's inputs so far and its reply (copies taken at the step)
 to :class:`Auditor`, in a background task of the route session: the step is
 answered without waiting, and a verdict against the hop fails that route at
 its next step or its close (:mod:`tracker_service.services.route_session`). The
-auditor opens a one-hop session on a second node whose shard covers exactly
-that hop's layers (it stops at the hop's end inside its shard: ``effective_end``
-in the replay's ticket), replays the same inputs, and compares the last reply
-within the recipe's tolerance (:mod:`tracker_service.domain.audit_compare`). A
-disagreement gets a third opinion from a third node; the node in the minority is
-quarantined with the evidence.
+auditor opens a one-hop session (:mod:`tracker_service.services.hop_replay`) on a
+second node whose shard contains that hop's layers (it stops at the hop's end
+inside its shard: ``effective_end`` in the replay's ticket), replays the same
+inputs, and compares the last reply within the recipe's tolerance
+(:mod:`tracker_service.domain.audit_compare`). A disagreement gets a third
+opinion from a third node; the node in the minority is quarantined with the
+evidence.
 
 Who judges is chosen at random, never by the parties (:class:`Judges`): every
 replayer is independent of the audited node (no shared credit account, network
@@ -27,19 +28,20 @@ at every step of its next sessions until an audit of it completes, and a node
 whose audits time out ``timeouts_to_withdraw`` times in a row leaves user routes
 (:meth:`DisputeBoard.suspend`).
 A last hop is audited the same way (its token, top ids and log-probs), so a
-lying last node cannot change answers unseen. With no second node able to
-cover the hop, the audit is skipped. With no third, the disagreement becomes
-a dispute (:mod:`tracker_service.services.disputes`): both nodes are withdrawn from
-serving, the audited hop's signed receipt for the audited step is kept (``bind``:
-the step receipt the hop sent with that very reply), and an arbiter
-recruited later replays the steps (:mod:`tracker_service.services.arbitration`): a
-quarantine always needs a majority.
+lying last node cannot change answers unseen. With no second node that answers,
+the audit is skipped (``lone`` when no other node holds the layers and the tracker
+lets the node serve them: an inline audit's step survives only that,
+route_audits.py). With no third, the disagreement becomes a dispute
+(:mod:`tracker_service.services.disputes`): both nodes are withdrawn from serving,
+the audited hop's signed receipt for the audited step is kept (``bind``: the step
+receipt the hop sent with that very reply), and an arbiter recruited later
+replays the steps (:mod:`tracker_service.services.arbitration`): a quarantine
+always needs a majority.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import random
 import time
@@ -54,17 +56,13 @@ from tracker_service.domain import wire_frames
 from tracker_service.domain.audit_compare import Comparison, compare_replies, tolerance_for
 from tracker_service.domain.keys import TrackerKey
 from tracker_service.domain.route_formation import Candidate
-from tracker_service.domain.tickets import TicketHop, issue_ticket
-from tracker_service.errors import TrackerError
 from tracker_service.services.audit_judges import Judges, find_judges
+from tracker_service.services.audit_opinions import Opinion, input_sha256, output_digest
+from tracker_service.services.audit_settings import AuditSettings
 from tracker_service.services.disputes import Dispute, DisputeBoard
-from tracker_service.services.hop_link import RouteFailure
-from tracker_service.services.route_session import (
-    DEFAULT_MAX_REPLY_BYTES,
-    RouteSession,
-    reply_output_digest,
-)
-from tracker_service.services.session_plan import PlannedHop, RoutePlan, Sampling
+from tracker_service.services.hop_replay import BudgetSpent, end_of, replay_hop
+from tracker_service.services.route_session import DEFAULT_MAX_REPLY_BYTES
+from tracker_service.services.session_plan import PlannedHop, RoutePlan
 from tracker_service.store.db import Database
 from tracker_service.store.quarantine import audits_passed, quarantine_node, record_audit_passed
 from tracker_service.store.tables import Recipe
@@ -72,63 +70,16 @@ from tracker_service.store.tables import Recipe
 log = logging.getLogger(__name__)
 
 QUARANTINED = "quarantined"
-AUDIT_TICKET_TTL_S = 120.0
-REPLAY_LOGPROBS = 20  # the most a last hop returns (docs/wire.md#session-messages)
-
-
-@dataclass(frozen=True)
-class AuditSettings:
-    rate: float = 0.02  # fraction of an established node's steps audited
-    probation_rate: float = 0.25  # for an identity still on probation
-    probation_audits: int = 20  # audits passed before probation ends
-    # A whole audit (every replay) gets timeout_s plus timeout_per_position_s for each
-    # position of the session so far, at most timeout_max_s (budget_s). Each replay's
-    # open and steps get timeout_s, within what is left: a replayer that stalls is
-    # passed over. Past the budget while a replayer was still answering frames, the
-    # audit has timed out, which costs the audited hop (see the module docstring).
-    timeout_s: float = 10.0
-    timeout_per_position_s: float = 0.05
-    timeout_max_s: float = 300.0
-    timeouts_to_withdraw: int = 3  # audits timing out in a row: off user routes
-    # Established judges: passed audits and seconds since registration (issue 35).
-    auditor_min_audits: int = 0
-    auditor_min_age_s: float = 0.0
-    # The endpoint policy for the replays it dials (endpoint_policy.py).
-    allow_private_endpoints: bool = False
-    allow_plaintext_nodes: bool = False  # route through unpinned ws:// nodes (development)
+# No live node off the route holds the hop's layers, and the tracker lets this node
+# serve them unchecked (the route planner's rule: ``vouched``). Not "skipped", which an
+# inline audit's step does not survive (route_audits.py).
+LONE = "lone"
+# AuditSettings lives in audit_settings.py (hop_replay.py reads it too); its callers
+# import it from here, with the Auditor it configures.
+__all__ = ["AuditSettings", "AuditVerdict", "Auditor", "Opinion"]
 
 
 Bind = Callable[[], Awaitable[dict[str, Any] | None]]
-
-
-@dataclass(frozen=True)
-class Opinion:
-    """One node's answer to the disputed hop input, bound by its own signature.
-
-    ``output_sha256`` is the digest a receipt signs (the reply frame's bytes, or
-    the last hop's sampled token ids); ``receipt`` is that node's signed receipt
-    whose ``output_sha256`` equals it (the replay session's for an auditor, the
-    step receipt that came with the disputed reply for the audited hop), or None
-    when the node gave none.
-    """
-
-    node_id: str
-    output_sha256: str
-    receipt: dict[str, Any] | None
-
-    def bound(self) -> bool:
-        if self.receipt is None:
-            return False
-        signed = self.receipt.get("receipt") or {}
-        return bool(signed.get("output_sha256") == self.output_sha256)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "node_id": self.node_id,
-            "output_sha256": self.output_sha256,
-            "receipt": self.receipt,
-            "bound_by_receipt": self.bound(),
-        }
 
 
 TIMED_OUT = "timed_out"
@@ -137,36 +88,10 @@ TIMED_OUT = "timed_out"
 @dataclass
 class AuditVerdict:
     node_id: str  # the audited node
-    outcome: str  # "agreed", "skipped", "disputed", "quarantined", "timed_out"
+    outcome: str  # "agreed", "skipped", "lone", "disputed", "quarantined", "timed_out"
     quarantined: list[str] = field(default_factory=list)
     detail: str = ""
     withdrawn: list[str] = field(default_factory=list)  # disputed: out of serving meanwhile
-
-
-class _BudgetSpent(TrackerError):
-    """The audit's budget ran out while a replayer was working through the frames."""
-
-    reason = "audit-budget-spent"
-
-    def __init__(self, replayer: str, answered: int) -> None:
-        super().__init__(f"{replayer[:12]} had replayed {answered} frames")
-
-
-def _end_of(frame: bytes) -> int:
-    """The furthest position a frame reaches (a speculative route's frames rewind)."""
-    return wire_frames.end_of(frame, DEFAULT_MAX_REPLY_BYTES)
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _digest(reply: bytes, last: bool) -> str:
-    """The output digest a receipt signs; an unreadable reply falls back to its bytes."""
-    try:
-        return reply_output_digest(reply, last_hop=last, max_bytes=DEFAULT_MAX_REPLY_BYTES)
-    except wire_frames.FrameError:
-        return _sha(reply)
 
 
 class Auditor:
@@ -181,8 +106,11 @@ class Auditor:
         rng: random.Random | None = None,
         on_quarantine: Callable[[str], object] | None = None,
         disputes: DisputeBoard | None = None,
+        vouched: Callable[[list[str]], set[str]] | None = None,
     ) -> None:
         self._db = database
+        # Who may serve a range no other node holds (RoutePlanner.vouched); None: anyone.
+        self._vouched = vouched
         self.disputes = disputes
         self._key = key
         self.settings = settings or AuditSettings()
@@ -214,7 +142,7 @@ class Auditor:
 
     def budget_s(self, frames: Sequence[bytes]) -> float:
         """How long an audit of these frames may take: more for a longer session."""
-        positions = max((_end_of(f) for f in frames), default=0)
+        positions = max((end_of(f) for f in frames), default=0)
         grown = self.settings.timeout_s + self.settings.timeout_per_position_s * positions
         return min(self.settings.timeout_max_s, grown)
 
@@ -234,7 +162,6 @@ class Auditor:
         frames: Sequence[bytes],
         observed: bytes,
         *,
-        greedy: bool,
         bind: Bind | None = None,
     ) -> AuditVerdict:
         hop = plan.hops[hop_index]
@@ -244,7 +171,7 @@ class Auditor:
         deadline = asyncio.get_running_loop().time() + budget
         try:
             verdict = await self._audit(plan, hop, frames, observed, bind, deadline)
-        except _BudgetSpent:
+        except BudgetSpent:
             # a replayer was still working through the frames: the session is too long
             # for the budget, which is the audited hop's to answer for
             return self._done(self.timed_out(hop.node_id, budget))
@@ -309,6 +236,10 @@ class Auditor:
         last = hop.end == plan.layer_count
         self.audits += 1
         judges = await asyncio.to_thread(self._auditors, plan, hop)
+        if not judges.able and await asyncio.to_thread(self._lone_vouched, hop.node_id):
+            return self._done(
+                AuditVerdict(hop.node_id, LONE, detail="no other node holds these layers")
+            )
         answered = await self._opinion(plan, hop, judges.seconds(hop.node_id), frames, deadline)
         if answered is None:
             return self._done(
@@ -321,9 +252,9 @@ class Auditor:
             await asyncio.to_thread(self._passed, [hop.node_id, second_node.node_id])
             return self._done(AuditVerdict(hop.node_id, "agreed", detail=first_vs_second.detail))
         opinions = {
-            hop.node_id: Opinion(hop.node_id, _digest(observed, last), None),
+            hop.node_id: Opinion(hop.node_id, output_digest(observed, last), None),
             second_node.node_id: Opinion(
-                second_node.node_id, _digest(second, last), second_receipt
+                second_node.node_id, output_digest(second, last), second_receipt
             ),
         }
         # The third word convicts one of the two: established, tied to neither.
@@ -341,7 +272,7 @@ class Auditor:
             )
         third_node, third, third_receipt = third_answer
         opinions[third_node.node_id] = Opinion(
-            third_node.node_id, _digest(third, last), third_receipt
+            third_node.node_id, output_digest(third, last), third_receipt
         )
         with_first = self.compare(observed, third, last, tolerance)
         with_second = self.compare(second, third, last, tolerance)
@@ -364,7 +295,7 @@ class Auditor:
             "route_session_id": plan.route_session_id,
             "layers": [hop.effective_start, hop.end],
             "steps_replayed": len(frames),
-            "input_sha256": [_sha(f) for f in frames],
+            "input_sha256": [input_sha256(f) for f in frames],
             "comparison": why.detail,
             "difference": why.difference,
             "tolerance": why.tolerance,
@@ -468,89 +399,21 @@ class Auditor:
         end: int | None = None,
         deadline: float | None = None,
     ) -> tuple[bytes, dict[str, Any] | None]:
-        """The node's reply to the same inputs, on a one-hop session of its own.
-
-        ``end``: the audited hop's end; a node whose shard goes further stops there
-        (the ticket's ``effective_end``). A node that cannot answer gives an empty
-        reply (which agrees with nothing), so an unreachable auditor can never
-        convict the audited node alone; its failure counts against it
-        (``replay_stalls``). Its open and each step get ``timeout_s``, and all of it
-        ends at ``deadline`` (the audit's budget, event-loop time): a replayer that
-        was answering frames when that came raises :class:`_BudgetSpent`.
-        """
-        stop = node.end if end is None else end
-        ticket_hop = TicketHop(
-            node.node_id,
-            node.start,
-            node.end,
+        """The node's reply to the same inputs, on a one-hop session of its own
+        (hop_replay.py); a replayer that fails counts in ``replay_stalls``."""
+        return await replay_hop(
+            self._key,
+            self.settings,
+            self.replay_stalls,
+            fingerprint,
+            layer_count,
             effective_start,
-            effective_end=stop if stop != node.end else None,
+            node,
+            frames,
+            last,
+            end=end,
+            deadline=deadline,
         )
-        signed = issue_ticket(
-            self._key, fingerprint=fingerprint, hops=[ticket_hop], ttl_s=AUDIT_TICKET_TTL_S
-        )
-        ticket = signed["ticket"]
-        one_hop = RoutePlan(
-            route_session_id=ticket["route_session_id"],
-            epoch=ticket["epoch"],
-            expires_at=ticket["expires_at"],
-            fingerprint=fingerprint,
-            layer_count=layer_count,
-            hops=(
-                PlannedHop(
-                    node.node_id,
-                    node.start,
-                    stop,  # what the replay runs and its receipt signs
-                    effective_start,
-                    node.endpoint,
-                    node.public_key,
-                    node.tls_pin,
-                ),
-            ),
-            signed_ticket=signed,
-        )
-        timeout = self.settings.timeout_s  # this replayer's own limit on its open and steps
-        # the furthest position a frame reaches (a speculative route's frames rewind)
-        max_length = max(_end_of(f) for f in frames)
-        reply = b""
-        answered = 0  # frames it replied to; -1 once past them (closing)
-        try:
-            async with asyncio.timeout_at(deadline):
-                async with RouteSession(
-                    one_hop,
-                    open_timeout_s=timeout,
-                    step_timeout_s=timeout,
-                    allow_private_endpoints=self.settings.allow_private_endpoints,
-                    allow_plaintext_nodes=self.settings.allow_plaintext_nodes,
-                ) as session:
-                    # the most top log-probs: the audited reply's k first are compared
-                    replay_sampling = Sampling(temperature=0.0, logprobs=REPLAY_LOGPROBS)
-                    await session.open(max_length, replay_sampling if last else None)
-                    for frame in frames:
-                        reply = await session.relay(frame)
-                        answered += 1
-                    answered = -1
-                    receipts = await session.close()
-        except TimeoutError as exc:  # the budget ran out (before OSError: a subclass)
-            if answered > 0:
-                raise _BudgetSpent(node.node_id, answered) from exc
-            return self._stalled(node, "it gave no reply before the audit's budget ran out")
-        except (RouteFailure, wire_frames.FrameError, ValueError) as exc:
-            return self._stalled(node, str(exc))
-        self.replay_stalls.pop(node.node_id, None)
-        return reply, receipts[0].signed
-
-    def _stalled(self, node: Candidate, why: str) -> tuple[bytes, None]:
-        """A replayer that failed or stalled: counted against it (``replay_stalls``, in a
-        row), never against the audited hop."""
-        self.replay_stalls[node.node_id] += 1
-        log.info(
-            "audit replay on %s failed (%d in a row): %s",
-            node.node_id[:12],
-            self.replay_stalls[node.node_id],
-            why,
-        )
-        return b"", None
 
     # -- store -------------------------------------------------------------------------------
 
@@ -578,6 +441,10 @@ class Auditor:
             min_age_s=self.settings.auditor_min_age_s,
             rng=self._rng,
         )
+
+    def _lone_vouched(self, node_id: str) -> bool:
+        """Blocking: this node may serve a range nobody else holds, unchecked."""
+        return self._vouched is None or node_id in self._vouched([node_id])
 
     def _tolerance(self, key: tuple[str, str]) -> float:
         with self._db.session() as session:

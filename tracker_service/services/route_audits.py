@@ -15,9 +15,13 @@ length, ``StepAuditor.budget_s``) is not free: the hop's node is in ``unpaid``, 
 the session's close credits none of its receipts (route_session.py).
 
 A node on probation (``StepAuditor.policy_for``) is audited inline: its sampled step
-waits for the verdict, so a stranger's lie never reaches a user. So is one that
-signs no step receipts (an older node): its hop is closed for the receipt when the
-audit convicts it.
+waits for the verdict, so a stranger's lie on a sampled step never reaches a user.
+An inline audit that does not find the step right (no other node answered the
+replay, it ran out of time, or no two of three nodes agreed) withholds the step:
+the route fails at that hop (``unchecked``) and the gateway fails over without the
+node, as for a hop that broke. So is a node audited inline that signs no step
+receipts (an older node): its hop is closed for the receipt when the audit
+convicts it.
 """
 
 from __future__ import annotations
@@ -38,6 +42,10 @@ log = logging.getLogger(__name__)
 DISPUTED = "disputed"  # the hop's node is in an open audit dispute (disputes.py)
 QUARANTINED = "quarantined"
 TIMED_OUT = "timed_out"  # hop_audit.TIMED_OUT: the audit could not finish
+AGREED = "agreed"  # hop_audit: a second node gave the same answer
+LONE = "lone"  # hop_audit: nobody else holds the layers, and the node may serve them
+# An inline (probation) audit that gave no verdict: its step is withheld, the route fails.
+UNCHECKED = "unchecked"
 AUDIT_SLACK_S = 5.0
 
 Receipt = dict[str, Any]
@@ -67,7 +75,6 @@ class RouteAudits:
         self._audited: set[int] = set()  # hops with an audit in flight
         self.verdict: RouteFailure | None = None  # a background audit's conviction
         self.unpaid: set[str] = set()  # nodes whose audit in this session timed out
-        self.greedy = False  # the route samples greedily: replays compare token for token
 
     async def set_policies(self, hops: Sequence[HopLink]) -> None:
         """Each hop's audit rate, and whether its node is on probation (audited inline)."""
@@ -114,6 +121,12 @@ class RouteAudits:
             failure = _failure_of(hop, verdict)
             if failure is not None:
                 raise failure
+            if hop.audit_inline and not _checked(hop, verdict):
+                raise hop.fail(
+                    UNCHECKED,
+                    "no other node could check this new node's step in time; the step is "
+                    "withheld and the answer goes on through other nodes",
+                )
             return
         task = asyncio.create_task(self._background(hop, frames, reply, bind))
         self._tasks.add(task)
@@ -161,9 +174,7 @@ class RouteAudits:
             bound = max(bound, budget(frames) + AUDIT_SLACK_S)
         try:
             async with asyncio.timeout(bound):
-                verdict = await self._auditor.audit(
-                    self._plan, hop.index, frames, reply, greedy=self.greedy, bind=bind
-                )
+                verdict = await self._auditor.audit(self._plan, hop.index, frames, reply, bind=bind)
         except TimeoutError:
             log.info("audit of hop %d ran past %.0f s; the hop earns nothing", hop.index, bound)
             self.unpaid.add(hop.plan.node_id)
@@ -179,6 +190,19 @@ class RouteAudits:
 
     def running(self) -> list[asyncio.Task[None]]:
         return list(self._tasks)
+
+
+def _checked(hop: HopLink, verdict: Any) -> bool:
+    """The verdict found the hop's step right: a second node agreed, or a majority
+    agreeing with the hop convicted another; or nobody else holds its layers and the
+    tracker lets its node serve them (``lone``: the route planner's rule, which forms
+    no route through such a newcomer on a public tracker). Not when no node that
+    could replay it answered (``skipped``), the audit ran out of time, or no two of
+    three agreed."""
+    outcome = getattr(verdict, "outcome", None)
+    if outcome in (AGREED, LONE):
+        return True
+    return outcome == QUARANTINED and hop.plan.node_id not in verdict.quarantined
 
 
 def _failure_of(hop: HopLink, verdict: Any) -> RouteFailure | None:

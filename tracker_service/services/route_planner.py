@@ -39,6 +39,7 @@ from tracker_service.services.disputes import DisputeBoard
 from tracker_service.services.route_session import PlannedHop, RoutePlan
 from tracker_service.services.speed_meter import SpeedMeter
 from tracker_service.store.db import Database
+from tracker_service.store.quarantine import past_probation
 from tracker_service.store.route_candidates import Key, RecipeInfo
 
 log = logging.getLogger(__name__)
@@ -92,8 +93,13 @@ class RoutePlanner:
         candidate_max_age_s: float = DEFAULT_MAX_AGE_S,
         disputes: DisputeBoard | None = None,
         speeds: SpeedMeter | None = None,
+        probation_audits: int | None = None,
     ) -> None:
         self._db = database
+        # A hop no other node can replay serves users only through a node that left
+        # probation (``probation_audits`` passed audits); None: through any node (a
+        # network whose operator runs every node, or one with audits off).
+        self._probation_audits = probation_audits
         # What the tracker's own sessions time of each node: the speed routes weigh.
         self.speeds = speeds or SpeedMeter(database)
         self._disputes = disputes
@@ -157,7 +163,9 @@ class RoutePlanner:
         try:
             route = form()
             if purpose == PURPOSE_SERVE:
-                route = auditable_route(route, candidates, form)
+                # a node in a dispute replays no one meanwhile (hop_audit.Auditor.judges)
+                replayers = [c for c in candidates if c.node_id not in disputed]
+                route = auditable_route(route, replayers, form, self.vouched)
         except NoRoute as exc:
             why = self._disputes.sentence(key) if disputed and self._disputes else None
             if why is None:
@@ -173,6 +181,13 @@ class RoutePlanner:
             " -> ".join(f"{h.node_id[:8]}[{h.effective_start},{h.end})" for h in plan.hops),
         )
         return plan
+
+    def vouched(self, node_ids: list[str]) -> set[str]:
+        """Blocking: the nodes the ledger lets serve a hop nobody else can replay."""
+        if self._probation_audits is None:
+            return set(node_ids)
+        with self._db.session() as session:
+            return past_probation(session, node_ids, self._probation_audits)
 
     def pool(self, key: Key, candidates: tuple[Candidate, ...]) -> CandidatePool:
         """The pool of this candidate list: built once per list the cache reads."""

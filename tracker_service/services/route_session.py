@@ -169,7 +169,6 @@ class RouteSession:
                 "from its top log-probs"
             )
         self._logprobs = wanted.logprobs
-        self._audits.greedy = wanted.temperature == 0
         await self._audits.set_policies(self._hops)
         chain = self._chain_wanted and self.plan.chain_offered
         if not chain:

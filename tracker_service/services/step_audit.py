@@ -44,7 +44,6 @@ class StepAuditor(Protocol):
         frames: Sequence[bytes],
         observed: bytes,
         *,
-        greedy: bool,
         bind: Callable[[], Awaitable[dict[str, Any] | None]] | None = None,
     ) -> Any:
         """A verdict whose ``quarantined`` lists the node ids taken out of routing.

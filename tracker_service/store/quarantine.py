@@ -66,6 +66,16 @@ def audits_passed(session: Session, node_id: str) -> int:
     return int(value or 0)
 
 
+def past_probation(session: Session, node_ids: list[str], probation_audits: int) -> set[str]:
+    """The nodes among ``node_ids`` that have passed at least ``probation_audits`` audits."""
+    rows = session.execute(
+        select(Node.node_id).where(
+            Node.node_id.in_(node_ids), Node.audits_passed >= probation_audits
+        )
+    )
+    return {str(node_id) for node_id in rows.scalars()}
+
+
 def is_quarantined(session: Session, node_id: str) -> bool:
     state = session.execute(select(Node.state).where(Node.node_id == node_id)).scalar_one_or_none()
     return state == NODE_QUARANTINED

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from tracker_service.app import load_key
-from tracker_service.cli.commands import main
+from tracker_service.cli.commands import _settings, build_parser, main
 from tracker_service.config import Settings
 from tracker_service.domain.keys import ROUTE_TICKET_DOMAIN, TrackerKey, verify_domain_signature
 
@@ -74,3 +74,10 @@ def test_tracker_key_sign_reproduces_the_committed_route_ticket_vectors() -> Non
         key = TrackerKey.from_seed(bytes.fromhex(vector["tracker_private_key_seed_hex"]))
         assert key.public_key_b64 == vector["tracker_public_key_b64"]
         assert key.sign(ROUTE_TICKET_DOMAIN, vector["ticket"]) == vector["signature_b64"]
+
+
+def test_serve_trusts_lone_ranges_only_when_told(tmp_path: Path) -> None:
+    base = ["serve", "--db", f"sqlite:///{tmp_path / 't.db'}"]
+    assert not _settings(build_parser().parse_args(base)).trust_lone_ranges
+    told = build_parser().parse_args([*base, "--trust-lone-ranges"])
+    assert _settings(told).trust_lone_ranges

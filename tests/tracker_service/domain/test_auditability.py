@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import pytest
 
-from tracker_service.domain.auditability import auditable_route, unreplayable_hops
+from tracker_service.domain.auditability import Unreplayable, auditable_route, unreplayable_hops
 from tracker_service.domain.route_formation import Candidate, NoRoute, Route, RouteHop
 
 
@@ -41,7 +41,47 @@ def test_serve_routes_leave_out_unreplayable_hops_while_a_route_without_them_exi
             return honest
         return _route((ODD, 0), (TAIL, 3))
 
-    # The odd node goes; the tail, which no route can do without, stays.
-    assert auditable_route(form(()), pool, form) == honest
+    # The odd node goes; the tail, which no route can do without, stays while the ledger
+    # vouches for it, and is refused otherwise.
+    assert auditable_route(form(()), pool, form, lambda ids: set(ids)) == honest
+    with pytest.raises(Unreplayable):
+        auditable_route(form(()), pool, form)
     with pytest.raises(NoRoute):
         form(["tail"])
+
+
+def _form_only(route: Route) -> Callable[[Iterable[str]], Route]:
+    def form(left_out: Iterable[str]) -> Route:
+        if set(left_out) & set(route.node_ids):
+            raise NoRoute("no route without it")
+        return route
+
+    return form
+
+
+def test_a_range_only_one_node_holds_serves_only_through_a_node_the_ledger_vouches_for() -> None:
+    lone = _route((HEAD, 0), (TAIL, 2))  # nobody else holds 0-2 or 2-4
+    with pytest.raises(Unreplayable) as refused:
+        auditable_route(lone, [HEAD, TAIL], _form_only(lone))
+    assert "layers 0-2 (node head)" in refused.value.message
+    assert "layers 2-4 (node tail)" in refused.value.message
+    assert refused.value.reason == "unreplayable"
+    # Vouched for (past probation, or the operator runs every node): it serves.
+    assert auditable_route(lone, [HEAD, TAIL], _form_only(lone), lambda ids: set(ids)) == lone
+    # One vouched, one not: still refused, naming only the other.
+    with pytest.raises(Unreplayable) as half:
+        auditable_route(lone, [HEAD, TAIL], _form_only(lone), lambda ids: {"head"})
+    assert "head" not in half.value.message and "layers 2-4 (node tail)" in half.value.message
+
+
+def test_the_smallest_networks_replay_each_other() -> None:
+    # Two nodes that each hold the whole model.
+    other = _c("whole-2", 0, 4)
+    alone = _route(
+        (WHOLE, 0),
+    )
+    assert auditable_route(alone, [WHOLE, other], _form_only(alone)) == alone
+    # Two nodes on each range.
+    head2, tail2 = _c("head-2", 0, 2), _c("tail-2", 2, 4)
+    pair = _route((HEAD, 0), (TAIL, 2))
+    assert auditable_route(pair, [HEAD, TAIL, head2, tail2], _form_only(pair)) == pair

@@ -241,7 +241,6 @@ class BlockingAuditor:
         frames: Sequence[bytes],
         observed: bytes,
         *,
-        greedy: bool,
         bind: Callable[[], Awaitable[dict[str, Any] | None]] | None = None,
     ) -> SimpleNamespace:
         self.calls.append((hop_index, len(frames), observed))
@@ -253,7 +252,7 @@ class BlockingAuditor:
             raise
         accused = plan.hops[hop_index].node_id
         if not self.convict:
-            return SimpleNamespace(quarantined=[], withdrawn=[])
+            return SimpleNamespace(outcome="agreed", quarantined=[], withdrawn=[])
         assert bind is not None
         self.bound = await bind()
         return SimpleNamespace(quarantined=[accused], withdrawn=[])

@@ -9,6 +9,9 @@ spread instead of all sent to the same hole. When those ranges hold no chain
 of two or more distinct nodes that the certifier could run through (two nodes
 that each hold the whole model), the answer is the range that completes one
 (``allocation.choose_completing``): without it the recipe stays dark for good.
+Then, on a tracker that checks its nodes, a range only one node holds gets a
+second holder before the load is spread (``replay_cover.choose_replayer``): no
+other node could check it, so it serves no newcomer's answers.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from tracker_service.domain.allocation import (
     choose_range,
     layer_rates,
 )
+from tracker_service.domain.replay_cover import choose_replayer
+from tracker_service.services.data_plane import vouch_all
 from tracker_service.services.rebalancing import PendingPlacements
 from tracker_service.store.allocation import ServingGroup, serving_groups
 
@@ -92,14 +97,17 @@ def _answer(
         if arbiter
         else None
     )
-    choice = (
-        choice
-        or choose_completing(
+    choice = choice or choose_completing(
+        layer_count, placements, max_layers=max_layers, speed=speed, uplink=cap, model=model
+    )
+    if choice is None and min(rates, default=0.0) > 0.0 and not vouch_all(context.settings):
+        # Covered: a range only one node holds cannot be checked, and serves no newcomer's
+        # answers, so a second holder comes before spreading the load (replay_cover.py).
+        choice = choose_replayer(
             layer_count, placements, max_layers=max_layers, speed=speed, uplink=cap, model=model
         )
-        or choose_range(
-            layer_count, rates, max_layers=max_layers, speed=speed, model=model, uplink=cap
-        )
+    choice = choice or choose_range(
+        layer_count, rates, max_layers=max_layers, speed=speed, model=model, uplink=cap
     )
     if choice.start is not None and choice.end is not None and node_id:
         rate = min(speed / (choice.end - choice.start), cap)

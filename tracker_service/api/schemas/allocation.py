@@ -12,7 +12,7 @@ class AllocationPublic(BaseModel):
     start: int | None = Field(default=None, description="first layer to serve")
     end: int | None = Field(default=None, description="one past the last layer (exclusive)")
     reason: str = Field(
-        description="hole, chain, arbiter, bottleneck, balanced or too-little-memory"
+        description="hole, chain, arbiter, replayer, bottleneck, balanced or too-little-memory"
     )
     sentence: str = Field(description="why this range, for the contributor")
     bottleneck_before: float = Field(description="slowest layer's tokens/s now")
