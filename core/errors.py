@@ -29,7 +29,7 @@ show its message; ``reason`` is a stable machine-readable code.
     ├── ProtocolError               a bad wire frame or signature
     │   ├── TicketError             a route ticket that does not admit the session
     │   └── PinMismatch             (core.dataplane.tls) a node's certificate is not its pin
-    ├── TrackerError                the tracker refused or could not be reached
+    ├── TrackerCallFailed           the tracker refused or could not be reached
     │   ├── TrackerUnreachable      (core.tracker_client) no answer
     │   ├── TrackerRefused          (core.tracker_client) an answer that says no
     │   │   └── ReRegisterRequired  the tracker forgot this node: register again
@@ -116,7 +116,7 @@ class TicketError(ProtocolError):
     reason = "bad-ticket"
 
 
-class TrackerError(MeshnetError):
+class TrackerCallFailed(MeshnetError):
     reason = "tracker-error"
 
 
