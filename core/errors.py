@@ -40,6 +40,10 @@ show its message; ``reason`` is a stable machine-readable code.
         └── KeyringFailed           (core.jobs.credentials) the OS keyring failed at logout
 
 Every exception class in ``core/`` sits in this tree (tests/core/test_error_tree.py).
+No name is defined twice here. Three names recur in tracker_service's tree with the
+same meaning, the same check made independently there (the tracker never imports
+core): PinMismatch, RecipeIdentityError, FingerprintMismatch. Any other name shared
+with the tracker or the app is a collision (tests/support/error_names.py).
 """
 
 from __future__ import annotations
