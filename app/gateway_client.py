@@ -19,7 +19,7 @@ from core.errors import MeshnetError
 from core.tls_trust import tracker_verify
 
 
-class GatewayError(MeshnetError):
+class GatewayCallFailed(MeshnetError):
     reason = "gateway-error"
 
 
@@ -59,9 +59,9 @@ class GatewayClient:
         try:
             reply = self._http.request(method, self.base + path, **kw)
         except httpx.HTTPError as exc:
-            raise GatewayError(f"cannot reach the gateway at {self.base}: {exc}") from exc
+            raise GatewayCallFailed(f"cannot reach the gateway at {self.base}: {exc}") from exc
         if reply.status_code != 200:
-            raise GatewayError(_error_text(reply.status_code, reply.read()))
+            raise GatewayCallFailed(_error_text(reply.status_code, reply.read()))
         return reply
 
     def stream_chat(
@@ -83,11 +83,11 @@ class GatewayClient:
         try:
             with self._http.stream("POST", self.base + "/chat/completions", json=body) as resp:
                 if resp.status_code != 200:
-                    raise GatewayError(_error_text(resp.status_code, resp.read()))
+                    raise GatewayCallFailed(_error_text(resp.status_code, resp.read()))
                 reply.route = resp.headers.get("X-Meshnet-Route", "")
                 for event in _events(resp.iter_lines()):
                     if "error" in event:
-                        raise GatewayError(str(event["error"].get("message", event["error"])))
+                        raise GatewayCallFailed(str(event["error"].get("message", event["error"])))
                     if event.get("usage"):
                         reply.usage = dict(event["usage"])
                     for choice in event.get("choices", []):
@@ -99,7 +99,7 @@ class GatewayClient:
         except KeyboardInterrupt:
             reply.stopped = True  # leaving the block closed the connection
         except httpx.HTTPError as exc:
-            raise GatewayError(f"the gateway at {self.base} failed: {exc}") from exc
+            raise GatewayCallFailed(f"the gateway at {self.base} failed: {exc}") from exc
         return reply
 
 

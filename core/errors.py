@@ -29,7 +29,7 @@ show its message; ``reason`` is a stable machine-readable code.
     ├── ProtocolError               a bad wire frame or signature
     │   ├── TicketError             a route ticket that does not admit the session
     │   └── PinMismatch             (core.dataplane.tls) a node's certificate is not its pin
-    ├── TrackerError                the tracker refused or could not be reached
+    ├── TrackerCallFailed           the tracker refused or could not be reached
     │   ├── TrackerUnreachable      (core.tracker_client) no answer
     │   ├── TrackerRefused          (core.tracker_client) an answer that says no
     │   │   └── ReRegisterRequired  the tracker forgot this node: register again
@@ -40,6 +40,10 @@ show its message; ``reason`` is a stable machine-readable code.
         └── KeyringFailed           (core.jobs.credentials) the OS keyring failed at logout
 
 Every exception class in ``core/`` sits in this tree (tests/core/test_error_tree.py).
+No name is defined twice here. Three names recur in tracker_service's tree with the
+same meaning, the same check made independently there (the tracker never imports
+core): PinMismatch, RecipeIdentityError, FingerprintMismatch. Any other name shared
+with the tracker or the app is a collision (tests/support/error_names.py).
 """
 
 from __future__ import annotations
@@ -116,7 +120,7 @@ class TicketError(ProtocolError):
     reason = "bad-ticket"
 
 
-class TrackerError(MeshnetError):
+class TrackerCallFailed(MeshnetError):
     reason = "tracker-error"
 
 

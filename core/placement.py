@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.capability import CapabilityReport, saved_reports
-from core.errors import MeshnetError, TrackerError
+from core.errors import MeshnetError, TrackerCallFailed
 from core.hardware import DEFAULT_KV_TOKENS, detect_device
 from core.hardware import suggest_layer_range as fit_locally
 from core.hardware_report import max_layers_anywhere, model_shapes, recipe_footprint
@@ -142,7 +142,7 @@ def choose_layers(
                 exc,
             )
             sleep(delay)
-        except TrackerError as exc:
+        except TrackerCallFailed as exc:
             return _local(capacity, f"the tracker could not suggest a range ({exc})")
     if not answer.get("fits"):
         raise TooLittleMemory(str(answer.get("sentence") or "no useful range fits here"))

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 from core.credit_account import ACCOUNTS_PATH
-from core.errors import TrackerError
+from core.errors import TrackerCallFailed
 from core.identity import NodeIdentity
 from core.signing import signed_headers
 from core.tls_trust import tracker_verify
@@ -36,11 +36,11 @@ RE_REGISTER = "re-register"
 RELAY_REASON_MAX = 300
 
 
-class TrackerUnreachable(TrackerError):
+class TrackerUnreachable(TrackerCallFailed):
     reason = "tracker-unreachable"
 
 
-class TrackerRefused(TrackerError):
+class TrackerRefused(TrackerCallFailed):
     """The tracker answered with a refusal; ``reason`` is its code, the message its sentence."""
 
     def __init__(self, status_code: int, reason: str, detail: str) -> None:
@@ -148,7 +148,7 @@ class TrackerClient:
             try:
                 return dict(response.json())
             except ValueError as exc:
-                raise TrackerError(f"the tracker answered {path} with non-JSON") from exc
+                raise TrackerCallFailed(f"the tracker answered {path} with non-JSON") from exc
         raise _refusal(response)
 
     def register(
@@ -198,7 +198,7 @@ class TrackerClient:
             return
         found = key_fingerprint_b64(public_key_b64)
         if found != self._key_fingerprint:
-            raise TrackerError(
+            raise TrackerCallFailed(
                 f"the tracker at {self.base_url} answers with key {found or 'none'}, not the key "
                 f"{self._key_fingerprint} this node joined; it may not be your network's "
                 "tracker. Join again with a fresh invite if the operator changed the key.",
@@ -288,7 +288,7 @@ class TrackerClient:
         try:
             return dict(response.json())
         except ValueError as exc:
-            raise TrackerError(f"the tracker answered {path} with non-JSON") from exc
+            raise TrackerCallFailed(f"the tracker answered {path} with non-JSON") from exc
 
     def deregister(self) -> None:
         self._post(

@@ -26,7 +26,7 @@ that callers already catch as ``ValueError``/``RuntimeError`` keep that base too
     │   ├── InviteRefused             an invite code that cannot be redeemed (reason per refusal)
     │   └── ArtifactRefusal           the artifact store refuses (reason, status)
     ├── relay
-    │   ├── LinkRefused               a relay link handshake does not authenticate
+    │   ├── RelayLinkRefused          a relay link handshake does not authenticate
     │   ├── LinkGone                  a node's link closed under a stream
     │   └── MuxError                  (ValueError) a link message that is not a mux frame
     ├── security
@@ -54,6 +54,11 @@ that callers already catch as ``ValueError``/``RuntimeError`` keep that base too
 Lower layers raise these; the app's exception handlers turn refusals into
 ``{"reason": ..., "detail": ...}`` JSON. Routes raise HTTPException through
 :func:`tracker_service.api.routes.refuse`, same shape.
+
+No name is defined twice here. Three names recur in core's tree (core/errors.py)
+with the same meaning, the same check made independently because the tracker never
+imports core: PinMismatch, RecipeIdentityError, FingerprintMismatch. Any other
+name shared with core or the app is a collision (tests/support/error_names.py).
 """
 
 from __future__ import annotations

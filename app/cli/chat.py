@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from app.cli import arguments
 
 # The gateway's client is shared with the demo; it is re-exported here for the chat's tests.
-from app.gateway_client import GatewayClient, GatewayError, Reply
+from app.gateway_client import GatewayCallFailed, GatewayClient, Reply
 
 DEFAULT_TRACKER = "http://127.0.0.1:8765"
 
@@ -63,7 +63,7 @@ class Chat:
                 continue
             try:
                 self.ask(prompt)
-            except GatewayError as exc:
+            except GatewayCallFailed as exc:
                 self.history.pop()  # the question got no answer
                 self.out.write(f"\nmeshnet: {exc}\n")
 
@@ -96,7 +96,7 @@ def run_chat(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         if model is None:
             models = client.models()
             if not models:
-                raise GatewayError(
+                raise GatewayCallFailed(
                     f"no model serves at {args.tracker} right now (none is certified with a "
                     "live route); try again when nodes are up"
                 )

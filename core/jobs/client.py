@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 
-from core.errors import TrackerError
+from core.errors import TrackerCallFailed
 from core.identity import NodeIdentity
 from core.jobs.credentials import CredentialStore
 from core.signing import signed_headers
@@ -41,7 +41,7 @@ HEADER_LEASE = "X-Meshnet-Lease"
 SESSION_SCHEME = "MeshNet-Session"
 
 
-class LeaseLost(TrackerError):
+class LeaseLost(TrackerCallFailed):
     """The tracker answered 410: the lease expired or was superseded."""
 
     reason = "lease-lost"

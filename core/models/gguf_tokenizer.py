@@ -28,9 +28,9 @@ from tokenizers import (
 )
 
 from core.errors import ModelImportError
+from core.runtime.families import GGUF_FAMILIES
 
 _CONTROL_TOKEN_TYPE = 3
-_GEMMA_ARCHITECTURES = frozenset({"gemma", "gemma2", "gemma3"})
 # Gemma's turn format (the template of Google's instruction-tuned checkpoints, text
 # only): a system message opens the first user turn; the model's turns are "model".
 GEMMA_CHAT_TEMPLATE = (
@@ -114,9 +114,11 @@ def build_tokenizer(
 ) -> tuple[Tokenizer, dict[str, Any]]:
     kind = _field(reader, "tokenizer.ggml.model")
     arch = _field(reader, "general.architecture")
+    family = GGUF_FAMILIES.get(arch)
+    gemma = family is not None and family.gemma_vocabulary  # the adapter declares it
     if kind == "gpt2":
         tokenizer = _byte_level_bpe(reader)
-    elif kind == "llama" and arch in _GEMMA_ARCHITECTURES:
+    elif kind == "llama" and gemma:
         tokenizer = _gemma_sentencepiece(reader)
     else:
         raise ModelImportError(
@@ -137,7 +139,7 @@ def build_tokenizer(
 
     context = (model_config or {}).get("max_position_embeddings")
     template = _field(reader, "tokenizer.chat_template")
-    if template is None and arch in _GEMMA_ARCHITECTURES:
+    if template is None and gemma:
         template = GEMMA_CHAT_TEMPLATE  # files converted without one still chat as Gemma does
     config = {
         "tokenizer_class": "PreTrainedTokenizerFast",

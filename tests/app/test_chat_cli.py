@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli.chat import Chat, GatewayClient, GatewayError, run_chat
+from app.cli.chat import Chat, GatewayCallFailed, GatewayClient, run_chat
 from app.cli.meshnet import build_parser
 from tests.tracker_service.gateway_cluster import (
     MODEL,
@@ -108,11 +108,11 @@ def test_ctrl_c_stops_the_answer_not_the_program(cluster: GatewayCluster) -> Non
 
 
 def test_an_unknown_model_is_a_readable_error(cluster: GatewayCluster) -> None:
-    with pytest.raises(GatewayError, match="does not exist on this tracker"):
+    with pytest.raises(GatewayCallFailed, match="does not exist on this tracker"):
         run_chat(args_for(cluster, "--model", "nope", "hi"), io.StringIO())
 
 
 def test_an_unreachable_tracker_is_a_readable_error(tmp_path: Path) -> None:
     args = build_parser().parse_args(["chat", "--tracker", "http://127.0.0.1:9", "hi"])
-    with pytest.raises(GatewayError, match="cannot reach the gateway"):
+    with pytest.raises(GatewayCallFailed, match="cannot reach the gateway"):
         run_chat(args, io.StringIO())

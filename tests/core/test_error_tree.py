@@ -11,6 +11,7 @@ from pathlib import Path
 import core
 import core.errors
 from core.errors import MeshnetError
+from tests.support.error_names import shared_with_other_sides, twice_defined
 
 CORE = Path(core.__file__).resolve().parent
 REASON = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -74,3 +75,12 @@ def test_the_tree_in_the_errors_docstring_names_every_class() -> None:
 def test_one_cancelled() -> None:
     cancelled = [cls for cls in _exception_classes() if "Cancel" in cls.__name__]
     assert [f"{cls.__module__}.{cls.__name__}" for cls in cancelled] == ["core.progress.Cancelled"]
+
+
+def test_no_exception_name_is_defined_twice_in_core() -> None:
+    assert twice_defined(_exception_classes()) == []
+
+
+def test_a_name_shared_with_app_or_tracker_means_the_same_there() -> None:
+    # Only SAME_MEANING names may recur across sides; rename any other collision.
+    assert shared_with_other_sides("core", _exception_classes()) == []

@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 
-from core.errors import ConfigError, TrackerError
+from core.errors import ConfigError, TrackerCallFailed
 from core.identity import NodeIdentity
 from core.invites import (
     INVITE_REDEEMED_DOMAIN,
@@ -218,7 +218,7 @@ def test_registration_refuses_a_tracker_whose_key_is_not_the_joined_one() -> Non
     client = TrackerClient(
         URL, NODE, key_fingerprint=pinned, transport=httpx.MockTransport(handler)
     )
-    with pytest.raises(TrackerError) as refused:
+    with pytest.raises(TrackerCallFailed) as refused:
         client.register({}, {}, "ws://127.0.0.1:1")
     assert refused.value.reason == "tracker-key-mismatch"
     unpinned = TrackerClient(URL, NODE, transport=httpx.MockTransport(handler))

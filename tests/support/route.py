@@ -20,7 +20,7 @@ import httpx
 import torch
 
 from core.dataplane import frames
-from core.errors import ProtocolError, TrackerError
+from core.errors import ProtocolError, TrackerCallFailed
 from tests.support.hop_client import HopClient
 
 
@@ -151,9 +151,9 @@ async def request_route(tracker_url: str, recipe: Mapping[str, Any]) -> dict[str
                 },
             )
         except httpx.HTTPError as exc:
-            raise TrackerError(f"cannot reach the tracker at {tracker_url}: {exc}") from exc
+            raise TrackerCallFailed(f"cannot reach the tracker at {tracker_url}: {exc}") from exc
     if response.status_code != 200:
-        raise TrackerError(
+        raise TrackerCallFailed(
             f"the tracker gave no route ({response.status_code}): {response.text[:300]}",
             reason="no-route",
         )

@@ -10,6 +10,7 @@ import pkgutil
 import pytest
 
 import tracker_service
+from tests.support.error_names import shared_with_other_sides, twice_defined
 from tracker_service import errors
 from tracker_service.errors import TrackerError
 
@@ -65,3 +66,12 @@ def test_instances_carry_their_own_reason() -> None:
 
     limited = RateLimited("slow down", retry_after_s=3)
     assert limited.reason == "rate_limit_exceeded" and isinstance(limited, TrackerError)
+
+
+def test_no_exception_name_is_defined_twice_in_the_tracker() -> None:
+    assert twice_defined(EXCEPTIONS) == []
+
+
+def test_a_name_shared_with_core_or_app_means_the_same_there() -> None:
+    # Only SAME_MEANING names may recur across sides; rename any other collision.
+    assert shared_with_other_sides("tracker_service", EXCEPTIONS) == []

@@ -35,7 +35,7 @@ HEADER_PUBLIC_KEY = "X-Meshnet-Public-Key"
 HEADER_MAX_MESSAGE = "X-Meshnet-Max-Message"  # the node's cap on one client message
 
 
-class LinkRefused(TrackerError):
+class RelayLinkRefused(TrackerError):
     """The handshake does not authenticate a node; the message says why."""
 
     reason = "link-refused"
@@ -55,7 +55,7 @@ class LinkAuthenticator:
         self._seen: OrderedDict[tuple[str, str], float] = OrderedDict()
 
     def verify(self, method: str, path: str, headers: Mapping[str, str]) -> str:
-        """The authenticated node id, or LinkRefused."""
+        """The authenticated node id, or RelayLinkRefused."""
         try:
             node_id = headers[HEADER_NODE]
             timestamp = parse_timestamp(headers[HEADER_TIMESTAMP])
@@ -65,23 +65,23 @@ class LinkAuthenticator:
                 headers[HEADER_PUBLIC_KEY], PUBLIC_KEY_BYTES, "the public key"
             )
         except KeyError as exc:
-            raise LinkRefused(f"the link request lacks the {exc.args[0]} header") from exc
+            raise RelayLinkRefused(f"the link request lacks the {exc.args[0]} header") from exc
         except WireFormatError as exc:
-            raise LinkRefused(str(exc)) from exc
+            raise RelayLinkRefused(str(exc)) from exc
         if not is_node_id(node_id) or node_id_for(public_key) != node_id:
-            raise LinkRefused("the node id is not the hash of the public key sent")
+            raise RelayLinkRefused("the node id is not the hash of the public key sent")
         now = self._clock()
         if abs(now - timestamp) > self._window_s:
-            raise LinkRefused(
+            raise RelayLinkRefused(
                 f"the signed timestamp is {now - timestamp:+.0f} s from the relay's clock; "
                 "check this computer's clock"
             )
         message = signed_request_message(method, path, timestamp, nonce, b"")
         if not verify_ed25519(public_key, signature, message):
-            raise LinkRefused("the link request's signature does not verify")
+            raise RelayLinkRefused("the link request's signature does not verify")
         self._forget(now)
         if (node_id, nonce) in self._seen:
-            raise LinkRefused("the link request's nonce was used before (a replay)")
+            raise RelayLinkRefused("the link request's nonce was used before (a replay)")
         self._seen[(node_id, nonce)] = now
         return node_id
 

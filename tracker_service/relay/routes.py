@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse, Response
 
 from tracker_service.domain.wire import is_node_id
 from tracker_service.relay.hub import LinkGone, RelayHub, client_address
-from tracker_service.relay.link_auth import HEADER_MAX_MESSAGE, LinkAuthenticator, LinkRefused
+from tracker_service.relay.link_auth import HEADER_MAX_MESSAGE, LinkAuthenticator, RelayLinkRefused
 from tracker_service.relay.mux import MuxError
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ def relay_router(hub: RelayHub, auth: LinkAuthenticator) -> APIRouter:
     async def link(ws: WebSocket) -> None:
         try:
             node_id = auth.verify("GET", ws.scope["path"], ws.headers)
-        except LinkRefused as exc:
+        except RelayLinkRefused as exc:
             hub.metrics.links.labels("refused").inc()
             log.info("relay link refused from %s: %s", client_address(ws.scope), exc)
             await _deny(ws, 401, "link-refused", str(exc))

@@ -1,5 +1,10 @@
-"""What an architecture adapter is: a name, the configs it claims, a field reader
-and the checkpoint's tensor layout."""
+"""What an architecture adapter is: a name, the configs it claims, a field reader,
+the checkpoint's tensor layout, the GGUF files it reads and its tokenizer quirks.
+
+The adapter is the one place a family is declared: ``ADAPTERS`` lists them and
+every other table (the GGUF importer's architectures, the GGUF tokenizer's Gemma
+vocabulary) is derived from it; the recipe catalogue's ``architecture`` names one
+(tests/core/runtime/test_family_registry.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import UnsupportedArchitecture
+from core.runtime.families.gguf import GgufArchitecture
 
 FieldReader = Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, Any]]
 SLIDING, FULL = "sliding_attention", "full_attention"
@@ -31,6 +37,10 @@ class FamilyAdapter:
     layout: TensorLayout = field(default_factory=TensorLayout)
     activations: tuple[str, ...] = ("silu",)
     per_layer_rope: bool = False  # rope_parameters may hold one mapping per layer type
+    gguf: GgufArchitecture | None = None  # the llama.cpp architecture it imports, if any
+    # Gemma's vocabulary: a GGUF 'llama'-type tokenizer is Gemma's SentencePiece, a file
+    # without a chat template chats as Gemma does, and <end_of_turn> is a second stop
+    gemma_vocabulary: bool = False
 
 
 def refuse(field_name: str, value: Any, why: str, reason: str = "unsupported-architecture") -> None:

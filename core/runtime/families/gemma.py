@@ -13,7 +13,17 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from core.errors import UnsupportedArchitecture
 from core.runtime.families.base import FamilyAdapter, refuse, sliding_layers_of
+from core.runtime.families.gguf import (
+    ATTENTION,
+    GEMMA_NORMS,
+    MLP,
+    QK_NORMS,
+    GgufArchitecture,
+    GgufMeta,
+    head_dim,
+)
 from core.runtime.rope_config import layer_type_rope_params, rope_scaling, rope_theta
 
 
@@ -69,12 +79,73 @@ def _gemma3_fields(d: Mapping[str, Any], common: Mapping[str, Any]) -> dict[str,
     return fields
 
 
+def _gguf_query_scalar(m: GgufMeta, large_layers: int) -> float:
+    # llama.cpp: the 27B models scale by hidden/heads, the others by head_dim
+    layers = int(m.arch_key("block_count"))
+    if layers == large_layers:
+        return int(m.arch_key("embedding_length")) / int(m.arch_key("attention.head_count"))
+    return float(head_dim(m))
+
+
+def _gguf_layer_types(m: GgufMeta, pattern: int) -> list[str]:
+    n = int(m.arch_key("block_count"))
+    return ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n)]
+
+
+def _gemma2_gguf_fields(m: GgufMeta) -> dict[str, Any]:
+    return {
+        "hidden_activation": "gelu_pytorch_tanh",
+        "query_pre_attn_scalar": _gguf_query_scalar(m, large_layers=46),
+        "sliding_window": int(m.arch_key("attention.sliding_window", 4096)),
+        "layer_types": _gguf_layer_types(m, 2),
+        "attn_logit_softcapping": m.arch_key("attn_logit_softcapping"),
+        "final_logit_softcapping": m.arch_key("final_logit_softcapping"),
+        "attention_bias": False,
+    }
+
+
+def _gemma3_gguf_fields(m: GgufMeta) -> dict[str, Any]:
+    """Fields the file does not carry take llama.cpp's values (local RoPE base 10000,
+    every 6th layer global)."""
+    scaling = None
+    if m.arch_key("rope.scaling.type") == "linear":  # the 4B+ models' global layers
+        scaling = {"rope_type": "linear", "factor": float(m.arch_key("rope.scaling.factor"))}
+    elif m.arch_key("rope.scaling.type") not in (None, "none"):
+        raise UnsupportedArchitecture(
+            f"Gemma 3 RoPE scaling {m.arch_key('rope.scaling.type')!r} is not supported"
+        )
+    return {
+        "hidden_activation": "gelu_pytorch_tanh",
+        "query_pre_attn_scalar": _gguf_query_scalar(m, large_layers=62),
+        "sliding_window": int(m.arch_key("attention.sliding_window", 4096)),
+        "sliding_window_pattern": 6,
+        "layer_types": _gguf_layer_types(m, 6),
+        "rope_local_base_freq": 10000.0,
+        "rope_scaling": scaling,
+        "attn_logit_softcapping": None,
+        "final_logit_softcapping": m.arch_key("final_logit_softcapping"),
+        "attention_bias": False,
+        "use_bidirectional_attention": False,
+    }
+
+
+# llama.cpp stores every RMSNorm weight as (1 + w): 1 is subtracted, so the folder holds
+# what transformers' Gemma modules expect (they add the 1 back)
 GEMMA2 = FamilyAdapter(
     name="gemma2",
     model_types=("gemma2",),
     arch_classes=("Gemma2ForCausalLM",),
     read_fields=_gemma2_fields,
     activations=("gelu_pytorch_tanh",),
+    gguf=GgufArchitecture(
+        "gemma2",
+        "Gemma2ForCausalLM",
+        "gemma2",
+        {**GEMMA_NORMS, **ATTENTION, **MLP},
+        _gemma2_gguf_fields,
+        norm_shift=1.0,
+    ),
+    gemma_vocabulary=True,
 )
 GEMMA3 = FamilyAdapter(
     name="gemma3",
@@ -83,4 +154,13 @@ GEMMA3 = FamilyAdapter(
     read_fields=_gemma3_fields,
     activations=("gelu_pytorch_tanh",),
     per_layer_rope=True,
+    gguf=GgufArchitecture(
+        "gemma3",
+        "Gemma3ForCausalLM",
+        "gemma3_text",
+        {**GEMMA_NORMS, **ATTENTION, **QK_NORMS, **MLP},
+        _gemma3_gguf_fields,
+        norm_shift=1.0,
+    ),
+    gemma_vocabulary=True,
 )

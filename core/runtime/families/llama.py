@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from core.errors import UnsupportedArchitecture
 from core.runtime.families.base import FamilyAdapter, refuse, window_everywhere
+from core.runtime.families.gguf import BIASES, LLAMA_LAYER, GgufArchitecture, GgufMeta
 
 
 def _refuse_active_window(
@@ -48,15 +50,36 @@ def _qwen2_fields(d: Mapping[str, Any], common: Mapping[str, Any]) -> dict[str, 
     return {"attention_bias": True, "attention_out_bias": False}  # q/k/v bias, o without
 
 
+def _llama_gguf_fields(m: GgufMeta) -> dict[str, Any]:
+    if m.has_tensor("rope_freqs.weight"):
+        raise UnsupportedArchitecture(
+            "this Llama GGUF carries llama.cpp's rope_freqs tensor (Llama 3.1+ long-context "
+            "RoPE scaling), whose parameters the file does not state; import the model from "
+            "its Hugging Face folder instead"
+        )
+    return {"hidden_act": "silu", "attention_bias": False, "mlp_bias": False}
+
+
+def _qwen2_gguf_fields(_m: GgufMeta) -> dict[str, Any]:
+    return {"hidden_act": "silu", "use_sliding_window": False}
+
+
 LLAMA = FamilyAdapter(
     name="llama",
     model_types=("llama", "mistral"),
     arch_classes=("LlamaForCausalLM", "MistralForCausalLM"),
     read_fields=_llama_fields,
+    # llama.cpp permutes Llama's q/k rows for its interleaved RoPE: permuted back
+    gguf=GgufArchitecture(
+        "llama", "LlamaForCausalLM", "llama", LLAMA_LAYER, _llama_gguf_fields, permute_qk=True
+    ),
 )
 QWEN2 = FamilyAdapter(
     name="qwen2",
     model_types=("qwen2",),
     arch_classes=("Qwen2ForCausalLM",),
     read_fields=_qwen2_fields,
+    gguf=GgufArchitecture(
+        "qwen2", "Qwen2ForCausalLM", "qwen2", {**LLAMA_LAYER, **BIASES}, _qwen2_gguf_fields
+    ),
 )

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.runtime.families.base import FamilyAdapter, sliding_layers_of
+from core.runtime.families.gguf import LLAMA_LAYER, QK_NORMS, GgufArchitecture, GgufMeta
 
 
 def qwen3_attention_fields(d: Mapping[str, Any], common: Mapping[str, Any]) -> dict[str, Any]:
@@ -26,9 +27,16 @@ def qwen3_attention_fields(d: Mapping[str, Any], common: Mapping[str, Any]) -> d
     }
 
 
+def _qwen3_gguf_fields(_m: GgufMeta) -> dict[str, Any]:
+    return {"hidden_act": "silu", "attention_bias": False, "use_sliding_window": False}
+
+
 QWEN3 = FamilyAdapter(
     name="qwen3",
     model_types=("qwen3",),
     arch_classes=("Qwen3ForCausalLM",),
     read_fields=qwen3_attention_fields,
+    gguf=GgufArchitecture(
+        "qwen3", "Qwen3ForCausalLM", "qwen3", {**LLAMA_LAYER, **QK_NORMS}, _qwen3_gguf_fields
+    ),
 )

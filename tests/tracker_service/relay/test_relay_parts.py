@@ -17,7 +17,7 @@ from tracker_service.domain.wire import node_id_for
 from tracker_service.relay import mux
 from tracker_service.relay.bandwidth import ByteBucket
 from tracker_service.relay.directory import RelayDirectory, relay_of
-from tracker_service.relay.link_auth import HEADER_PUBLIC_KEY, LinkAuthenticator, LinkRefused
+from tracker_service.relay.link_auth import HEADER_PUBLIC_KEY, LinkAuthenticator, RelayLinkRefused
 
 LINK_URL = "ws://relay.example:8766/relay/v1/link"
 
@@ -89,7 +89,7 @@ def test_a_signed_link_request_authenticates_its_node_once() -> None:
     key, auth = FakeKey(), LinkAuthenticator(clock=lambda: 1_000_000.0)
     headers = key.headers(1_000_000.0)
     assert auth.verify("GET", "/relay/v1/link", headers) == key.node_id
-    with pytest.raises(LinkRefused, match="replay"):
+    with pytest.raises(RelayLinkRefused, match="replay"):
         auth.verify("GET", "/relay/v1/link", headers)
 
 
@@ -97,18 +97,18 @@ def test_link_requests_that_do_not_authenticate_are_refused_with_why() -> None:
     key, other = FakeKey(), FakeKey()
     auth = LinkAuthenticator(clock=lambda: 1_000_000.0)
     stale = key.headers(1_000_000.0 - 3600)
-    with pytest.raises(LinkRefused, match="clock"):
+    with pytest.raises(RelayLinkRefused, match="clock"):
         auth.verify("GET", "/relay/v1/link", stale)
     wrong_path = key.headers(1_000_000.0)
-    with pytest.raises(LinkRefused, match="signature"):
+    with pytest.raises(RelayLinkRefused, match="signature"):
         auth.verify("GET", "/relay/other", wrong_path)
     borrowed = key.headers(1_000_000.0)
     borrowed[HEADER_PUBLIC_KEY] = base64.b64encode(other.public).decode()
-    with pytest.raises(LinkRefused, match="hash of the public key"):
+    with pytest.raises(RelayLinkRefused, match="hash of the public key"):
         auth.verify("GET", "/relay/v1/link", borrowed)
     missing = key.headers(1_000_000.0)
     del missing["X-Meshnet-Signature"]
-    with pytest.raises(LinkRefused, match="X-Meshnet-Signature"):
+    with pytest.raises(RelayLinkRefused, match="X-Meshnet-Signature"):
         auth.verify("GET", "/relay/v1/link", missing)
 
 
