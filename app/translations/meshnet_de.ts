@@ -454,6 +454,106 @@
       <translation>In der Bestenliste im Team {team}</translation>
     </message>
     <message>
+      <source>What this computer gives now</source>
+      <extracomment>use.title</extracomment>
+      <translation>Was dieser Computer gerade gibt</translation>
+    </message>
+    <message>
+      <source>MeshNet uses nothing on this computer while it is not contributing.</source>
+      <extracomment>use.none</extracomment>
+      <translation>MeshNet nutzt nichts auf diesem Computer, solange er nicht mithilft.</translation>
+    </message>
+    <message>
+      <source>MeshNet cannot measure how much of this computer it uses right now.</source>
+      <extracomment>use.unknown</extracomment>
+      <translation>MeshNet kann gerade nicht messen, wie viel es von diesem Computer nutzt.</translation>
+    </message>
+    <message>
+      <source>Using {used} of {total} of graphics memory.</source>
+      <extracomment>use.gpu</extracomment>
+      <translation>Nutzt {used} von {total} Grafikspeicher.</translation>
+    </message>
+    <message>
+      <source>Using {used} of {total} of graphics memory; the graphics card is {busy} busy.</source>
+      <extracomment>use.gpu.busy</extracomment>
+      <translation>Nutzt {used} von {total} Grafikspeicher; die Grafikkarte ist zu {busy} ausgelastet.</translation>
+    </message>
+    <message>
+      <source>Using {ram} of memory and {cpu} of the processor.</source>
+      <extracomment>use.cpu</extracomment>
+      <translation>Nutzt {ram} Arbeitsspeicher und {cpu} des Prozessors.</translation>
+    </message>
+    <message>
+      <source>Using {ram} of memory.</source>
+      <extracomment>use.cpu.memory</extracomment>
+      <translation>Nutzt {ram} Arbeitsspeicher.</translation>
+    </message>
+    <message>
+      <source>Measured every few seconds from MeshNet's own programs; the rest of the computer is yours.</source>
+      <extracomment>use.tip</extracomment>
+      <translation>Alle paar Sekunden an den Programmen von MeshNet gemessen; der Rest des Computers gehört Ihnen.</translation>
+    </message>
+    <message>
+      <source>What it earns</source>
+      <extracomment>earn.title</extracomment>
+      <translation>Was er verdient</translation>
+    </message>
+    <message>
+      <source>This computer earned {today} credit today and {week} this week.</source>
+      <extracomment>credit.earned</extracomment>
+      <translation>Dieser Computer hat heute {today} Guthaben verdient, diese Woche {week}.</translation>
+    </message>
+    <message>
+      <source>No credit yet: it comes once the network has checked this computer's answers.</source>
+      <extracomment>credit.none-yet</extracomment>
+      <translation>Noch kein Guthaben: Es kommt, sobald das Netzwerk die Antworten dieses Computers geprüft hat.</translation>
+    </message>
+    <message>
+      <source>Credit puts your own questions first in line when the network is busy: {credit} credit is about {words} words of answers.</source>
+      <extracomment>credit.buys</extracomment>
+      <translation>Guthaben bringt Ihre eigenen Fragen nach vorn, wenn das Netzwerk ausgelastet ist: {credit} Guthaben reichen für etwa {words} Wörter an Antworten.</translation>
+    </message>
+    <message>
+      <source>While it helps, this computer earns credit, which puts your own questions first in line when the network is busy.</source>
+      <extracomment>credit.explain</extracomment>
+      <translation>Während er mithilft, verdient dieser Computer Guthaben, das Ihre eigenen Fragen nach vorn bringt, wenn das Netzwerk ausgelastet ist.</translation>
+    </message>
+    <message>
+      <source>The last 7 days</source>
+      <extracomment>week.title</extracomment>
+      <translation>Die letzten 7 Tage</translation>
+    </message>
+    <message>
+      <source>Today</source>
+      <extracomment>week.today</extracomment>
+      <translation>Heute</translation>
+    </message>
+    <message>
+      <source>nothing written</source>
+      <extracomment>week.nothing</extracomment>
+      <translation>nichts geschrieben</translation>
+    </message>
+    <message>
+      <source>{words} words in {hours} hours</source>
+      <extracomment>week.day</extracomment>
+      <translation>{words} Wörter in {hours} Stunden</translation>
+    </message>
+    <message>
+      <source>{words} words in 1 hour</source>
+      <extracomment>week.day.one</extracomment>
+      <translation>{words} Wörter in 1 Stunde</translation>
+    </message>
+    <message>
+      <source>Nothing written this week yet.</source>
+      <extracomment>week.empty</extracomment>
+      <translation>Diese Woche wurde noch nichts geschrieben.</translation>
+    </message>
+    <message>
+      <source>{words} words in {hours} hours this week.</source>
+      <extracomment>week.total</extracomment>
+      <translation>{words} Wörter in {hours} Stunden diese Woche.</translation>
+    </message>
+    <message>
       <source>Show your name on the leaderboard (optional)</source>
       <extracomment>leaderboard.title</extracomment>
       <translation>Ihren Namen in der Bestenliste zeigen (freiwillig)</translation>
@@ -1192,6 +1292,11 @@
       <source>unknown</source>
       <extracomment>size.unknown</extracomment>
       <translation>unbekannt</translation>
+    </message>
+    <message>
+      <source>{value}%</source>
+      <extracomment>percent</extracomment>
+      <translation>{value} %</translation>
     </message>
     <message>
       <source>← Back</source>

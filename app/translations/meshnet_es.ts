@@ -454,6 +454,106 @@
       <translation>En la clasificación en el equipo {team}</translation>
     </message>
     <message>
+      <source>What this computer gives now</source>
+      <extracomment>use.title</extracomment>
+      <translation>Lo que este ordenador aporta ahora</translation>
+    </message>
+    <message>
+      <source>MeshNet uses nothing on this computer while it is not contributing.</source>
+      <extracomment>use.none</extracomment>
+      <translation>MeshNet no usa nada de este ordenador mientras no colabora.</translation>
+    </message>
+    <message>
+      <source>MeshNet cannot measure how much of this computer it uses right now.</source>
+      <extracomment>use.unknown</extracomment>
+      <translation>MeshNet no puede medir ahora cuánto usa de este ordenador.</translation>
+    </message>
+    <message>
+      <source>Using {used} of {total} of graphics memory.</source>
+      <extracomment>use.gpu</extracomment>
+      <translation>Usa {used} de {total} de memoria gráfica.</translation>
+    </message>
+    <message>
+      <source>Using {used} of {total} of graphics memory; the graphics card is {busy} busy.</source>
+      <extracomment>use.gpu.busy</extracomment>
+      <translation>Usa {used} de {total} de memoria gráfica; la tarjeta gráfica está ocupada al {busy}.</translation>
+    </message>
+    <message>
+      <source>Using {ram} of memory and {cpu} of the processor.</source>
+      <extracomment>use.cpu</extracomment>
+      <translation>Usa {ram} de memoria y el {cpu} del procesador.</translation>
+    </message>
+    <message>
+      <source>Using {ram} of memory.</source>
+      <extracomment>use.cpu.memory</extracomment>
+      <translation>Usa {ram} de memoria.</translation>
+    </message>
+    <message>
+      <source>Measured every few seconds from MeshNet's own programs; the rest of the computer is yours.</source>
+      <extracomment>use.tip</extracomment>
+      <translation>Medido cada pocos segundos en los programas de MeshNet; el resto del ordenador es suyo.</translation>
+    </message>
+    <message>
+      <source>What it earns</source>
+      <extracomment>earn.title</extracomment>
+      <translation>Lo que gana</translation>
+    </message>
+    <message>
+      <source>This computer earned {today} credit today and {week} this week.</source>
+      <extracomment>credit.earned</extracomment>
+      <translation>Este ordenador ha ganado {today} de crédito hoy y {week} esta semana.</translation>
+    </message>
+    <message>
+      <source>No credit yet: it comes once the network has checked this computer's answers.</source>
+      <extracomment>credit.none-yet</extracomment>
+      <translation>Aún no hay crédito: llega cuando la red haya comprobado las respuestas de este ordenador.</translation>
+    </message>
+    <message>
+      <source>Credit puts your own questions first in line when the network is busy: {credit} credit is about {words} words of answers.</source>
+      <extracomment>credit.buys</extracomment>
+      <translation>El crédito pone sus propias preguntas primero en la cola cuando la red está ocupada: {credit} de crédito son unas {words} palabras de respuestas.</translation>
+    </message>
+    <message>
+      <source>While it helps, this computer earns credit, which puts your own questions first in line when the network is busy.</source>
+      <extracomment>credit.explain</extracomment>
+      <translation>Mientras ayuda, este ordenador gana crédito, que pone sus propias preguntas primero en la cola cuando la red está ocupada.</translation>
+    </message>
+    <message>
+      <source>The last 7 days</source>
+      <extracomment>week.title</extracomment>
+      <translation>Los últimos 7 días</translation>
+    </message>
+    <message>
+      <source>Today</source>
+      <extracomment>week.today</extracomment>
+      <translation>Hoy</translation>
+    </message>
+    <message>
+      <source>nothing written</source>
+      <extracomment>week.nothing</extracomment>
+      <translation>nada escrito</translation>
+    </message>
+    <message>
+      <source>{words} words in {hours} hours</source>
+      <extracomment>week.day</extracomment>
+      <translation>{words} palabras en {hours} horas</translation>
+    </message>
+    <message>
+      <source>{words} words in 1 hour</source>
+      <extracomment>week.day.one</extracomment>
+      <translation>{words} palabras en 1 hora</translation>
+    </message>
+    <message>
+      <source>Nothing written this week yet.</source>
+      <extracomment>week.empty</extracomment>
+      <translation>Aún no se ha escrito nada esta semana.</translation>
+    </message>
+    <message>
+      <source>{words} words in {hours} hours this week.</source>
+      <extracomment>week.total</extracomment>
+      <translation>{words} palabras en {hours} horas esta semana.</translation>
+    </message>
+    <message>
       <source>Show your name on the leaderboard (optional)</source>
       <extracomment>leaderboard.title</extracomment>
       <translation>Mostrar su nombre en la clasificación (opcional)</translation>
@@ -1192,6 +1292,11 @@
       <source>unknown</source>
       <extracomment>size.unknown</extracomment>
       <translation>desconocido</translation>
+    </message>
+    <message>
+      <source>{value}%</source>
+      <extracomment>percent</extracomment>
+      <translation>{value} %</translation>
     </message>
     <message>
       <source>← Back</source>

@@ -30,6 +30,7 @@ from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import QObject, QSettings, QTimer, qVersion
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
 
+from app.machine_use import MachineUseReader
 from app.network_join import APP_PROFILE, no_network_sentence, tracker_url_for
 from app.settings_model import validate_settings
 from app.texts import text
@@ -144,6 +145,7 @@ class MeshNetApp(QObject):
             main_window=not tray_available,
             versions=versions(),
             network_name=_joined_name,
+            read_use=MachineUseReader().read,
         )
         self.tray = Tray(self.controller, self.actions, self) if tray_available else None
         if probes is None:

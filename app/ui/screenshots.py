@@ -25,6 +25,7 @@ from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPixmap
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app.credit_summary import CreditSummary
+from app.machine_use import MachineUse
 from app.pause_rules import contributing_sentence
 from app.texts import text
 from app.ui.actions import AppActions
@@ -260,7 +261,7 @@ class SampleUsage:
         for index in range(168):
             at = current - (167 - index) * 3600
             hour = time.localtime(at).tm_hour
-            busy = 1.0 if 18 <= hour <= 23 else 0.35 if 9 <= hour <= 17 else 0.1
+            busy = 1.0 if 18 <= hour <= 23 else 0.35 if 9 <= hour <= 17 else 0.0
             wobble = ((index * 37) % 11) / 10
             hours.append((float(at), int(900 * busy * (0.5 + wobble))))
         return hours
@@ -280,6 +281,10 @@ class SampleUsage:
         return today, week, week * 9 + 3_112
 
 
+# a card with 12 GB, the node holding 6.2 of it, busy 40 % of the time
+SAMPLE_USE = MachineUse(
+    gpu_used_bytes=6_200_000_000, gpu_total_bytes=12_000_000_000, gpu_busy_percent=40.0
+)
 SAMPLE_CREDIT = CreditSummary(today=18.42, week=96.7, total=412.05, rank=37)
 SAMPLE_CREDIT_LISTED = replace(SAMPLE_CREDIT, display_name="Ada", team="Riverside Makers")
 
@@ -403,6 +408,7 @@ def render_all(folder: Path, qapp: QApplication) -> int:
                     versions={"MeshNet": "0.1.0"},
                     network_name=lambda: "Riverside Makers",
                     credit_fetch=lambda _tracker, _node: credit,  # asks no tracker
+                    read_use=lambda _pid: SAMPLE_USE,  # measures no process
                     # a computer without a keyring, the same on every machine that renders it
                     key_place=lambda: text(
                         "details.key-file.no-keyring", folder=SAMPLE_DATA_FOLDER
@@ -412,6 +418,7 @@ def render_all(folder: Path, qapp: QApplication) -> int:
             if events:
                 window.set_pause_rules_sentence(contributing_sentence())
                 window.credit_card.set_summary(credit)  # now, not after the first fetch
+                window.cost_reward.set_use(SAMPLE_USE)
             if name == "status-details":
                 window.show_details()
                 window.tabs.setCurrentIndex(1)
