@@ -73,6 +73,10 @@ DETAILS_TEXTS: dict[str, str] = {
     "settings.network": "This computer is part of {network}. To join another network, "
     "open Check this computer… and paste its invite.",
     "settings.device": "Device:",
+    "settings.device.own.hint": "Empty: the card chosen on This computer; or cuda:1, mps, cpu",
+    "settings.device.own.name": "Device, as the node names it",
+    "settings.advanced.intro": "For people who run their own network or try other models. "
+    "Most people need only the first two pages.",
     "settings.device.best": "Best available",
     "settings.device.cpu": "Processor (CPU)",
     "settings.device.nvidia": "NVIDIA graphics card",

@@ -412,6 +412,16 @@ TEXTS: dict[str, str] = {
     "size.gb": "{size} GB",
     "size.unknown": "unknown",
     "percent": "{value}%",
+    # --- Settings' simple page (app/ui/screens/settings/computer_page.py) ------------
+    "settings.tab.advanced": "Advanced",
+    "settings.card.found": "MeshNet found this graphics card when it checked this computer.",
+    "settings.card.none": "Check this computer to list its graphics card here.",
+    "settings.card.advanced": "Chosen on the Advanced page: {device}.",
+    "settings.memory.unit": " GB",
+    "settings.memory.hint": "The most memory MeshNet may use; the rest stays free for games "
+    "and other programs.",
+    "problem.memory.gb": "{size} is too little memory for MeshNet: choose at least {least}, "
+    "or No limit.",
 }
 
 

@@ -1299,6 +1299,41 @@
       <translation>{value} %</translation>
     </message>
     <message>
+      <source>Advanced</source>
+      <extracomment>settings.tab.advanced</extracomment>
+      <translation>Erweitert</translation>
+    </message>
+    <message>
+      <source>MeshNet found this graphics card when it checked this computer.</source>
+      <extracomment>settings.card.found</extracomment>
+      <translation>MeshNet hat diese Grafikkarte bei der Prüfung dieses Computers gefunden.</translation>
+    </message>
+    <message>
+      <source>Check this computer to list its graphics card here.</source>
+      <extracomment>settings.card.none</extracomment>
+      <translation>Prüfen Sie diesen Computer, damit seine Grafikkarte hier erscheint.</translation>
+    </message>
+    <message>
+      <source>Chosen on the Advanced page: {device}.</source>
+      <extracomment>settings.card.advanced</extracomment>
+      <translation>Auf der Seite Erweitert gewählt: {device}.</translation>
+    </message>
+    <message>
+      <source> GB</source>
+      <extracomment>settings.memory.unit</extracomment>
+      <translation> GB</translation>
+    </message>
+    <message>
+      <source>The most memory MeshNet may use; the rest stays free for games and other programs.</source>
+      <extracomment>settings.memory.hint</extracomment>
+      <translation>So viel Speicher darf MeshNet höchstens nutzen; der Rest bleibt frei für Spiele und andere Programme.</translation>
+    </message>
+    <message>
+      <source>{size} is too little memory for MeshNet: choose at least {least}, or No limit.</source>
+      <extracomment>problem.memory.gb</extracomment>
+      <translation>{size} ist zu wenig Speicher für MeshNet: Wählen Sie mindestens {least} oder Keine Grenze.</translation>
+    </message>
+    <message>
       <source>← Back</source>
       <extracomment>details.back</extracomment>
       <translation>← Zurück</translation>
@@ -1577,6 +1612,21 @@
       <source>Device:</source>
       <extracomment>settings.device</extracomment>
       <translation>Gerät:</translation>
+    </message>
+    <message>
+      <source>Empty: the card chosen on This computer; or cuda:1, mps, cpu</source>
+      <extracomment>settings.device.own.hint</extracomment>
+      <translation>Leer: die Karte von Dieser Computer; oder cuda:1, mps, cpu</translation>
+    </message>
+    <message>
+      <source>Device, as the node names it</source>
+      <extracomment>settings.device.own.name</extracomment>
+      <translation>Gerät, wie der Knoten es nennt</translation>
+    </message>
+    <message>
+      <source>For people who run their own network or try other models. Most people need only the first two pages.</source>
+      <extracomment>settings.advanced.intro</extracomment>
+      <translation>Für alle, die ein eigenes Netzwerk betreiben oder andere Modelle ausprobieren. Die meisten brauchen nur die ersten beiden Seiten.</translation>
     </message>
     <message>
       <source>Best available</source>

@@ -1299,6 +1299,41 @@
       <translation>{value} %</translation>
     </message>
     <message>
+      <source>Advanced</source>
+      <extracomment>settings.tab.advanced</extracomment>
+      <translation>Avanzado</translation>
+    </message>
+    <message>
+      <source>MeshNet found this graphics card when it checked this computer.</source>
+      <extracomment>settings.card.found</extracomment>
+      <translation>MeshNet encontró esta tarjeta gráfica al comprobar este ordenador.</translation>
+    </message>
+    <message>
+      <source>Check this computer to list its graphics card here.</source>
+      <extracomment>settings.card.none</extracomment>
+      <translation>Compruebe este ordenador para que su tarjeta gráfica aparezca aquí.</translation>
+    </message>
+    <message>
+      <source>Chosen on the Advanced page: {device}.</source>
+      <extracomment>settings.card.advanced</extracomment>
+      <translation>Elegido en la página Avanzado: {device}.</translation>
+    </message>
+    <message>
+      <source> GB</source>
+      <extracomment>settings.memory.unit</extracomment>
+      <translation> GB</translation>
+    </message>
+    <message>
+      <source>The most memory MeshNet may use; the rest stays free for games and other programs.</source>
+      <extracomment>settings.memory.hint</extracomment>
+      <translation>La memoria máxima que MeshNet puede usar; el resto queda libre para juegos y otros programas.</translation>
+    </message>
+    <message>
+      <source>{size} is too little memory for MeshNet: choose at least {least}, or No limit.</source>
+      <extracomment>problem.memory.gb</extracomment>
+      <translation>{size} es muy poca memoria para MeshNet: elija al menos {least}, o Sin límite.</translation>
+    </message>
+    <message>
       <source>← Back</source>
       <extracomment>details.back</extracomment>
       <translation>← Atrás</translation>
@@ -1577,6 +1612,21 @@
       <source>Device:</source>
       <extracomment>settings.device</extracomment>
       <translation>Dispositivo:</translation>
+    </message>
+    <message>
+      <source>Empty: the card chosen on This computer; or cuda:1, mps, cpu</source>
+      <extracomment>settings.device.own.hint</extracomment>
+      <translation>Vacío: la tarjeta elegida en Este ordenador; o cuda:1, mps, cpu</translation>
+    </message>
+    <message>
+      <source>Device, as the node names it</source>
+      <extracomment>settings.device.own.name</extracomment>
+      <translation>Dispositivo, como lo nombra el nodo</translation>
+    </message>
+    <message>
+      <source>For people who run their own network or try other models. Most people need only the first two pages.</source>
+      <extracomment>settings.advanced.intro</extracomment>
+      <translation>Para quien gestiona su propia red o prueba otros modelos. A la mayoría le bastan las dos primeras páginas.</translation>
     </message>
     <message>
       <source>Best available</source>

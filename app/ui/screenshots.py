@@ -288,15 +288,30 @@ SAMPLE_USE = MachineUse(
 SAMPLE_CREDIT = CreditSummary(today=18.42, week=96.7, total=412.05, rank=37)
 SAMPLE_CREDIT_LISTED = replace(SAMPLE_CREDIT, display_name="Ada", team="Riverside Makers")
 
-# Screens that are not the main path (issue 22): the engineer's views.
-DETAILS_SCREENS = ("status-details", "recipes-", "settings-")
+# Screens that are not the main path (issues 22, 37): the engineer's views, marked as
+# Details or Advanced; Settings' simple pages (settings-computer, -pause, -problems) are
+# the main path, as the tray opens them.
+DETAILS_SCREENS = ("status-details", "recipes-")
+ADVANCED_SCREENS = ("settings-advanced", "settings-checked", "settings-download-")
 _texts: list[dict[str, Any]] = []  # what texts.json lists, screen by screen
 
 
 def _record(name: str, texts: list[str], clipped: list[str] | None = None) -> None:
-    main_path = not name.startswith(DETAILS_SCREENS)
+    marked = (
+        "Details"
+        if name.startswith(DETAILS_SCREENS)
+        else "Advanced"
+        if name.startswith(ADVANCED_SCREENS)
+        else ""
+    )
     _texts.append(
-        {"screen": name, "main_path": main_path, "texts": texts, "clipped": clipped or []}
+        {
+            "screen": name,
+            "main_path": not marked,
+            "marked": marked,
+            "texts": texts,
+            "clipped": clipped or [],
+        }
     )
 
 

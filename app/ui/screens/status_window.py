@@ -55,9 +55,9 @@ from app.status_model import (
 from app.texts import plain, text
 from app.ui.actions import AppActions
 from app.ui.controller import CRASHED_TWICE, NodeController
+from app.ui.cost_reward import CostReward, ReadUse
 from app.ui.credit_card import CreditCard, FetchCredit
 from app.ui.errors import guarded
-from app.ui.widgets.cost_reward import CostReward, ReadUse
 from app.ui.widgets.icons import app_icon, gate_icon, tray_icon
 from app.ui.widgets.labels import stat_box
 from app.ui.widgets.usage_chart import UsageChart
