@@ -73,6 +73,17 @@ DETAILS_TEXTS: dict[str, str] = {
     "settings.network": "This computer is part of {network}. To join another network, "
     "open Check this computer… and paste its invite.",
     "settings.device": "Device:",
+    # --- the node's gate events, by their codes (app/event_words.py) ----------------
+    "event.gate.identity": "Identity key ready: {node}",
+    "event.gate.capability": "This computer computed layers {start}–{end} correctly at "
+    "{speed} tokens/s.",
+    "event.gate.admission": "Admitted: the report matches the loaded shard.",
+    "event.gate.data-plane": "Listening for other nodes at {endpoint}.",
+    "event.gate.registration": "Registered with the tracker.",
+    "event.gate.reachability": "Other nodes can reach this computer.",
+    "event.gate.relay": "Serving through a relay: the tracker could not reach this "
+    "computer directly.",
+    "event.gate.sessions": "{sessions} open sessions, {tokens} tokens served.",
     "settings.device.own.hint": "Empty: the card chosen on This computer; or cuda:1, mps, cpu",
     "settings.device.own.name": "Device, as the node names it",
     "settings.advanced.intro": "For people who run their own network or try other models. "

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.event_words import gate_words
 from app.texts import TEXTS, number, text
 
 log = logging.getLogger(__name__)
@@ -462,7 +463,7 @@ def gate_sentence(row: GateRow, status: NodeStatus, now: float | None = None) ->
         if status.active:
             return text("gate.not-checked")
         return text("gate.not-reached") if status.state in FAILED_STATES else "—"
-    sentence = row.message
+    sentence = gate_words(row.name, row.gate_state, row.reason, row.data, row.message)
     if row.name == "capability":
         age = status.report_age(now)
         left = status.time_left_before_stale(now)

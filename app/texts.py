@@ -412,6 +412,12 @@ TEXTS: dict[str, str] = {
     "size.gb": "{size} GB",
     "size.unknown": "unknown",
     "percent": "{value}%",
+    # --- the node's progress, by its stage code (app/event_words.py) ----------------
+    "event.progress.import": "Preparing the model for this computer…",
+    "event.progress.fetch": "Downloading the model…",
+    "event.progress.load": "Loading the model…",
+    "event.progress.probe": "Testing this computer…",
+    "event.progress.count": "{sentence} {percent}",
     # --- Settings' simple page (app/ui/screens/settings/computer_page.py) ------------
     "settings.tab.advanced": "Advanced",
     "settings.card.found": "MeshNet found this graphics card when it checked this computer.",

@@ -965,7 +965,7 @@
     </message>
     <message>
       <source>Preparing the model for this computer…</source>
-      <extracomment>import.preparing</extracomment>
+      <extracomment>import.preparing, event.progress.import</extracomment>
       <translation>Das Modell wird für diesen Computer vorbereitet…</translation>
     </message>
     <message>
@@ -1299,6 +1299,26 @@
       <translation>{value} %</translation>
     </message>
     <message>
+      <source>Downloading the model…</source>
+      <extracomment>event.progress.fetch</extracomment>
+      <translation>Das Modell wird heruntergeladen…</translation>
+    </message>
+    <message>
+      <source>Loading the model…</source>
+      <extracomment>event.progress.load</extracomment>
+      <translation>Das Modell wird geladen…</translation>
+    </message>
+    <message>
+      <source>Testing this computer…</source>
+      <extracomment>event.progress.probe</extracomment>
+      <translation>Dieser Computer wird getestet…</translation>
+    </message>
+    <message>
+      <source>{sentence} {percent}</source>
+      <extracomment>event.progress.count</extracomment>
+      <translation>{sentence} {percent}</translation>
+    </message>
+    <message>
       <source>Advanced</source>
       <extracomment>settings.tab.advanced</extracomment>
       <translation>Erweitert</translation>
@@ -1612,6 +1632,46 @@
       <source>Device:</source>
       <extracomment>settings.device</extracomment>
       <translation>Gerät:</translation>
+    </message>
+    <message>
+      <source>Identity key ready: {node}</source>
+      <extracomment>event.gate.identity</extracomment>
+      <translation>Identitätsschlüssel bereit: {node}</translation>
+    </message>
+    <message>
+      <source>This computer computed layers {start}–{end} correctly at {speed} tokens/s.</source>
+      <extracomment>event.gate.capability</extracomment>
+      <translation>Dieser Computer hat die Layer {start}–{end} korrekt mit {speed} Tokens/s berechnet.</translation>
+    </message>
+    <message>
+      <source>Admitted: the report matches the loaded shard.</source>
+      <extracomment>event.gate.admission</extracomment>
+      <translation>Zugelassen: Der Bericht passt zum geladenen Shard.</translation>
+    </message>
+    <message>
+      <source>Listening for other nodes at {endpoint}.</source>
+      <extracomment>event.gate.data-plane</extracomment>
+      <translation>Wartet auf andere Knoten unter {endpoint}.</translation>
+    </message>
+    <message>
+      <source>Registered with the tracker.</source>
+      <extracomment>event.gate.registration</extracomment>
+      <translation>Beim Tracker registriert.</translation>
+    </message>
+    <message>
+      <source>Other nodes can reach this computer.</source>
+      <extracomment>event.gate.reachability</extracomment>
+      <translation>Andere Knoten erreichen diesen Computer.</translation>
+    </message>
+    <message>
+      <source>Serving through a relay: the tracker could not reach this computer directly.</source>
+      <extracomment>event.gate.relay</extracomment>
+      <translation>Dient über ein Relay: Der Tracker konnte diesen Computer nicht direkt erreichen.</translation>
+    </message>
+    <message>
+      <source>{sessions} open sessions, {tokens} tokens served.</source>
+      <extracomment>event.gate.sessions</extracomment>
+      <translation>{sessions} offene Sitzungen, {tokens} Tokens bedient.</translation>
     </message>
     <message>
       <source>Empty: the card chosen on This computer; or cuda:1, mps, cpu</source>

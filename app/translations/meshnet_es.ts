@@ -965,7 +965,7 @@
     </message>
     <message>
       <source>Preparing the model for this computer…</source>
-      <extracomment>import.preparing</extracomment>
+      <extracomment>import.preparing, event.progress.import</extracomment>
       <translation>Preparando el modelo para este ordenador…</translation>
     </message>
     <message>
@@ -1299,6 +1299,26 @@
       <translation>{value} %</translation>
     </message>
     <message>
+      <source>Downloading the model…</source>
+      <extracomment>event.progress.fetch</extracomment>
+      <translation>Descargando el modelo…</translation>
+    </message>
+    <message>
+      <source>Loading the model…</source>
+      <extracomment>event.progress.load</extracomment>
+      <translation>Cargando el modelo…</translation>
+    </message>
+    <message>
+      <source>Testing this computer…</source>
+      <extracomment>event.progress.probe</extracomment>
+      <translation>Probando este ordenador…</translation>
+    </message>
+    <message>
+      <source>{sentence} {percent}</source>
+      <extracomment>event.progress.count</extracomment>
+      <translation>{sentence} {percent}</translation>
+    </message>
+    <message>
       <source>Advanced</source>
       <extracomment>settings.tab.advanced</extracomment>
       <translation>Avanzado</translation>
@@ -1612,6 +1632,46 @@
       <source>Device:</source>
       <extracomment>settings.device</extracomment>
       <translation>Dispositivo:</translation>
+    </message>
+    <message>
+      <source>Identity key ready: {node}</source>
+      <extracomment>event.gate.identity</extracomment>
+      <translation>Clave de identidad lista: {node}</translation>
+    </message>
+    <message>
+      <source>This computer computed layers {start}–{end} correctly at {speed} tokens/s.</source>
+      <extracomment>event.gate.capability</extracomment>
+      <translation>Este ordenador calculó las capas {start}–{end} correctamente a {speed} tokens/s.</translation>
+    </message>
+    <message>
+      <source>Admitted: the report matches the loaded shard.</source>
+      <extracomment>event.gate.admission</extracomment>
+      <translation>Admitido: el informe coincide con el fragmento cargado.</translation>
+    </message>
+    <message>
+      <source>Listening for other nodes at {endpoint}.</source>
+      <extracomment>event.gate.data-plane</extracomment>
+      <translation>Esperando a otros nodos en {endpoint}.</translation>
+    </message>
+    <message>
+      <source>Registered with the tracker.</source>
+      <extracomment>event.gate.registration</extracomment>
+      <translation>Registrado en el tracker.</translation>
+    </message>
+    <message>
+      <source>Other nodes can reach this computer.</source>
+      <extracomment>event.gate.reachability</extracomment>
+      <translation>Otros nodos pueden llegar a este ordenador.</translation>
+    </message>
+    <message>
+      <source>Serving through a relay: the tracker could not reach this computer directly.</source>
+      <extracomment>event.gate.relay</extracomment>
+      <translation>Sirve a través de un relé: el tracker no pudo llegar directamente a este ordenador.</translation>
+    </message>
+    <message>
+      <source>{sessions} open sessions, {tokens} tokens served.</source>
+      <extracomment>event.gate.sessions</extracomment>
+      <translation>{sessions} sesiones abiertas, {tokens} tokens servidos.</translation>
     </message>
     <message>
       <source>Empty: the card chosen on This computer; or cuda:1, mps, cpu</source>

@@ -127,7 +127,11 @@ def serving_events(now: float) -> list[dict[str, Any]]:
     return [
         _event("state", "Loading layers 0–15…", t, state="loading"),
         _event(
-            "gate", "Identity key ready: " + NODE_ID, t + 1, gate="identity", gate_state="passed"
+            "gate",
+            "node " + NODE_ID,  # what core/node/lifecycle.py says
+            t + 1,
+            gate="identity",
+            gate_state="passed",
         ),
         _event(
             "gate",
@@ -146,7 +150,7 @@ def serving_events(now: float) -> list[dict[str, Any]]:
         ),
         _event(
             "gate",
-            "Listening for other nodes on port 47211.",
+            "listening on ws://203.0.113.24:47211",
             t + 32,
             gate="data-plane",
             gate_state="passed",
@@ -228,7 +232,11 @@ def refused_events(now: float) -> list[dict[str, Any]]:
     return [
         _event("state", "Loading layers 0–15…", now - 70, state="loading"),
         _event(
-            "gate", "Identity key ready: " + NODE_ID, now - 69, gate="identity", gate_state="passed"
+            "gate",
+            "node " + NODE_ID,  # what core/node/lifecycle.py says
+            now - 69,
+            gate="identity",
+            gate_state="passed",
         ),
         _event(
             "gate",
