@@ -40,6 +40,7 @@ from app.ui.screenshots import (
     SAMPLE_CREDIT,
     SAMPLE_LOG,
     SampleUsage,
+    pull_refused_events,
     refused_events,
     render_all,
     serving_events,
@@ -139,8 +140,9 @@ def sample_data() -> set[str]:
     events = serving_events(time.time()) + refused_events(time.time())
     rows = [row.detail for row in sample_rows()]
     found = {event["message"] for event in events} | set(SAMPLE_LOG) | set(rows)
-    # the network's own description, and the node child's progress line on the import page
-    found |= {SAMPLE_NETWORK.description, "Unpacking the default model…"}
+    # the network's own description; the Hub's refusal, as the node child said it
+    found |= {SAMPLE_NETWORK.description}
+    found |= {event["message"] for event in pull_refused_events("Qwen/Qwen2.5-0.5B-Instruckt")}
     return {message for message in found if message}
 
 

@@ -85,7 +85,7 @@ class ResultPage(QWizardPage):
             speed = report.get("tokens_per_second")
             self.headline.setText(text("result.passed"))
             self.details.setText(
-                text("result.speed", speed=number(speed))
+                text("result.speed", speed=number(round(speed)))
                 if isinstance(speed, int | float)
                 else text("result.speed.none")
             )
