@@ -54,7 +54,8 @@ def day_name(day: Day, now: float) -> str:
     if day.start == midnight(now):
         return text("week.today")
     moment = QDateTime.fromSecsSinceEpoch(int(day.start) + 12 * 3600)
-    return QLocale(language()).toString(moment, "dddd")
+    name = QLocale(language()).toString(moment, "dddd")
+    return name[:1].upper() + name[1:]  # a row starts with a capital, as "Today" does
 
 
 class CostReward(QWidget):

@@ -81,6 +81,7 @@ class NetworkView(QWidget):
         self.models.setTextElideMode(Qt.TextElideMode.ElideNone)
         self.models.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.models.setResizeMode(QListWidget.ResizeMode.Adjust)
+        self.models.setSpacing(3)
         layout.addWidget(self.models, 1)
         self.message = wrapping_label()
         layout.addWidget(self.message)

@@ -162,6 +162,10 @@ class StatusWindow(QMainWindow):
             self.log_view.appendPlainText(line)
         self.refresh()
         self.refresh_chart()
+        # buttons hidden before the first show still counted in the cached least height:
+        # the window opened 200 px too tall, half of its main view empty
+        for layout in [*self.banner.findChildren(QVBoxLayout), self.banner.layout()]:
+            layout.invalidate()
 
     # --- building --------------------------------------------------------
     def _build(self) -> None:
@@ -261,6 +265,10 @@ class StatusWindow(QMainWindow):
         self.sentence_label = QLabel()
         self.sentence_label.setWordWrap(True)
         self.sentence_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # the window's least height is measured at its least width: a sentence squeezed
+        # to a few words a line made the window tall and the main view half empty
+        for label in (self.headline_label, self.sentence_label):
+            label.setMinimumWidth(360)
         words.addWidget(self.headline_label)
         words.addWidget(self.sentence_label)
         row.addLayout(words, 1)

@@ -50,6 +50,7 @@ class ChildPage(QWizardPage):
         self.layout_ = QVBoxLayout(self)
         self.status = wrapping_label()
         self.progress = QProgressBar()
+        self.progress.setFormat(text("percent", value="%p"))  # "58 %" in German
         self.progress.setTextVisible(True)
         self.cancel_button = QPushButton(text("child.cancel"))
         self.cancel_button.clicked.connect(self.cancel)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import QLocale
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QSpinBox, QWidget
 
-from app.texts import text
+from app.texts import language, text
 
 MB_PER_GB = 1024
 
@@ -42,6 +43,7 @@ class GigabyteSpin(QDoubleSpinBox):
         self.setSuffix(text("settings.memory.unit"))
         self.setSpecialValueText(text("settings.memory.none"))
         self.setMinimumWidth(110)
+        self.setLocale(QLocale(language()))  # "8,0 GB" in German, as the wizard writes it
         self._filled: tuple[float, int | None] = (0.0, None)
 
     def set_mb(self, megabytes: int | None) -> None:
