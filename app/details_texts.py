@@ -55,7 +55,6 @@ DETAILS_TEXTS: dict[str, str] = {
     "settings.title": "MeshNet settings",
     "settings.save": "Save",
     "settings.save-anyway": "Save anyway",
-    "settings.tab.connection": "Connection",
     "settings.tab.computer": "This computer",
     "settings.tab.pause": "Pause rules",
     "settings.url": "Tracker address:",
@@ -187,8 +186,6 @@ DETAILS_TEXTS: dict[str, str] = {
     "problem.layers.empty": "Layers {start}–{end} is an empty range: make the last layer larger "
     "than the first, such as {start}–{next}.",
     "problem.device": "Unknown device {device}: choose the CPU, a GPU (cuda:0, cuda:1, …) or mps.",
-    "problem.memory": "A memory cap of {size} MB is too small to hold any layer: set at least "
-    "{least} MB, or no cap.",
     "problem.gpu-temp": "Choose a GPU temperature between {low} and {high} °C ({temp} °C is "
     "outside that range).",
     "problem.idle": "Choose between {low} and {high} idle minutes ({idle} is outside that "

@@ -16,6 +16,33 @@ from typing import Any
 
 from app.texts import number, percent, text
 
+# Reason codes (core's refusals and the app's own) -> the plain "why" sentence.
+WHY_BY_REASON: dict[str, str] = {
+    "out-of-memory": "why.out-of-memory",
+    "too-little-memory": "why.too-little-memory",
+    "load-failed": "why.load-failed",
+    "probe-failed": "why.test-failed",
+    "probe-timeout": "why.test-failed",
+    "not-passed": "why.test-failed",
+    "serving-failed": "why.cannot-serve",
+    "crashed-twice": "why.crashed-twice",
+    "no-report": "why.stale",
+    "stale": "why.stale",
+    "model-mismatch": "why.mismatch",
+    "shard-mismatch": "why.mismatch",
+    "recipe-mismatch": "why.mismatch",
+    "backend-mismatch": "why.mismatch",
+    "bad-layers": "why.mismatch",
+    "tracker-unreachable": "why.network",
+    "unreachable": "why.network",
+    "network": "why.network",
+    "crashed": "why.crashed",
+    "bad-settings": "why.settings",
+    "no-tracker": "why.not-joined",
+    "not-joined": "why.not-joined",
+}
+
+
 # progress stages (core/progress.py's STAGES) -> the sentence, with and without a count
 STAGE_KEYS: dict[str, str] = {
     "import": "event.progress.import",
@@ -92,8 +119,6 @@ def gate_words(
 def failure_sentence(reason: str | None, english: str) -> str:
     """What to do about a failure with reason ``reason``, in the user's language; the
     node's English sentence for a code this app does not know."""
-    from app.status_model import WHY_BY_REASON  # the status model imports this module's kin
-
     key = WHY_BY_REASON.get(reason or "")
     return text(key) if key else english
 

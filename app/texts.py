@@ -257,7 +257,7 @@ TEXTS: dict[str, str] = {
     "join.address": "Network &address:",
     "join.code": "Invite &code:",
     "join.join": "Join this network",
-    "join.own": "This computer uses your own tracker at {url} (Settings, Connection). "
+    "join.own": "This computer uses your own tracker at {url} (Settings, Advanced). "
     "Press Next to continue, or join a network.",
     "join.part-of": "This computer is part of {network}. Press Next to continue, or join "
     "another network.",

@@ -694,9 +694,9 @@
       <translation>Diesem Netzwerk beitreten</translation>
     </message>
     <message>
-      <source>This computer uses your own tracker at {url} (Settings, Connection). Press Next to continue, or join a network.</source>
+      <source>This computer uses your own tracker at {url} (Settings, Advanced). Press Next to continue, or join a network.</source>
       <extracomment>join.own</extracomment>
-      <translation>Dieser Computer nutzt Ihren eigenen Tracker unter {url} (Einstellungen, Verbindung). Klicken Sie auf „Weiter“ oder treten Sie einem Netzwerk bei.</translation>
+      <translation>Dieser Computer nutzt Ihren eigenen Tracker unter {url} (Einstellungen, Erweitert). Klicken Sie auf „Weiter“ oder treten Sie einem Netzwerk bei.</translation>
     </message>
     <message>
       <source>This computer is part of {network}. Press Next to continue, or join another network.</source>
@@ -1554,11 +1554,6 @@
       <translation>Trotzdem speichern</translation>
     </message>
     <message>
-      <source>Connection</source>
-      <extracomment>settings.tab.connection</extracomment>
-      <translation>Verbindung</translation>
-    </message>
-    <message>
       <source>This computer</source>
       <extracomment>settings.tab.computer</extracomment>
       <translation>Dieser Computer</translation>
@@ -2062,11 +2057,6 @@
       <source>Unknown device {device}: choose the CPU, a GPU (cuda:0, cuda:1, …) or mps.</source>
       <extracomment>problem.device</extracomment>
       <translation>Unbekanntes Gerät {device}: Wählen Sie die CPU, eine GPU (cuda:0, cuda:1, …) oder mps.</translation>
-    </message>
-    <message>
-      <source>A memory cap of {size} MB is too small to hold any layer: set at least {least} MB, or no cap.</source>
-      <extracomment>problem.memory</extracomment>
-      <translation>Eine Speichergrenze von {size} MB ist zu klein für auch nur eine Schicht: Stellen Sie mindestens {least} MB ein, oder keine Grenze.</translation>
     </message>
     <message>
       <source>Choose a GPU temperature between {low} and {high} °C ({temp} °C is outside that range).</source>

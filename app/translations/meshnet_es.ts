@@ -694,9 +694,9 @@
       <translation>Unirse a esta red</translation>
     </message>
     <message>
-      <source>This computer uses your own tracker at {url} (Settings, Connection). Press Next to continue, or join a network.</source>
+      <source>This computer uses your own tracker at {url} (Settings, Advanced). Press Next to continue, or join a network.</source>
       <extracomment>join.own</extracomment>
-      <translation>Este ordenador usa su propio tracker en {url} (Ajustes, Conexión). Pulse «Siguiente» para continuar, o únase a una red.</translation>
+      <translation>Este ordenador usa su propio tracker en {url} (Ajustes, Avanzado). Pulse «Siguiente» para continuar, o únase a una red.</translation>
     </message>
     <message>
       <source>This computer is part of {network}. Press Next to continue, or join another network.</source>
@@ -1554,11 +1554,6 @@
       <translation>Guardar de todos modos</translation>
     </message>
     <message>
-      <source>Connection</source>
-      <extracomment>settings.tab.connection</extracomment>
-      <translation>Conexión</translation>
-    </message>
-    <message>
       <source>This computer</source>
       <extracomment>settings.tab.computer</extracomment>
       <translation>Este ordenador</translation>
@@ -2062,11 +2057,6 @@
       <source>Unknown device {device}: choose the CPU, a GPU (cuda:0, cuda:1, …) or mps.</source>
       <extracomment>problem.device</extracomment>
       <translation>Dispositivo desconocido {device}: elija la CPU, una GPU (cuda:0, cuda:1, …) o mps.</translation>
-    </message>
-    <message>
-      <source>A memory cap of {size} MB is too small to hold any layer: set at least {least} MB, or no cap.</source>
-      <extracomment>problem.memory</extracomment>
-      <translation>Un límite de memoria de {size} MB es demasiado pequeño para cualquier capa: ponga al menos {least} MB, o ningún límite.</translation>
     </message>
     <message>
       <source>Choose a GPU temperature between {low} and {high} °C ({temp} °C is outside that range).</source>
