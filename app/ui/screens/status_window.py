@@ -165,7 +165,8 @@ class StatusWindow(QMainWindow):
         # buttons hidden before the first show still counted in the cached least height:
         # the window opened 200 px too tall, half of its main view empty
         for layout in [*self.banner.findChildren(QVBoxLayout), self.banner.layout()]:
-            layout.invalidate()
+            if layout is not None:
+                layout.invalidate()
 
     # --- building --------------------------------------------------------
     def _build(self) -> None:
