@@ -23,6 +23,9 @@ from core.tls_trust import tracker_verify
 log = logging.getLogger(__name__)
 
 TIMEOUT_S = 10.0
+# What a credited request spends per word (token) of prompt and answer (docs/credits.md,
+# "Credit spent: contributors go first"): 1 credit puts 100 words first in line.
+PRIORITY_CREDIT_PER_WORD = 0.01
 
 
 def credit_figure(value: float) -> str:
@@ -78,6 +81,24 @@ class CreditSummary:
 
 
 NO_CREDIT_YET = CreditSummary(0.0, 0.0, 0.0, 0)
+
+
+def earned_sentence(summary: CreditSummary | None) -> str:
+    """What this computer earned, and what that buys, in two plain sentences."""
+    if summary is not None and summary.forfeited:
+        return text("credit.forfeited")
+    if summary is None or summary.week <= 0:
+        return f"{text('credit.none-yet')} {text('credit.explain')}"
+    earned = text(
+        "credit.earned", today=credit_figure(summary.today), week=credit_figure(summary.week)
+    )
+    credit = summary.today if summary.today > 0 else summary.week
+    buys = text(
+        "credit.buys",
+        credit=credit_figure(credit),
+        words=number(credit / PRIORITY_CREDIT_PER_WORD),
+    )
+    return f"{earned} {buys}"
 
 
 def fetch_credit(

@@ -55,7 +55,6 @@ DETAILS_TEXTS: dict[str, str] = {
     "settings.title": "MeshNet settings",
     "settings.save": "Save",
     "settings.save-anyway": "Save anyway",
-    "settings.tab.connection": "Connection",
     "settings.tab.computer": "This computer",
     "settings.tab.pause": "Pause rules",
     "settings.url": "Tracker address:",
@@ -73,6 +72,21 @@ DETAILS_TEXTS: dict[str, str] = {
     "settings.network": "This computer is part of {network}. To join another network, "
     "open Check this computer… and paste its invite.",
     "settings.device": "Device:",
+    # --- the node's gate events, by their codes (app/event_words.py) ----------------
+    "event.gate.identity": "Identity key ready: {node}",
+    "event.gate.capability": "This computer computed layers {start}–{end} correctly at "
+    "{speed} tokens/s.",
+    "event.gate.admission": "Admitted: the report matches the loaded shard.",
+    "event.gate.data-plane": "Listening for other nodes at {endpoint}.",
+    "event.gate.registration": "Registered with the tracker.",
+    "event.gate.reachability": "Other nodes can reach this computer.",
+    "event.gate.relay": "Serving through a relay: the tracker could not reach this "
+    "computer directly.",
+    "event.gate.sessions": "{sessions} open sessions, {tokens} tokens served.",
+    "settings.device.own.hint": "Empty: the card chosen on This computer; or cuda:1, mps, cpu",
+    "settings.device.own.name": "Device, as the node names it",
+    "settings.advanced.intro": "For people who run their own network or try other models. "
+    "Most people need only the first two pages.",
     "settings.device.best": "Best available",
     "settings.device.cpu": "Processor (CPU)",
     "settings.device.nvidia": "NVIDIA graphics card",
@@ -172,8 +186,6 @@ DETAILS_TEXTS: dict[str, str] = {
     "problem.layers.empty": "Layers {start}–{end} is an empty range: make the last layer larger "
     "than the first, such as {start}–{next}.",
     "problem.device": "Unknown device {device}: choose the CPU, a GPU (cuda:0, cuda:1, …) or mps.",
-    "problem.memory": "A memory cap of {size} MB is too small to hold any layer: set at least "
-    "{least} MB, or no cap.",
     "problem.gpu-temp": "Choose a GPU temperature between {low} and {high} °C ({temp} °C is "
     "outside that range).",
     "problem.idle": "Choose between {low} and {high} idle minutes ({idle} is outside that "

@@ -14,6 +14,7 @@ value that is missing, of the wrong type or out of range falls back to its defau
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
@@ -79,6 +80,12 @@ def _program_problem(names: tuple[str, ...]) -> str | None:
     return None
 
 
+def _gb(megabytes: int) -> str:
+    """Megabytes as Settings shows them, rounded down: 255 -> "0.24 GB" (1 GB = 1024 MB),
+    so a value just under the least never reads as the least itself."""
+    return text("size.gb", size=number(math.floor(megabytes / 1024 * 100) / 100, 2))
+
+
 def validate_settings(s: AppSettings) -> dict[str, str]:
     """Field name -> a sentence saying what to change; empty when every field is valid."""
     problems: dict[str, str] = {}
@@ -97,7 +104,7 @@ def validate_settings(s: AppSettings) -> dict[str, str]:
         problems["device"] = text("problem.device", device=repr(s.device))
     if s.memory_cap_mb is not None and s.memory_cap_mb < MIN_MEMORY_CAP_MB:
         problems["memory_cap_mb"] = text(
-            "problem.memory", size=number(s.memory_cap_mb), least=number(MIN_MEMORY_CAP_MB)
+            "problem.memory.gb", size=_gb(s.memory_cap_mb), least=_gb(MIN_MEMORY_CAP_MB)
         )
     temp = s.pause_above_gpu_temp_c
     if temp is not None and not GPU_TEMP_MIN_C <= temp <= GPU_TEMP_MAX_C:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.event_words import WHY_BY_REASON, gate_words
 from app.texts import TEXTS, number, text
 
 log = logging.getLogger(__name__)
@@ -354,33 +355,6 @@ def state_label(state: str) -> str:
     return text(f"state.{state}") if state in STATE_KEYS else state.capitalize()
 
 
-# Reason codes (core's refusals and the app's own) -> the plain "why" sentence.
-WHY_BY_REASON: dict[str, str] = {
-    "out-of-memory": "why.out-of-memory",
-    "too-little-memory": "why.too-little-memory",
-    "load-failed": "why.load-failed",
-    "probe-failed": "why.test-failed",
-    "probe-timeout": "why.test-failed",
-    "not-passed": "why.test-failed",
-    "serving-failed": "why.cannot-serve",
-    "crashed-twice": "why.crashed-twice",
-    "no-report": "why.stale",
-    "stale": "why.stale",
-    "model-mismatch": "why.mismatch",
-    "shard-mismatch": "why.mismatch",
-    "recipe-mismatch": "why.mismatch",
-    "backend-mismatch": "why.mismatch",
-    "bad-layers": "why.mismatch",
-    "tracker-unreachable": "why.network",
-    "unreachable": "why.network",
-    "network": "why.network",
-    "crashed": "why.crashed",
-    "bad-settings": "why.settings",
-    "no-tracker": "why.not-joined",
-    "not-joined": "why.not-joined",
-}
-
-
 def why_sentence(status: NodeStatus) -> str:
     """Why the node is refused or stopped, in plain words, with what to do next."""
     key = WHY_BY_REASON.get(status.reason or "")
@@ -462,7 +436,7 @@ def gate_sentence(row: GateRow, status: NodeStatus, now: float | None = None) ->
         if status.active:
             return text("gate.not-checked")
         return text("gate.not-reached") if status.state in FAILED_STATES else "—"
-    sentence = row.message
+    sentence = gate_words(row.name, row.gate_state, row.reason, row.data, row.message)
     if row.name == "capability":
         age = status.report_age(now)
         left = status.time_left_before_stale(now)

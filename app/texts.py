@@ -192,6 +192,31 @@ TEXTS: dict[str, str] = {
     "credit.listed.both": "On the leaderboard as {name}, team {team}",
     "credit.listed.name": "On the leaderboard as {name}",
     "credit.listed.team": "On the leaderboard in team {team}",
+    # --- the main view's cost and reward (app/machine_use.py, app/week_summary.py) ---
+    "use.title": "What this computer gives now",
+    "use.none": "MeshNet uses nothing on this computer while it is not contributing.",
+    "use.unknown": "MeshNet cannot measure how much of this computer it uses right now.",
+    "use.gpu": "Using {used} of {total} of graphics memory.",
+    "use.gpu.busy": "Using {used} of {total} of graphics memory; the graphics card is {busy} busy.",
+    "use.cpu": "Using {ram} of memory and {cpu} of the processor.",
+    "use.cpu.memory": "Using {ram} of memory.",
+    "use.tip": "Measured every few seconds from MeshNet's own programs; the rest of the "
+    "computer is yours.",
+    "earn.title": "What it earns",
+    "credit.earned": "This computer earned {today} credit today and {week} this week.",
+    "credit.none-yet": "No credit yet: it comes once the network has checked this "
+    "computer's answers.",
+    "credit.buys": "Credit puts your own questions first in line when the network is "
+    "busy: {credit} credit is about {words} words of answers.",
+    "credit.explain": "While it helps, this computer earns credit, which puts your own "
+    "questions first in line when the network is busy.",
+    "week.title": "The last 7 days",
+    "week.today": "Today",
+    "week.nothing": "nothing written",
+    "week.day": "{words} words in {hours} hours",
+    "week.day.one": "{words} words in 1 hour",
+    "week.empty": "Nothing written this week yet.",
+    "week.total": "{words} words in {hours} hours this week.",
     # --- the leaderboard: an optional name and team (wizard, settings, Details) ---
     "leaderboard.title": "Show your name on the leaderboard (optional)",
     "leaderboard.intro": "The network keeps a list of how much each computer has "
@@ -232,7 +257,7 @@ TEXTS: dict[str, str] = {
     "join.address": "Network &address:",
     "join.code": "Invite &code:",
     "join.join": "Join this network",
-    "join.own": "This computer uses your own tracker at {url} (Settings, Connection). "
+    "join.own": "This computer uses your own tracker at {url} (Settings, Advanced). "
     "Press Next to continue, or join a network.",
     "join.part-of": "This computer is part of {network}. Press Next to continue, or join "
     "another network.",
@@ -386,6 +411,23 @@ TEXTS: dict[str, str] = {
     # --- sizes -------------------------------------------------------------------
     "size.gb": "{size} GB",
     "size.unknown": "unknown",
+    "percent": "{value}%",
+    # --- the node's progress, by its stage code (app/event_words.py) ----------------
+    "event.progress.import": "Preparing the model for this computer…",
+    "event.progress.fetch": "Downloading the model…",
+    "event.progress.load": "Loading the model…",
+    "event.progress.probe": "Testing this computer…",
+    "event.progress.count": "{sentence} {percent}",
+    # --- Settings' simple page (app/ui/screens/settings/computer_page.py) ------------
+    "settings.tab.advanced": "Advanced",
+    "settings.card.found": "MeshNet found this graphics card when it checked this computer.",
+    "settings.card.none": "Check this computer to list its graphics card here.",
+    "settings.card.advanced": "Chosen on the Advanced page: {device}.",
+    "settings.memory.unit": " GB",
+    "settings.memory.hint": "The most memory MeshNet may use; the rest stays free for games "
+    "and other programs.",
+    "problem.memory.gb": "{size} is too little memory for MeshNet: choose at least {least}, "
+    "or No limit.",
 }
 
 
@@ -425,6 +467,11 @@ def language() -> str:
 def number(value: float, decimals: int = 0) -> str:
     """``value`` with the chosen language's digit grouping and decimal mark."""
     return _number(value, decimals)
+
+
+def percent(value: float) -> str:
+    """ "40%" in English, "40 %" in German and Spanish (whole percent)."""
+    return text("percent", value=number(round(value)))
 
 
 def _source(key: str) -> str:

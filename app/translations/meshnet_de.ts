@@ -454,6 +454,106 @@
       <translation>In der Bestenliste im Team {team}</translation>
     </message>
     <message>
+      <source>What this computer gives now</source>
+      <extracomment>use.title</extracomment>
+      <translation>Was dieser Computer gerade gibt</translation>
+    </message>
+    <message>
+      <source>MeshNet uses nothing on this computer while it is not contributing.</source>
+      <extracomment>use.none</extracomment>
+      <translation>MeshNet nutzt nichts auf diesem Computer, solange er nicht mithilft.</translation>
+    </message>
+    <message>
+      <source>MeshNet cannot measure how much of this computer it uses right now.</source>
+      <extracomment>use.unknown</extracomment>
+      <translation>MeshNet kann gerade nicht messen, wie viel es von diesem Computer nutzt.</translation>
+    </message>
+    <message>
+      <source>Using {used} of {total} of graphics memory.</source>
+      <extracomment>use.gpu</extracomment>
+      <translation>Nutzt {used} von {total} Grafikspeicher.</translation>
+    </message>
+    <message>
+      <source>Using {used} of {total} of graphics memory; the graphics card is {busy} busy.</source>
+      <extracomment>use.gpu.busy</extracomment>
+      <translation>Nutzt {used} von {total} Grafikspeicher; die Grafikkarte ist zu {busy} ausgelastet.</translation>
+    </message>
+    <message>
+      <source>Using {ram} of memory and {cpu} of the processor.</source>
+      <extracomment>use.cpu</extracomment>
+      <translation>Nutzt {ram} Arbeitsspeicher und {cpu} des Prozessors.</translation>
+    </message>
+    <message>
+      <source>Using {ram} of memory.</source>
+      <extracomment>use.cpu.memory</extracomment>
+      <translation>Nutzt {ram} Arbeitsspeicher.</translation>
+    </message>
+    <message>
+      <source>Measured every few seconds from MeshNet's own programs; the rest of the computer is yours.</source>
+      <extracomment>use.tip</extracomment>
+      <translation>Alle paar Sekunden an den Programmen von MeshNet gemessen; der Rest des Computers gehört Ihnen.</translation>
+    </message>
+    <message>
+      <source>What it earns</source>
+      <extracomment>earn.title</extracomment>
+      <translation>Was er verdient</translation>
+    </message>
+    <message>
+      <source>This computer earned {today} credit today and {week} this week.</source>
+      <extracomment>credit.earned</extracomment>
+      <translation>Dieser Computer hat heute {today} Guthaben verdient, diese Woche {week}.</translation>
+    </message>
+    <message>
+      <source>No credit yet: it comes once the network has checked this computer's answers.</source>
+      <extracomment>credit.none-yet</extracomment>
+      <translation>Noch kein Guthaben: Es kommt, sobald das Netzwerk die Antworten dieses Computers geprüft hat.</translation>
+    </message>
+    <message>
+      <source>Credit puts your own questions first in line when the network is busy: {credit} credit is about {words} words of answers.</source>
+      <extracomment>credit.buys</extracomment>
+      <translation>Guthaben bringt Ihre eigenen Fragen nach vorn, wenn das Netzwerk ausgelastet ist: {credit} Guthaben reichen für etwa {words} Wörter an Antworten.</translation>
+    </message>
+    <message>
+      <source>While it helps, this computer earns credit, which puts your own questions first in line when the network is busy.</source>
+      <extracomment>credit.explain</extracomment>
+      <translation>Während er mithilft, verdient dieser Computer Guthaben, das Ihre eigenen Fragen nach vorn bringt, wenn das Netzwerk ausgelastet ist.</translation>
+    </message>
+    <message>
+      <source>The last 7 days</source>
+      <extracomment>week.title</extracomment>
+      <translation>Die letzten 7 Tage</translation>
+    </message>
+    <message>
+      <source>Today</source>
+      <extracomment>week.today</extracomment>
+      <translation>Heute</translation>
+    </message>
+    <message>
+      <source>nothing written</source>
+      <extracomment>week.nothing</extracomment>
+      <translation>nichts geschrieben</translation>
+    </message>
+    <message>
+      <source>{words} words in {hours} hours</source>
+      <extracomment>week.day</extracomment>
+      <translation>{words} Wörter in {hours} Stunden</translation>
+    </message>
+    <message>
+      <source>{words} words in 1 hour</source>
+      <extracomment>week.day.one</extracomment>
+      <translation>{words} Wörter in 1 Stunde</translation>
+    </message>
+    <message>
+      <source>Nothing written this week yet.</source>
+      <extracomment>week.empty</extracomment>
+      <translation>Diese Woche wurde noch nichts geschrieben.</translation>
+    </message>
+    <message>
+      <source>{words} words in {hours} hours this week.</source>
+      <extracomment>week.total</extracomment>
+      <translation>{words} Wörter in {hours} Stunden diese Woche.</translation>
+    </message>
+    <message>
       <source>Show your name on the leaderboard (optional)</source>
       <extracomment>leaderboard.title</extracomment>
       <translation>Ihren Namen in der Bestenliste zeigen (freiwillig)</translation>
@@ -594,9 +694,9 @@
       <translation>Diesem Netzwerk beitreten</translation>
     </message>
     <message>
-      <source>This computer uses your own tracker at {url} (Settings, Connection). Press Next to continue, or join a network.</source>
+      <source>This computer uses your own tracker at {url} (Settings, Advanced). Press Next to continue, or join a network.</source>
       <extracomment>join.own</extracomment>
-      <translation>Dieser Computer nutzt Ihren eigenen Tracker unter {url} (Einstellungen, Verbindung). Klicken Sie auf „Weiter“ oder treten Sie einem Netzwerk bei.</translation>
+      <translation>Dieser Computer nutzt Ihren eigenen Tracker unter {url} (Einstellungen, Erweitert). Klicken Sie auf „Weiter“ oder treten Sie einem Netzwerk bei.</translation>
     </message>
     <message>
       <source>This computer is part of {network}. Press Next to continue, or join another network.</source>
@@ -865,7 +965,7 @@
     </message>
     <message>
       <source>Preparing the model for this computer…</source>
-      <extracomment>import.preparing</extracomment>
+      <extracomment>import.preparing, event.progress.import</extracomment>
       <translation>Das Modell wird für diesen Computer vorbereitet…</translation>
     </message>
     <message>
@@ -1194,6 +1294,66 @@
       <translation>unbekannt</translation>
     </message>
     <message>
+      <source>{value}%</source>
+      <extracomment>percent</extracomment>
+      <translation>{value} %</translation>
+    </message>
+    <message>
+      <source>Downloading the model…</source>
+      <extracomment>event.progress.fetch</extracomment>
+      <translation>Das Modell wird heruntergeladen…</translation>
+    </message>
+    <message>
+      <source>Loading the model…</source>
+      <extracomment>event.progress.load</extracomment>
+      <translation>Das Modell wird geladen…</translation>
+    </message>
+    <message>
+      <source>Testing this computer…</source>
+      <extracomment>event.progress.probe</extracomment>
+      <translation>Dieser Computer wird getestet…</translation>
+    </message>
+    <message>
+      <source>{sentence} {percent}</source>
+      <extracomment>event.progress.count</extracomment>
+      <translation>{sentence} {percent}</translation>
+    </message>
+    <message>
+      <source>Advanced</source>
+      <extracomment>settings.tab.advanced</extracomment>
+      <translation>Erweitert</translation>
+    </message>
+    <message>
+      <source>MeshNet found this graphics card when it checked this computer.</source>
+      <extracomment>settings.card.found</extracomment>
+      <translation>MeshNet hat diese Grafikkarte bei der Prüfung dieses Computers gefunden.</translation>
+    </message>
+    <message>
+      <source>Check this computer to list its graphics card here.</source>
+      <extracomment>settings.card.none</extracomment>
+      <translation>Prüfen Sie diesen Computer, damit seine Grafikkarte hier erscheint.</translation>
+    </message>
+    <message>
+      <source>Chosen on the Advanced page: {device}.</source>
+      <extracomment>settings.card.advanced</extracomment>
+      <translation>Auf der Seite Erweitert gewählt: {device}.</translation>
+    </message>
+    <message>
+      <source> GB</source>
+      <extracomment>settings.memory.unit</extracomment>
+      <translation> GB</translation>
+    </message>
+    <message>
+      <source>The most memory MeshNet may use; the rest stays free for games and other programs.</source>
+      <extracomment>settings.memory.hint</extracomment>
+      <translation>So viel Speicher darf MeshNet höchstens nutzen; der Rest bleibt frei für Spiele und andere Programme.</translation>
+    </message>
+    <message>
+      <source>{size} is too little memory for MeshNet: choose at least {least}, or No limit.</source>
+      <extracomment>problem.memory.gb</extracomment>
+      <translation>{size} ist zu wenig Speicher für MeshNet: Wählen Sie mindestens {least} oder Keine Grenze.</translation>
+    </message>
+    <message>
       <source>← Back</source>
       <extracomment>details.back</extracomment>
       <translation>← Zurück</translation>
@@ -1394,11 +1554,6 @@
       <translation>Trotzdem speichern</translation>
     </message>
     <message>
-      <source>Connection</source>
-      <extracomment>settings.tab.connection</extracomment>
-      <translation>Verbindung</translation>
-    </message>
-    <message>
       <source>This computer</source>
       <extracomment>settings.tab.computer</extracomment>
       <translation>Dieser Computer</translation>
@@ -1472,6 +1627,61 @@
       <source>Device:</source>
       <extracomment>settings.device</extracomment>
       <translation>Gerät:</translation>
+    </message>
+    <message>
+      <source>Identity key ready: {node}</source>
+      <extracomment>event.gate.identity</extracomment>
+      <translation>Identitätsschlüssel bereit: {node}</translation>
+    </message>
+    <message>
+      <source>This computer computed layers {start}–{end} correctly at {speed} tokens/s.</source>
+      <extracomment>event.gate.capability</extracomment>
+      <translation>Dieser Computer hat die Layer {start}–{end} korrekt mit {speed} Tokens/s berechnet.</translation>
+    </message>
+    <message>
+      <source>Admitted: the report matches the loaded shard.</source>
+      <extracomment>event.gate.admission</extracomment>
+      <translation>Zugelassen: Der Bericht passt zum geladenen Shard.</translation>
+    </message>
+    <message>
+      <source>Listening for other nodes at {endpoint}.</source>
+      <extracomment>event.gate.data-plane</extracomment>
+      <translation>Wartet auf andere Knoten unter {endpoint}.</translation>
+    </message>
+    <message>
+      <source>Registered with the tracker.</source>
+      <extracomment>event.gate.registration</extracomment>
+      <translation>Beim Tracker registriert.</translation>
+    </message>
+    <message>
+      <source>Other nodes can reach this computer.</source>
+      <extracomment>event.gate.reachability</extracomment>
+      <translation>Andere Knoten erreichen diesen Computer.</translation>
+    </message>
+    <message>
+      <source>Serving through a relay: the tracker could not reach this computer directly.</source>
+      <extracomment>event.gate.relay</extracomment>
+      <translation>Dient über ein Relay: Der Tracker konnte diesen Computer nicht direkt erreichen.</translation>
+    </message>
+    <message>
+      <source>{sessions} open sessions, {tokens} tokens served.</source>
+      <extracomment>event.gate.sessions</extracomment>
+      <translation>{sessions} offene Sitzungen, {tokens} Tokens bedient.</translation>
+    </message>
+    <message>
+      <source>Empty: the card chosen on This computer; or cuda:1, mps, cpu</source>
+      <extracomment>settings.device.own.hint</extracomment>
+      <translation>Leer: die Karte von Dieser Computer; oder cuda:1, mps, cpu</translation>
+    </message>
+    <message>
+      <source>Device, as the node names it</source>
+      <extracomment>settings.device.own.name</extracomment>
+      <translation>Gerät, wie der Knoten es nennt</translation>
+    </message>
+    <message>
+      <source>For people who run their own network or try other models. Most people need only the first two pages.</source>
+      <extracomment>settings.advanced.intro</extracomment>
+      <translation>Für alle, die ein eigenes Netzwerk betreiben oder andere Modelle ausprobieren. Die meisten brauchen nur die ersten beiden Seiten.</translation>
     </message>
     <message>
       <source>Best available</source>
@@ -1847,11 +2057,6 @@
       <source>Unknown device {device}: choose the CPU, a GPU (cuda:0, cuda:1, …) or mps.</source>
       <extracomment>problem.device</extracomment>
       <translation>Unbekanntes Gerät {device}: Wählen Sie die CPU, eine GPU (cuda:0, cuda:1, …) oder mps.</translation>
-    </message>
-    <message>
-      <source>A memory cap of {size} MB is too small to hold any layer: set at least {least} MB, or no cap.</source>
-      <extracomment>problem.memory</extracomment>
-      <translation>Eine Speichergrenze von {size} MB ist zu klein für auch nur eine Schicht: Stellen Sie mindestens {least} MB ein, oder keine Grenze.</translation>
     </message>
     <message>
       <source>Choose a GPU temperature between {low} and {high} °C ({temp} °C is outside that range).</source>

@@ -454,6 +454,106 @@
       <translation>En la clasificación en el equipo {team}</translation>
     </message>
     <message>
+      <source>What this computer gives now</source>
+      <extracomment>use.title</extracomment>
+      <translation>Lo que este ordenador aporta ahora</translation>
+    </message>
+    <message>
+      <source>MeshNet uses nothing on this computer while it is not contributing.</source>
+      <extracomment>use.none</extracomment>
+      <translation>MeshNet no usa nada de este ordenador mientras no colabora.</translation>
+    </message>
+    <message>
+      <source>MeshNet cannot measure how much of this computer it uses right now.</source>
+      <extracomment>use.unknown</extracomment>
+      <translation>MeshNet no puede medir ahora cuánto usa de este ordenador.</translation>
+    </message>
+    <message>
+      <source>Using {used} of {total} of graphics memory.</source>
+      <extracomment>use.gpu</extracomment>
+      <translation>Usa {used} de {total} de memoria gráfica.</translation>
+    </message>
+    <message>
+      <source>Using {used} of {total} of graphics memory; the graphics card is {busy} busy.</source>
+      <extracomment>use.gpu.busy</extracomment>
+      <translation>Usa {used} de {total} de memoria gráfica; la tarjeta gráfica está ocupada al {busy}.</translation>
+    </message>
+    <message>
+      <source>Using {ram} of memory and {cpu} of the processor.</source>
+      <extracomment>use.cpu</extracomment>
+      <translation>Usa {ram} de memoria y el {cpu} del procesador.</translation>
+    </message>
+    <message>
+      <source>Using {ram} of memory.</source>
+      <extracomment>use.cpu.memory</extracomment>
+      <translation>Usa {ram} de memoria.</translation>
+    </message>
+    <message>
+      <source>Measured every few seconds from MeshNet's own programs; the rest of the computer is yours.</source>
+      <extracomment>use.tip</extracomment>
+      <translation>Medido cada pocos segundos en los programas de MeshNet; el resto del ordenador es suyo.</translation>
+    </message>
+    <message>
+      <source>What it earns</source>
+      <extracomment>earn.title</extracomment>
+      <translation>Lo que gana</translation>
+    </message>
+    <message>
+      <source>This computer earned {today} credit today and {week} this week.</source>
+      <extracomment>credit.earned</extracomment>
+      <translation>Este ordenador ha ganado {today} de crédito hoy y {week} esta semana.</translation>
+    </message>
+    <message>
+      <source>No credit yet: it comes once the network has checked this computer's answers.</source>
+      <extracomment>credit.none-yet</extracomment>
+      <translation>Aún no hay crédito: llega cuando la red haya comprobado las respuestas de este ordenador.</translation>
+    </message>
+    <message>
+      <source>Credit puts your own questions first in line when the network is busy: {credit} credit is about {words} words of answers.</source>
+      <extracomment>credit.buys</extracomment>
+      <translation>El crédito pone sus propias preguntas primero en la cola cuando la red está ocupada: {credit} de crédito son unas {words} palabras de respuestas.</translation>
+    </message>
+    <message>
+      <source>While it helps, this computer earns credit, which puts your own questions first in line when the network is busy.</source>
+      <extracomment>credit.explain</extracomment>
+      <translation>Mientras ayuda, este ordenador gana crédito, que pone sus propias preguntas primero en la cola cuando la red está ocupada.</translation>
+    </message>
+    <message>
+      <source>The last 7 days</source>
+      <extracomment>week.title</extracomment>
+      <translation>Los últimos 7 días</translation>
+    </message>
+    <message>
+      <source>Today</source>
+      <extracomment>week.today</extracomment>
+      <translation>Hoy</translation>
+    </message>
+    <message>
+      <source>nothing written</source>
+      <extracomment>week.nothing</extracomment>
+      <translation>nada escrito</translation>
+    </message>
+    <message>
+      <source>{words} words in {hours} hours</source>
+      <extracomment>week.day</extracomment>
+      <translation>{words} palabras en {hours} horas</translation>
+    </message>
+    <message>
+      <source>{words} words in 1 hour</source>
+      <extracomment>week.day.one</extracomment>
+      <translation>{words} palabras en 1 hora</translation>
+    </message>
+    <message>
+      <source>Nothing written this week yet.</source>
+      <extracomment>week.empty</extracomment>
+      <translation>Aún no se ha escrito nada esta semana.</translation>
+    </message>
+    <message>
+      <source>{words} words in {hours} hours this week.</source>
+      <extracomment>week.total</extracomment>
+      <translation>{words} palabras en {hours} horas esta semana.</translation>
+    </message>
+    <message>
       <source>Show your name on the leaderboard (optional)</source>
       <extracomment>leaderboard.title</extracomment>
       <translation>Mostrar su nombre en la clasificación (opcional)</translation>
@@ -594,9 +694,9 @@
       <translation>Unirse a esta red</translation>
     </message>
     <message>
-      <source>This computer uses your own tracker at {url} (Settings, Connection). Press Next to continue, or join a network.</source>
+      <source>This computer uses your own tracker at {url} (Settings, Advanced). Press Next to continue, or join a network.</source>
       <extracomment>join.own</extracomment>
-      <translation>Este ordenador usa su propio tracker en {url} (Ajustes, Conexión). Pulse «Siguiente» para continuar, o únase a una red.</translation>
+      <translation>Este ordenador usa su propio tracker en {url} (Ajustes, Avanzado). Pulse «Siguiente» para continuar, o únase a una red.</translation>
     </message>
     <message>
       <source>This computer is part of {network}. Press Next to continue, or join another network.</source>
@@ -865,7 +965,7 @@
     </message>
     <message>
       <source>Preparing the model for this computer…</source>
-      <extracomment>import.preparing</extracomment>
+      <extracomment>import.preparing, event.progress.import</extracomment>
       <translation>Preparando el modelo para este ordenador…</translation>
     </message>
     <message>
@@ -1194,6 +1294,66 @@
       <translation>desconocido</translation>
     </message>
     <message>
+      <source>{value}%</source>
+      <extracomment>percent</extracomment>
+      <translation>{value} %</translation>
+    </message>
+    <message>
+      <source>Downloading the model…</source>
+      <extracomment>event.progress.fetch</extracomment>
+      <translation>Descargando el modelo…</translation>
+    </message>
+    <message>
+      <source>Loading the model…</source>
+      <extracomment>event.progress.load</extracomment>
+      <translation>Cargando el modelo…</translation>
+    </message>
+    <message>
+      <source>Testing this computer…</source>
+      <extracomment>event.progress.probe</extracomment>
+      <translation>Probando este ordenador…</translation>
+    </message>
+    <message>
+      <source>{sentence} {percent}</source>
+      <extracomment>event.progress.count</extracomment>
+      <translation>{sentence} {percent}</translation>
+    </message>
+    <message>
+      <source>Advanced</source>
+      <extracomment>settings.tab.advanced</extracomment>
+      <translation>Avanzado</translation>
+    </message>
+    <message>
+      <source>MeshNet found this graphics card when it checked this computer.</source>
+      <extracomment>settings.card.found</extracomment>
+      <translation>MeshNet encontró esta tarjeta gráfica al comprobar este ordenador.</translation>
+    </message>
+    <message>
+      <source>Check this computer to list its graphics card here.</source>
+      <extracomment>settings.card.none</extracomment>
+      <translation>Compruebe este ordenador para que su tarjeta gráfica aparezca aquí.</translation>
+    </message>
+    <message>
+      <source>Chosen on the Advanced page: {device}.</source>
+      <extracomment>settings.card.advanced</extracomment>
+      <translation>Elegido en la página Avanzado: {device}.</translation>
+    </message>
+    <message>
+      <source> GB</source>
+      <extracomment>settings.memory.unit</extracomment>
+      <translation> GB</translation>
+    </message>
+    <message>
+      <source>The most memory MeshNet may use; the rest stays free for games and other programs.</source>
+      <extracomment>settings.memory.hint</extracomment>
+      <translation>La memoria máxima que MeshNet puede usar; el resto queda libre para juegos y otros programas.</translation>
+    </message>
+    <message>
+      <source>{size} is too little memory for MeshNet: choose at least {least}, or No limit.</source>
+      <extracomment>problem.memory.gb</extracomment>
+      <translation>{size} es muy poca memoria para MeshNet: elija al menos {least}, o Sin límite.</translation>
+    </message>
+    <message>
       <source>← Back</source>
       <extracomment>details.back</extracomment>
       <translation>← Atrás</translation>
@@ -1394,11 +1554,6 @@
       <translation>Guardar de todos modos</translation>
     </message>
     <message>
-      <source>Connection</source>
-      <extracomment>settings.tab.connection</extracomment>
-      <translation>Conexión</translation>
-    </message>
-    <message>
       <source>This computer</source>
       <extracomment>settings.tab.computer</extracomment>
       <translation>Este ordenador</translation>
@@ -1472,6 +1627,61 @@
       <source>Device:</source>
       <extracomment>settings.device</extracomment>
       <translation>Dispositivo:</translation>
+    </message>
+    <message>
+      <source>Identity key ready: {node}</source>
+      <extracomment>event.gate.identity</extracomment>
+      <translation>Clave de identidad lista: {node}</translation>
+    </message>
+    <message>
+      <source>This computer computed layers {start}–{end} correctly at {speed} tokens/s.</source>
+      <extracomment>event.gate.capability</extracomment>
+      <translation>Este ordenador calculó las capas {start}–{end} correctamente a {speed} tokens/s.</translation>
+    </message>
+    <message>
+      <source>Admitted: the report matches the loaded shard.</source>
+      <extracomment>event.gate.admission</extracomment>
+      <translation>Admitido: el informe coincide con el fragmento cargado.</translation>
+    </message>
+    <message>
+      <source>Listening for other nodes at {endpoint}.</source>
+      <extracomment>event.gate.data-plane</extracomment>
+      <translation>Esperando a otros nodos en {endpoint}.</translation>
+    </message>
+    <message>
+      <source>Registered with the tracker.</source>
+      <extracomment>event.gate.registration</extracomment>
+      <translation>Registrado en el tracker.</translation>
+    </message>
+    <message>
+      <source>Other nodes can reach this computer.</source>
+      <extracomment>event.gate.reachability</extracomment>
+      <translation>Otros nodos pueden llegar a este ordenador.</translation>
+    </message>
+    <message>
+      <source>Serving through a relay: the tracker could not reach this computer directly.</source>
+      <extracomment>event.gate.relay</extracomment>
+      <translation>Sirve a través de un relé: el tracker no pudo llegar directamente a este ordenador.</translation>
+    </message>
+    <message>
+      <source>{sessions} open sessions, {tokens} tokens served.</source>
+      <extracomment>event.gate.sessions</extracomment>
+      <translation>{sessions} sesiones abiertas, {tokens} tokens servidos.</translation>
+    </message>
+    <message>
+      <source>Empty: the card chosen on This computer; or cuda:1, mps, cpu</source>
+      <extracomment>settings.device.own.hint</extracomment>
+      <translation>Vacío: la tarjeta elegida en Este ordenador; o cuda:1, mps, cpu</translation>
+    </message>
+    <message>
+      <source>Device, as the node names it</source>
+      <extracomment>settings.device.own.name</extracomment>
+      <translation>Dispositivo, como lo nombra el nodo</translation>
+    </message>
+    <message>
+      <source>For people who run their own network or try other models. Most people need only the first two pages.</source>
+      <extracomment>settings.advanced.intro</extracomment>
+      <translation>Para quien gestiona su propia red o prueba otros modelos. A la mayoría le bastan las dos primeras páginas.</translation>
     </message>
     <message>
       <source>Best available</source>
@@ -1847,11 +2057,6 @@
       <source>Unknown device {device}: choose the CPU, a GPU (cuda:0, cuda:1, …) or mps.</source>
       <extracomment>problem.device</extracomment>
       <translation>Dispositivo desconocido {device}: elija la CPU, una GPU (cuda:0, cuda:1, …) o mps.</translation>
-    </message>
-    <message>
-      <source>A memory cap of {size} MB is too small to hold any layer: set at least {least} MB, or no cap.</source>
-      <extracomment>problem.memory</extracomment>
-      <translation>Un límite de memoria de {size} MB es demasiado pequeño para cualquier capa: ponga al menos {least} MB, o ningún límite.</translation>
     </message>
     <message>
       <source>Choose a GPU temperature between {low} and {high} °C ({temp} °C is outside that range).</source>

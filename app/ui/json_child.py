@@ -26,6 +26,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
+from app.event_words import child_error_sentence
 from app.node_command import child_environment, node_base_argv
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,7 @@ def last_error_sentence(lines: Iterable[str], fallback: str) -> str:
     line among its log ``lines``, without the prefix and the reason code."""
     for line in reversed(list(lines)):
         if line.startswith("meshnet-node: "):
-            return line.removeprefix("meshnet-node: ").rsplit(" [", 1)[0]
+            return child_error_sentence(line)  # the reason code's sentence, translated
     return fallback
 
 

@@ -30,6 +30,7 @@ from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import QObject, QSettings, QTimer, qVersion
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidget
 
+from app.machine_use import MachineUseReader
 from app.network_join import APP_PROFILE, no_network_sentence, tracker_url_for
 from app.settings_model import validate_settings
 from app.texts import text
@@ -144,6 +145,7 @@ class MeshNetApp(QObject):
             main_window=not tray_available,
             versions=versions(),
             network_name=_joined_name,
+            read_use=MachineUseReader().read,
         )
         self.tray = Tray(self.controller, self.actions, self) if tray_available else None
         if probes is None:
@@ -480,6 +482,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--screenshot", metavar="DIR", help="render every screen to PNG files in DIR and exit"
     )
     parser.add_argument(
+        "--dark",
+        action="store_true",
+        help="with --screenshot: render in a dark palette, as a dark desktop shows the app",
+    )
+    parser.add_argument(
         "--hidden", action="store_true", help="start in the tray without opening a window"
     )
     parser.add_argument(
@@ -504,9 +511,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-        from app.ui.screenshots import render_all
+        from app.ui.screenshots import dark_palette, render_all
 
         qapp = QApplication.instance() or QApplication(["meshnet-app"])
+        if args.dark:
+            qapp.setPalette(dark_palette())  # type: ignore[attr-defined]
         install_language(qapp, args.language)
         return render_all(Path(args.screenshot), qapp)  # type: ignore[arg-type]
     log_file = setup_logging()

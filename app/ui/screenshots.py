@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSettings, Qt
-from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPixmap
+from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app.credit_summary import CreditSummary
+from app.machine_use import MachineUse
 from app.pause_rules import contributing_sentence
 from app.texts import text
 from app.ui.actions import AppActions
@@ -126,7 +127,11 @@ def serving_events(now: float) -> list[dict[str, Any]]:
     return [
         _event("state", "Loading layers 0–15…", t, state="loading"),
         _event(
-            "gate", "Identity key ready: " + NODE_ID, t + 1, gate="identity", gate_state="passed"
+            "gate",
+            "node " + NODE_ID,  # what core/node/lifecycle.py says
+            t + 1,
+            gate="identity",
+            gate_state="passed",
         ),
         _event(
             "gate",
@@ -145,7 +150,7 @@ def serving_events(now: float) -> list[dict[str, Any]]:
         ),
         _event(
             "gate",
-            "Listening for other nodes on port 47211.",
+            "listening on ws://203.0.113.24:47211",
             t + 32,
             gate="data-plane",
             gate_state="passed",
@@ -227,7 +232,11 @@ def refused_events(now: float) -> list[dict[str, Any]]:
     return [
         _event("state", "Loading layers 0–15…", now - 70, state="loading"),
         _event(
-            "gate", "Identity key ready: " + NODE_ID, now - 69, gate="identity", gate_state="passed"
+            "gate",
+            "node " + NODE_ID,  # what core/node/lifecycle.py says
+            now - 69,
+            gate="identity",
+            gate_state="passed",
         ),
         _event(
             "gate",
@@ -260,8 +269,10 @@ class SampleUsage:
         for index in range(168):
             at = current - (167 - index) * 3600
             hour = time.localtime(at).tm_hour
-            busy = 1.0 if 18 <= hour <= 23 else 0.35 if 9 <= hour <= 17 else 0.1
+            busy = 1.0 if 18 <= hour <= 23 else 0.35 if 9 <= hour <= 17 else 0.0
             wobble = ((index * 37) % 11) / 10
+            if index >= 164:  # the node has served for the last few hours, whatever the time
+                busy = max(busy, 0.6)
             hours.append((float(at), int(900 * busy * (0.5 + wobble))))
         return hours
 
@@ -280,18 +291,37 @@ class SampleUsage:
         return today, week, week * 9 + 3_112
 
 
+# a card with 12 GB, the node holding 6.2 of it, busy 40 % of the time
+SAMPLE_USE = MachineUse(
+    gpu_used_bytes=6_200_000_000, gpu_total_bytes=12_000_000_000, gpu_busy_percent=40.0
+)
 SAMPLE_CREDIT = CreditSummary(today=18.42, week=96.7, total=412.05, rank=37)
 SAMPLE_CREDIT_LISTED = replace(SAMPLE_CREDIT, display_name="Ada", team="Riverside Makers")
 
-# Screens that are not the main path (issue 22): the engineer's views.
-DETAILS_SCREENS = ("status-details", "recipes-", "settings-")
+# Screens that are not the main path (issues 22, 37): the engineer's views, marked as
+# Details or Advanced; Settings' simple pages (settings-computer, -pause, -problems) are
+# the main path, as the tray opens them.
+DETAILS_SCREENS = ("status-details", "recipes-")
+ADVANCED_SCREENS = ("settings-advanced", "settings-checked", "settings-download-")
 _texts: list[dict[str, Any]] = []  # what texts.json lists, screen by screen
 
 
 def _record(name: str, texts: list[str], clipped: list[str] | None = None) -> None:
-    main_path = not name.startswith(DETAILS_SCREENS)
+    marked = (
+        "Details"
+        if name.startswith(DETAILS_SCREENS)
+        else "Advanced"
+        if name.startswith(ADVANCED_SCREENS)
+        else ""
+    )
     _texts.append(
-        {"screen": name, "main_path": main_path, "texts": texts, "clipped": clipped or []}
+        {
+            "screen": name,
+            "main_path": not marked,
+            "marked": marked,
+            "texts": texts,
+            "clipped": clipped or [],
+        }
     )
 
 
@@ -367,6 +397,27 @@ def _menu(controller: NodeController, actions: AppActions, path: Path) -> None:
     tray.hide()
 
 
+# a dark desktop's palette (``--screenshot DIR --dark``): the status colours and the
+# banner must stay readable on it (tests/app/ui/test_scale_and_dark.py)
+DARK_COLOURS = {
+    "Window": "#202124",
+    "WindowText": "#e8eaed",
+    "Base": "#1b1b1d",
+    "AlternateBase": "#2a2b2e",
+    "Text": "#e8eaed",
+    "Button": "#303134",
+    "ButtonText": "#e8eaed",
+    "PlaceholderText": "#9aa0a6",
+}
+
+
+def dark_palette() -> QPalette:
+    palette = QPalette()
+    for role, colour in DARK_COLOURS.items():
+        palette.setColor(getattr(QPalette.ColorRole, role), QColor(colour))
+    return palette
+
+
 def render_all(folder: Path, qapp: QApplication) -> int:
     """Write every screen to ``folder``; 0 when all of them rendered."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -403,6 +454,7 @@ def render_all(folder: Path, qapp: QApplication) -> int:
                     versions={"MeshNet": "0.1.0"},
                     network_name=lambda: "Riverside Makers",
                     credit_fetch=lambda _tracker, _node: credit,  # asks no tracker
+                    read_use=lambda _pid: SAMPLE_USE,  # measures no process
                     # a computer without a keyring, the same on every machine that renders it
                     key_place=lambda: text(
                         "details.key-file.no-keyring", folder=SAMPLE_DATA_FOLDER
@@ -412,6 +464,7 @@ def render_all(folder: Path, qapp: QApplication) -> int:
             if events:
                 window.set_pause_rules_sentence(contributing_sentence())
                 window.credit_card.set_summary(credit)  # now, not after the first fetch
+                window.cost_reward.set_use(SAMPLE_USE)
             if name == "status-details":
                 window.show_details()
                 window.tabs.setCurrentIndex(1)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractButton,
     QGroupBox,
     QLabel,
+    QListWidget,
     QMenu,
     QTabWidget,
     QWidget,
@@ -18,16 +20,22 @@ def _clean(text: str) -> str:
 
 
 def visible_texts(root: QWidget) -> list[str]:
-    """The window title, then each visible label, button, group and tab, in widget order.
+    """The window title, then each visible label, button, group, tab and list row, in
+    widget order, and each tooltip after the widget it belongs to.
 
-    A wizard adds its current page's title and subtitle; a menu its actions' texts.
-    Line edits are left out: what they hold is the user's (a pasted link), not ours.
+    A wizard adds its current page's title and subtitle; a menu its actions' texts and
+    tooltips. Line edits are left out: what they hold is the user's (a pasted link),
+    not ours; so are the rows of an editable list (the user's program names).
     """
     texts: list[str] = [root.windowTitle()] if root.isWindow() else []
     if isinstance(root, QWizard) and root.currentPage() is not None:
         texts += [root.currentPage().title(), root.currentPage().subTitle()]
     if isinstance(root, QMenu):
-        texts += [action.text() for action in root.actions() if not action.isSeparator()]
+        for action in root.actions():
+            if not action.isSeparator():
+                texts.append(action.text())
+                if action.toolTip() and action.toolTip() != _clean(action.text()):
+                    texts.append(action.toolTip())
     for widget in root.findChildren(QWidget):
         if not widget.isVisibleTo(root):
             continue
@@ -37,13 +45,35 @@ def visible_texts(root: QWidget) -> list[str]:
             texts.append(widget.title())
         elif isinstance(widget, QTabWidget):
             texts += [widget.tabText(index) for index in range(widget.count())]
+        elif isinstance(widget, QListWidget) and not _editable(widget):
+            texts += [widget.item(row).text() for row in range(widget.count())]
+        if widget.toolTip():
+            texts.append(widget.toolTip())
     return [cleaned for cleaned in (_clean(text) for text in texts) if cleaned]
 
 
+def _editable(rows: QListWidget) -> bool:
+    return any(rows.item(row).flags() & Qt.ItemFlag.ItemIsEditable for row in range(rows.count()))
+
+
+def _clipped_rows(rows: QListWidget) -> list[str]:
+    """A list's rows wider than its viewport (cut, or behind a sideways scrollbar)."""
+    room = rows.viewport().width()
+    return [
+        _clean(rows.item(row).text())
+        for row in range(rows.count())
+        if rows.visualItemRect(rows.item(row)).width() > room + 1
+        or rows.horizontalScrollBar().isVisible()
+    ]
+
+
 def clipped_texts(root: QWidget) -> list[str]:
-    """Visible labels and buttons whose words do not fit the room the layout gave them
-    (a longer translation, a larger scale): their text is cut off on screen."""
+    """Visible labels, buttons and list rows whose words do not fit the room the layout
+    gave them (a longer translation, a larger scale): their text is cut off on screen."""
     clipped = []
+    for rows in root.findChildren(QListWidget):
+        if rows.isVisibleTo(root):
+            clipped += _clipped_rows(rows)
     for widget in root.findChildren(QLabel) + root.findChildren(QAbstractButton):
         if not widget.isVisibleTo(root) or not widget.text() or widget.width() <= 0:
             continue

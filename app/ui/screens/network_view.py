@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -42,7 +42,7 @@ def model_line(model: ServedModel) -> str:
         if model.computers == 1
         else text("serves.computers", count=number(model.computers))
     )
-    return f"{name} — {ready} — {helpers}"
+    return f"{name}\n{ready} — {helpers}"
 
 
 class NetworkView(QWidget):
@@ -76,6 +76,12 @@ class NetworkView(QWidget):
         layout.addWidget(self.intro)
         self.models = QListWidget()
         self.models.setAccessibleName(plain("serves.title"))
+        # a longer translation wraps inside the row instead of hiding behind a scrollbar
+        self.models.setWordWrap(True)
+        self.models.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.models.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.models.setResizeMode(QListWidget.ResizeMode.Adjust)
+        self.models.setSpacing(3)
         layout.addWidget(self.models, 1)
         self.message = wrapping_label()
         layout.addWidget(self.message)

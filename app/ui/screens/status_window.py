@@ -55,6 +55,7 @@ from app.status_model import (
 from app.texts import plain, text
 from app.ui.actions import AppActions
 from app.ui.controller import CRASHED_TWICE, NodeController
+from app.ui.cost_reward import CostReward, ReadUse
 from app.ui.credit_card import CreditCard, FetchCredit
 from app.ui.errors import guarded
 from app.ui.widgets.icons import app_icon, gate_icon, tray_icon
@@ -121,6 +122,7 @@ class StatusWindow(QMainWindow):
         network_name: Callable[[], str | None] | None = None,
         credit_fetch: FetchCredit = fetch_credit,
         key_place: Callable[[], str] | None = None,
+        read_use: ReadUse | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -134,9 +136,12 @@ class StatusWindow(QMainWindow):
         self._closing_for_good = False
         self._network_name = network_name  # read when the window shows (a file read)
         self._credit_fetch = credit_fetch
+        self._read_use = read_use  # the node's use of this PC (app.machine_use)
         self.setWindowTitle("MeshNet")
         self.setWindowIcon(app_icon())
-        self.resize(720, 400)
+        self.resize(760, 560)
+        # wrapped sentences grow tall at a narrow width; the main view keeps room for two columns
+        self.setMinimumWidth(700)
         self._build()
         self.set_network_name(network_name() if network_name else None)
         if main_window:
@@ -157,6 +162,11 @@ class StatusWindow(QMainWindow):
             self.log_view.appendPlainText(line)
         self.refresh()
         self.refresh_chart()
+        # buttons hidden before the first show still counted in the cached least height:
+        # the window opened 200 px too tall, half of its main view empty
+        for layout in [*self.banner.findChildren(QVBoxLayout), self.banner.layout()]:
+            if layout is not None:
+                layout.invalidate()
 
     # --- building --------------------------------------------------------
     def _build(self) -> None:
@@ -181,6 +191,14 @@ class StatusWindow(QMainWindow):
             lambda: self._controller.status.registration, fetch=self._credit_fetch
         )
         self.sections.addWidget(self.credit_card)
+        # what contributing costs this PC and earns, and the week in words
+        self.cost_reward = CostReward(
+            active=lambda: self._controller.status.active,
+            node_pid=lambda: self._controller.pid,
+            read_use=self._read_use,
+        )
+        self.credit_card.summary_changed.connect(self.cost_reward.set_credit)
+        self.sections.addWidget(self.cost_reward)
         layout.addLayout(self.sections)
         layout.addStretch(1)
         self.rules_label = QLabel("")
@@ -248,6 +266,10 @@ class StatusWindow(QMainWindow):
         self.sentence_label = QLabel()
         self.sentence_label.setWordWrap(True)
         self.sentence_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # the window's least height is measured at its least width: a sentence squeezed
+        # to a few words a line made the window tall and the main view half empty
+        for label in (self.headline_label, self.sentence_label):
+            label.setMinimumWidth(360)
         words.addWidget(self.headline_label)
         words.addWidget(self.sentence_label)
         row.addLayout(words, 1)
@@ -464,6 +486,8 @@ class StatusWindow(QMainWindow):
         self._sync_contribute()
         # pause rules apply to a running node only
         self.rules_label.setText(self._pause_sentence if status.active else "")
+        self.cost_reward.refresh_use()
+        self.cost_reward.read_use()
         self.tokens_label.setText(format_count(status.tokens_served))
         self.sessions_label.setText(format_count(status.open_sessions))
         self.details_state.setText(
@@ -514,9 +538,13 @@ class StatusWindow(QMainWindow):
 
     @guarded
     def refresh_chart(self) -> None:
+        now = time.time()
         if self._usage is None:
+            self.cost_reward.set_hours([], now)
             return
-        self.chart.set_hours(self._usage.hourly(time.time()))
+        hours = self._usage.hourly(now)
+        self.chart.set_hours(hours)
+        self.cost_reward.set_hours(hours, now)
         self._refresh_totals()
 
     def _gate_changed(self, gate: str) -> None:

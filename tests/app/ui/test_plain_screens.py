@@ -37,8 +37,10 @@ from app.ui.screens.doctor.wizard import SAMPLE_JOINED, SAMPLE_LINK, SAMPLE_NETW
 from app.ui.screens.recipes_view import sample_rows
 from app.ui.screens.status_window import StatusWindow
 from app.ui.screenshots import (
+    SAMPLE_CREDIT,
     SAMPLE_LOG,
     SampleUsage,
+    pull_refused_events,
     refused_events,
     render_all,
     serving_events,
@@ -90,6 +92,14 @@ def test_texts_json_lists_every_screen_and_the_main_path_is_plain(
         "admission"
         in engineering_words([{**by_name["status-details"], "main_path": True}])["status-details"]
     )
+    # Settings' simple pages are on the main path (the tray opens them); Advanced is marked
+    assert by_name["settings-computer"]["main_path"] and by_name["settings-pause"]["main_path"]
+    assert by_name["settings-advanced"]["marked"] == "Advanced"
+    assert by_name["status-details"]["marked"] == "Details"
+    simple = by_name["settings-computer"]["texts"]
+    assert "Graphics card:" in simple and "Memory limit:" in simple and "Advanced" in simple
+    advanced_words = engineering_words([{**by_name["settings-advanced"], "main_path": True}])
+    assert "layers" in advanced_words["settings-advanced"]  # the scan reads Settings too
     serving = by_name["status-serving"]["texts"]
     assert "Contributing" in serving and "Details" in serving
     assert "words written today" in serving and "Network: Riverside Makers" in serving
@@ -130,8 +140,9 @@ def sample_data() -> set[str]:
     events = serving_events(time.time()) + refused_events(time.time())
     rows = [row.detail for row in sample_rows()]
     found = {event["message"] for event in events} | set(SAMPLE_LOG) | set(rows)
-    # the network's own description, and the node child's progress line on the import page
-    found |= {SAMPLE_NETWORK.description, "Unpacking the default model…"}
+    # the network's own description; the Hub's refusal, as the node child said it
+    found |= {SAMPLE_NETWORK.description}
+    found |= {event["message"] for event in pull_refused_events("Qwen/Qwen2.5-0.5B-Instruckt")}
     return {message for message in found if message}
 
 
@@ -153,7 +164,14 @@ def status_window(qtbot: Any, events: list[dict[str, Any]]) -> StatusWindow:
     controller = NodeController(argv_factory=lambda _r: ["true"])
     for event in events:
         controller.handle_event(event)
-    window = StatusWindow(controller, AppActions(controller), usage=SampleUsage())
+    # the sample's credit, asked of no tracker: a pool thread resolving the sample's
+    # address outlived its window and crashed the run in garbage collection
+    window = StatusWindow(
+        controller,
+        AppActions(controller),
+        usage=SampleUsage(),
+        credit_fetch=lambda _tracker, _node: SAMPLE_CREDIT,
+    )
     qtbot.addWidget(window)
     window.show()
     return window

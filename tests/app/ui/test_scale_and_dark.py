@@ -11,11 +11,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtGui import QColor, QImage
 
 ROOT = Path(__file__).resolve().parents[3]
 
-# what ``meshnet-app --screenshot DIR --language de`` runs, with a dark palette first
+# what ``meshnet-app --screenshot DIR --language LANG`` runs, with a dark palette first
 RENDER = """
 import sys
 from pathlib import Path
@@ -25,23 +26,23 @@ from PySide6.QtWidgets import QApplication
 from app.ui.i18n import install_language
 from app.ui.screenshots import render_all
 app = QApplication([])
-dark = QPalette()
-for role, colour in (("Window", "#202124"), ("WindowText", "#e8eaed"), ("Base", "#1b1b1d"),
-                     ("AlternateBase", "#2a2b2e"), ("Text", "#e8eaed"), ("Button", "#303134"),
-                     ("ButtonText", "#e8eaed"), ("PlaceholderText", "#9aa0a6")):
-    dark.setColor(getattr(QPalette.ColorRole, role), QColor(colour))
-app.setPalette(dark)
-install_language(app, "de")
+if sys.argv[3] == "dark":
+    dark = QPalette()
+    for role, colour in (("Window", "#202124"), ("WindowText", "#e8eaed"), ("Base", "#1b1b1d"),
+                         ("AlternateBase", "#2a2b2e"), ("Text", "#e8eaed"), ("Button", "#303134"),
+                         ("ButtonText", "#e8eaed"), ("PlaceholderText", "#9aa0a6")):
+        dark.setColor(getattr(QPalette.ColorRole, role), QColor(colour))
+    app.setPalette(dark)
+install_language(app, sys.argv[2])
 sys.exit(render_all(Path(sys.argv[1]), app))
 """
 
 
-def test_german_screens_at_200_percent_in_a_dark_palette_cut_no_words_off(
-    tmp_path: Path,
-) -> None:
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QT_SCALE_FACTOR="2", PYTHONPATH=str(ROOT))
+def render(folder: Path, language: str, scale: str, palette: str) -> list[dict[str, Any]]:
+    """Every screen in ``language`` at ``scale``, in a child (the scale is per process)."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QT_SCALE_FACTOR=scale, PYTHONPATH=str(ROOT))
     done = subprocess.run(
-        [sys.executable, "-c", RENDER, str(tmp_path)],
+        [sys.executable, "-c", RENDER, str(folder), language, palette],
         env=env,
         cwd=ROOT,
         capture_output=True,
@@ -49,7 +50,14 @@ def test_german_screens_at_200_percent_in_a_dark_palette_cut_no_words_off(
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    screens = json.loads((tmp_path / "texts.json").read_text("utf-8"))
+    screens: list[dict[str, Any]] = json.loads((folder / "texts.json").read_text("utf-8"))
+    return screens
+
+
+def test_german_screens_at_200_percent_in_a_dark_palette_cut_no_words_off(
+    tmp_path: Path,
+) -> None:
+    screens = render(tmp_path, "de", "2", "dark")
     assert len(screens) > 15
     clipped = {s["screen"]: s["clipped"] for s in screens if s["clipped"]}
     assert clipped == {}
@@ -59,6 +67,22 @@ def test_german_screens_at_200_percent_in_a_dark_palette_cut_no_words_off(
     # the banner's inside (left of its buttons, under the words) follows the dark palette
     inside = image.pixelColor(image.width() // 3, 2 * 16 + 2 * 12 + 4)
     assert inside.lightness() < 90, inside.name()
+
+
+@pytest.mark.parametrize(("language", "scale"), [("de", "1"), ("es", "2")])
+def test_the_new_views_fit_in_german_and_spanish_at_100_and_200_percent(
+    tmp_path: Path, language: str, scale: str
+) -> None:
+    """Issue 37: the cost-and-reward view, Settings' simple and Advanced pages and the list
+    rows of what the network serves are in texts.json and nothing of them is cut off."""
+    screens = {s["screen"]: s for s in render(tmp_path, language, scale, "light")}
+    clipped = {name: s["clipped"] for name, s in screens.items() if s["clipped"]}
+    assert clipped == {}
+    week_title = {"de": "Die letzten 7 Tage", "es": "Los últimos 7 días"}[language]
+    assert week_title in screens["status-serving"]["texts"]
+    rows = [t for t in screens["serves-default"]["texts"] if t.startswith("SmolLM2-135M")]
+    assert rows, screens["serves-default"]["texts"]  # list rows are listed, so checked
+    assert {"settings-computer", "settings-pause", "settings-advanced"} <= set(screens)
 
 
 def test_a_label_cut_short_is_reported_and_one_that_fits_is_not(qtbot: Any) -> None:
@@ -75,6 +99,29 @@ def test_a_label_cut_short_is_reported_and_one_that_fits_is_not(qtbot: Any) -> N
     column.addWidget(fits)
     root.show()
     assert clipped_texts(root) == ["Pausieren, solange ein anderes Programm läuft"]
+
+
+def test_a_list_row_cut_short_is_reported_and_a_wrapped_one_is_not(qtbot: Any) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QListWidget, QVBoxLayout, QWidget
+
+    from app.ui.visible_texts import clipped_texts, visible_texts
+
+    root = QWidget()
+    qtbot.addWidget(root)
+    column = QVBoxLayout(root)
+    row = "SmolLM2-360M-Instruct — Noch nicht bereit: Es braucht mehr Computer — 1 Computer hilft"
+    cut, wrapped = QListWidget(), QListWidget()
+    wrapped.setWordWrap(True)
+    wrapped.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    for rows in (cut, wrapped):
+        rows.addItem(row)
+        rows.setFixedWidth(160)
+        column.addWidget(rows)
+    root.show()
+    qtbot.waitExposed(root)
+    assert clipped_texts(root) == [row]  # the first list only
+    assert visible_texts(root).count(row) == 2  # and texts.json lists both rows
 
 
 COLOUR = re.compile(r"#[0-9a-fA-F]{6}\b")

@@ -37,7 +37,14 @@ def test_every_settings_field_is_named_and_has_a_buddy(qtbot: Any, tmp_path: Pat
     unnamed = [type(w).__name__ for w in fields if not w.accessibleName().strip()]
     assert unnamed == []
     buddies = {id(label.buddy()) for label in dialog.findChildren(QLabel) if label.buddy()}
-    for name in ("device_field", "model_edit", "layer_end", "memory_cap", "token_edit"):
+    for name in (
+        "device_field",
+        "device_edit",
+        "model_edit",
+        "layer_end",
+        "memory_cap",
+        "token_edit",
+    ):
         field = getattr(dialog, name)
         field = getattr(field, "combo", field)
         assert id(field) in buddies, name

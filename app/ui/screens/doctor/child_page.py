@@ -16,6 +16,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QVBoxLayout, QWizardPage
 
+from app.event_words import progress_sentence
 from app.texts import text
 from app.ui.json_child import JsonChild, last_error_sentence, progress_fraction
 from app.ui.screens.doctor.state import NodeCommand, WizardState
@@ -49,6 +50,7 @@ class ChildPage(QWizardPage):
         self.layout_ = QVBoxLayout(self)
         self.status = wrapping_label()
         self.progress = QProgressBar()
+        self.progress.setFormat(text("percent", value="%p"))  # "58 %" in German
         self.progress.setTextVisible(True)
         self.cancel_button = QPushButton(text("child.cancel"))
         self.cancel_button.clicked.connect(self.cancel)
@@ -129,10 +131,12 @@ class ChildPage(QWizardPage):
             self.progress.setRange(0, total)
             self.progress.setValue(done)
         if event.get("message"):
+            # said from the event's stage code, in the user's language (app/event_words.py)
+            sentence = progress_sentence(event)
             if self.shows_node_messages:
-                self.status.setText(str(event["message"]))
+                self.status.setText(sentence)
             else:
-                self.progress.setToolTip(str(event["message"]))
+                self.progress.setToolTip(sentence)
 
     def _on_finished(self, exit_code: int, stdout: str) -> None:
         cancelled = self.child is not None and self.child.cancelled

@@ -244,7 +244,7 @@ class JoinPage(QWizardPage):
         self.network_box.setVisible(True)
         self.join_button.setEnabled(True)
         self.join_button.setFocus()
-        self.message.setText(text("join.explain"))
+        self.message.setText(f"{text('join.explain')} {text('credit.explain')}")
 
     def _say(self, sentence: str) -> None:
         self.message.setText(sentence)

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
-from app.texts import text
+from app.texts import number, text
 from app.ui.screens.doctor.state import Controller, WizardState
 from app.ui.widgets.labels import wrapping_label
 from app.ui.widgets.leaderboard_fields import LeaderboardFields
@@ -85,7 +85,7 @@ class ResultPage(QWizardPage):
             speed = report.get("tokens_per_second")
             self.headline.setText(text("result.passed"))
             self.details.setText(
-                text("result.speed", speed=f"{speed:.0f}")
+                text("result.speed", speed=number(round(speed)))
                 if isinstance(speed, int | float)
                 else text("result.speed.none")
             )

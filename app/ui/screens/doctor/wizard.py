@@ -329,10 +329,12 @@ class DoctorWizard(QWizard):
             self.hardware.ok = True
             self.hardware.completeChanged.emit()
         elif name == "import":
-            self._sample_progress(self.import_page, 160, "Unpacking the default model…", 275)
+            self._sample_progress(
+                self.import_page, 160, "Unpacking the default model…", 275, stage="import"
+            )
         elif name == "test":
             self._sample_progress(
-                self.test, 12, "Checking this computer computes its layers correctly…", 19
+                self.test, 12, "Checking layers 0–15 against the reference…", 19, stage="probe"
             )
         elif name == "leaderboard":
             self.result_page.leaderboard.set_values("Ada", "Riverside Makers")
@@ -355,12 +357,14 @@ class DoctorWizard(QWizard):
         page.completeChanged.emit()
 
     @staticmethod
-    def _sample_progress(page: ChildPage, done: int, message: str, total: int = 100) -> None:
+    def _sample_progress(
+        page: ChildPage, done: int, message: str, total: int = 100, *, stage: str = ""
+    ) -> None:
+        """A progress event as the node child sends it: its stage code and its sentence."""
         page.progress.setVisible(True)
         page.cancel_button.setVisible(True)
-        page.show_progress(
-            {"kind": "progress", "message": message, "data": {"done": done, "total": total}}
-        )
+        data = {"stage": stage, "done": done, "total": total}
+        page.show_progress({"kind": "progress", "message": message, "data": data})
 
 
 __all__ = ["SAMPLE_HARDWARE", "DoctorWizard"]

@@ -130,6 +130,7 @@ class HubDownloadDialog(QDialog):
         form.addRow(text("hub.revision"), self.revision_edit)
         self.status = wrapping_label()
         self.progress = QProgressBar()
+        self.progress.setFormat(text("percent", value="%p"))  # "40 %" in German
         self.progress.setTextVisible(False)  # the sentence above says the percentage
         policy = self.progress.sizePolicy()
         policy.setRetainSizeWhenHidden(True)  # the window keeps its size when it goes

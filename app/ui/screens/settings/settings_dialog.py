@@ -1,8 +1,7 @@
-"""Settings: the network, this computer's share, and when to pause for the person using it.
-
-The Connection tab names the network this computer joined (the wizard's join page
-does the joining); a tracker address of one's own sits behind the Advanced choice
-"I run my own tracker", and is saved only while that is ticked.
+"""Settings: a simple part (this computer's graphics card and memory, start at login,
+the pause rules) and an Advanced part (model, layers, a device string, batch jobs, a
+tracker of one's own and its join token), one page each (issue 37):
+``computer_page.py``, ``pause_page.py``, ``advanced_page.py``.
 
 Every field is checked as it changes (``validate_settings``); a bad value gets
 its sentence right beside it, the tab holding it is marked, and Save stays
@@ -10,9 +9,10 @@ disabled until it is fixed. The tracker address is checked with a real request
 (``check_tracker``, in the background): on the Check button, and on Save when
 the address was changed and not checked yet (changing only a pause rule while
 offline needs no tracker); an address that does not answer can still be saved
-on purpose ("Save anyway"). The join token goes to the OS
-keyring, never into the settings file. The model is the packaged default, a
-folder chosen on disk, or one downloaded from Hugging Face (``hub_download``).
+on purpose ("Save anyway"). The join token goes to the OS keyring (or the app's
+owner-only file), never into the settings file. The model is the packaged
+default, a folder chosen on disk, or one downloaded from Hugging Face
+(``hub_download``).
 """
 
 from __future__ import annotations
@@ -21,20 +21,13 @@ import logging
 import sys
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
-import httpx
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
-    QCheckBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
-    QHBoxLayout,
     QLabel,
-    QLineEdit,
-    QPushButton,
-    QSpinBox,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -45,21 +38,23 @@ from app.network_join import joined_network
 from app.node_command import is_frozen
 from app.probes.gpu import gpu_rules_measurable
 from app.settings_model import AppSettings, validate_settings
-from app.texts import plain, text
+from app.texts import text
 from app.tracker_api import TrackerCheck, TrackerReadError, check_tracker
+from app.ui.screens.settings.advanced_page import AdvancedPage
+from app.ui.screens.settings.computer_page import ComputerPage
 from app.ui.screens.settings.hub_download import HubDownloadDialog
+from app.ui.screens.settings.pause_page import PausePage
+from app.ui.screens.settings.samples import (
+    SAMPLE_HARDWARE,
+    SAMPLE_NETWORK,
+    SAMPLE_SETTINGS,
+    SAMPLE_TABS,
+    SAMPLE_TRACKER,
+    sample_check,
+)
 from app.ui.settings_store import SettingsStore
 from app.ui.tasks import BackgroundTask, run_in_background
-from app.ui.widgets.labels import wrapping_label
-from app.ui.widgets.leaderboard_fields import LeaderboardFields
-from app.ui.widgets.settings_fields import (
-    DeviceField,
-    ProgramsField,
-    error_style,
-    form_page,
-    ok_style,
-    problem_label,
-)
+from app.ui.widgets.settings_fields import error_style, ok_style, problem_label
 from core.errors import MeshnetError
 from core.join_tokens import load_join_token, save_join_token
 from core.joined_network import JoinedNetwork
@@ -68,6 +63,13 @@ log = logging.getLogger(__name__)
 
 CheckTracker = Callable[[str], TrackerCheck]
 SetAutostart = Callable[[bool, list[str]], None]
+COMPUTER_TAB, PAUSE_TAB, ADVANCED_TAB = 0, 1, 2
+# which fields each tab holds, to mark a tab with a problem
+TAB_FIELDS = (
+    ("settings.tab.computer", {"memory_cap_mb", "start_at_login"}),
+    ("settings.tab.pause", {"pause_above_gpu_temp_c", "pause_programs", "idle_minutes"}),
+    ("settings.tab.advanced", {"tracker_url", "join_token", "device", "model", "layers"}),
+)
 
 
 def app_command() -> list[str]:
@@ -77,29 +79,11 @@ def app_command() -> list[str]:
     return [sys.executable, "-m", "app.ui.main", "--hidden"]
 
 
-def _spin(low: int, high: int, suffix: str = "", special: str = "") -> QSpinBox:
-    spin = QSpinBox()
-    spin.setRange(low, high)
-    spin.setSuffix(suffix)
-    if special:
-        spin.setSpecialValueText(special)
-    spin.setMinimumWidth(110)
-    return spin
-
-
-def _row(*widgets: QWidget) -> QHBoxLayout:
-    row = QHBoxLayout()
-    for widget in widgets:
-        row.addWidget(widget)
-    row.addStretch(1)
-    return row
-
-
 class SettingsDialog(QDialog):
     """The settings window. ``show_sample(name)`` fills a tab for screenshots."""
 
-    # "checked": a tracker check's answer (Advanced); "problems": fields to change
-    SAMPLE_NAMES = ("connection", "computer", "pause", "checked", "problems")
+    # "checked": a tracker check's answer (Advanced); "problems": a field to change
+    SAMPLE_NAMES = ("computer", "pause", "advanced", "checked", "problems")
     FIELDS = (
         "tracker_url",
         "join_token",
@@ -137,9 +121,17 @@ class SettingsDialog(QDialog):
         self.setWindowTitle(text("settings.title"))
         self.problems: dict[str, QLabel] = {name: problem_label() for name in self.FIELDS}
         self.tabs = QTabWidget()
-        self._build_connection()
-        self._build_computer()
-        self._build_pause()
+        self.computer = ComputerPage(store.last_hardware(), self.problems)
+        self.pause = PausePage(self.problems)
+        self.advanced = AdvancedPage(self.problems)
+        for key, page in (
+            ("settings.tab.computer", self.computer),
+            ("settings.tab.pause", self.pause),
+            ("settings.tab.advanced", self.advanced),
+        ):
+            self.tabs.addTab(page, text(key))
+        self._name_fields()
+        self._connect()
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
@@ -149,10 +141,55 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
         layout.addWidget(self.buttons)
-        self.resize(620, 480)
+        self.resize(640, 560)
         self._sample = False
         self.original = store.load()
         self.reload()
+
+    def _name_fields(self) -> None:
+        """The pages' fields, by the names the flow and its tests use."""
+        computer, pause, advanced = self.computer, self.pause, self.advanced
+        self.network_label = computer.network_label
+        self.device_field, self.memory_cap = computer.device_field, computer.memory_cap
+        self.start_at_login, self.leaderboard = computer.start_at_login, computer.leaderboard
+        self.gpu_busy, self.gpu_hot, self.gpu_temp = pause.gpu_busy, pause.gpu_hot, pause.gpu_temp
+        self.gpu_note, self.programs, self.on_battery = (
+            pause.gpu_note,
+            pause.programs,
+            pause.on_battery,
+        )
+        self.when_idle, self.idle = pause.when_idle, pause.idle
+        self.model_edit, self.download_button = advanced.model_edit, advanced.download_button
+        self.own_layers = advanced.own_layers
+        self.layer_start, self.layer_end = advanced.layer_start, advanced.layer_end
+        self.device_edit, self.batch_jobs = advanced.device_edit, advanced.batch_jobs
+        self.own_tracker, self.own_tracker_box = advanced.own_tracker, advanced.own_tracker_box
+        self.url_edit, self.check_button = advanced.url_edit, advanced.check_button
+        self.url_result, self.token_edit = advanced.url_result, advanced.token_edit
+        self.show_token = advanced.show_token
+
+    def _connect(self) -> None:
+        self.advanced.browse_button.clicked.connect(self._choose_model_folder)
+        self.download_button.clicked.connect(self.open_hub_download)
+        self.check_button.clicked.connect(self.check_url)
+        self.own_tracker.toggled.connect(self._own_tracker_toggled)
+        self.url_edit.textChanged.connect(self._url_edited)
+        self.device_edit.textChanged.connect(self._device_edited)
+        for edit in (self.token_edit, self.model_edit):
+            edit.textChanged.connect(self.validate)
+        self.device_field.combo.currentIndexChanged.connect(self.validate)
+        for box in (
+            self.own_layers,
+            self.gpu_busy,
+            self.gpu_hot,
+            self.on_battery,
+            self.when_idle,
+        ):
+            box.toggled.connect(self.validate)
+        for spin in (self.layer_start, self.layer_end, self.gpu_temp, self.idle):
+            spin.valueChanged.connect(self.validate)
+        self.memory_cap.valueChanged.connect(self.validate)
+        self.programs.changed.connect(self.validate)
 
     def reload(self) -> None:
         """Show what is stored now (the app keeps this dialog and shows it again)."""
@@ -175,200 +212,15 @@ class SettingsDialog(QDialog):
             self.reload()
         super().showEvent(event)
 
-    # -- building -------------------------------------------------------------------
-
-    def _build_connection(self) -> None:
-        self.network_label = wrapping_label()
-        self.network_label.setObjectName("joinedNetwork")
-        self.own_tracker = QCheckBox(text("join.advanced"))
-        self.own_tracker.setAccessibleName(plain("join.advanced.name"))
-        self.url_edit = QLineEdit()
-        self.url_edit.setPlaceholderText("https://tracker.example.org")
-        self.url_edit.setAccessibleName(text("settings.url.name"))
-        self.check_button = QPushButton(text("settings.check"))
-        self.check_button.clicked.connect(self.check_url)
-        self.url_result = problem_label()
-        self.token_edit = QLineEdit()
-        self.token_edit.setEchoMode(QLineEdit.EchoMode.Password)
-        self.token_edit.setPlaceholderText(text("settings.token.none"))
-        self.token_edit.setAccessibleName(plain("settings.token.name"))
-        self.show_token = QCheckBox(text("settings.token.show"))
-        self.show_token.toggled.connect(
-            lambda shown: self.token_edit.setEchoMode(
-                QLineEdit.EchoMode.Normal if shown else QLineEdit.EchoMode.Password
-            )
-        )
-        url_row = QHBoxLayout()
-        url_row.addWidget(self.url_edit, 1)
-        url_row.addWidget(self.check_button)
-        token_row = QHBoxLayout()
-        token_row.addWidget(self.token_edit, 1)
-        token_row.addWidget(self.show_token)
-        self.own_tracker_box = form_page(
-            [
-                (text("settings.url"), [url_row, self.url_result, self.problems["tracker_url"]]),
-                (
-                    text("settings.token"),
-                    [
-                        token_row,
-                        QLabel(text("settings.token.note")),
-                        self.problems["join_token"],
-                    ],
-                ),
-            ]
-        )
-        page = QWidget()
-        column = QVBoxLayout(page)
-        column.addWidget(self.network_label)
-        column.addWidget(self.own_tracker)
-        column.addWidget(self.own_tracker_box)
-        self.leaderboard = LeaderboardFields()  # saved with the rest; app/credit_link.py posts it
-        column.addWidget(self.leaderboard)
-        column.addStretch(1)
-        self.tabs.addTab(page, text("settings.tab.connection"))
-        self.own_tracker.toggled.connect(self._own_tracker_toggled)
-        self.url_edit.textChanged.connect(self._url_edited)
-        self.token_edit.textChanged.connect(self.validate)
-
-    def _build_computer(self) -> None:
-        self.device_field = DeviceField(self.store.last_hardware())
-        self.model_edit = QLineEdit()
-        self.model_edit.setPlaceholderText(text("settings.model.default"))
-        browse = QPushButton(text("settings.model.browse"))
-        browse.clicked.connect(self._choose_model_folder)
-        self.download_button = QPushButton(text("settings.model.download"))
-        self.download_button.clicked.connect(self.open_hub_download)
-        self.own_layers = QCheckBox(text("settings.layers.own"))
-        self.layer_start = _spin(0, 999)
-        self.layer_end = _spin(0, 999)
-        up_to = QLabel(text("settings.layers.up-to"))
-        up_to.setBuddy(self.layer_end)
-        self.own_layers.toggled.connect(self.layer_start.setEnabled)
-        self.own_layers.toggled.connect(self.layer_end.setEnabled)
-        self.layer_start.setAccessibleName(plain("settings.layers.from.name"))
-        self.layer_end.setAccessibleName(plain("settings.layers.up-to.name"))
-        self.memory_cap = _spin(0, 1_000_000, " MB", text("settings.memory.none"))
-        self.memory_cap.setSingleStep(256)
-        self.start_at_login = QCheckBox(text("settings.login"))
-        self.batch_jobs = QCheckBox(text("settings.batch"))
-        self.batch_jobs.setToolTip(text("settings.batch.tip"))
-        self.tabs.addTab(
-            form_page(
-                [
-                    (
-                        text("settings.device"),
-                        [self.device_field.combo, self.device_field.hint, self.problems["device"]],
-                    ),
-                    (
-                        text("settings.model"),
-                        [
-                            self.model_edit,
-                            _row(browse, self.download_button),
-                            self.problems["model"],
-                        ],
-                    ),
-                    (
-                        text("settings.layers"),
-                        [
-                            self.own_layers,
-                            _row(self.layer_start, up_to, self.layer_end),
-                            self.problems["layers"],
-                        ],
-                    ),
-                    (
-                        text("settings.memory"),
-                        [_row(self.memory_cap), self.problems["memory_cap_mb"]],
-                    ),
-                    ("", [self.start_at_login, self.problems["start_at_login"]]),
-                    ("", [self.batch_jobs]),
-                ]
-            ),
-            text("settings.tab.computer"),
-        )
-        self.device_field.combo.currentTextChanged.connect(self.validate)
-        self.model_edit.textChanged.connect(self.validate)
-        for spin in (self.layer_start, self.layer_end, self.memory_cap):
-            spin.valueChanged.connect(self.validate)
-        self.own_layers.toggled.connect(self.validate)
-
-    def _build_pause(self) -> None:
-        self.gpu_busy = QCheckBox(text("settings.gpu.busy"))
-        self.gpu_hot = QCheckBox(text("settings.gpu.hot"))
-        self.gpu_temp = _spin(0, 150, " °C")
-        self.gpu_hot.toggled.connect(self.gpu_temp.setEnabled)
-        self.gpu_temp.setAccessibleName(plain("settings.gpu.hot"))
-        # beside the two rules: where the card cannot be read, they never pause it
-        self.gpu_note = QLabel(text("settings.gpu.unmeasured"))
-        self.gpu_note.setWordWrap(True)
-        self.gpu_note.setVisible(False)
-        self.programs = ProgramsField()
-        self.on_battery = QCheckBox(text("settings.battery"))
-        self.when_idle = QCheckBox(text("settings.idle.after"))
-        self.idle = _spin(0, 1000, text("settings.idle.minutes"))
-        self.when_idle.toggled.connect(self.idle.setEnabled)
-        self.idle.setAccessibleName(plain("settings.idle.name"))
-        idle_row = _row(self.when_idle, self.idle, QLabel(text("settings.idle.untouched")))
-        self.tabs.addTab(
-            form_page(
-                [
-                    (
-                        text("settings.gpu"),
-                        [
-                            self.gpu_busy,
-                            _row(self.gpu_hot, self.gpu_temp),
-                            self.gpu_note,
-                            self.problems["pause_above_gpu_temp_c"],
-                        ],
-                    ),
-                    (
-                        text("settings.programs"),
-                        [
-                            QLabel(text("settings.programs.intro")),
-                            self.programs,
-                            self.problems["pause_programs"],
-                        ],
-                    ),
-                    (text("settings.power"), [self.on_battery]),
-                    (text("settings.idle"), [idle_row, self.problems["idle_minutes"]]),
-                    ("", [QLabel(text("settings.resumes"))]),
-                ]
-            ),
-            text("settings.tab.pause"),
-        )
-        for box in (self.gpu_busy, self.gpu_hot, self.on_battery, self.when_idle):
-            box.toggled.connect(self.validate)
-        self.gpu_temp.valueChanged.connect(self.validate)
-        self.idle.valueChanged.connect(self.validate)
-        self.programs.changed.connect(self.validate)
-
     # -- values -----------------------------------------------------------------
 
     def fill(self, s: AppSettings) -> None:
-        """Show ``s`` in the fields."""
-        self.url_edit.setText(s.tracker_url)
-        self.leaderboard.set_values(s.display_name, s.team)
-        self.own_tracker.setChecked(bool(s.tracker_url))
-        self._own_tracker_toggled(self.own_tracker.isChecked())
-        self.device_field.set_value(s.device)
-        self.model_edit.setText(s.model or "")
-        self.own_layers.setChecked(s.layers is not None)
-        start, end = s.layers or (0, 0)
-        self.layer_start.setValue(start)
-        self.layer_end.setValue(end)
-        self.layer_start.setEnabled(s.layers is not None)
-        self.layer_end.setEnabled(s.layers is not None)
-        self.memory_cap.setValue(s.memory_cap_mb or 0)
-        self.start_at_login.setChecked(s.start_at_login)
-        self.batch_jobs.setChecked(s.run_batch_jobs)
-        self.gpu_busy.setChecked(s.pause_when_gpu_busy)
-        self.gpu_hot.setChecked(s.pause_above_gpu_temp_c is not None)
-        self.gpu_temp.setValue(s.pause_above_gpu_temp_c or 85)
-        self.gpu_temp.setEnabled(s.pause_above_gpu_temp_c is not None)
-        self.programs.set_programs(s.pause_programs)
-        self.on_battery.setChecked(s.pause_on_battery)
-        self.when_idle.setChecked(s.idle_minutes is not None)
-        self.idle.setValue(s.idle_minutes or 10)
-        self.idle.setEnabled(s.idle_minutes is not None)
+        """Show ``s`` in the fields; a device the card choice cannot name goes to Advanced."""
+        advanced_device = "" if self.device_field.has(s.device) else (s.device or "")
+        self.computer.fill(s, bool(advanced_device))
+        self.pause.fill(s)
+        self.advanced.fill(s, advanced_device)
+        self.computer.follow_advanced_device(advanced_device)
         self.validate()
 
     def current_settings(self) -> AppSettings:
@@ -377,15 +229,11 @@ class SettingsDialog(QDialog):
         display_name, team = self.leaderboard.values()
         return replace(
             self.original,
-            tracker_url=self.url_edit.text().strip() if self.own_tracker.isChecked() else "",
+            tracker_url=self.advanced.tracker_url(),
             model=model or None,
-            layers=(
-                (self.layer_start.value(), self.layer_end.value())
-                if self.own_layers.isChecked()
-                else None
-            ),
-            device=self.device_field.value(),
-            memory_cap_mb=self.memory_cap.value() or None,
+            layers=self.advanced.layers(),
+            device=self.device_edit.text().strip() or self.device_field.value(),
+            memory_cap_mb=self.memory_cap.mb(),
             start_at_login=self.start_at_login.isChecked(),
             run_batch_jobs=self.batch_jobs.isChecked(),
             pause_when_gpu_busy=self.gpu_busy.isChecked(),
@@ -405,38 +253,29 @@ class SettingsDialog(QDialog):
                 continue  # set by a failed save, cleared when the field changes
             label.setText(problems.get(name, ""))
             label.setVisible(name in problems)
-        tab_fields = (
-            (text("settings.tab.connection"), {"tracker_url"}),
-            (text("settings.tab.computer"), {"device", "model", "layers", "memory_cap_mb"}),
-            (
-                text("settings.tab.pause"),
-                {"pause_above_gpu_temp_c", "pause_programs", "idle_minutes"},
-            ),
-        )
-        for index, (title, names) in enumerate(tab_fields):
+        for index, (key, names) in enumerate(TAB_FIELDS):
+            title = text(key)
             self.tabs.setTabText(index, f"⚠ {title}" if names & problems.keys() else title)
         self.save_button.setEnabled(not problems and self._checking_url is None)
         return problems
-
-    # -- the tracker check --------------------------------------------------------
 
     def _own_tracker_toggled(self, on: bool) -> None:
         self.own_tracker_box.setVisible(on)
         self.validate()
 
+    def _device_edited(self, device: str) -> None:
+        self.computer.follow_advanced_device(device.strip())
+        self.validate()
+
     def show_gpu_measurable(self, measurable: bool) -> None:
         """Say beside the graphics-card rules when this card cannot be read."""
-        self.gpu_note.setVisible(not measurable)
+        self.pause.show_gpu_measurable(measurable)
 
     def show_network(self, joined: JoinedNetwork | None) -> None:
         """Say which network this computer belongs to (the wizard's join page changes it)."""
-        if joined is None:
-            self.network_label.setText(text("settings.network.none"))
-            return
-        name = joined.name or joined.tracker_url
-        if joined.operator:
-            name = text("join.network-by", name=name, operator=joined.operator)
-        self.network_label.setText(text("settings.network", network=name))
+        self.computer.show_network(joined)
+
+    # -- the tracker check --------------------------------------------------------
 
     def _url_edited(self) -> None:
         if self.url_edit.text().strip():
@@ -539,13 +378,13 @@ class SettingsDialog(QDialog):
                 save_join_token(settings.tracker_url, token)
                 self._token_loaded = token
         except MeshnetError as exc:
-            self._show_problem("join_token", text("settings.token.failed", error=exc), 0)
+            self._show_problem("join_token", text("settings.token.failed", error=exc), ADVANCED_TAB)
             return False
         if settings.start_at_login != self.original.start_at_login:
             try:
                 self._autostart(settings.start_at_login, app_command())
             except AutostartError as exc:
-                self._show_problem("start_at_login", str(exc), 1)
+                self._show_problem("start_at_login", str(exc), COMPUTER_TAB)
                 return False
         return True
 
@@ -557,54 +396,21 @@ class SettingsDialog(QDialog):
 
     # -- screenshots ----------------------------------------------------------------
 
-    def show_sample(self, name: str = "connection") -> None:
+    def show_sample(self, name: str = "computer") -> None:
         """Realistic settings on tab ``name`` (one of SAMPLE_NAMES); saves nothing."""
         if name not in self.SAMPLE_NAMES:
             raise ValueError(f"unknown sample {name!r}; choose one of {self.SAMPLE_NAMES}")
         self._sample = True
-        self.device_field.set_hardware(_SAMPLE_HARDWARE)
-        self.fill(
-            AppSettings(
-                device="cuda:0",
-                memory_cap_mb=8192,
-                start_at_login=True,
-                pause_above_gpu_temp_c=83,
-                pause_programs=("eldenring.exe", "cyberpunk2077.exe"),
-                idle_minutes=10,
-                display_name="Ada",
-                team="Riverside Makers",
-            )
-        )
-        self.show_network(
-            JoinedNetwork(
-                tracker_url="https://tracker.riverside-makers.example",
-                key_fingerprint="3f9a1c0e7b2d4a6f8e1b3c5d7f9a0b2c",
-                join_token="",
-                name="Riverside Makers",
-                operator="Riverside Makerspace e.V.",
-            )
-        )
+        self.device_field.set_hardware(SAMPLE_HARDWARE)
+        self.fill(SAMPLE_SETTINGS)
+        self.show_network(SAMPLE_NETWORK)
         if name == "checked":
-            url = "http://tracker.riverside-makers.example:8765"
-            self.url_edit.setText(url)
+            self.url_edit.setText(SAMPLE_TRACKER)
             self.own_tracker.setChecked(True)
-            self._checked_url(url, _sample_check(url), None)
+            self._checked_url(SAMPLE_TRACKER, sample_check(SAMPLE_TRACKER), None)
         elif name == "problems":
-            self.fill(replace(self.current_settings(), layers=(12, 4), memory_cap_mb=128))
+            self.fill(replace(self.current_settings(), memory_cap_mb=128))
         self.tabs.setCurrentIndex(SAMPLE_TABS[name])
 
 
-SAMPLE_TABS = {"connection": 0, "computer": 1, "pause": 2, "checked": 0, "problems": 1}
-
-
-def _sample_check(url: str) -> TrackerCheck:
-    """The real check against a canned tracker state: 3 live nodes, 1 recipe."""
-    state = {"generated_at": 0.0, "models": [], "recipes": [{}], "nodes": [], "nodes_total_live": 3}
-    return check_tracker(
-        url, transport=httpx.MockTransport(lambda _r: httpx.Response(200, json=state))
-    )
-
-
-_SAMPLE_HARDWARE: dict[str, Any] = {
-    "device": {"kind": "cuda", "name": "NVIDIA GeForce RTX 4070", "total_bytes": 12_878_086_144}
-}
+__all__ = ["SAMPLE_TABS", "SettingsDialog", "app_command"]

@@ -49,8 +49,8 @@ def test_the_models_show_whether_ready_and_how_many_computers_help(
     assert asked == ["http://tracker.test"]
     assert view.name_label.text() == "Riverside Makers"
     assert lines(view) == [
-        "SmolLM2-135M-Instruct — Ready to answer — 3 computers help",
-        "Other-1B — Not ready yet: it needs more computers — 1 computer helps",
+        "SmolLM2-135M-Instruct\nReady to answer — 3 computers help",
+        "Other-1B\nNot ready yet: it needs more computers — 1 computer helps",
     ]
     assert [w for line in lines(view) for w in forbidden_words_in(line)] == []
     details: list[bool] = []

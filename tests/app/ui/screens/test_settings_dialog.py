@@ -142,7 +142,7 @@ def test_showing_the_dialog_again_shows_what_is_stored_now(
     qtbot: Any, store: SettingsStore
 ) -> None:
     dialog = make_dialog(qtbot, store)
-    dialog.memory_cap.setValue(100)  # left invalid, then closed without saving
+    dialog.memory_cap.set_mb(100)  # left invalid, then closed without saving
     dialog.reject()
     store.update(tracker_url=URL, idle_minutes=15)  # saved elsewhere (the wizard)
     dialog.show()
@@ -154,14 +154,14 @@ def test_showing_the_dialog_again_shows_what_is_stored_now(
     ("edit", "field", "words"),
     [
         (lambda d: d.url_edit.setText("ftp://x"), "tracker_url", "http://"),
-        (lambda d: d.memory_cap.setValue(100), "memory_cap_mb", "at least 256 MB"),
+        (lambda d: d.memory_cap.setValue(0.1), "memory_cap_mb", "at least 0.25 GB"),
         (
             lambda d: (d.gpu_hot.setChecked(True), d.gpu_temp.setValue(120)),
             "pause_above_gpu_temp_c",
             "120",
         ),
         (lambda d: (d.when_idle.setChecked(True), d.idle.setValue(0)), "idle_minutes", "idle"),
-        (lambda d: d.device_field.combo.setEditText("gpu7"), "device", "gpu7"),
+        (lambda d: d.device_edit.setText("gpu7"), "device", "gpu7"),
         (lambda d: (d.own_layers.setChecked(True), d.layer_start.setValue(4)), "layers", "empty"),
     ],
 )
@@ -198,11 +198,18 @@ def test_the_device_list_offers_the_gpu_the_doctor_found(qtbot: Any, store: Sett
     labels = [
         dialog.device_field.combo.itemText(i) for i in range(dialog.device_field.combo.count())
     ]
-    assert labels == ["Best available", "Processor (CPU)", "NVIDIA GeForce RTX 4070 (cuda:0)"]
+    # the simple page names the card; the device string is the Advanced page's
+    assert labels == ["Best available", "Processor (CPU)", "NVIDIA GeForce RTX 4070"]
     dialog.device_field.combo.setCurrentIndex(2)
     assert dialog.current_settings().device == "cuda:0"
-    dialog.device_field.combo.setEditText("cuda:1")  # a second card, typed
+    dialog.device_edit.setText("cuda:1")  # a second card, typed on the Advanced page
     assert dialog.current_settings().device == "cuda:1" and dialog.save_button.isEnabled()
+    assert not dialog.device_field.combo.isEnabled() and "cuda:1" in dialog.device_field.hint.text()
+    dialog.fill(AppSettings(device="cuda:1"))  # stored: it goes back to the Advanced page
+    assert dialog.device_edit.text() == "cuda:1" and dialog.device_field.value() is None
+    dialog.device_edit.clear()
+    assert dialog.device_field.combo.isEnabled()
+    assert dialog.current_settings().device is None
 
 
 # -- saving ---------------------------------------------------------------------------
@@ -216,7 +223,7 @@ def test_save_checks_the_tracker_then_keeps_settings_token_and_autostart(
     dialog.url_edit.setText(URL)
     dialog.token_edit.setText("secret-token")
     dialog.start_at_login.setChecked(True)
-    dialog.memory_cap.setValue(2048)
+    dialog.memory_cap.setValue(2.0)  # GB, as the wizard says it
     with qtbot.waitSignal(dialog.accepted, timeout=10_000):
         dialog.save_button.click()
     assert check.urls == [URL]
@@ -268,7 +275,7 @@ def test_the_join_token_is_loaded_masked_and_a_keyring_failure_is_said(
     dialog.save_button.click()
     qtbot.waitUntil(lambda: dialog.problems["join_token"].isVisible(), timeout=10_000)
     assert "keyring" in dialog.problems["join_token"].text()
-    assert dialog.isVisible() and dialog.tabs.currentIndex() == 0
+    assert dialog.isVisible() and dialog.tabs.currentIndex() == 2  # the token is Advanced
 
 
 def test_start_at_login_writes_the_real_desktop_entry_or_says_why_not(
@@ -316,7 +323,7 @@ def test_show_sample_fills_each_tab_and_saves_nothing(
         )
     if name == "problems":
         shown = {key for key, label in dialog.problems.items() if label.isVisibleTo(dialog)}
-        assert shown == {"layers", "memory_cap_mb"}
+        assert shown == {"memory_cap_mb"}  # on the simple page, in GB
     dialog.reject()
     assert store.load() == AppSettings() and check.urls == []
 
