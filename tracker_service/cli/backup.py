@@ -6,7 +6,7 @@ copied page by page in one snapshot. ``restore`` checks the file is a tracker
 database that passes ``PRAGMA integrity_check`` and then copies it into place
 with the same API; it refuses (``tracker-running``) while a tracker serves on
 that database, which ``serve`` marks with a lock file beside it. For PostgreSQL the
-README gives the ``pg_dump``/``pg_restore`` recipe instead.
+docs/commands.md gives the ``pg_dump``/``pg_restore`` recipe instead.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def _sqlite_path(settings: Settings) -> Path:
     if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
         raise CliRefusal(
             "backup and restore work on a SQLite tracker; for PostgreSQL use pg_dump and "
-            "pg_restore (see the README)",
+            "pg_restore (see docs/commands.md)",
             "backup-unsupported",
         )
     return Path(url.database)

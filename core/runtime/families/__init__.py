@@ -9,8 +9,8 @@ declares the GGUF files the family imports from (``GgufArchitecture``: llama.cpp
 architecture name, tensor map, field reader) and its tokenizer quirks; the
 importer's and tokenizer's tables are derived from ``ADAPTERS``, and each recipe
 catalogue entry's ``architecture`` is an adapter's name. Adding a family touches
-its module here, ``ADAPTERS``, its catalogue entries, the conformance test and the
-README's model table (tests/core/runtime/test_family_registry.py ties them).
+its module here, ``ADAPTERS``, its catalogue entries, the conformance test and
+the model table in docs/models.md (tests/core/runtime/test_family_registry.py ties them).
 
     llama   Llama 2/3/3.2, SmolLM, Mistral (sliding window)   families/llama.py
     qwen2   Qwen2 (q/k/v bias)                                  families/llama.py

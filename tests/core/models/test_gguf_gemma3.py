@@ -27,7 +27,7 @@ from core.runtime.gguf_weights import GgufWeightSource
 from tests.conftest import _cache_root
 
 # Opt-in: about 5 minutes on a quiet 2-core machine and 30 under load, and its two-node
-# step once met a 503 right after certification that is not yet explained (README).
+# step once met a 503 right after certification that is not yet explained (docs/models.md).
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
