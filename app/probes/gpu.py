@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import sys
 from collections import defaultdict
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -168,6 +169,13 @@ class NvmlGpuProbe:
             self._handles = []
 
 
-def gpu_rules_measurable() -> bool:
-    """True where the graphics-card pause rules can work (Settings says so when not)."""
-    return NvmlGpuProbe().available()
+def gpu_rules_measurable(platform: str | None = None) -> bool:
+    """True where the graphics-card pause rules can work (Settings says so when not):
+    an NVIDIA card NVML reads, or on Windows any card its performance counters read."""
+    if NvmlGpuProbe().available():
+        return True
+    if (platform or sys.platform) != "win32":
+        return False
+    from app.probes.gpu_pdh import PdhGpuProbe  # it imports this module
+
+    return PdhGpuProbe().available()
