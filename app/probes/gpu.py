@@ -18,22 +18,15 @@ import os
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from app.probes.gpu_pdh import PdhGpuProbe
+from app.probes.gpu_reading import BUSY_THRESHOLD_PERCENT, UNKNOWN, GpuReading
+
 log = logging.getLogger(__name__)
 
-BUSY_THRESHOLD_PERCENT = 15.0
-
-
-@dataclass(frozen=True)
-class GpuReading:
-    busy_by_others: bool | None
-    temperature_c: float | None
-
-
-UNKNOWN = GpuReading(busy_by_others=None, temperature_c=None)
+__all__ = ["BUSY_THRESHOLD_PERCENT", "UNKNOWN", "GpuReading", "NvmlGpuProbe"]
 
 
 def _import_pynvml() -> ModuleType:
@@ -176,6 +169,4 @@ def gpu_rules_measurable(platform: str | None = None) -> bool:
         return True
     if (platform or sys.platform) != "win32":
         return False
-    from app.probes.gpu_pdh import PdhGpuProbe  # it imports this module
-
     return PdhGpuProbe().available()

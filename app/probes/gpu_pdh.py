@@ -21,7 +21,7 @@ from collections import defaultdict
 from collections.abc import Collection
 from typing import Protocol
 
-from app.probes.gpu import BUSY_THRESHOLD_PERCENT, UNKNOWN, GpuReading
+from app.probes.gpu_reading import BUSY_THRESHOLD_PERCENT, UNKNOWN, GpuReading
 from app.probes.pdh import CounterReader, PdhCounters
 
 log = logging.getLogger(__name__)
