@@ -198,3 +198,18 @@ def test_an_unsigned_build_says_so_and_a_certificate_is_passed_to_osslsigncode(
     assert "UNSIGNED" in capsys.readouterr().out
     argv = sign_argv(Path("in.exe"), Path("out.exe"), "cert.pfx", "pw")
     assert argv[:2] == ["osslsigncode", "sign"] and "-t" in argv and "sha256" in argv
+
+
+def test_the_visual_cpp_runtime_beside_python_is_named_for_the_bundle(tmp_path: Path) -> None:
+    from installers.layout import MSVC_RUNTIME_DLLS, msvc_runtime_binaries
+
+    for name in ("MSVCP140.dll", "msvcp140_atomic_wait.dll", "python312.dll"):
+        (tmp_path / name).write_bytes(b"MZ")
+    found = msvc_runtime_binaries(tmp_path)
+    assert sorted(Path(source).name for source, _ in found) == [
+        "MSVCP140.dll",
+        "msvcp140_atomic_wait.dll",
+    ]
+    assert all(dest == "." for _, dest in found)
+    assert all(not check.is_system(dll) for dll in MSVC_RUNTIME_DLLS)
+    assert msvc_runtime_binaries(tmp_path / "absent") == []
