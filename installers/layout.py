@@ -92,14 +92,22 @@ MSVC_RUNTIME_DLLS = (
 )
 
 
-def msvc_runtime_binaries(prefix: Path | None = None) -> list[tuple[str, str]]:
-    """(source, ".") for each runtime DLL found beside this Python (Windows builds).
+def msvc_runtime_binaries(places: list[Path] | None = None) -> list[tuple[str, str]]:
+    """(source, ".") for each runtime DLL found beside this Python or in its
+    site-packages (``uv pip install --target`` may leave the wheel's data files there).
 
     Named explicitly because PyInstaller under Wine takes them for Wine's own
-    built-in DLLs and leaves them out."""
-    base = Path(sys.prefix) if prefix is None else prefix
-    found = []
-    for name in MSVC_RUNTIME_DLLS:
-        matches = [p for p in base.iterdir() if p.name.lower() == name] if base.is_dir() else []
-        found.extend((str(p), ".") for p in matches)
-    return found
+    built-in DLLs and leaves them out. The first place that has a DLL wins."""
+    if places is None:
+        import site
+
+        places = [Path(sys.prefix), *(Path(p) for p in site.getsitepackages())]
+    found: dict[str, str] = {}
+    for base in places:
+        if not base.is_dir():
+            continue
+        for path in base.iterdir():
+            name = path.name.lower()
+            if name in MSVC_RUNTIME_DLLS and name not in found:
+                found[name] = str(path)
+    return [(source, ".") for source in found.values()]

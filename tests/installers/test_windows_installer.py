@@ -205,11 +205,15 @@ def test_the_visual_cpp_runtime_beside_python_is_named_for_the_bundle(tmp_path: 
 
     for name in ("MSVCP140.dll", "msvcp140_atomic_wait.dll", "python312.dll"):
         (tmp_path / name).write_bytes(b"MZ")
-    found = msvc_runtime_binaries(tmp_path)
-    assert sorted(Path(source).name for source, _ in found) == [
+    site_packages = tmp_path / "Lib" / "site-packages"
+    site_packages.mkdir(parents=True)
+    (site_packages / "vcomp140.dll").write_bytes(b"MZ")
+    (site_packages / "msvcp140.dll").write_bytes(b"MZ")  # the prefix's copy wins
+    found = msvc_runtime_binaries([tmp_path, site_packages, tmp_path / "absent"])
+    assert sorted(Path(source).relative_to(tmp_path).as_posix() for source, _ in found) == [
+        "Lib/site-packages/vcomp140.dll",
         "MSVCP140.dll",
         "msvcp140_atomic_wait.dll",
     ]
     assert all(dest == "." for _, dest in found)
     assert all(not check.is_system(dll) for dll in MSVC_RUNTIME_DLLS)
-    assert msvc_runtime_binaries(tmp_path / "absent") == []
