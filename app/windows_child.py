@@ -11,9 +11,10 @@ which Python turns into ``SIGBREAK`` (a stop in node_control). There are no
 POSIX signals or process groups on Windows: the child is started with
 ``CREATE_NEW_PROCESS_GROUP`` so that Ctrl-Break reaches it alone.
 
-The app is a GUI program without a console, and a console event can only be
-sent from the child's console: :func:`send_ctrl_break` attaches to it, ignores
-the event itself while it is sent, and detaches. Every Win32 call goes through
+A console event can only be sent from the child's console: an app started
+from a terminal shares it; a GUI app without one (the installed app)
+attaches to the child's, ignores the event itself while it is sent, and
+detaches (:func:`send_ctrl_break`). Every Win32 call goes through
 an injected ``kernel32`` so that the order of calls is tested on any OS
 against a fake (tests/app/test_windows_child.py); nothing here imports a
 Windows-only module at import time.
@@ -168,12 +169,15 @@ class JobObjectHolder:
 
 
 def send_ctrl_break(pid: int, kernel32: Any) -> bool:
-    """``CTRL_BREAK_EVENT`` to the process group ``pid`` leads, from a GUI app.
+    """``CTRL_BREAK_EVENT`` to the process group ``pid`` leads.
 
-    Attach to the child's console, ignore Ctrl events here meanwhile (the app
-    shares that console for a moment), send, then detach and listen again.
+    An app started from a terminal shares its console with the child: the event
+    goes straight to the child's group. A GUI app has no console (its child got
+    a hidden one): attach to the child's, ignore Ctrl events here meanwhile,
+    send, then detach and listen again.
     """
-    kernel32.FreeConsole()  # a GUI app normally has none; attaching needs none
+    if kernel32.GetConsoleWindow():
+        return bool(kernel32.GenerateConsoleCtrlEvent(CTRL_BREAK_EVENT, pid))
     if not kernel32.AttachConsole(pid):
         return False
     try:

@@ -34,6 +34,7 @@ class FakeKernel32:
             "OpenProcess": 55,
             "AssignProcessToJobObject": 1,
             "CloseHandle": 1,
+            "GetConsoleWindow": 0,  # a GUI app: no console of its own
             "AttachConsole": 1,
             "FreeConsole": 1,
             "SetConsoleCtrlHandler": 1,
@@ -101,13 +102,19 @@ def test_ctrl_break_attaches_to_the_childs_console_ignores_it_here_and_detaches(
     k32 = FakeKernel32()
     assert send_ctrl_break(4321, k32)
     assert k32.calls == [
-        ("FreeConsole", ()),
+        ("GetConsoleWindow", ()),
         ("AttachConsole", (4321,)),
         ("SetConsoleCtrlHandler", (None, True)),
         ("GenerateConsoleCtrlEvent", (CTRL_BREAK_EVENT, 4321)),
         ("FreeConsole", ()),
         ("SetConsoleCtrlHandler", (None, False)),
     ]
+
+
+def test_an_app_with_a_console_sends_ctrl_break_to_the_shared_console_directly() -> None:
+    k32 = FakeKernel32(GetConsoleWindow=99)
+    assert send_ctrl_break(4321, k32)
+    assert k32.names() == ["GetConsoleWindow", "GenerateConsoleCtrlEvent"]  # never detaches
 
 
 def test_ctrl_break_to_a_child_without_a_console_is_false() -> None:
