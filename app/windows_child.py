@@ -93,7 +93,18 @@ class NoHolder:
 
 
 def _kernel32() -> Any:
-    return ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
+    """kernel32 with 64-bit handles declared (ctypes' default int would truncate them)."""
+    k32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
+    handle = ctypes.c_void_p
+    k32.CreateJobObjectW.restype = handle
+    k32.CreateJobObjectW.argtypes = [ctypes.c_void_p, ctypes.c_wchar_p]
+    k32.OpenProcess.restype = handle
+    k32.OpenProcess.argtypes = [ctypes.c_uint32, ctypes.c_int, ctypes.c_uint32]
+    k32.SetInformationJobObject.argtypes = [handle, ctypes.c_int, ctypes.c_void_p, ctypes.c_uint32]
+    k32.AssignProcessToJobObject.argtypes = [handle, handle]
+    k32.CloseHandle.argtypes = [handle]
+    k32.GetConsoleWindow.restype = handle
+    return k32
 
 
 class JobObjectHolder:

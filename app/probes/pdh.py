@@ -50,7 +50,8 @@ class PdhCounters:
         self._pdh = pdh
         self._query: ctypes.c_void_p | None = None
         self._counters: dict[str, ctypes.c_void_p] = {}
-        self._failed = False
+        self._failed: set[str] = set()  # paths Windows refused: not asked again
+        self._no_pdh = False
 
     def _lib(self) -> Any:
         if self._pdh is None:
@@ -64,6 +65,7 @@ class PdhCounters:
         if self._query is None:
             query = ctypes.c_void_p()
             if pdh.PdhOpenQueryW(None, None, ctypes.byref(query)) != ERROR_SUCCESS:
+                self._no_pdh = True
                 raise OSError("PdhOpenQueryW failed")
             self._query = query
         counter = ctypes.c_void_p()
@@ -76,7 +78,7 @@ class PdhCounters:
 
     def read(self, path: str) -> dict[str, float]:
         """{instance: value} for a wildcard path; {} when PDH cannot answer."""
-        if self._failed:
+        if self._no_pdh or path in self._failed:
             return {}
         try:
             counter = self._counter(path)
@@ -84,9 +86,13 @@ class PdhCounters:
             if counter is None or pdh.PdhCollectQueryData(self._query) != ERROR_SUCCESS:
                 return {}
             return self._values(pdh, counter)
-        except (OSError, AttributeError) as exc:
+        except AttributeError as exc:  # no pdh.dll here (not Windows)
+            log.debug("pdh: unavailable (%s)", exc)
+            self._no_pdh = True
+            return {}
+        except OSError as exc:
             log.info("pdh: %s unreadable (%s); its pause rules stay off", path, exc)
-            self._failed = True
+            self._failed.add(path)
             return {}
 
     @staticmethod

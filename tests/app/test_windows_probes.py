@@ -190,6 +190,22 @@ def test_pdh_that_cannot_open_reads_empty_from_then_on() -> None:
     assert PdhCounters(object()).read(ENGINE_UTILISATION) == {}
 
 
+def test_a_refused_counter_path_leaves_the_others_readable() -> None:
+    class RefusesEngines(FakePdh):
+        def PdhAddEnglishCounterW(self, query: Any, path: str, user: Any, counter: Any) -> int:
+            if path == ENGINE_UTILISATION:
+                self.calls.append("refused")
+                return 0xC0000BB8  # PDH_CSTATUS_NO_OBJECT: an older Windows, or Wine
+            return super().PdhAddEnglishCounterW(query, path, user, counter)
+
+    pdh = RefusesEngines({"luid_0x0_0x1_phys_0": 1.0e9})
+    counters = PdhCounters(pdh)
+    assert counters.read(ENGINE_UTILISATION) == {}
+    assert counters.read(ENGINE_UTILISATION) == {}  # not asked again
+    assert pdh.calls.count("refused") == 1
+    assert counters.read(DEDICATED_USAGE) == {"luid_0x0_0x1_phys_0": 1.0e9}
+
+
 class FakeShell32:
     def __init__(self, state: int, result: int = 0) -> None:
         self.state, self.result = state, result
