@@ -188,6 +188,15 @@ def need(tool: str, hint: str) -> str:
     return found
 
 
+def find_wine() -> str | None:
+    """Debian's ``wine64`` package alone installs its loader outside PATH."""
+    found = shutil.which("wine64") or shutil.which("wine")
+    if found:
+        return found
+    debian = Path("/usr/lib/wine/wine64")
+    return str(debian) if debian.is_file() else None
+
+
 def lock_key(lock: Path) -> str:
     return sha256_bytes(lock.read_bytes())[:16]
 
@@ -225,7 +234,7 @@ def relock(*, dry_run: bool = False) -> None:
 def build(*, dist: Path, cache: Path, compressor: str, dry_run: bool) -> Path | None:
     started = time.monotonic()
     uv = shutil.which("uv") or "uv"
-    wine = shutil.which("wine64") or shutil.which("wine") or "wine"
+    wine = find_wine() or "wine"
     if not dry_run:
         need("uv", "pip install uv")
         need(wine, "install Wine (Debian: apt-get install wine wine64)")

@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path, PureWindowsPath
 
 import pytest
 
-from installers.windows_cross import PY_TAG, WINE_ENV, cache_root
+from installers.windows_cross import PY_TAG, WINE_ENV, cache_root, find_wine
 
 ROOT = Path(__file__).resolve().parents[2]
-WINE = shutil.which("wine64") or next(
-    (p for p in ("/usr/lib/wine/wine64",) if Path(p).is_file()), None
-)
+WINE = find_wine()
 PYTHON = cache_root() / f"python-{PY_TAG}" / "python.exe"
 
 pytestmark = pytest.mark.skipif(
