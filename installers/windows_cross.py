@@ -72,6 +72,8 @@ WINE_ENV = {
     "KMP_AFFINITY": "disabled",
     "WINEDEBUG": "-all",
     "PYTHONUTF8": "1",
+    # torch's hooks import every submodule; their deprecation notices are noise here
+    "PYTHONWARNINGS": "ignore::DeprecationWarning",
 }
 
 
