@@ -40,7 +40,7 @@ SYSTEM_DLLS = frozenset(
     name.lower()
     for name in """
     advapi32.dll authz.dll bcrypt.dll bcryptprimitives.dll cabinet.dll cfgmgr32.dll
-    comctl32.dll comdlg32.dll crypt32.dll cryptbase.dll cryptnet.dll cryptsp.dll
+    combase.dll comctl32.dll comdlg32.dll crypt32.dll cryptbase.dll cryptnet.dll cryptsp.dll
     d2d1.dll d3d9.dll d3d11.dll d3d12.dll d3dcompiler_47.dll dbghelp.dll dcomp.dll
     dnsapi.dll dwmapi.dll dwrite.dll dxgi.dll dxva2.dll evr.dll gdi32.dll gdiplus.dll
     glu32.dll hid.dll icu.dll icuin.dll icuuc.dll imagehlp.dll imm32.dll iphlpapi.dll
@@ -50,7 +50,7 @@ SYSTEM_DLLS = frozenset(
     secur32.dll setupapi.dll shcore.dll shell32.dll shlwapi.dll sspicli.dll
     ucrtbase.dll urlmon.dll user32.dll userenv.dll usp10.dll uxtheme.dll version.dll
     winhttp.dll wininet.dll winmm.dll winspool.drv wintrust.dll wldap32.dll ws2_32.dll
-    wtsapi32.dll
+    uiautomationcore.dll wtsapi32.dll
     """.split()  # noqa: SIM905 - a paragraph of names reads better than a list
 )
 
