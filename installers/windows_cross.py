@@ -67,8 +67,18 @@ PYNSIST_REQUIREMENT = "pynsist==2.8"
 PYNSIST_SHA256 = "7d3e8343c10cdbfb262ab63201a62d38ed86f4f2d0cffc2677c9917793d800a6"
 UCRT_MEMBER = "nsist/msvcrt/x64/ucrtbase.dll"
 WINE_ENV = {
-    # no WMI, no .NET/Gecko prompts; Microsoft's UCRT before Wine's (crealf)
-    "WINEDLLOVERRIDES": "wbemprox=d;mscoree=d;mshtml=d;ucrtbase=n,b;bcryptprimitives=n,b;icuuc=n,b",
+    # no host menu entries, no WMI, no .NET/Gecko prompts; Microsoft's UCRT first
+    "WINEDLLOVERRIDES": ";".join(
+        (
+            "winemenubuilder.exe=d",
+            "wbemprox=d",
+            "mscoree=d",
+            "mshtml=d",
+            "ucrtbase=n,b",
+            "bcryptprimitives=n,b",
+            "icuuc=n,b",
+        )
+    ),
     "KMP_AFFINITY": "disabled",
     "WINEDEBUG": "-all",
     "PYTHONUTF8": "1",

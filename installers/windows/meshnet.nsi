@@ -22,7 +22,9 @@
 ;   passes /PURGE=1 to a silent uninstall. The key in Credential Manager stays, so
 ;   a reinstall is the same node.
 
-Unicode true
+; A 64-bit installer for a 64-bit program: it runs under 64-bit-only Wine, and
+; its registry writes are never redirected to the 32-bit view.
+Target amd64-unicode
 ManifestDPIAware true
 RequestExecutionLevel user
 

@@ -187,6 +187,9 @@ def test_the_script_compiles_with_makensis_warnings_as_errors(tmp_path: Path) ->
     done = subprocess.run(argv, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert setup.read_bytes()[:2] == b"MZ"
+    # 64-bit: it runs under 64-bit-only Wine, and its registry view is never redirected
+    header = subprocess.run(["objdump", "-f", str(setup)], capture_output=True, text=True)
+    assert "pei-x86-64" in header.stdout, header.stdout
     imports = check.imported_dlls(setup)
     assert all(check.is_system(dll) for dll in imports), imports
 
