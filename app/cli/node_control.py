@@ -10,7 +10,9 @@ signalled. With ``--control stdin`` the end of the pipe means ``stop`` (an app
 that dies, even by kill -9, closes the pipe, and its node leaves the network
 instead of staying registered as an orphan), and the stop says so. Signals that
 ask a process to end (SIGTERM, SIGINT, and SIGBREAK on Windows, where a
-console's Ctrl-Break is the only such signal) are ``stop`` always.
+console's Ctrl-Break is the only such signal) are ``stop`` always; on Windows
+the app sends Ctrl-Break only to a child that ignored the pipe, and holds it
+in a Job Object that dies with the app (app/windows_child.py).
 """
 
 from __future__ import annotations

@@ -15,24 +15,18 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import sys
 from collections import defaultdict
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from app.probes.gpu_pdh import PdhGpuProbe
+from app.probes.gpu_reading import BUSY_THRESHOLD_PERCENT, UNKNOWN, GpuReading
+
 log = logging.getLogger(__name__)
 
-BUSY_THRESHOLD_PERCENT = 15.0
-
-
-@dataclass(frozen=True)
-class GpuReading:
-    busy_by_others: bool | None
-    temperature_c: float | None
-
-
-UNKNOWN = GpuReading(busy_by_others=None, temperature_c=None)
+__all__ = ["BUSY_THRESHOLD_PERCENT", "UNKNOWN", "GpuReading", "NvmlGpuProbe"]
 
 
 def _import_pynvml() -> ModuleType:
@@ -168,6 +162,11 @@ class NvmlGpuProbe:
             self._handles = []
 
 
-def gpu_rules_measurable() -> bool:
-    """True where the graphics-card pause rules can work (Settings says so when not)."""
-    return NvmlGpuProbe().available()
+def gpu_rules_measurable(platform: str | None = None) -> bool:
+    """True where the graphics-card pause rules can work (Settings says so when not):
+    an NVIDIA card NVML reads, or on Windows any card its performance counters read."""
+    if NvmlGpuProbe().available():
+        return True
+    if (platform or sys.platform) != "win32":
+        return False
+    return PdhGpuProbe().available()

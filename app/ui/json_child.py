@@ -8,7 +8,8 @@ with plain log lines; we parse what parses and pass the rest on as log lines.
 QProcess is asynchronous and delivers on the GUI thread, so reading a child
 needs no worker thread. ``cancel()`` asks politely first ("stop" on stdin, then
 stdin closed, which the node treats as stop); a child busy in a step that does
-not read stdin (importing a model) then gets SIGINT on POSIX, which Python turns
+not read stdin (importing a model) then gets SIGINT on POSIX (Ctrl-Break on
+Windows, app/windows_child.py), which Python turns
 into KeyboardInterrupt so the step's cleanup runs (the import removes its
 staging folder); only then terminate, and finally kill: a child that ignores
 every request still goes away.
@@ -17,6 +18,7 @@ every request still goes away.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import logging
 import os
@@ -28,6 +30,8 @@ from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signa
 
 from app.event_words import child_error_sentence
 from app.node_command import child_environment, node_base_argv
+from app.ui.node_process import add_creation_flags
+from app.windows_child import send_ctrl_break
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +127,7 @@ class JsonChild(QObject):
         process.errorOccurred.connect(self._on_error)
         self._process = process
         log.info("starting child: %s", " ".join(argv))
+        add_creation_flags(process)
         process.start()
 
     def cancel(self) -> None:
@@ -135,8 +140,7 @@ class JsonChild(QObject):
             return
         process.write(b"stop\n")
         process.closeWriteChannel()
-        if os.name == "posix":
-            self._after(self._interrupt_after_ms, self._interrupt)
+        self._after(self._interrupt_after_ms, self._interrupt)
         self._after(self._terminate_after_ms, process.terminate)
         self._after(self._kill_after_ms, process.kill)
 
@@ -144,9 +148,14 @@ class JsonChild(QObject):
         """SIGINT: Python raises KeyboardInterrupt in the child, so cleanups run."""
         assert self._process is not None
         pid = self._process.processId()
-        if pid > 0:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGINT)
+        if pid <= 0:
+            return
+        if os.name == "nt":  # no POSIX signals: Ctrl-Break, which Python raises as SIGBREAK
+            with contextlib.suppress(OSError, AttributeError):
+                send_ctrl_break(pid, ctypes.WinDLL("kernel32"))  # type: ignore[attr-defined]
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGINT)
 
     def _after(self, ms: int, action: object) -> None:
         timer = QTimer(self)

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon, QWidge
 
 from app.machine_use import MachineUseReader
 from app.network_join import APP_PROFILE, no_network_sentence, tracker_url_for
+from app.run_location import run_location_problem
 from app.settings_model import validate_settings
 from app.texts import text
 from app.ui.actions import AppActions
@@ -527,6 +528,11 @@ def main(argv: list[str] | None = None) -> int:
     qapp.setOrganizationName(APP_NAME)
     qapp.setWindowIcon(app_icon())
     install_excepthook()
+    problem = run_location_problem()
+    if problem is not None:  # nowhere to keep the node's files, or no node beside the app
+        log.error("MeshNet cannot run from here (%s): %s", problem.reason, problem.sentence)
+        QMessageBox.critical(None, APP_NAME, problem.sentence)
+        return 1
     instance = SingleInstance()
     if not instance.claim(args.join):
         return 0

@@ -5,7 +5,10 @@ line that parses as a JSON object becomes ``event_received(dict)``, other stdout
 every stderr line become ``log_line(str)``. Stopping is a ``stop`` command on
 stdin followed by closing it (EOF is a stop too); only when the child has not
 exited after the timeout is it killed, because a killed node leaves its
-registration to expire at the tracker instead of deregistering.
+registration to expire at the tracker instead of deregistering. On Windows
+(app/windows_child.py) the child starts in a process group of its own and in
+a Job Object that dies with the app, and a child that ignores the pipe gets
+Ctrl-Break before it is killed.
 """
 
 from __future__ import annotations
@@ -18,10 +21,12 @@ from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signa
 
 from app.texts import text
 from app.ui.errors import guarded
+from app.windows_child import ChildHolder, child_holder, creation_flags
 
 log = logging.getLogger(__name__)
 
 MAX_LINE_BYTES = 1 << 20  # a line longer than this is not protocol: cut it into log text
+INTERRUPT_GRACE_MS = 5000  # after Ctrl-Break, how long a child has before it is killed
 
 
 class LineSplitter:
@@ -65,8 +70,10 @@ class NodeProcess(QObject):
     # app asked it to stop before it exited
     exited = Signal(int, bool)
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, holder: ChildHolder | None = None) -> None:
         super().__init__(parent)
+        self._holder = holder if holder is not None else child_holder()
+        self._interrupted = False
         self._process: QProcess | None = None
         self._stdout = LineSplitter()
         self._stderr = LineSplitter()
@@ -104,9 +111,12 @@ class NodeProcess(QObject):
         process.readyReadStandardError.connect(self._read_stderr)
         process.finished.connect(self._finished)
         process.errorOccurred.connect(self._error)
+        process.started.connect(self._hold)
         process.started.connect(self.started)
+        add_creation_flags(process)
         self._process = process
         self._stop_requested = False
+        self._interrupted = False
         self._stdout, self._stderr = LineSplitter(), LineSplitter()
         log.info("starting node child: %s", " ".join(argv))
         process.start(argv[0], list(argv[1:]))
@@ -138,8 +148,25 @@ class NodeProcess(QObject):
             return True
         return bool(self._process.waitForFinished(timeout_ms))
 
+    def close(self) -> None:
+        """The app is quitting: release the job (on Windows, any child left dies with it)."""
+        self._holder.close()
+
+    @guarded
+    def _hold(self) -> None:
+        pid = self.pid
+        if pid is not None:
+            self._holder.hold(pid)
+
     @guarded
     def _kill_after_timeout(self) -> None:
+        pid = self.pid
+        if self._process is not None and pid is not None and not self._interrupted:
+            self._interrupted = True
+            if self._holder.interrupt(pid):  # Windows: Ctrl-Break, the SIGBREAK stop
+                log.warning("the node child did not stop in time; sent it Ctrl-Break")
+                self._kill_timer.start(INTERRUPT_GRACE_MS)
+                return
         if self._process is not None:
             log.warning("the node child did not stop in time; killing it")
             self.log_line.emit(text("node.killed"))
@@ -193,3 +220,18 @@ class NodeProcess(QObject):
         log.info("node child exited with code %s (stop requested: %s)", code, requested)
         process.deleteLater()
         self.exited.emit(code, requested)
+
+
+def add_creation_flags(process: QProcess) -> None:
+    """Windows: start the child in a process group of its own (Ctrl-Break reaches it alone).
+
+    ``setCreateProcessArgumentsModifier`` exists only in Qt's Windows build."""
+    flags = creation_flags()
+    modifier = getattr(process, "setCreateProcessArgumentsModifier", None)
+    if not flags or modifier is None:
+        return
+
+    def add(arguments: object) -> None:
+        arguments.flags |= flags  # type: ignore[attr-defined]
+
+    modifier(add)

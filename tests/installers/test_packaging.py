@@ -1,5 +1,5 @@
 """The installers' pieces that need no bundle: icons, the .deb's layout, the
-.desktop entry, and the Windows script's agreement with the app's autostart.
+.desktop entry (the Windows script: test_windows_installer.py).
 
 The .deb is built for real (``dpkg-deb``) around a stand-in bundle of two shell
 scripts, so its file list and control data are checked in seconds; the real
@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from app.autostart import APP_NAME, RUN_KEY
 from installers import deb
 from installers.layout import (
     APP_EXECUTABLE,
@@ -26,8 +25,6 @@ from installers.layout import (
     model_datas,
 )
 from installers.make_icons import ICO_SIZES, write_icns, write_ico
-
-ISS = Path(deb.__file__).resolve().parent / "windows" / "meshnet.iss"
 
 needs_dpkg = pytest.mark.skipif(
     shutil.which("dpkg-deb") is None, reason="dpkg-deb exists only on Debian and Ubuntu"
@@ -177,27 +174,6 @@ def test_deb_refuses_a_folder_without_the_two_executables(tmp_path: Path) -> Non
         deb.stage(tmp_path, tmp_path / "root")
 
 
-def test_windows_login_entry_is_optional_and_the_same_value_the_app_writes() -> None:
-    iss = ISS.read_text(encoding="utf-8")
-    assert f'#define RunKey "{RUN_KEY}"' in iss
-    assert f'#define AppName "{APP_NAME}"' in iss
-    task = next(line for line in iss.splitlines() if line.startswith('Name: "autostart"'))
-    assert "Flags: unchecked" in task
-    run_value = next(line for line in iss.splitlines() if 'Subkey: "{#RunKey}"' in line)
-    # The app's own Settings > Start at login writes the same: the exe, then --hidden.
-    assert 'ValueData: """{app}\\{#AppExe}"" --hidden"' in run_value
-    assert "Tasks: autostart" in run_value
-
-
-def test_windows_uninstaller_deletes_user_data_only_when_asked() -> None:
-    iss = ISS.read_text(encoding="utf-8")
-    purge = iss[iss.index("function PurgeAsked") :]
-    purge = purge[: purge.index("end;\n\nprocedure")]
-    assert "UninstallSilent()" in purge and "MB_DEFBUTTON2" in purge  # silent or default: keep
-    deletion = iss[iss.index("if PurgeAsked() then") :]
-    assert "DelTree(UserDataDir()" in deletion
-
-
 # -- meshnet:// invite links ------------------------------------------------------------
 
 INVITE = (
@@ -241,19 +217,6 @@ def test_deb_installs_the_link_handler_entry(tmp_path: Path) -> None:
         ["dpkg-deb", "--contents", str(package)], capture_output=True, text=True, check=True
     ).stdout
     assert "./usr/share/applications/meshnet-join.desktop" in listing
-
-
-def test_windows_setup_registers_the_url_protocol_with_join() -> None:
-    iss = ISS.read_text(encoding="utf-8")
-    assert '#define UrlScheme "meshnet"' in iss
-    entries = [
-        line for line in iss.splitlines() if 'Subkey: "Software\\Classes\\{#UrlScheme}' in line
-    ]
-    assert any('ValueName: "URL Protocol"; ValueData: ""' in line for line in entries)
-    assert any("uninsdeletekey" in line for line in entries)
-    command = next(line for line in entries if "shell\\open\\command" in line)
-    assert 'ValueData: """{app}\\{#AppExe}"" --join ""%1"""' in command
-    assert all(line.startswith("Root: HKA;") for line in entries)  # per-user or all users
 
 
 def test_macos_bundle_declares_the_url_scheme() -> None:
