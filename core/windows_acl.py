@@ -17,6 +17,8 @@ import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import PurePath
 
+from core.errors import IdentityError
+
 log = logging.getLogger(__name__)
 
 Run = Callable[[list[str]], str]
@@ -26,8 +28,10 @@ Run = Callable[[list[str]], str]
 ALWAYS_ABLE = ("nt authority\\system", "builtin\\administrators")
 
 
-class AclError(OSError):
+class AclError(IdentityError, OSError):
     """icacls could not set or read a file's list."""
+
+    reason = "key-file-acl"
 
 
 def run_icacls(argv: list[str]) -> str:
