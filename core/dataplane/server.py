@@ -216,7 +216,12 @@ class DataPlaneServer:
         # websockets' Server only closes, awaits and lists the sockets of what this returns.
         server.create_server = cast(Any, listener.start)
 
-    async def stop_async(self) -> None:
+    async def stop_async(self, leaving: str | None = None) -> None:
+        """Close every session and stop listening. ``leaving``: the node is leaving (a
+        pause, a stop, a move): every open session is first told ``node-leaving`` with
+        that sentence, so its client fails over at once instead of reading a bare close."""
+        if leaving is not None and self._server is not None:
+            await _refuse_all(self._server, wire.NODE_LEAVING, leaving)
         if self._expiry is not None:
             self._expiry.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -268,11 +273,11 @@ class DataPlaneServer:
             self._thread.join()
             raise failure[0]
 
-    def stop(self, timeout_s: float = 30.0) -> None:
+    def stop(self, timeout_s: float = 30.0, *, leaving: str | None = None) -> None:
         loop, thread = self._loop, self._thread
         if loop is None or thread is None or not thread.is_alive():
             return
-        future = asyncio.run_coroutine_threadsafe(self.stop_async(), loop)
+        future = asyncio.run_coroutine_threadsafe(self.stop_async(leaving), loop)
         try:
             future.result(timeout_s)
         finally:
@@ -452,6 +457,19 @@ def _response(
         ]
     )
     return Response(status.value, status.phrase, headers, body)
+
+
+async def _refuse_all(server: Server, reason: str, message: str) -> None:
+    """Tell every open session why it ends and end it (the node is leaving); a step being
+    computed finishes, but its reply finds the session closed. Bounded by STOP_GRACE_S."""
+    connections = list(server.connections)
+    if not connections:
+        return
+    logger.info("ending %d open session(s): %s", len(connections), reason)
+    told = [asyncio.ensure_future(refuse(c, reason, message)) for c in connections]
+    _, late = await asyncio.wait(told, timeout=STOP_GRACE_S)
+    for task in late:
+        task.cancel()
 
 
 async def _close_server(server: Server) -> None:

@@ -120,9 +120,12 @@ class ServingLoop:
     def start(self) -> None:
         self._thread.start()
 
-    def stop(self, timeout_s: float = 30.0) -> None:
-        """Ask the loop to end and wait for it (an in-flight request finishes first)."""
+    def stop(self, timeout_s: float = 30.0, *, wait: bool = True) -> None:
+        """Ask the loop to end and (``wait``) wait for it (an in-flight request finishes
+        first)."""
         self._stop.set()
+        if not wait:
+            return
         here = threading.current_thread()
         for thread in (self._thread, self._refresher):
             if thread is not None and thread is not here and thread.is_alive():
