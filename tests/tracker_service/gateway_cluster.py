@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import openai
 import uvicorn
 from fastapi import FastAPI
 
@@ -172,3 +173,29 @@ def start_cluster(tmp_path: Path, model_dir: Path, **settings: Any) -> GatewayCl
     wait_for(lambda: server.started, 30, "the tracker to start")
     port = server.servers[0].sockets[0].getsockname()[1]
     return GatewayCluster(app, f"http://127.0.0.1:{port}", model_dir, server, thread)
+
+
+STEP_DELAY_S = 0.03  # slows a node's steps so a kill or a departure lands mid-stream
+
+
+def slow(node: RealNode) -> RealNode:
+    run_layers = node.shard.run_layers
+
+    def delayed(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(STEP_DELAY_S)
+        return run_layers(*args, **kwargs)
+
+    node.shard.run_layers = delayed  # type: ignore[method-assign]
+    return node
+
+
+def client(cluster: GatewayCluster) -> openai.OpenAI:
+    return openai.OpenAI(base_url=cluster.base_url, api_key="unused", max_retries=0)
+
+
+def failovers(cluster: GatewayCluster) -> float:
+    with cluster.http() as http:
+        for line in http.get("/metrics").text.splitlines():
+            if line.startswith("meshnet_gateway_failovers_total"):
+                return float(line.split()[-1])
+    return 0.0
