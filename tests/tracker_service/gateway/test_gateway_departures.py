@@ -14,17 +14,16 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from sqlalchemy import select
 
 from tests.tracker_service.gateway_cluster import (
-    MODEL,
     GatewayCluster,
+    announce_departure,
     build_chat_model,
-    client,
     slow,
     start_cluster,
+    stream_completion,
     wait_for,
 )
 from tests.tracker_service.real_nodes import RealNode
@@ -57,27 +56,6 @@ def cluster(chat_model: Path, tmp_path: Path) -> Iterator[GatewayCluster]:
         cluster.stop()
 
 
-def announce_departure(cluster: GatewayCluster, node: RealNode) -> httpx.Response:
-    """The node's signed deregister, as core/tracker_client.py sends it on a pause."""
-    fake = node.as_fake_node()
-    path = f"/api/v1/nodes/{fake.node_id}/deregister"
-    body = b'{"load":0,"open_sessions":0,"tokens_served":0}'
-    with cluster.http() as http:
-        return http.post(path, content=body, headers=fake.headers("POST", path, body))
-
-
-def stream(cluster: GatewayCluster, on_chunk: object = None) -> str:
-    chunks = client(cluster).completions.create(
-        model=MODEL, prompt=PROMPT, max_tokens=NEW_TOKENS, temperature=0, stream=True
-    )
-    parts: list[str] = []
-    for index, chunk in enumerate(chunks):
-        parts.append(chunk.choices[0].text if chunk.choices else "")
-        if callable(on_chunk):
-            on_chunk(index)
-    return "".join(parts)
-
-
 def credited(cluster: GatewayCluster) -> dict[str, tuple[int, int]]:
     """(verified hops, tokens) credited to each node so far."""
     with cluster.app.state.tracker.database.session() as session:
@@ -107,7 +85,7 @@ def test_an_announced_departure_fails_the_route_over_at_once_and_credits_once(
     first = cluster.add_node(0, 2)
     second = [slow(cluster.add_node(2, 4)), slow(cluster.add_node(2, 4))]
     cluster.wait_certified()
-    undisturbed = stream(cluster)
+    undisturbed = stream_completion(cluster, PROMPT, NEW_TOKENS)
     before = settled(cluster)
     departed: list[RealNode] = []
 
@@ -116,12 +94,12 @@ def test_an_announced_departure_fails_the_route_over_at_once_and_credits_once(
             return
         serving = [n for n in second if n.sessions.open_count > 0]
         assert len(serving) == 1, "exactly one second-half node serves the stream"
-        answer = announce_departure(cluster, serving[0])
+        answer = announce_departure(cluster, serving[0].as_fake_node())
         assert answer.status_code == 200, answer.text
         departed.append(serving[0])
 
     with caplog.at_level("INFO", logger="tracker_service.gateway.requests"):
-        disturbed = stream(cluster, leave_mid_stream)
+        disturbed = stream_completion(cluster, PROMPT, NEW_TOKENS, leave_mid_stream)
         wait_for(lambda: any("outcome=" in r.getMessage() for r in caplog.records), 30)
     assert disturbed == undisturbed  # nothing lost, repeated or changed
     line = next(r.getMessage() for r in caplog.records if "outcome=" in r.getMessage())
@@ -144,18 +122,3 @@ def test_an_announced_departure_fails_the_route_over_at_once_and_credits_once(
     assert delta(first) == (1, positions)
     assert delta(stayed) == (1, positions)
     assert delta(gone) == (0, 0)
-
-
-def test_only_the_signer_announces_its_departure(cluster: GatewayCluster) -> None:
-    victim = cluster.add_node(0, 2)
-    other = cluster.add_node(2, 4)
-    fake = other.as_fake_node()
-    path = f"/api/v1/nodes/{victim.node_id}/deregister"  # another node's path, own key
-    body = b"{}"
-    with cluster.http() as http:
-        refused = http.post(path, content=body, headers=fake.headers("POST", path, body))
-        assert refused.status_code == 401, refused.text
-        assert refused.json()["reason"] == "node-id-mismatch"
-        listed = http.get(f"/api/v1/nodes/{victim.node_id}").json()
-    assert listed["live"] is True, listed
-    assert cluster.app.state.tracker.departures.announced == 0
