@@ -438,9 +438,15 @@ class Node:
         )
         announce.start()
         self._plane.stop(leaving=f"{sentence}; fail over to another route")
+        handed_over_s = time.monotonic() - asked
         self._proof.release()
         released_s = time.monotonic() - asked
-        log.info("the shard's memory was released %.3f s after the request to leave", released_s)
+        log.info(
+            "left: sessions handed over %.3f s and the shard's memory released %.3f s after "
+            "the request",
+            handed_over_s,
+            released_s,
+        )
         if serving is not None:
             serving.stop()
         announce.join(ANNOUNCE_WAIT_S)
