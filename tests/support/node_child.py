@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +25,15 @@ EVENT_FIELDS = {"kind", "message", "state", "gate", "gate_state", "reason", "dat
 class NodeChild:
     """One `meshnet-node run --events json` child with stdin, stdout and stderr pipes."""
 
-    def __init__(self, home: Path, tracker_url: str, model_dir: Path, *extra: str) -> None:
-        env = dict(os.environ, MESHNET_HOME=str(home), PYTHONUNBUFFERED="1")
+    def __init__(
+        self,
+        home: Path,
+        tracker_url: str,
+        model_dir: Path,
+        *extra: str,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        env = dict(os.environ, MESHNET_HOME=str(home), PYTHONUNBUFFERED="1", **(env or {}))
         argv = [
             sys.executable, "-m", "app.cli.node", "run",
             "--tracker", tracker_url,
