@@ -18,11 +18,11 @@ of the first range together for ``--hold-s`` (then only a 503 can be right).
 It prints the requests answered, failed, and answered with the 503 of no route (a
 503 while a replacement existed counts as failed); the greedy answers that differ
 from the undisturbed ones; the p50/p95 extra time of a disturbed request (one that
-ran while an event happened) over its prompt's baseline; the p50/p95 seconds from a
-pause to the shard's memory released, as each node measured it; whether the
-ledger's credited hops equal two per answered request (every route has two hops,
-a failed-over request is credited once); and last ``failed requests: N of M, memory
-released p95: X s``.
+ran while an event happened) over the median undisturbed request of its prompt; the
+p50/p95 seconds from a pause to the shard's memory released, as each node measured
+it; whether the ledger's credited hops equal two per answered request (every route
+has two hops, a failed-over request is credited once); and last ``failed requests:
+N of M, memory released p95: X s``.
 """
 
 from __future__ import annotations
@@ -358,6 +358,13 @@ def _report(
             failures.append(outcome.detail[:300])
     answered = [o for o in outcomes if o.kind in ("answered", "differs")]
     disturbed = [o for o in answered if any(o.started <= t <= o.ended for t in driver.event_times)]
+    # The baseline is an undisturbed request of the same prompt under the same load
+    # (the run's own, else the warm-up's, asked alone)
+    calm: dict[int, list[float]] = {}
+    for o in answered:
+        if o not in disturbed:
+            calm.setdefault(o.prompt, []).append(o.ended - o.started)
+    baseline = {p: statistics.median(calm[p]) if p in calm else t for p, t in baseline.items()}
     return Report(
         requests=len(outcomes),
         answered=len(answered),
