@@ -213,6 +213,8 @@ class ServingLoop:
     def _reregister_or_back_off(
         self, sentence: str, reason: str, backoff: float, *, reprove: bool = False
     ) -> tuple[float, float]:
+        if self._stop.is_set():  # the node is leaving: its announcement must stand
+            return backoff, backoff
         self._set_state(NodeState.REGISTERING, sentence, reason)
         try:
             self.reregister(reprove=reprove)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -27,6 +28,19 @@ from tests.support.link_delay import Links
 from tests.support.node_child import NodeChild
 
 PROXY_HOST = "127.0.0.2"  # all of 127/8 is loopback on Linux
+
+
+def _free_on_both() -> int:
+    """A port free on 127.0.0.1 (the node) and on PROXY_HOST (its link's proxy)."""
+    for _ in range(50):
+        port = free_port()
+        with socket.socket() as probe:
+            try:
+                probe.bind((PROXY_HOST, port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError(f"no port free on both 127.0.0.1 and {PROXY_HOST}")
 
 
 @dataclass
@@ -89,9 +103,13 @@ class ChurnNetwork:
         self.model_dir = model_dir
         self.tracker: Child
         self.tracker, self.url = start_tracker(workdir, lambda _n, _l: None, heartbeat_s=1.0)
-        tracker_port = int(self.url.rsplit(":", 1)[1])
-        ports = [free_port() for _ in spans]
-        self.links = Links([*ports, tracker_port], link_ms / 1000.0, PROXY_HOST)
+        try:
+            tracker_port = int(self.url.rsplit(":", 1)[1])
+            ports = [_free_on_both() for _ in spans]
+            self.links = Links([*ports, tracker_port], link_ms / 1000.0, PROXY_HOST)
+        except BaseException:
+            self.tracker.stop()
+            raise
         # Users reach the gateway over a delayed link too; nodes talk to the tracker directly.
         self.gateway_url = f"http://{PROXY_HOST}:{tracker_port}"
         self.members = [
