@@ -73,6 +73,7 @@ class Report:
     differs: int
     extra_s: list[float]
     released_s: list[float]
+    ended_s: list[float]  # pause → the node's sessions ended (the first part of released_s)
     credited_hops: int
     unpaid_closes: int  # route closes where a hop gave no receipt (it left meanwhile)
     events: dict[str, int]
@@ -89,6 +90,7 @@ class Report:
     def lines(self, options: argparse.Namespace) -> list[str]:
         extra = _percentiles(self.extra_s)
         released = _percentiles(self.released_s)
+        ended = _percentiles(self.ended_s)
         said = ", ".join(f"{name} {count}" for name, count in self.events.items())
         return [
             f"churn: {options.nodes} nodes in 2 ranges, links {options.link_ms:g} ms one way, "
@@ -101,7 +103,8 @@ class Report:
             f"extra time of a disturbed request: p50 {extra[0]:.2f} s, p95 {extra[1]:.2f} s "
             f"(n={len(self.extra_s)})",
             f"pause -> memory released (measured in the node): p50 {released[0]:.3f} s, "
-            f"p95 {released[1]:.3f} s (n={len(self.released_s)})",
+            f"p95 {released[1]:.3f} s (n={len(self.released_s)}; of which sessions ended: "
+            f"p50 {ended[0]:.3f} s, p95 {ended[1]:.3f} s)",
             f"credits and ledger consistent: {'yes' if self.consistent else 'no'} "
             f"({self.credited_hops} hops credited for {self.answered} answered requests "
             f"of 2 hops; {self.unpaid_closes} closes lost a receipt to a leaving node)",
@@ -373,6 +376,7 @@ def _report(
         differs=sum(o.kind == "differs" for o in outcomes),
         extra_s=[max(0.0, o.ended - o.started - baseline[o.prompt]) for o in disturbed],
         released_s=[s for m in network.members for s in m.released_s],
+        ended_s=[s for m in network.members for s in m.ended_s],
         credited_hops=hops,
         unpaid_closes=unpaid,
         events=dict(driver.events),

@@ -385,9 +385,9 @@ class Node:
             if self.state is NodeState.PAUSED:
                 return
             self.set_state(NodeState.PAUSING, "handing open sessions over and freeing memory")
-            released_s = self._leave("the node's owner paused it", asked)
+            timings = self._leave("the node's owner paused it", asked)
             self._teardown()
-            self.set_state(NodeState.PAUSED, sentence, memory_released_s=released_s)
+            self.set_state(NodeState.PAUSED, sentence, **timings)
 
     def stop(self, why: str = "", reason: str | None = None) -> None:
         """Leave at once: tell the tracker, hand open sessions over (``node-leaving``),
@@ -407,9 +407,9 @@ class Node:
                         self.set_state(NodeState.STOPPED, stopped, reason)
                     return
                 self.set_state(NodeState.DRAINING, "leaving routing and handing sessions over")
-                released_s = self._leave("the node is stopping", asked)
+                timings = self._leave("the node is stopping", asked)
                 self._teardown()
-                self.set_state(NodeState.STOPPED, stopped, reason, memory_released_s=released_s)
+                self.set_state(NodeState.STOPPED, stopped, reason, **timings)
             finally:
                 self._stopped.set()
                 self._cancel.reset()
@@ -419,9 +419,10 @@ class Node:
         parts = (self._serving, self._plane.server, self._tracker.client, self._proof.outcome)
         return any(part is not None for part in parts)
 
-    def _leave(self, sentence: str, asked: float) -> float:
-        """Leave within one step; the seconds from ``asked`` until the shard's memory was
-        given back (logged, and carried by the state event that follows).
+    def _leave(self, sentence: str, asked: float) -> dict[str, float]:
+        """Leave within one step; the seconds from ``asked`` until the open sessions were
+        ended (``sessions_ended_s``) and until the shard's memory was given back
+        (``memory_released_s``): logged, and carried by the state event that follows.
 
         The tracker is told first, on a thread of its own (its answer may take seconds:
         the game must not wait for it); every open session is ended with ``node-leaving``
@@ -451,7 +452,7 @@ class Node:
             serving.stop()
         announce.join(ANNOUNCE_WAIT_S)
         self._cancel.reset()
-        return released_s
+        return {"sessions_ended_s": handed_over_s, "memory_released_s": released_s}
 
     def _stop_serving_loop(self) -> None:
         serving, self._serving = self._serving, None

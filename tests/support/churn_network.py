@@ -56,6 +56,7 @@ class Member:
     serving_since: float | None = None  # monotonic, when it last said serving
     node_id: str | None = None
     released_s: list[float] = field(default_factory=list)  # pause → memory released
+    ended_s: list[float] = field(default_factory=list)  # pause → sessions ended
     _seen: int = 0
 
     def read_events(self) -> None:
@@ -81,6 +82,7 @@ class Member:
             self.state = "paused"
             if "memory_released_s" in data:
                 self.released_s.append(float(data["memory_released_s"]))
+                self.ended_s.append(float(data.get("sessions_ended_s", 0.0)))
         elif state in ("stopped", "error", "refused") and self.state not in ("paused",):
             self.state = "stopped"
 
@@ -135,6 +137,7 @@ class ChurnNetwork:
             "--advertise-host",
             PROXY_HOST,
             env={"OMP_NUM_THREADS": "1"},
+            log_path=self.workdir / f"node-{member.index}.log",
         )
         member._seen = 0
         member.state, member.serving_since = "starting", None
@@ -183,7 +186,7 @@ class ChurnNetwork:
             for member in self.members:
                 child = member.child
                 if child is not None and child.process.poll() is not None:
-                    raise RuntimeError(f"node {member.index} exited: {child.stderr[-2000:]}")
+                    raise RuntimeError(f"node {member.index} exited; see node-{member.index}.log")
             model = self.model()
             if model and all(m.state == "serving" for m in self.members):
                 return model

@@ -32,7 +32,9 @@ class NodeChild:
         model_dir: Path,
         *extra: str,
         env: Mapping[str, str] | None = None,
+        log_path: Path | None = None,
     ) -> None:
+        """``log_path``: the child's log (stderr) goes to that file, not to ``stderr``."""
         env = dict(os.environ, MESHNET_HOME=str(home), PYTHONUNBUFFERED="1", **(env or {}))
         argv = [
             sys.executable, "-m", "app.cli.node", "run",
@@ -50,7 +52,7 @@ class NodeChild:
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=subprocess.PIPE if log_path is None else log_path.open("ab"),
             text=True,
             bufsize=1,
         )
@@ -71,8 +73,8 @@ class NodeChild:
             self._new.put(event)
 
     def _read_stderr(self) -> None:
-        assert self.process.stderr is not None
-        self.stderr = self.process.stderr.read()
+        if self.process.stderr is not None:
+            self.stderr = self.process.stderr.read()
 
     def send(self, command: str) -> None:
         assert self.process.stdin is not None
