@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
@@ -117,10 +117,16 @@ class Node:
     # -- events ------------------------------------------------------------------------
 
     def set_state(
-        self, state: NodeState, message: str, reason: str | None = None, **data: Any
+        self,
+        state: NodeState,
+        message: str,
+        reason: str | None = None,
+        *,
+        data: Mapping[str, Any] | None = None,
     ) -> None:
         self.state = state
-        self.bus.publish(NodeEvent("state", message, state=state, reason=reason, data=data))
+        event = NodeEvent("state", message, state=state, reason=reason, data=dict(data or {}))
+        self.bus.publish(event)
 
     def gate(
         self,
@@ -387,7 +393,7 @@ class Node:
             self.set_state(NodeState.PAUSING, "handing open sessions over and freeing memory")
             timings = self._leave("the node's owner paused it", asked)
             self._teardown()
-            self.set_state(NodeState.PAUSED, sentence, **timings)
+            self.set_state(NodeState.PAUSED, sentence, data=timings)
 
     def stop(self, why: str = "", reason: str | None = None) -> None:
         """Leave at once: tell the tracker, hand open sessions over (``node-leaving``),
@@ -409,7 +415,7 @@ class Node:
                 self.set_state(NodeState.DRAINING, "leaving routing and handing sessions over")
                 timings = self._leave("the node is stopping", asked)
                 self._teardown()
-                self.set_state(NodeState.STOPPED, stopped, reason, **timings)
+                self.set_state(NodeState.STOPPED, stopped, reason, data=timings)
             finally:
                 self._stopped.set()
                 self._cancel.reset()

@@ -85,7 +85,8 @@ class RequestRecord:
         )
         log.info(
             "%s model=%s caller=%s stream=%s outcome=%s route=%s prompt_tokens=%d "
-            "completion_tokens=%d ttft=%s tokens_per_s=%.1f failovers=%d failover_reasons=%s stall=%.2fs "
+            "completion_tokens=%d ttft=%s tokens_per_s=%.1f failovers=%d "
+            "failover_reasons=%s stall=%.2fs "
             "in_route_per_token=%s between_steps_per_token=%s drafted=%d accepted=%d "
             "shape=%s",
             self.endpoint,
