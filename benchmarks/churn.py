@@ -267,10 +267,13 @@ class Driver:
 
     def _hold(self, now: float) -> None:
         span = self.net.members[0].layers
-        held = [m for m in self.net.members if m.layers == span and m.state == "serving"]
+        ours = [m for m in self.net.members if m.layers == span]
+        # every node of the range that runs (serving, or proving its layers again); the
+        # others are paused or down already, and none restarts until the hold ends
+        held = [m for m in ours if m.state in ("serving", "starting") and _alive(m)]
         for member in held:
             self.net.pause(member)
-        self.events[f"range pause ({len(held)} nodes together)"] = 1
+        self.events[f"range pause ({len(held)} of {len(ours)} nodes; the rest were down)"] = 1
         self.event_times.append(now)
         self._hold_until = now + self.options.hold_s
         self._held = held
@@ -291,6 +294,10 @@ class Driver:
         if self._started is None:
             self._started = time.monotonic()
         return self._started
+
+
+def _alive(member: Member) -> bool:
+    return member.child is not None and member.child.process.poll() is None
 
 
 def run(options: argparse.Namespace, model_dir: Path, workdir: Path) -> Report:
