@@ -265,16 +265,21 @@ class DoctorOutcome:
 
     def release(self) -> None:
         """Drop the loaded shard and give its memory back (pause, stop, a refused start)."""
-        release_memory(self.shard)
-        self.shard = None
+        # The reference is dropped before collecting: the CUDA cache can only give back
+        # blocks no tensor holds any more.
+        shard, self.shard = self.shard, None
+        on_cuda = shard is not None and shard.device.type == "cuda"
+        del shard
+        release_memory(None, on_cuda=on_cuda)
 
 
-def release_memory(shard: Shard | None) -> None:
-    """Free what a shard held: drop the reference, collect, empty the CUDA cache."""
-    on_cuda = shard is not None and shard.device.type == "cuda"
+def release_memory(shard: Shard | None, *, on_cuda: bool = False) -> None:
+    """Free what a shard held: drop the reference, collect, empty the CUDA cache (also
+    when ``on_cuda``: the caller dropped a CUDA shard already)."""
+    on_cuda = on_cuda or (shard is not None and shard.device.type == "cuda")
     del shard
     gc.collect()
-    if on_cuda:
+    if on_cuda or (torch.cuda.is_available() and torch.cuda.is_initialized()):
         torch.cuda.empty_cache()
 
 

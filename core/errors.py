@@ -19,7 +19,7 @@ show its message; ``reason`` is a stable machine-readable code.
     ├── SessionError                session unknown, closed or expired
     │   └── CapacityError           not enough memory reserved to open it
     ├── IdentityError               key pair missing, keyring unusable
-    │   └── AclError                (core.windows_acl) a key file's Windows access list cannot be set or read
+    │   └── AclError                (core.windows_acl) a key file's access list cannot be set
     ├── InviteError                 (core.invites) a join link that is malformed or not trusted
     ├── CapabilityAdmissionError    (core.admission) the proof does not cover the selection
     ├── TooLittleMemory             (core.placement) no useful range fits this machine

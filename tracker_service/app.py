@@ -243,6 +243,7 @@ def create_app(settings: Settings | None = None, context: TrackerContext | None 
         GatewayMetrics(context.metrics.registry),
         auditor=routing.auditor,
         credits=CreditLedger(context.database),
+        departures=context.departures,
     )
     app.state.response_store = ResponseStore(
         ttl_s=settings.gateway_response_ttl_s, per_key=settings.gateway_responses_per_key

@@ -54,6 +54,10 @@ MIN_SLACK_BYTES = 64 * 1024
 # A stopping node gives its sessions this long to close cleanly, then ends the rest: a
 # peer that went silent mid-handshake must not hold a shutdown for its open timeout.
 STOP_GRACE_S = 5.0
+# A leaving node (paused for a game, stopping, moving) gives its sessions this long to
+# read why they end and close, then cuts the rest: the owner's memory comes first, and
+# a client that read ``node-leaving`` has failed over already.
+LEAVE_GRACE_S = 0.5
 
 
 class DataPlaneServer:
@@ -216,14 +220,21 @@ class DataPlaneServer:
         # websockets' Server only closes, awaits and lists the sockets of what this returns.
         server.create_server = cast(Any, listener.start)
 
-    async def stop_async(self) -> None:
+    async def stop_async(self, leaving: str | None = None) -> None:
+        """Close every session and stop listening. ``leaving``: the node is leaving (a
+        pause, a stop, a move): every open session is first told ``node-leaving`` with
+        that sentence, so its client fails over at once instead of reading a bare close."""
+        grace_s = STOP_GRACE_S
+        if leaving is not None and self._server is not None:
+            grace_s = LEAVE_GRACE_S
+            await _refuse_all(self._server, wire.NODE_LEAVING, leaving, grace_s)
         if self._expiry is not None:
             self._expiry.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._expiry
             self._expiry = None
         if self._server is not None:
-            await _close_server(self._server)
+            await _close_server(self._server, grace_s)
             self._server = None
         await self._ctx.batcher.stop()
 
@@ -268,11 +279,11 @@ class DataPlaneServer:
             self._thread.join()
             raise failure[0]
 
-    def stop(self, timeout_s: float = 30.0) -> None:
+    def stop(self, timeout_s: float = 30.0, *, leaving: str | None = None) -> None:
         loop, thread = self._loop, self._thread
         if loop is None or thread is None or not thread.is_alive():
             return
-        future = asyncio.run_coroutine_threadsafe(self.stop_async(), loop)
+        future = asyncio.run_coroutine_threadsafe(self.stop_async(leaving), loop)
         try:
             future.result(timeout_s)
         finally:
@@ -454,19 +465,32 @@ def _response(
     return Response(status.value, status.phrase, headers, body)
 
 
-async def _close_server(server: Server) -> None:
+async def _refuse_all(server: Server, reason: str, message: str, grace_s: float) -> None:
+    """Tell every open session why it ends and end it (the node is leaving); a step being
+    computed finishes, but its reply finds the session closed. Bounded by ``grace_s``."""
+    connections = list(server.connections)
+    if not connections:
+        return
+    logger.info("ending %d open session(s): %s", len(connections), reason)
+    told = [asyncio.ensure_future(refuse(c, reason, message)) for c in connections]
+    _, late = await asyncio.wait(told, timeout=grace_s)
+    for task in late:
+        task.cancel()
+
+
+async def _close_server(server: Server, grace_s: float = STOP_GRACE_S) -> None:
     """Close every session with going-away (handlers free their KV); sessions still open
-    after STOP_GRACE_S are cut and their handlers cancelled, and the stop goes on even if
+    after ``grace_s`` are cut and their handlers cancelled, and the stop goes on even if
     one of them still hangs (a stopping node must stop)."""
     server.close()
     closed = asyncio.ensure_future(server.wait_closed())
-    done, _ = await asyncio.wait({closed}, timeout=STOP_GRACE_S)
+    done, _ = await asyncio.wait({closed}, timeout=grace_s)
     if done:
         return
     logger.warning(
-        "%d session(s) still open %.0f s after stop; cutting them",
+        "%d session(s) still open %.1f s after stop; cutting them",
         len(server.handler_tasks),
-        STOP_GRACE_S,
+        grace_s,
     )
     for connection in list(server.all_connections):
         connection.transport.abort()

@@ -57,6 +57,9 @@ TOO_MANY_CONNECTIONS = "too-many-connections"
 # whose link could not be made or went away.
 CHAIN_REFUSED = "chain-refused"
 CHAIN_BROKEN = "chain-broken"
+# The node is leaving (paused for its owner, stopping, moving): the session ends now,
+# before its next step; the client fails over at once (docs/wire.md#data-plane-session-codes).
+NODE_LEAVING = "node-leaving"
 
 # What a chained hop's predecessor signs to link to it (not JSON-domain-separated
 # elsewhere: its own domain keeps it from passing for any other signed document).

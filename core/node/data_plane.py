@@ -95,11 +95,13 @@ class NodeDataPlane:
             return float(self.open_sessions)
         return self.sessions.reserved_bytes / self.sessions.kv_budget_bytes
 
-    def stop(self) -> None:
-        """Close the server (a failure is logged: shutting down goes on) and the sessions."""
+    def stop(self, leaving: str | None = None) -> None:
+        """Close the server (a failure is logged: shutting down goes on) and the sessions;
+        ``leaving``: tell every open session ``node-leaving`` first (its client fails over
+        at once)."""
         if self.server is not None:
             try:
-                self.server.stop()
+                self.server.stop(leaving=leaving)
             except Exception:  # shutting down: log and carry on closing the rest
                 log.exception("data plane did not stop cleanly")
             self.server = None

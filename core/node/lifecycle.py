@@ -3,8 +3,8 @@
     identity → doctor (load the shard + bounded real forward) → admission gate
     → data plane up → register with the tracker → heartbeat ⟲ (re-register when
     refused, re-proving first when the report aged out; back off while
-    unreachable) → pause (leave routing, free the shard) ⟲ resume (prove again)
-    → drain + deregister on stop
+    unreachable) → pause (announce, hand open sessions over, free the shard within
+    one step) ⟲ resume (prove again) → announce + hand over on stop
 
 Every step publishes a ``NodeEvent`` (``core.events``) so the tray app and the
 CLI show each gate live; ``NodeStatus`` keeps the latest of each for snapshots.
@@ -17,7 +17,7 @@ included) is taken down again, so nothing stays registered and no thread runs.
 ``Node`` is the state machine: it alone takes the lifecycle lock, holds the
 cancel token and the node's state, and decides the order in which the parts
 are built and taken down (start, pause, resume, stop, and a move to other
-layers, which is a drain and a start on the new range). What each step builds
+layers, which is a leave and a start on the new range). What each step builds
 belongs to the part that builds it: the proof (core.node.proving), the data
 plane (core.node.data_plane), the registration (core.node.registration).
 Placement (core.node.placement) decides which layers and whether to move and
@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
@@ -57,6 +57,9 @@ log = logging.getLogger(__name__)
 __all__ = ["Node", "NodeSettings"]
 
 REASON_INTERNAL = "internal-error"
+# How long a leaving node waits for the tracker to take its announcement (after the
+# memory is free); past it the tracker's live window ends the registration anyway.
+ANNOUNCE_WAIT_S = 5.0
 
 # States in which nothing is loaded, registered or running.
 _IDLE = (NodeState.STOPPED, NodeState.REFUSED, NodeState.ERROR, NodeState.PAUSED)
@@ -113,9 +116,17 @@ class Node:
 
     # -- events ------------------------------------------------------------------------
 
-    def set_state(self, state: NodeState, message: str, reason: str | None = None) -> None:
+    def set_state(
+        self,
+        state: NodeState,
+        message: str,
+        reason: str | None = None,
+        *,
+        data: Mapping[str, Any] | None = None,
+    ) -> None:
         self.state = state
-        self.bus.publish(NodeEvent("state", message, state=state, reason=reason))
+        event = NodeEvent("state", message, state=state, reason=reason, data=dict(data or {}))
+        self.bus.publish(event)
 
     def gate(
         self,
@@ -338,7 +349,7 @@ class Node:
                 source="rebalance",
             )
             self.set_state(NodeState.DRAINING, f"moving to layers {start}–{end}")
-            self._leave_routing_and_drain()
+            self._leave(f"the node is moving to layers {start}–{end}", time.monotonic())
             self._teardown()
             self.placement.layers = layers
             try:
@@ -370,23 +381,28 @@ class Node:
     # -- pause and stop ------------------------------------------------------------------
 
     def pause(self, sentence: str = "paused") -> None:
-        """Leave routing, finish open sessions, free the shard's memory; then PAUSED."""
+        """Give the machine back within one step: tell the tracker, end every open session
+        with ``node-leaving`` (its client fails over at once), free the shard's memory (the
+        CUDA cache too); then PAUSED, with the seconds from the pause to the memory freed."""
+        asked = time.monotonic()
         self._cancel.cancel()  # a start-up in progress stops at its next check
         with self._lifecycle:
             self._cancel.reset()
             if self.state is NodeState.PAUSED:
                 return
-            self.set_state(NodeState.PAUSING, "leaving routing and freeing memory")
-            self._leave_routing_and_drain()
+            self.set_state(NodeState.PAUSING, "handing open sessions over and freeing memory")
+            timings = self._leave("the node's owner paused it", asked)
             self._teardown()
-            self.set_state(NodeState.PAUSED, sentence)
+            self.set_state(NodeState.PAUSED, sentence, data=timings)
 
     def stop(self, why: str = "", reason: str | None = None) -> None:
-        """Drain: leave routing first, let open sessions finish, then close the data plane.
+        """Leave at once: tell the tracker, hand open sessions over (``node-leaving``),
+        free the shard and close the data plane.
 
         ``why`` and ``reason`` say in the stopped state what asked for the stop
         (e.g. the end of a controlling stdin), so an operator is not left guessing.
         """
+        asked = time.monotonic()
         self._stop_reason = reason
         self._cancel.cancel(why)
         stopped = f"stopped: {why}" if why else "stopped"
@@ -396,10 +412,10 @@ class Node:
                     if self.state is NodeState.PAUSED:
                         self.set_state(NodeState.STOPPED, stopped, reason)
                     return
-                self.set_state(NodeState.DRAINING, "leaving routing and finishing open sessions")
-                self._leave_routing_and_drain()
+                self.set_state(NodeState.DRAINING, "leaving routing and handing sessions over")
+                timings = self._leave("the node is stopping", asked)
                 self._teardown()
-                self.set_state(NodeState.STOPPED, stopped, reason)
+                self.set_state(NodeState.STOPPED, stopped, reason, data=timings)
             finally:
                 self._stopped.set()
                 self._cancel.reset()
@@ -409,12 +425,40 @@ class Node:
         parts = (self._serving, self._plane.server, self._tracker.client, self._proof.outcome)
         return any(part is not None for part in parts)
 
-    def _leave_routing_and_drain(self) -> None:
-        self._stop_serving_loop()
-        self._tracker.deregister()
-        deadline = time.monotonic() + self.settings.drain_timeout_s
-        while self.open_sessions and time.monotonic() < deadline:
-            time.sleep(0.1)
+    def _leave(self, sentence: str, asked: float) -> dict[str, float]:
+        """Leave within one step; the seconds from ``asked`` until the open sessions were
+        ended (``sessions_ended_s``) and until the shard's memory was given back
+        (``memory_released_s``): logged, and carried by the state event that follows.
+
+        The tracker is told first, on a thread of its own (its answer may take seconds:
+        the game must not wait for it); every open session is ended with ``node-leaving``
+        (a step being computed finishes, its reply finds the session gone); then the
+        shard and its KV caches are dropped and collected. The heartbeats stop before
+        the announcement lands, so none re-registers the node behind it.
+        """
+        serving, self._serving = self._serving, None
+        self._cancel.cancel()  # a re-probe on the serving loop stops at its next step
+        if serving is not None:
+            serving.stop(wait=False)
+        announce = threading.Thread(
+            target=self._tracker.deregister, name="meshnet-announce-leaving", daemon=True
+        )
+        announce.start()
+        self._plane.stop(leaving=f"{sentence}; fail over to another route")
+        handed_over_s = time.monotonic() - asked
+        self._proof.release()
+        released_s = time.monotonic() - asked
+        log.info(
+            "left: sessions handed over %.3f s and the shard's memory released %.3f s after "
+            "the request",
+            handed_over_s,
+            released_s,
+        )
+        if serving is not None:
+            serving.stop()
+        announce.join(ANNOUNCE_WAIT_S)
+        self._cancel.reset()
+        return {"sessions_ended_s": handed_over_s, "memory_released_s": released_s}
 
     def _stop_serving_loop(self) -> None:
         serving, self._serving = self._serving, None

@@ -120,9 +120,12 @@ class ServingLoop:
     def start(self) -> None:
         self._thread.start()
 
-    def stop(self, timeout_s: float = 30.0) -> None:
-        """Ask the loop to end and wait for it (an in-flight request finishes first)."""
+    def stop(self, timeout_s: float = 30.0, *, wait: bool = True) -> None:
+        """Ask the loop to end and (``wait``) wait for it (an in-flight request finishes
+        first)."""
         self._stop.set()
+        if not wait:
+            return
         here = threading.current_thread()
         for thread in (self._thread, self._refresher):
             if thread is not None and thread is not here and thread.is_alive():
@@ -210,6 +213,8 @@ class ServingLoop:
     def _reregister_or_back_off(
         self, sentence: str, reason: str, backoff: float, *, reprove: bool = False
     ) -> tuple[float, float]:
+        if self._stop.is_set():  # the node is leaving: its announcement must stand
+            return backoff, backoff
         self._set_state(NodeState.REGISTERING, sentence, reason)
         try:
             self.reregister(reprove=reprove)

@@ -32,7 +32,6 @@ class NodeSettings:
     # A private CA's PEM file an https:// tracker's certificate is checked against
     # (core/tls_trust.py); None: the operating system's CA store.
     tracker_ca_file: Path | None = None
-    drain_timeout_s: float = 10.0
     memory_cap_mb: int | None = None  # the doctor treats free memory as min(free, cap)
     report_path: Path | None = None  # a fresh saved report to reuse on the first start
     report_max_age_s: float = DEFAULT_MAX_REPORT_AGE_SECONDS  # the gate's freshness limit

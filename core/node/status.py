@@ -35,6 +35,9 @@ class NodeStatus:
         self.report: dict[str, Any] | None = None
         self.registration: dict[str, Any] | None = None
         self.started_at: float | None = None  # when serving began
+        # Seconds from the last pause or stop to the shard's memory given back, as the
+        # node measured it (what a game waits for).
+        self.memory_released_s: float | None = None
 
     def record(self, event: NodeEvent) -> None:
         with self._lock:
@@ -46,6 +49,8 @@ class NodeStatus:
     def _record_state(self, event: NodeEvent) -> None:
         assert event.state is not None
         self.state, self.message, self.reason = event.state, event.message, event.reason
+        if "memory_released_s" in event.data:
+            self.memory_released_s = float(event.data["memory_released_s"])
         if event.state is NodeState.SERVING:
             if self.started_at is None:
                 self.started_at = event.at
@@ -86,6 +91,7 @@ class NodeStatus:
                 "open_sessions": open_sessions,
                 "tokens_served": tokens_served,
                 "started_at": self.started_at,
+                "memory_released_s": self.memory_released_s,
                 "uptime_s": 0.0 if self.started_at is None else max(0.0, now - self.started_at),
                 "pid": os.getpid(),
                 "settings": dict(self._settings),

@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import openai
 import uvicorn
 from fastapi import FastAPI
 
 from core.recipe import build_identity_block
 from tests.tiny_llama import save_tiny_llama
 from tests.tracker_service.conftest import make_settings, register
-from tests.tracker_service.helpers import recipe_axes
+from tests.tracker_service.helpers import FakeNode, recipe_axes
 from tests.tracker_service.real_nodes import RealNode, sha256_file, start_real_node
 from tracker_service.app import create_app
 
@@ -172,3 +173,65 @@ def start_cluster(tmp_path: Path, model_dir: Path, **settings: Any) -> GatewayCl
     wait_for(lambda: server.started, 30, "the tracker to start")
     port = server.servers[0].sockets[0].getsockname()[1]
     return GatewayCluster(app, f"http://127.0.0.1:{port}", model_dir, server, thread)
+
+
+STEP_DELAY_S = 0.03  # slows a node's steps so a kill or a departure lands mid-stream
+
+
+def slow(node: RealNode) -> RealNode:
+    run_layers = node.shard.run_layers
+
+    def delayed(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(STEP_DELAY_S)
+        return run_layers(*args, **kwargs)
+
+    node.shard.run_layers = delayed  # type: ignore[method-assign]
+    return node
+
+
+def client(cluster: GatewayCluster) -> openai.OpenAI:
+    return openai.OpenAI(base_url=cluster.base_url, api_key="unused", max_retries=0)
+
+
+def failovers(cluster: GatewayCluster) -> float:
+    with cluster.http() as http:
+        for line in http.get("/metrics").text.splitlines():
+            if line.startswith("meshnet_gateway_failovers_total"):
+                return float(line.split()[-1])
+    return 0.0
+
+
+def stream_completion(
+    cluster: GatewayCluster,
+    prompt: list[int],
+    new_tokens: int,
+    on_chunk: Callable[[int], None] | None = None,
+) -> str:
+    """A streamed greedy completion's text; ``on_chunk(i)`` runs after chunk i arrived."""
+    chunks = client(cluster).completions.create(
+        model=MODEL, prompt=prompt, max_tokens=new_tokens, temperature=0, stream=True
+    )
+    parts: list[str] = []
+    for index, chunk in enumerate(chunks):
+        parts.append(chunk.choices[0].text if chunk.choices else "")
+        if on_chunk is not None:
+            on_chunk(index)
+    return "".join(parts)
+
+
+def announce_departure(
+    cluster: GatewayCluster,
+    signer: FakeNode,
+    path_node: str | None = None,
+    header_node: str | None = None,
+) -> httpx.Response:
+    """A node's signed deregister (what core/tracker_client.py sends when it leaves), by
+    ``signer``; ``path_node``/``header_node`` put another node's id in the path or the
+    signed header (what a forger tries)."""
+    path = f"/api/v1/nodes/{path_node or signer.node_id}/deregister"
+    body = b'{"load":0,"open_sessions":0,"tokens_served":0}'
+    headers = signer.headers("POST", path, body)
+    if header_node is not None:
+        headers["X-Meshnet-Node"] = header_node
+    with cluster.http() as http:
+        return http.post(path, content=body, headers=headers)

@@ -24,6 +24,7 @@ from tracker_service.security.auth import (
     SignedRequest,
     verify_signed_request,
 )
+from tracker_service.services.departures import Departures
 from tracker_service.services.disputes import DisputeBoard
 from tracker_service.services.rebalancing import PendingPlacements, RebalanceBoard
 from tracker_service.store.db import Database
@@ -46,6 +47,8 @@ class TrackerContext:
     rebalance: RebalanceBoard = field(default_factory=RebalanceBoard)
     # Audit disagreements no third node could decide yet (disputes.py).
     disputes: DisputeBoard = field(default_factory=DisputeBoard)
+    # Nodes that announced they leave, told to the gateway's route sessions through them.
+    departures: Departures = field(default_factory=Departures)
 
     def __post_init__(self) -> None:
         self.heartbeats = HeartbeatCommits(self.database)

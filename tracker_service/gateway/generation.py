@@ -44,7 +44,8 @@ from tracker_service.gateway.drafting import (
     SpeedGate,
 )
 from tracker_service.gateway.sampler import WIRE_TOP_K, GatewaySampler, SamplerSettings
-from tracker_service.services.hop_link import CHAIN_REASONS, RouteFailure
+from tracker_service.services.departures import Departures
+from tracker_service.services.hop_link import CHAIN_REASONS, DEPARTURE_REASONS, RouteFailure
 from tracker_service.services.prefix_affinity import PrefixAffinity, PrefixHint
 from tracker_service.services.route_planner import RouteRefused
 from tracker_service.services.route_session import ReceiptsHook, RouteSession
@@ -78,6 +79,8 @@ class GenerationStats:
     routes: list[RoutePlan] = field(default_factory=list)
     failovers: int = 0
     failed_nodes: list[str] = field(default_factory=list)
+    # Why each failover happened (a hop's reason code: node-left, node-leaving, timeout…)
+    failover_reasons: list[str] = field(default_factory=list)
     stall_s: float = 0.0  # time from a hop's failure to the next token
     first_token_at: float | None = None  # perf_counter() when the first token came
     # Prompt tokens the route's nodes took from their prefix caches instead of computing
@@ -150,6 +153,7 @@ class Generation:
         speculative: bool = True,
         chain: bool = True,
         chains: ChainMemory | None = None,
+        departures: Departures | None = None,
     ) -> None:
         if pick is None and sampling.temperature > 0:
             # the node's answer must replay exactly: the draw is the gateway's own
@@ -182,6 +186,7 @@ class Generation:
         self._on_suspect = on_suspect
         self._auditor = auditor
         self._session: RouteSession | None = None
+        self._departures = departures  # a leaving node's announcement fails its hops over
         self.stats = GenerationStats()
 
     async def run(
@@ -317,6 +322,7 @@ class Generation:
                 allow_plaintext_nodes=self._settings.allow_plaintext_nodes,
                 on_receipts=self._on_receipts,
                 chain=self._chain and self._may_chain(plan),
+                departures=self._departures,
             )
             self._session = session
             try:
@@ -337,6 +343,7 @@ class Generation:
         await self._drop()
         self.stats.failovers += 1
         self.stats.failed_nodes.append(exc.node_id)
+        self.stats.failover_reasons.append(exc.reason)
         if exc.reason in CHAIN_REASONS and self._chain:
             # The nodes could not chain (a link refused, unreachable between them, or a
             # hop passed on other states than it showed): the same route runs as a star.
@@ -345,7 +352,8 @@ class Generation:
                 self._chains.failed([h.node_id for h in failed.hops], exc.hop_index)
         elif exc.node_id not in excluded:
             excluded.append(exc.node_id)
-        if self._on_suspect is not None:
+        # A node that said it leaves is not suspect: it is out of routing already.
+        if self._on_suspect is not None and exc.reason not in DEPARTURE_REASONS:
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(self._on_suspect, exc.node_id)
         if self.stats.failovers > self._settings.max_failovers:

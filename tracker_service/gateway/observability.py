@@ -51,6 +51,8 @@ class RequestRecord:
     first_token_s: float | None = None
     elapsed_s: float = 0.0
     failovers: int = 0
+    # why each failover happened, comma-joined reason codes (node-left, timeout, …)
+    failover_reasons: str = "-"
     stall_s: float = 0.0
     # per decode token: ms inside the route's steps, ms between them (the gateway's share)
     split_ms: tuple[float, float] | None = None
@@ -83,7 +85,8 @@ class RequestRecord:
         )
         log.info(
             "%s model=%s caller=%s stream=%s outcome=%s route=%s prompt_tokens=%d "
-            "completion_tokens=%d ttft=%s tokens_per_s=%.1f failovers=%d stall=%.2fs "
+            "completion_tokens=%d ttft=%s tokens_per_s=%.1f failovers=%d "
+            "failover_reasons=%s stall=%.2fs "
             "in_route_per_token=%s between_steps_per_token=%s drafted=%d accepted=%d "
             "shape=%s",
             self.endpoint,
@@ -97,6 +100,7 @@ class RequestRecord:
             ttft,
             self.decode_rate,
             self.failovers,
+            self.failover_reasons,
             self.stall_s,
             in_route,
             between,
@@ -112,6 +116,7 @@ class RequestRecord:
                 "completion_tokens": self.completion_tokens,
                 "first_token_s": self.first_token_s,
                 "failovers": self.failovers,
+                "failover_reasons": self.failover_reasons,
                 "split_ms": self.split_ms,
                 "drafted": self.drafted,
                 "accepted": self.accepted,

@@ -53,6 +53,7 @@ from tracker_service.gateway.sampler import (
 from tracker_service.gateway.text_stream import TextStream
 from tracker_service.gateway.tools import template_knows_tools, with_preamble
 from tracker_service.services.credits import CreditLedger
+from tracker_service.services.departures import Departures
 from tracker_service.services.prefix_affinity import PrefixAffinity
 from tracker_service.services.reachability import ReachabilityMonitor
 from tracker_service.services.route_planner import RoutePlanner
@@ -183,6 +184,8 @@ class Answer:
             record.first_token_s = stats.first_token_at - record.started
         record.elapsed_s = time.perf_counter() - record.started
         record.failovers = sum(c.generation.stats.failovers for c in self.choices)
+        reasons = [r for c in self.choices for r in c.generation.stats.failover_reasons]
+        record.failover_reasons = ",".join(reasons) or "-"
         record.stall_s = sum(c.generation.stats.stall_s for c in self.choices)
         record.split_ms = stats.per_decode_token_ms()  # the first choice's, as for ttft
         record.drafted = sum(c.generation.stats.drafted_tokens for c in self.choices)
@@ -205,9 +208,12 @@ class Gateway:
         *,
         auditor: StepAuditor | None = None,
         credits: CreditLedger | None = None,
+        departures: Departures | None = None,
     ) -> None:
         self.settings = settings
         self.credits = credits
+        # leaving nodes' announcements: their route sessions fail over at once
+        self.departures = departures or Departures()
         self.priority = PriorityGate(
             settings.gateway_max_concurrent, free_share=settings.gateway_free_share
         )
@@ -513,6 +519,7 @@ class Gateway:
             speculative=body.speculative,
             chain=body.chain,
             chains=self.chains,
+            departures=self.departures,
         )
         tokens = generation.run(prompt, max_tokens, assets.eos_ids)
         try:

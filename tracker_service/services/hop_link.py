@@ -47,6 +47,13 @@ CHAIN_FORGED = "chain-forged"
 CHAIN_REFUSED = "chain-refused"
 CHAIN_BROKEN = "chain-broken"
 CHAIN_REASONS = frozenset({CHAIN_MISMATCH, CHAIN_REFUSED, CHAIN_BROKEN})
+# The node is leaving (its owner paused it, it stops or moves): it ended the session
+# itself before its next step (the node's code), or it announced its departure to the
+# tracker, which closed the hop (ours). Neither is a fault: fail over at once, suspect
+# nothing (docs/wire.md#leaving).
+NODE_LEAVING = "node-leaving"
+NODE_LEFT = "node-left"
+DEPARTURE_REASONS = frozenset({NODE_LEAVING, NODE_LEFT})
 
 
 class RouteFailure(TrackerError):
@@ -81,6 +88,8 @@ class HopLink:
     speculative_steps: bool = False  # the node takes rewind and verify step frames
     # The verified signed receipt that came with the last reply: binds the node to it.
     step_receipt: dict[str, Any] | None = None
+    # The tracker heard the node announce it leaves: the hop was closed for that.
+    departed: bool = False
 
     def fail(self, reason: str, message: str) -> RouteFailure:
         return RouteFailure(reason, message, hop_index=self.index, node_id=self.plan.node_id)
@@ -190,6 +199,14 @@ class HopLink:
             raise _refusal(self, reply, f"the {kind!r} message")
         return parsed
 
+    def depart(self) -> None:
+        """The node announced it leaves: close the hop now, so a step waiting on it fails
+        with ``node-left`` at once instead of at its timeout."""
+        self.departed = True
+        ws = self.ws
+        if ws is not None:
+            ws.transport.abort()  # no close handshake: the node may be gone already
+
     async def drop(self) -> None:
         """Close the connection, if open, without waiting for anything from the node."""
         ws, self.ws = self.ws, None
@@ -230,6 +247,8 @@ def _refusal(hop: HopLink, text: str, expected: str) -> RouteFailure:
 
 
 def _closed(hop: HopLink, exc: ConnectionClosed) -> RouteFailure:
+    if hop.departed:
+        return hop.fail(NODE_LEFT, "the node announced to the tracker that it is leaving")
     received = exc.rcvd
     if received is not None and received.code == 1009:
         return hop.fail(FRAME_TOO_LARGE, "the node dropped the connection: the frame was too large")

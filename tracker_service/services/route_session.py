@@ -51,6 +51,7 @@ from tracker_service.services.hop_link import (
     CHAIN_REFUSED,
     CONNECTION_CLOSED,
     FRAME_TOO_LARGE,
+    NODE_LEFT,
     PROTOCOL,
     TIMEOUT,
     UNREACHABLE,
@@ -61,6 +62,7 @@ from tracker_service.services.route_audits import DISPUTED, RouteAudits
 from tracker_service.services.session_plan import GeneratedToken, PlannedHop, RoutePlan, Sampling
 
 if TYPE_CHECKING:
+    from tracker_service.services.departures import Departures
     from tracker_service.services.step_audit import StepAuditor
 
 log = logging.getLogger(__name__)
@@ -113,9 +115,12 @@ class RouteSession:
         on_receipts: ReceiptsHook | None = None,
         max_audits_in_flight: int = DEFAULT_MAX_AUDITS_IN_FLIGHT,
         chain: bool = False,
+        departures: Departures | None = None,
     ) -> None:
         """``chain``: run the route as a chain where its ticket offers one (each hop passes
-        its output straight to the next, docs/wire.md#chained-hops); a star otherwise."""
+        its output straight to the next, docs/wire.md#chained-hops); a star otherwise.
+        ``departures``: the tracker's announcements of leaving nodes; a hop on one is
+        closed at once and its step fails with ``node-left`` (services/departures.py)."""
         if not plan.hops:
             raise ValueError("a route plan needs at least one hop")
         self.plan = plan
@@ -146,6 +151,8 @@ class RouteSession:
         self._on_receipts = on_receipts
         self._chain_wanted = chain
         self.chained = False  # opened as a chain: steps go to the first hop only
+        self._departures = departures
+        self._unwatch: Callable[[], None] | None = None
 
     async def __aenter__(self) -> RouteSession:
         return self
@@ -160,6 +167,9 @@ class RouteSession:
         hops in route order; a chain opens them all at once (each hop links to the next
         before it answers, docs/wire.md#chained-hops)."""
         self.max_length = max_length
+        if self._departures is not None and self._unwatch is None:
+            nodes = [hop.plan.node_id for hop in self._hops]
+            self._unwatch = self._departures.watch(nodes, self._departed)
         wanted = sampling or Sampling()
         if self._auditor is not None and wanted.temperature != 0:
             # An audit replays the last hop and must get the same answer: its randomness
@@ -211,6 +221,8 @@ class RouteSession:
             open_timeout_s=self._open_timeout_s,
             allow_plaintext=self._allow_plaintext,
         )
+        if hop.departed:  # announced while it was being dialled
+            raise hop.fail(NODE_LEFT, "the node announced to the tracker that it is leaving")
         await hop.send(json.dumps(message))
         opened = await hop.expect_text("opened", self._open_timeout_s)
         layers = opened.get("layers")
@@ -230,6 +242,17 @@ class RouteSession:
         hop.layers = want
         hop.step_receipts = opened.get("step_receipts") is True
         hop.speculative_steps = opened.get("speculative_steps") is True
+
+    def _departed(self, node_id: str) -> None:
+        """The tracker heard ``node_id`` announce it leaves: close its hops now."""
+        for hop in self._hops:
+            if hop.plan.node_id == node_id:
+                hop.depart()
+
+    def _end_watch(self) -> None:
+        unwatch, self._unwatch = self._unwatch, None
+        if unwatch is not None:
+            unwatch()
 
     # -- steps -------------------------------------------------------------------------------
 
@@ -484,6 +507,7 @@ class RouteSession:
         Every hop is closed even when one fails, so no node keeps a KV cache
         for a dead session; the first failure is raised afterwards.
         """
+        self._end_watch()
         receipts: list[HopReceipt] = []
         failure: RouteFailure | None = None
         for hop in self._hops:
@@ -567,6 +591,7 @@ class RouteSession:
     async def abort(self) -> None:
         """Cancel this session's audits and drop every connection without receipts
         (the nodes free the sessions)."""
+        self._end_watch()
         pending = self._audits.running()
         for task in pending:
             task.cancel()

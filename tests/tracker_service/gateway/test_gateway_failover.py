@@ -18,15 +18,16 @@ from tests.tracker_service.gateway_cluster import (
     MODEL,
     GatewayCluster,
     build_chat_model,
+    client,
+    failovers,
     greedy_ids,
+    slow,
     start_cluster,
     wait_for,
 )
-from tests.tracker_service.real_nodes import RealNode
 
 PROMPT = [100, 101, 102]
 NEW_TOKENS = 30
-STEP_DELAY_S = 0.03  # slows the second half so a kill lands mid-stream
 
 
 @pytest.fixture(scope="module")
@@ -43,21 +44,6 @@ def cluster(chat_model: Path, tmp_path: Path) -> Iterator[GatewayCluster]:
         cluster.stop()
 
 
-def slow(node: RealNode) -> RealNode:
-    run_layers = node.shard.run_layers
-
-    def delayed(*args: Any, **kwargs: Any) -> Any:
-        time.sleep(STEP_DELAY_S)
-        return run_layers(*args, **kwargs)
-
-    node.shard.run_layers = delayed  # type: ignore[method-assign]
-    return node
-
-
-def client(cluster: GatewayCluster) -> openai.OpenAI:
-    return openai.OpenAI(base_url=cluster.base_url, api_key="unused", max_retries=0)
-
-
 def stream_text(cluster: GatewayCluster, *, kill_after: int | None = None, among=()) -> str:
     stream = client(cluster).completions.create(
         model=MODEL, prompt=PROMPT, max_tokens=NEW_TOKENS, temperature=0, stream=True
@@ -70,14 +56,6 @@ def stream_text(cluster: GatewayCluster, *, kill_after: int | None = None, among
             assert len(serving) == 1, "exactly one second-half node serves the stream"
             serving[0].stop()
     return "".join(parts)
-
-
-def failovers(cluster: GatewayCluster) -> float:
-    with cluster.http() as http:
-        for line in http.get("/metrics").text.splitlines():
-            if line.startswith("meshnet_gateway_failovers_total"):
-                return float(line.split()[-1])
-    return 0.0
 
 
 def expected(cluster: GatewayCluster) -> str:

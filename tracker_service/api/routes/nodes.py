@@ -407,8 +407,11 @@ def _deregister(context: TrackerContext, node_id: str) -> bool:
     openapi_extra=signed_body(None),
 )
 async def deregister(node_id: str, signed: SignedNode, context: Context) -> DeregisterPublic:
-    """A clean stop: the node leaves routing at once instead of after 3 intervals."""
-    await run_in_threadpool(_deregister, context, signed.node_id)
+    """A clean stop, pause or move: the node leaves routing at once instead of after 3
+    intervals, and the route sessions through it fail over now (services/departures.py).
+    Only the signer leaves: a path naming another node is refused (node-id-mismatch)."""
+    if await run_in_threadpool(_deregister, context, signed.node_id):
+        context.departures.announce(signed.node_id)
     return DeregisterPublic(node_id=node_id)
 
 
