@@ -100,20 +100,27 @@ def test_with_no_replacement_the_stream_ends_with_an_openai_error(
     assert refused.value.response.headers["Retry-After"]
 
 
-def test_a_node_that_refuses_sessions_is_skipped(cluster: GatewayCluster) -> None:
-    cluster.add_node(0, 2)
-    full = cluster.add_node(2, 4, kv_budget_bytes=1)  # no room for any session
-    cluster.add_node(2, 4)
-    cluster.wait_certified()
-    answers = {
-        client(cluster)
-        .completions.create(model=MODEL, prompt=PROMPT, max_tokens=5, temperature=0)
-        .choices[0]
-        .text
-        for _ in range(4)
-    }
-    assert len(answers) == 1
-    assert full.sessions.open_count == 0
+def test_a_node_that_refuses_sessions_is_skipped(chat_model: Path, tmp_path: Path) -> None:
+    # Audits off: the refusing node is the only other holder of 2-4, so an inline
+    # probation audit of the healthy one would find no replayer and withhold its step
+    # (tests/adversary/test_unchecked_probation.py); here only the refusal is tested.
+    cluster = start_cluster(tmp_path, chat_model, audit_rate=0.0, audit_probation_rate=0.0)
+    try:
+        cluster.add_node(0, 2)
+        full = cluster.add_node(2, 4, kv_budget_bytes=1)  # no room for any session
+        cluster.add_node(2, 4)
+        cluster.wait_certified()
+        answers = {
+            client(cluster)
+            .completions.create(model=MODEL, prompt=PROMPT, max_tokens=5, temperature=0)
+            .choices[0]
+            .text
+            for _ in range(4)
+        }
+        assert len(answers) == 1
+        assert full.sessions.open_count == 0
+    finally:
+        cluster.stop()
 
 
 def test_a_hop_past_its_step_deadline_is_replaced(chat_model: Path, tmp_path: Path) -> None:
