@@ -164,14 +164,15 @@ def check_receipts(plan: RoutePlan, receipts: Sequence[HopReceipt], steps: int) 
         )
     covered = 0
     for hop, receipt in zip(plan.hops, receipts, strict=True):
-        # exactly what the ticket asked: its node, from where the previous hop stopped
-        # (its effective start) to its stop (the shard's end or its effective_end)
+        # exactly what its ticket asked: node, effective start, stop (effective_end or end)
         asked = (hop.node_id, hop.effective_start, hop.end)
-        if (receipt.node_id, receipt.start, receipt.end) != asked or receipt.start != covered:
+        signed = (receipt.node_id, receipt.start, receipt.end)
+        if signed != asked or receipt.start != covered:
             raise CertificationFailed(
                 RECEIPTS_DISAGREE,
                 f"node {receipt.node_id} signed layers {receipt.start}-{receipt.end}; the route "
                 f"needed node {hop.node_id} over layers {covered}-{hop.end}",
+                node_id=hop.node_id if signed != asked else None,  # it signed what it did
             )
         covered = receipt.end
     if covered != plan.layer_count:
