@@ -46,13 +46,20 @@ def certifying_hops(layer_count: int, ranges: Sequence[tuple[int, int]]) -> list
     valid = [i for i, (s, e) in enumerate(ranges) if 0 <= s < e <= layer_count]
     if layer_count < 2:
         return None
-    firsts = [i for i in valid if ranges[i][0] == 0]
-    lasts = [i for i in valid if ranges[i][1] == layer_count]
-    pairs = [(f, t) for f in firsts for t in lasts if f != t]
-    if not pairs:
-        return None
+    firsts = sorted((i for i in valid if ranges[i][0] == 0), key=lambda i: -ranges[i][1])
     # The last hop starts as early as it can (but past layer 0): fewest middle hops.
-    first, last = min(pairs, key=lambda p: (max(ranges[p[1]][0], 1), -ranges[p[0]][1]))
+    lasts = sorted(
+        (i for i in valid if ranges[i][1] == layer_count), key=lambda i: max(ranges[i][0], 1)
+    )
+    if not firsts or not lasts:
+        return None
+    first, last = firsts[0], lasts[0]
+    if first == last:  # the same range: the other one of either kind, if any
+        options = [(first, lasts[1])] if len(lasts) > 1 else []
+        options += [(firsts[1], last)] if len(firsts) > 1 else []
+        if not options:
+            return None
+        first, last = min(options, key=lambda p: (max(ranges[p[1]][0], 1), -ranges[p[0]][1]))
     join = max(ranges[last][0], 1)
     walk = _walk(ranges, valid, first, join)
     if walk is None:
