@@ -84,7 +84,11 @@ def child_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def start_tracker(workdir: Path, on_line: Line, *, heartbeat_s: float = 2.0) -> tuple[Child, str]:
+def start_tracker(
+    workdir: Path, on_line: Line, *, heartbeat_s: float = 2.0, trust_lone_ranges: bool = True
+) -> tuple[Child, str]:
+    """`trust_lone_ranges`: False runs the public default (a range one node holds
+    serves no one until another can replay it)."""
     port = free_port()
     env = child_env(
         MESHNET_TRACKER_DATA_DIR=str(workdir / "tracker"),
@@ -97,7 +101,8 @@ def start_tracker(workdir: Path, on_line: Line, *, heartbeat_s: float = 2.0) -> 
     # (a public tracker allows its sources with `meshnet-tracker models allow`).
     argv.append("--trust-first-model-source")
     # ... and its nodes are all the demo's: each range one of them holds serves.
-    argv.append("--trust-lone-ranges")
+    if trust_lone_ranges:
+        argv.append("--trust-lone-ranges")
     child = Child("tracker", argv, env, workdir / "tracker.log", on_line)
     url = f"http://127.0.0.1:{port}"
     wait_until_ready(url + "/api/v1/state", child)

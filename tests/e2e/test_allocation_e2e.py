@@ -131,10 +131,15 @@ def test_three_nodes_without_layers_cover_the_model_without_a_hole_and_certify_i
 def test_two_whole_model_nodes_started_apart_without_layers_certify_the_recipe(
     default_model_dir: Path, tmp_path: Path
 ) -> None:
-    """Issue 22: each node can hold all 30 layers; the second must complete a chain."""
+    """Issue 22/35: each node can hold all 30 layers. Both take the whole model (each
+    replays the other), the certifier runs A over [0, k) and B over [k, 30), and a
+    tracker that checks its nodes (no --trust-lone-ranges) answers a chat."""
     lines: list[tuple[str, object]] = []
     tracker, url = start_tracker(
-        tmp_path, lambda name, line: lines.append((name, line)), heartbeat_s=1.0
+        tmp_path,
+        lambda name, line: lines.append((name, line)),
+        heartbeat_s=1.0,
+        trust_lone_ranges=False,  # the public default
     )
     children = [tracker]
     try:
@@ -162,8 +167,7 @@ def test_two_whole_model_nodes_started_apart_without_layers_certify_the_recipe(
             what="two whole-model nodes placed by the tracker to certify the recipe",
         )
         ranges = sorted((n["shard_start"], n["shard_end"]) for n in state["nodes"])
-        assert ranges[-1] == (0, 30), ranges  # the first took the whole model
-        assert ranges[0][0] == 0 and ranges[0][1] < 30, ranges  # the second a first hop
+        assert ranges == [(0, 30), (0, 30)], ranges  # no lone range: each replays the other
         placements = [
             line
             for name, line in lines
@@ -171,6 +175,7 @@ def test_two_whole_model_nodes_started_apart_without_layers_certify_the_recipe(
         ]
         assert placements and placements[-1]["data"]["source"] == "tracker"
         assert "chain of two or more" in placements[-1]["message"]
+        assert _chat(url, PROMPT, 8)  # served by a route that another node can replay
     finally:
         for child in reversed(children):
             child.stop()

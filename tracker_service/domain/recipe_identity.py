@@ -307,14 +307,16 @@ def coverage_gap(ranges: Iterable[tuple[int, int]], layer_count: int) -> str | N
 def _owns(participant: PresentedIdentity, shard_range: Iterable[int]) -> bool:
     """Did this participant's admitted shard hold what its receipt says it computed?
 
-    The recorded range comes from the hop's signed receipt. Where two shards
-    overlap, the later hop starts where the previous one stopped (its effective
-    start), so the receipt may begin inside the shard; it must still end where
-    the shard ends and never reach outside it. Without overlap this is the
-    seed's exact equality.
+    The recorded range comes from the hop's signed receipt. A hop starts where the
+    previous one stopped (its effective start), so the receipt may begin inside the
+    shard; it stops where its ticket said (``effective_end``: the next hop takes over
+    there, as when two nodes each hold the whole model), so it may end inside the
+    shard too. It never reaches outside the shard, and the certifier accepts only a
+    receipt matching its ticket exactly (certifier.check_receipts). Without overlap
+    this is the seed's exact equality.
     """
     start, end = tuple(shard_range)
-    return participant.shard_start <= start < end == participant.shard_end
+    return participant.shard_start <= start < end <= participant.shard_end
 
 
 @dataclass(frozen=True)

@@ -164,11 +164,15 @@ def check_receipts(plan: RoutePlan, receipts: Sequence[HopReceipt], steps: int) 
         )
     covered = 0
     for hop, receipt in zip(plan.hops, receipts, strict=True):
-        if receipt.node_id != hop.node_id or receipt.start != covered:
+        # exactly what its ticket asked: node, effective start, stop (effective_end or end)
+        asked = (hop.node_id, hop.effective_start, hop.end)
+        signed = (receipt.node_id, receipt.start, receipt.end)
+        if signed != asked or receipt.start != covered:
             raise CertificationFailed(
                 RECEIPTS_DISAGREE,
                 f"node {receipt.node_id} signed layers {receipt.start}-{receipt.end}; the route "
-                f"needed node {hop.node_id} from layer {covered}",
+                f"needed node {hop.node_id} over layers {covered}-{hop.end}",
+                node_id=hop.node_id if signed != asked else None,  # it signed what it did
             )
         covered = receipt.end
     if covered != plan.layer_count:
@@ -334,23 +338,25 @@ class Certifier(BackgroundLoop):
         avoid = [previous.failed_node] if previous and previous.failed_node else []
         try:
             try:
-                return await asyncio.to_thread(
-                    self._planner.plan,
-                    info.key,
-                    purpose=PURPOSE_CERTIFY,
-                    min_nodes=2,
-                    exclude=avoid,
-                )
+                return await self._certify_route(info.key, avoid)
             except NoRoute:
                 if not avoid:
                     raise
-                return await asyncio.to_thread(
-                    self._planner.plan, info.key, purpose=PURPOSE_CERTIFY, min_nodes=2
-                )
+                return await self._certify_route(info.key, [])
         except NoRoute as exc:
             raise CertificationFailed(NO_ROUTE, exc.message) from exc
         except RouteRefused as exc:
             raise CertificationFailed(ROUTE_REFUSED, exc.message) from exc
+
+    async def _certify_route(self, key: Key, exclude: list[str]) -> RoutePlan:
+        """The cheapest route of >= 2 nodes; when none runs every hop to its shard's
+        end (nodes that each hold the whole model), one whose hops stop early."""
+        try:
+            return await asyncio.to_thread(
+                self._planner.plan, key, purpose=PURPOSE_CERTIFY, min_nodes=2, exclude=exclude
+            )
+        except NoRoute:
+            return await asyncio.to_thread(self._planner.plan_early_ended, key, exclude=exclude)
 
     async def _forward(
         self, plan: RoutePlan, prompt: Sequence[int]
@@ -385,13 +391,7 @@ class Certifier(BackgroundLoop):
         """
         exclude = [h.node_id for h in plan.hops]
         try:
-            second = await asyncio.to_thread(
-                self._planner.plan,
-                plan.fingerprint,
-                purpose=PURPOSE_CERTIFY,
-                min_nodes=2,
-                exclude=exclude,
-            )
+            second = await self._certify_route(plan.fingerprint, exclude)
         except (NoRoute, RouteRefused):
             return  # no disjoint route today: one route certifies, as before
         other, _receipts = await self._forward(second, prompt)

@@ -35,6 +35,7 @@ from tracker_service.domain.tickets import NextHop, TicketHop, issue_ticket
 from tracker_service.errors import TrackerError
 from tracker_service.relay.directory import relay_of
 from tracker_service.services.candidate_cache import DEFAULT_MAX_AGE_S, CandidateCache
+from tracker_service.services.certify_route import early_ended_plan
 from tracker_service.services.disputes import DisputeBoard
 from tracker_service.services.route_session import PlannedHop, RoutePlan
 from tracker_service.services.speed_meter import SpeedMeter
@@ -181,6 +182,23 @@ class RoutePlanner:
             " -> ".join(f"{h.node_id[:8]}[{h.effective_start},{h.end})" for h in plan.hops),
         )
         return plan
+
+    def plan_early_ended(self, key: Key, *, exclude: Iterable[str] = ()) -> RoutePlan:
+        """A certify route whose hops may stop inside their shards (certify_route.py):
+        what certifies nodes that each hold the whole model. Raises RouteRefused or NoRoute."""
+        info, candidates = self.cache.shared(key)
+        info = check_purpose(info, PURPOSE_CERTIFY)
+        plan = early_ended_plan(
+            info.layer_count, candidates, key, self._key, ttl_s=self._ttl_s, exclude=exclude
+        )
+        self.assignments.add([h.node_id for h in plan.hops])
+        log.info(
+            "route %s for %s (certify, early-ended): %s",
+            plan.route_session_id,
+            info.recipe_id,
+            " -> ".join(f"{h.node_id[:8]}[{h.effective_start},{h.end})" for h in plan.hops),
+        )
+        return replace(plan, on_step=self.speeds.timer(key[0]))
 
     def vouched(self, node_ids: list[str]) -> set[str]:
         """Blocking: the nodes the ledger lets serve a hop nobody else can replay."""

@@ -200,11 +200,52 @@ def test_receipts_that_do_not_tile_the_model_are_refused() -> None:
     good = [HopReceipt("rs", 1, "a", 0, 2, 3, 9, {}), HopReceipt("rs", 1, "b", 2, 4, 3, 9, {})]
     check_receipts(plan, good, steps=3)
     short = [good[0], HopReceipt("rs", 1, "b", 1, 4, 3, 9, {})]
-    with pytest.raises(CertificationFailed, match="from layer 2"):
+    with pytest.raises(CertificationFailed, match="over layers 2-4"):
         check_receipts(plan, short, steps=3)
     lazy = [good[0], HopReceipt("rs", 1, "b", 2, 4, 2, 8, {})]
     with pytest.raises(CertificationFailed, match="different work"):
         check_receipts(plan, lazy, steps=3)
+
+
+def test_an_early_ended_hop_must_sign_exactly_the_stop_its_ticket_asked() -> None:
+    """Two whole-model nodes: A stops at layer 2 (its ticket's effective_end), B runs on."""
+    from tracker_service.domain.tickets import HopReceipt
+    from tracker_service.services.certifier import CertificationFailed
+    from tracker_service.services.session_plan import PlannedHop, RoutePlan
+
+    hops = (
+        PlannedHop("a", 0, 2, 0, "ws://a:1", b"k" * 32),  # end: where the ticket stops it
+        PlannedHop("b", 0, 4, 2, "ws://b:1", b"k" * 32),
+    )
+    plan = RoutePlan("rs", 1, 0.0, ("x", "y"), 4, hops, {})
+    good = [HopReceipt("rs", 1, "a", 0, 2, 3, 9, {}), HopReceipt("rs", 1, "b", 2, 4, 3, 9, {})]
+    check_receipts(plan, good, steps=3)
+    # A liar's receipt claims another stop than its ticket asked, the next hop agreeing:
+    # the layers still tile the model, but neither receipt is what was asked.
+    moved = [HopReceipt("rs", 1, "a", 0, 3, 3, 9, {}), HopReceipt("rs", 1, "b", 3, 4, 3, 9, {})]
+    with pytest.raises(CertificationFailed, match="needed node a over layers 0-2"):
+        check_receipts(plan, moved, steps=3)
+    whole = [HopReceipt("rs", 1, "a", 0, 4, 3, 9, {}), good[1]]
+    with pytest.raises(CertificationFailed, match="needed node a over layers 0-2"):
+        check_receipts(plan, whole, steps=3)
+
+
+def test_two_whole_model_nodes_certify_with_the_first_hop_stopping_early(
+    tmp_path: Path, tiny_model: Path, nodes: list[RealNode]
+) -> None:
+    """Real nodes honour the ticket's effective_end in a certify session."""
+    app = create_app(fast_settings(tmp_path))
+    nodes += [start_real_node(tiny_model, 0, 4), start_real_node(tiny_model, 0, 4)]
+    with TestClient(app) as client:
+        join(client, nodes[0])
+        join(client, nodes[1])
+        wait_for(lambda: recipe_of(client, nodes[0])["status"] == "certified")
+        assert recipe_of(client, nodes[0])["certified_node_count"] == 2
+    with app.state.tracker.database.session() as session:
+        evidence = session.execute(select(CertificationEvidence)).scalars().one()
+        assert set(evidence.node_ids) == {nodes[0].node_id, nodes[1].node_id}
+        assert evidence.shard_ranges == [[0, 1], [1, 4]]  # the first stopped inside its shard
+    app.state.tracker.database.dispose()
 
 
 ADMIN = {"Authorization": "Bearer s3cret-admin"}

@@ -58,8 +58,8 @@ def test_evidence_takes_each_range_from_the_signed_receipt_not_the_identity() ->
 
 @pytest.mark.parametrize(
     "claimed",
-    [(5, 30), (16, 29), (16, 31)],
-    ids=["before-its-shard", "short-of-its-end", "past-its-end"],
+    [(5, 30), (16, 31)],
+    ids=["before-its-shard", "past-its-end"],
 )
 def test_a_receipt_claiming_layers_the_shard_does_not_own_fails_the_range_check(
     claimed: tuple[int, int],
@@ -69,6 +69,23 @@ def test_a_receipt_claiming_layers_the_shard_does_not_own_fails_the_range_check(
     assert evidence.rejection() == (
         "a participant identity does not match its recorded effective range"
     )
+
+
+def test_a_hop_that_stopped_inside_its_shard_certifies_when_the_next_runs_on() -> None:
+    """Two whole-model nodes: the first stops where its ticket said (effective_end)."""
+    whole = parse_identity(identity_block(0, 30))
+    receipts = [_receipt(NODES[0], 0, 12), _receipt(NODES[1], 12, 30)]
+    evidence = build_evidence(_plan(), receipts, {NODES[0]: whole, NODES[1]: whole}, 4)
+    assert evidence.shard_ranges == ((0, 12), (12, 30))
+    assert evidence.rejection() is None
+    # Stopping early leaves no hole behind: the last layers must still be computed.
+    short = [_receipt(NODES[0], 0, 16), _receipt(NODES[1], 16, 29)]
+    evidence = build_evidence(_plan(), short, {NODES[0]: FIRST, NODES[1]: SECOND}, 4)
+    assert evidence.rejection() == "layers 29–30 are owned by no Shard on the route"
+    # One node twice is still one node.
+    same = build_evidence(_plan(), receipts, {NODES[0]: whole, NODES[1]: whole}, 4)
+    twice = DistributedForwardEvidence(**{**same.__dict__, "node_ids": (NODES[0], NODES[0])})
+    assert "1 distinct node" in str(twice.rejection())
 
 
 def _evidence(**overrides: Any) -> DistributedForwardEvidence:

@@ -6,8 +6,9 @@ registered anything. The answer is :func:`tracker_service.domain.allocation.choo
 over the model's live nodes plus the ranges this tracker suggested in the last
 couple of minutes to nodes not registered yet, so nodes starting together are
 spread instead of all sent to the same hole. When those ranges hold no chain
-of two or more distinct nodes that the certifier could run through (two nodes
-that each hold the whole model), the answer is the range that completes one
+of two or more distinct nodes that the certifier could run through (one node
+alone, or nobody but one node holds the first and the last layer), the answer is the
+range that completes one: for a second node with room for the whole model, all of it
 (``allocation.choose_completing``): without it the recipe stays dark for good.
 Then, on a tracker that checks its nodes, a range only one node holds gets a
 second holder before the load is spread (``replay_cover.choose_replayer``): no
