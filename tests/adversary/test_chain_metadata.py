@@ -9,8 +9,10 @@ the step it sent, finds the liar's own signature over a step it forged: the liar
 quarantined on that proof, its wrong token is never served, and the successor is neither
 convicted nor withdrawn.
 
-Real node processes of the default model split in two: the liar and an honest node on
-layers 0-15, two honest nodes on 15-30; chained routes (loopback nodes dial each other).
+Real node processes of the default model split in two: the liar and two honest nodes on
+layers 0-15 (once the liar is gone, the two check each other: a range only one new node
+holds serves no user), two honest nodes on 15-30; chained routes (loopback nodes dial
+each other).
 """
 
 from __future__ import annotations
@@ -32,7 +34,13 @@ GREEDY = Sampling(temperature=0.0)
 def test_a_chain_hop_that_forges_its_successors_position_is_convicted_by_its_signature(
     tmp_path: Path, default_model_dir: Path
 ) -> None:
-    specs = [(0, 15, "chain_metadata"), (0, 15, None), (15, 30, None), (15, 30, None)]
+    specs = [
+        (0, 15, "chain_metadata"),
+        (0, 15, None),
+        (0, 15, None),
+        (15, 30, None),
+        (15, 30, None),
+    ]
     with adversary_network(tmp_path, default_model_dir, specs) as net:
         liar = net.liar
         lied_answer, generation = net.generate(PROMPT, NEW_TOKENS, GREEDY, force=liar, chain=True)
