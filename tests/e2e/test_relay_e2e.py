@@ -156,6 +156,7 @@ def mesh(default_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> I
                 MESHNET_TRACKER_REACHABILITY_RETRY_S="1",
                 MESHNET_TRACKER_CERTIFIER_POLL_S="1",
                 MESHNET_TRACKER_AUDIT_RATE="0",
+                MESHNET_TRACKER_AUDIT_PROBATION_RATE="0",  # a relay test: no audits at all
             )
             argv = [
                 sys.executable, "-m", "tracker_service.cli", "serve",

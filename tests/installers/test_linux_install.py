@@ -170,7 +170,7 @@ def test_installed_app_renders_every_screen_offscreen(installed: list[str], tmp_
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     names = {path.stem for path in shots.glob("*.png")}
-    assert {"status-serving", "tray-icons", "wizard-welcome", "settings-connection"} <= names
+    assert {"status-serving", "tray-icons", "wizard-welcome", "settings-computer"} <= names
     assert all(path.stat().st_size > 1000 for path in shots.glob("*.png"))
 
 

@@ -82,6 +82,7 @@ def settled(cluster: GatewayCluster) -> dict[str, tuple[int, int]]:
 def test_an_announced_departure_fails_the_route_over_at_once_and_credits_once(
     cluster: GatewayCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level("INFO", logger="tracker_service.gateway.requests")
     first = cluster.add_node(0, 2)
     second = [slow(cluster.add_node(2, 4)), slow(cluster.add_node(2, 4))]
     cluster.wait_certified()
@@ -98,11 +99,14 @@ def test_an_announced_departure_fails_the_route_over_at_once_and_credits_once(
         assert answer.status_code == 200, answer.text
         departed.append(serving[0])
 
-    with caplog.at_level("INFO", logger="tracker_service.gateway.requests"):
-        disturbed = stream_completion(cluster, PROMPT, NEW_TOKENS, leave_mid_stream)
-        wait_for(lambda: any("outcome=" in r.getMessage() for r in caplog.records), 30)
+    def outcome_lines() -> list[str]:
+        return [r.getMessage() for r in caplog.records if "outcome=" in r.getMessage()]
+
+    wait_for(lambda: len(outcome_lines()) == 1, 30)  # the undisturbed request's line
+    disturbed = stream_completion(cluster, PROMPT, NEW_TOKENS, leave_mid_stream)
+    wait_for(lambda: len(outcome_lines()) == 2, 30)
     assert disturbed == undisturbed  # nothing lost, repeated or changed
-    line = next(r.getMessage() for r in caplog.records if "outcome=" in r.getMessage())
+    line = outcome_lines()[1]
     # the route moved because the tracker heard the node leave, not on a deadline
     assert "failovers=1 failover_reasons=node-left " in line, line
     gone = departed[0]
