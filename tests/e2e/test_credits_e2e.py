@@ -49,6 +49,10 @@ STRANGER_ADDRESS = "198.51.100.7"
 # test is the own-account one: from the nodes' address any key earns them nothing.
 OWNER_ADDRESS = "198.51.100.9"
 
+# The planner draws among nodes within 25 % of the best measured cost; on a loaded
+# machine one node's timed steps can lag for a while, so give the spread room.
+MAX_CHATS_TO_MEET_BOTH = 30
+
 
 @dataclass
 class Swarm:
@@ -260,7 +264,7 @@ def test_credit_follows_the_rule_skips_own_keys_survives_kill_9_and_is_forfeited
     expected: dict[str, float] = {}
     hops: dict[str, int] = {}
     served_by: set[str] = set()
-    for _ in range(12):
+    for _ in range(MAX_CHATS_TO_MEET_BOTH):
         route, positions = swarm.chat(stranger, STRANGER_ADDRESS)
         assert route[a] == (0, 10)
         [second] = [n for n in route if n != a]
@@ -271,7 +275,7 @@ def test_credit_follows_the_rule_skips_own_keys_survives_kill_9_and_is_forfeited
         served_by.add(second)
         if served_by == {b, liar}:
             break
-    assert served_by == {b, liar}, "twelve routes never used both 10–30 nodes"
+    assert served_by == {b, liar}, f"{MAX_CHATS_TO_MEET_BOTH} routes never used both 10–30 nodes"
     after = swarm.credits_after(start, hops)
     for node_id, credit in expected.items():
         assert earned(after, node_id) - earned(start, node_id) == pytest.approx(
