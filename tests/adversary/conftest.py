@@ -1,9 +1,12 @@
-"""A live tracker with a priority gate and two real in-process nodes of a tiny chat model,
-for the credit attacks that go through the gateway (tests/tracker_service/gateway_cluster.py)."""
+"""What the attack tests share: a tiny Llama built once per module, the node processes a
+test starts (stopped after it), and a live tracker with a priority gate and two real
+in-process nodes of a tiny chat model for the credit attacks that go through the gateway
+(tests/tracker_service/gateway_cluster.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +19,8 @@ from tests.tracker_service.gateway_cluster import (
     build_chat_model,
     start_cluster,
 )
+from tests.tracker_service.node_process import NodeProcess
+from tests.tracker_service.real_nodes import build_tiny_model
 
 
 @pytest.fixture(scope="module")
@@ -35,3 +40,18 @@ def credit_cluster(
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny 4-layer Llama the real node processes serve, built once per module."""
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-llama"))
+
+
+@pytest.fixture
+def processes() -> Iterator[list[NodeProcess]]:
+    """Node processes a test starts: append them, and they stop after it."""
+    started: list[NodeProcess] = []
+    yield started
+    for node in started:
+        node.stop()

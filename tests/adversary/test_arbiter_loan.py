@@ -19,7 +19,6 @@ suggested range.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,7 +32,6 @@ from tests.tracker_service.node_process import (
     restart_node_process,
     start_node_process,
 )
-from tests.tracker_service.real_nodes import build_tiny_model
 from tests.tracker_service.services.test_certifier import fast_settings
 from tests.tracker_service.services.test_hop_audit import _generate
 from tracker_service.app import create_app
@@ -44,19 +42,6 @@ from tracker_service.store.quarantine import record_audit_passed
 pytestmark = pytest.mark.slow
 
 PROBATION = 20  # the tracker's default audit_probation_audits
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("loan-tiny-llama"))
-
-
-@pytest.fixture
-def processes() -> Iterator[list[NodeProcess]]:
-    started: list[NodeProcess] = []
-    yield started
-    for node in started:
-        node.stop()
 
 
 def test_on_the_smallest_network_an_established_node_is_lent_to_arbitrate_then_goes_back(

@@ -27,7 +27,7 @@ from fastapi.testclient import TestClient
 from core.dataplane.hop import HopSession
 from tests.adversary.test_audit_timeouts import _auditor, _chat, _ready
 from tests.support.lies import mute_replayer, slow_replays
-from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
+from tests.tracker_service.real_nodes import RealNode, start_real_node
 from tests.tracker_service.services.test_certifier import fast_settings
 from tests.tracker_service.services.test_hop_audit import _node_view
 from tracker_service.app import create_app
@@ -38,11 +38,6 @@ from tracker_service.services.hop_audit import TIMED_OUT
 pytestmark = pytest.mark.slow
 
 SESSIONS = 5  # more than the three timed-out audits in a row that withdraw a node
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("stalled-replayer-tiny-llama"))
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from fastapi.testclient import TestClient
 from core.dataplane.hop import HopSession
 from tests.support.lies import deep_session, slow_replays
 from tests.support.lies.rate import Lie
-from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
+from tests.tracker_service.real_nodes import RealNode, start_real_node
 from tests.tracker_service.services.test_certifier import fast_settings, join
 from tests.tracker_service.services.test_hop_audit import PROMPT, _node_view, _reachable
 from tracker_service.app import create_app
@@ -41,11 +41,6 @@ pytestmark = pytest.mark.slow
 
 LIE_AFTER = 8  # the liar is honest for its first 7 steps of a session
 NEW_TOKENS = 10
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("timeouts-tiny-llama"))
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ layers) on loopback, the real tracker app; the liar is tests/support/lies/stop_c
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,25 +21,11 @@ from sqlalchemy import select
 
 from tests.adversary.test_odd_range import _join
 from tests.tracker_service.node_process import NodeProcess, start_node_process
-from tests.tracker_service.real_nodes import build_tiny_model
 from tests.tracker_service.services.test_certifier import fast_settings
 from tracker_service.app import create_app
 from tracker_service.store.tables import CertificationEvidence
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("stop-claim-tiny-llama"))
-
-
-@pytest.fixture
-def processes() -> Iterator[list[NodeProcess]]:
-    started: list[NodeProcess] = []
-    yield started
-    for node in started:
-        node.stop()
 
 
 def test_a_first_hop_claiming_another_stop_than_its_ticket_certifies_nothing(

@@ -28,7 +28,7 @@ from fastapi.testclient import TestClient
 from core.dataplane.hop import HopSession
 from tests.support.lies import replay_only
 from tests.support.lies.rate import Lie
-from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
+from tests.tracker_service.real_nodes import RealNode, start_real_node
 from tests.tracker_service.services.test_certifier import fast_settings, join, wait_for
 from tests.tracker_service.services.test_hop_audit import _generate, _node_view, _reachable
 from tracker_service.app import create_app
@@ -39,11 +39,6 @@ from tracker_service.store.invites import add_invite, redeem_invite
 from tracker_service.store.quarantine import audits_passed, record_audit_passed
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("judges-tiny-llama"))
 
 
 @pytest.fixture

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,6 @@ from fastapi.testclient import TestClient
 from tests.adversary.test_odd_range import _join, _node
 from tests.support.lies.rate import LIE_RATE_ENV
 from tests.tracker_service.node_process import NodeProcess, start_node_process
-from tests.tracker_service.real_nodes import build_tiny_model
 from tests.tracker_service.services.test_certifier import fast_settings
 from tests.tracker_service.services.test_hop_audit import _generate
 from tracker_service.app import create_app
@@ -42,19 +40,6 @@ from tracker_service.store.route_candidates import mark_unreachable
 pytestmark = pytest.mark.slow
 
 ROUTES = 10
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("lone-range-tiny-llama"))
-
-
-@pytest.fixture
-def processes() -> Iterator[list[NodeProcess]]:
-    started: list[NodeProcess] = []
-    yield started
-    for node in started:
-        node.stop()
 
 
 def _public_tracker(tmp_path: Path) -> Any:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,6 @@ from fastapi.testclient import TestClient
 from tests.support.lies.rate import LIE_RATE_ENV
 from tests.tracker_service.conftest import register
 from tests.tracker_service.node_process import NodeProcess, start_node_process
-from tests.tracker_service.real_nodes import build_tiny_model
 from tests.tracker_service.services.test_certifier import fast_settings
 from tests.tracker_service.services.test_hop_audit import _generate
 from tracker_service.app import create_app
@@ -37,19 +35,6 @@ from tracker_service.services.hop_link import RouteFailure
 pytestmark = pytest.mark.slow
 
 ROUTES = 30  # serve routes asked for: with an even choice the liar would get some
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("odd-range-tiny-llama"))
-
-
-@pytest.fixture
-def processes() -> Iterator[list[NodeProcess]]:
-    started: list[NodeProcess] = []
-    yield started
-    for node in started:
-        node.stop()
 
 
 def _join(client: TestClient, routing: Any, *nodes: NodeProcess) -> None:

@@ -14,7 +14,6 @@ loopback, the real tracker app; the liar perturbs every reply.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,6 @@ from fastapi.testclient import TestClient
 from tests.adversary.test_odd_range import _join, _node
 from tests.support.lies.rate import LIE_RATE_ENV
 from tests.tracker_service.node_process import NodeProcess, start_node_process
-from tests.tracker_service.real_nodes import build_tiny_model
 from tests.tracker_service.services.test_certifier import fast_settings
 from tests.tracker_service.services.test_hop_audit import PROMPT
 from tracker_service.app import create_app
@@ -34,19 +32,6 @@ from tracker_service.services.route_session import RouteSession
 from tracker_service.services.session_plan import RoutePlan, Sampling
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("unchecked-tiny-llama"))
-
-
-@pytest.fixture
-def processes() -> Iterator[list[NodeProcess]]:
-    started: list[NodeProcess] = []
-    yield started
-    for node in started:
-        node.stop()
 
 
 async def _answer(plan: RoutePlan, auditor: Auditor, served: list[int]) -> None:
