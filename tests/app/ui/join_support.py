@@ -56,6 +56,27 @@ def start_network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[T
         tracker.stop()
 
 
+def start_serving_network(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[TrackerProcess]:
+    """A tracker that describes its network and hears heartbeats each second, for walks
+    that end serving; given longer to start on a busy machine."""
+    data = tmp_path / "tracker-data"
+    monkeypatch.setenv("MESHNET_TRACKER_DATA_DIR", str(data))  # the invite CLI's key too
+    tracker = TrackerProcess(
+        tmp_path,
+        f"sqlite:///{tmp_path / 'tracker.db'}",
+        MESHNET_TRACKER_DATA_DIR=str(data),
+        MESHNET_TRACKER_NETWORK_NAME=NAME,
+        MESHNET_TRACKER_NETWORK_OPERATOR=OPERATOR,
+        MESHNET_TRACKER_HEARTBEAT_INTERVAL_S="1",
+    ).start(timeout_s=180)
+    try:
+        yield tracker
+    finally:
+        tracker.stop()
+
+
 def make_invite(
     tracker: TrackerProcess, capsys: pytest.CaptureFixture[str], *, uses: int = 5
 ) -> str:
