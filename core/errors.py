@@ -20,7 +20,7 @@ show its message; ``reason`` is a stable machine-readable code.
     │   └── CapacityError           not enough memory reserved to open it
     ├── IdentityError               key pair missing, keyring unusable
     │   └── AclError                (core.windows_acl) a key file's access list cannot be set
-    ├── InviteError                 (core.invites) a join link that is malformed or not trusted
+    ├── InviteError                 (core.network.invites) a join link malformed or not trusted
     ├── CapabilityAdmissionError    (core.admission) the proof does not cover the selection
     ├── TooLittleMemory             (core.placement) no useful range fits this machine
     ├── DoctorError                 the capability probe could not run
@@ -31,8 +31,8 @@ show its message; ``reason`` is a stable machine-readable code.
     │   ├── TicketError             a route ticket that does not admit the session
     │   └── PinMismatch             (core.dataplane.tls) a node's certificate is not its pin
     ├── TrackerCallFailed           the tracker refused or could not be reached
-    │   ├── TrackerUnreachable      (core.tracker_client) no answer
-    │   ├── TrackerRefused          (core.tracker_client) an answer that says no
+    │   ├── TrackerUnreachable      (core.network.tracker_client) no answer
+    │   ├── TrackerRefused          (core.network.tracker_client) an answer that says no
     │   │   └── ReRegisterRequired  the tracker forgot this node: register again
     │   └── LeaseLost               (core.jobs.client) 410: the task's lease expired or moved
     └── JobError                    a batch task refused or failed

@@ -39,7 +39,7 @@ def canonical_json(value: Any) -> bytes:
 
 def verify_document(public_key_b64: str, domain: bytes, document: Any, signature: str) -> bool:
     """Check a signature over ``domain + canonical_json(document)`` (the tracker signs its
-    network description and invite answers so; core/invites.py checks them)."""
+    network description and invite answers so; core/network/invites.py checks them)."""
     try:
         message = domain + canonical_json(document)
     except (TypeError, ValueError):

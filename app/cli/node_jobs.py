@@ -44,7 +44,7 @@ from core.jobs.credentials import CredentialStore, KeyringFailed, normalize
 from core.jobs.loop import ExecutorLoop
 from core.jobs.runner import DEFAULT_TIMEOUT_S, SubprocessRunner
 from core.keystore import load_or_create_identity
-from core.node_network import network_to_serve
+from core.network.node_network import network_to_serve
 
 
 class JsonLines(logging.Formatter):

@@ -29,9 +29,14 @@ import httpx
 from core.errors import TrackerCallFailed
 from core.identity import NodeIdentity
 from core.jobs.credentials import CredentialStore
+from core.network.tls_trust import tracker_verify
+from core.network.tracker_client import (
+    JOIN_TOKEN_HEADER,
+    TrackerRefused,
+    TrackerUnreachable,
+    _refusal,
+)
 from core.signing import signed_headers
-from core.tls_trust import tracker_verify
-from core.tracker_client import JOIN_TOKEN_HEADER, TrackerRefused, TrackerUnreachable, _refusal
 
 log = logging.getLogger(__name__)
 

@@ -37,8 +37,8 @@ from core.jobs.archives import (
 )
 from core.jobs.client import JobsClient, Lease, LeaseLost
 from core.jobs.runner import SubprocessRunner, TaskExecutionError
+from core.network.tracker_client import TrackerRefused
 from core.progress import Cancelled
-from core.tracker_client import TrackerRefused
 
 log = logging.getLogger("meshnet.jobs")
 

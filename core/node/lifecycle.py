@@ -40,6 +40,7 @@ from core.doctor import run_doctor
 from core.errors import MeshnetError
 from core.events import EventBus, Gate, GateState, NodeEvent, NodeState
 from core.identity import NodeIdentity
+from core.network.tracker_client import STALE_REASONS, Registration, TrackerClient, TrackerRefused
 from core.node.data_plane import NodeDataPlane
 from core.node.placement import NodePlacement
 from core.node.proving import Doctor, ShardProver
@@ -50,7 +51,6 @@ from core.node.settings import NodeSettings
 from core.node.status import NodeStatus
 from core.placement import Capacity
 from core.progress import STAGE_PROBE, Cancelled, CancelToken, Progress
-from core.tracker_client import STALE_REASONS, Registration, TrackerClient, TrackerRefused
 
 log = logging.getLogger(__name__)
 

@@ -23,9 +23,14 @@ from core.doctor import DoctorOutcome
 from core.errors import MeshnetError
 from core.events import Gate, GateState
 from core.identity import NodeIdentity, b64decode
+from core.network.tracker_client import (
+    Registration,
+    TrackerClient,
+    TrackerRefused,
+    TrackerUnreachable,
+)
 from core.node.hooks import GateFn
 from core.node.settings import NodeSettings
-from core.tracker_client import Registration, TrackerClient, TrackerRefused, TrackerUnreachable
 
 log = logging.getLogger(__name__)
 

@@ -33,10 +33,7 @@ from typing import Any, Protocol
 from core.admission import CapabilityAdmissionError
 from core.errors import MeshnetError
 from core.events import KIND_STATS, EventBus, Gate, GateState, NodeEvent, NodeState
-from core.node.relay import NodeRelay
-from core.node.settings import NodeSettings
-from core.progress import Cancelled
-from core.tracker_client import (
+from core.network.tracker_client import (
     STALE_REASONS,
     HeartbeatAck,
     ReRegisterRequired,
@@ -44,6 +41,9 @@ from core.tracker_client import (
     TrackerRefused,
     TrackerUnreachable,
 )
+from core.node.relay import NodeRelay
+from core.node.settings import NodeSettings
+from core.progress import Cancelled
 
 log = logging.getLogger(__name__)
 

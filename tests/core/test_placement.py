@@ -9,6 +9,7 @@ import pytest
 from core.errors import MeshnetError
 from core.events import Gate, GateState, NodeState
 from core.hardware import footprint_from_shapes, tensor_shapes
+from core.network.tracker_client import TrackerUnreachable
 from core.node import Node
 from core.placement import (
     Capacity,
@@ -18,7 +19,6 @@ from core.placement import (
     should_move,
 )
 from core.runtime.config import ModelConfig
-from core.tracker_client import TrackerUnreachable
 from tests.core.node.doubles import FakeTracker, make_node, node_threads, wait_for
 
 

@@ -7,16 +7,16 @@ import json
 import httpx
 import pytest
 
-from core import tracker_client
 from core.identity import NodeIdentity
-from core.signing import HEADER_NODE, HEADER_SIGNATURE, verify_signed_request
-from core.tracker_client import (
+from core.network import tracker_client
+from core.network.tracker_client import (
     JOIN_TOKEN_HEADER,
     ReRegisterRequired,
     TrackerClient,
     TrackerRefused,
     TrackerUnreachable,
 )
+from core.signing import HEADER_NODE, HEADER_SIGNATURE, verify_signed_request
 
 IDENTITY = NodeIdentity.from_seed(bytes(range(32)))
 

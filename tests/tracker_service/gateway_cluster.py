@@ -225,7 +225,7 @@ def announce_departure(
     path_node: str | None = None,
     header_node: str | None = None,
 ) -> httpx.Response:
-    """A node's signed deregister (what core/tracker_client.py sends when it leaves), by
+    """A node's signed deregister (what core/network/tracker_client.py sends when it leaves), by
     ``signer``; ``path_node``/``header_node`` put another node's id in the path or the
     signed header (what a forger tries)."""
     path = f"/api/v1/nodes/{path_node or signer.node_id}/deregister"

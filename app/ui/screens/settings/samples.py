@@ -9,7 +9,7 @@ import httpx
 
 from app.settings_model import AppSettings
 from app.tracker_api import TrackerCheck, check_tracker
-from core.joined_network import JoinedNetwork
+from core.network.joined_network import JoinedNetwork
 
 # which tab each sample shows: 0 this computer, 1 pause rules, 2 Advanced
 SAMPLE_TABS = {"computer": 0, "pause": 1, "advanced": 2, "checked": 2, "problems": 0}

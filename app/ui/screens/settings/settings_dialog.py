@@ -56,8 +56,8 @@ from app.ui.settings_store import SettingsStore
 from app.ui.tasks import BackgroundTask, run_in_background
 from app.ui.widgets.settings_fields import error_style, ok_style, problem_label
 from core.errors import MeshnetError
-from core.join_tokens import load_join_token, save_join_token
-from core.joined_network import JoinedNetwork
+from core.network.join_tokens import load_join_token, save_join_token
+from core.network.joined_network import JoinedNetwork
 
 log = logging.getLogger(__name__)
 

@@ -22,10 +22,10 @@ import httpx
 
 from core.errors import MeshnetError
 from core.identity import NodeIdentity
-from core.joined_network import JoinedNetwork
+from core.network.joined_network import JoinedNetwork
+from core.network.tracker_client import TRACKER_KEY_MISMATCH, TrackerClient
+from core.network.tracker_key import FINGERPRINT_RE, key_fingerprint_b64
 from core.signing import verify_document
-from core.tracker_client import TRACKER_KEY_MISMATCH, TrackerClient
-from core.tracker_key import FINGERPRINT_RE, key_fingerprint_b64
 
 log = logging.getLogger(__name__)
 

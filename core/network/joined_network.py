@@ -14,9 +14,9 @@ from pathlib import Path
 
 from core.errors import ConfigError
 from core.keystore import check_profile
+from core.network.tracker_key import FINGERPRINT_RE
 from core.paths import data_home
 from core.private_file import write_private_file
-from core.tracker_key import FINGERPRINT_RE
 
 log = logging.getLogger(__name__)
 
