@@ -25,7 +25,7 @@ import httpx
 from app.network_join import APP_PROFILE
 from app.texts import text
 from core.errors import IdentityError, MeshnetError
-from core.keystore import key_store
+from core.identity.keystore import key_store
 from core.network.credit_account import clean_label, signed_claim_body, this_computer_claim
 from core.network.tracker_client import TrackerClient, TrackerUnreachable
 

@@ -80,7 +80,7 @@ def check_doctor() -> None:
             f"doctor cuda:0 {recipe_id}: passed={ok} {rate or 0:.1f} tokens/s "
             f"ratio vs cpu {ratio(rate, cpu_rate)}"
         )
-    print("doctor cuda:0 fp16: not run: no fp16 recipe in core/recipe_catalogue.json")
+    print("doctor cuda:0 fp16: not run: no fp16 recipe in core/recipes/catalogue.json")
 
 
 def time_ms(step: Any, repeats: int = 50) -> float:

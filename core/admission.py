@@ -24,7 +24,7 @@ from core.capability import CapabilityReport
 from core.doctor import DoctorSelection
 from core.errors import MeshnetError
 from core.models.manifest import ModelManifest
-from core.recipe_catalogue import RuntimeRecipe
+from core.recipes.catalogue import RuntimeRecipe
 
 log = logging.getLogger(__name__)
 

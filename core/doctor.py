@@ -54,8 +54,8 @@ from core.progress import (
     ProgressCallback,
     reporter,
 )
-from core.recipe import identity_block_for, recipe_digest
-from core.recipe_catalogue import Recipe, RuntimeRecipe, load_catalogue, resolve_runtime_recipe
+from core.recipes.catalogue import Recipe, RuntimeRecipe, load_catalogue, resolve_runtime_recipe
+from core.recipes.recipe_identity import identity_block_for, recipe_digest
 from core.runtime.config import ModelConfig
 from core.runtime.shard import Shard
 

@@ -9,8 +9,8 @@ show its message; ``reason`` is a stable machine-readable code.
     ├── ModelError                  model files missing, corrupt or unsupported
     │   ├── UnsupportedArchitecture
     │   └── ModelImportError
-    ├── RecipeError                 (core.recipe_catalogue) unknown recipe, or not the one run
-    ├── RecipeIdentityError         (core.recipe) a malformed identity block
+    ├── RecipeError                 (core.recipes.catalogue) unknown recipe, or not the one run
+    ├── RecipeIdentityError         (core.recipes.recipe_identity) a malformed identity block
     │   └── FingerprintMismatch     the fingerprint is not the digest of the axes
     ├── RuntimeInputError           a tensor or request the runtime cannot accept
     │   ├── ShapeError              wrong hidden size, dtype or rank
@@ -19,7 +19,7 @@ show its message; ``reason`` is a stable machine-readable code.
     ├── SessionError                session unknown, closed or expired
     │   └── CapacityError           not enough memory reserved to open it
     ├── IdentityError               key pair missing, keyring unusable
-    │   └── AclError                (core.windows_acl) a key file's access list cannot be set
+    │   └── AclError                (core.identity.windows_acl) a key file's access list refused
     ├── InviteError                 (core.network.invites) a join link malformed or not trusted
     ├── CapabilityAdmissionError    (core.admission) the proof does not cover the selection
     ├── TooLittleMemory             (core.placement) no useful range fits this machine

@@ -17,7 +17,7 @@ from typing import Any
 from core.errors import ConfigError
 from core.models.local import resolve_model
 from core.models.tokenizer import ChatTokenizer
-from core.recipe_catalogue import Recipe, RecipeCatalogue, RecipeError, load_catalogue
+from core.recipes.catalogue import Recipe, RecipeCatalogue, RecipeError, load_catalogue
 from core.runtime import ModelConfig, Shard, generate_local
 
 log = logging.getLogger(__name__)

@@ -29,7 +29,7 @@ from core.hardware import DEFAULT_KV_TOKENS, detect_device
 from core.hardware import suggest_layer_range as fit_locally
 from core.hardware_report import max_layers_anywhere, model_shapes, recipe_footprint
 from core.network.tracker_client import TrackerClient, TrackerUnreachable
-from core.recipe_catalogue import load_catalogue
+from core.recipes.catalogue import load_catalogue
 
 __all__ = ["Capacity", "LayerChoice", "choose_layers", "max_layers_anywhere", "measure_capacity"]
 

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from core.doctor import parse_layers
 from core.errors import ConfigError, MeshnetError
 from core.network.tls_trust import CA_FILE_ENV, tracker_verify
-from core.recipe_catalogue import load_catalogue
+from core.recipes.catalogue import load_catalogue
 
 MAX_PORT = 65535
 

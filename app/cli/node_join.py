@@ -9,7 +9,7 @@ import argparse
 
 from app.cli.arguments import add_ca_file_argument
 from app.cli.node_identity import add_identity_arguments
-from core.keystore import DEFAULT_PROFILE, load_or_create_identity
+from core.identity.keystore import DEFAULT_PROFILE, load_or_create_identity
 from core.network.invites import join_network, parse_invite_link
 from core.network.joined_network import save_joined_network
 

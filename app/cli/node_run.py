@@ -32,7 +32,7 @@ from app.cli.node_control import (
 from app.cli.node_identity import add_identity_arguments
 from core.errors import MeshnetError
 from core.events import NodeEvent, NodeState
-from core.keystore import load_or_create_identity
+from core.identity.keystore import load_or_create_identity
 from core.network.join_tokens import save_join_token
 from core.network.node_network import network_to_serve
 from core.node import Node, NodeSettings

@@ -27,7 +27,8 @@ from typing import Any
 import httpx
 
 from core.errors import TrackerCallFailed
-from core.identity import NodeIdentity
+from core.identity.keypair import NodeIdentity
+from core.identity.signing import signed_headers
 from core.jobs.credentials import CredentialStore
 from core.network.tls_trust import tracker_verify
 from core.network.tracker_client import (
@@ -36,7 +37,6 @@ from core.network.tracker_client import (
     TrackerUnreachable,
     _refusal,
 )
-from core.signing import signed_headers
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ import keyring
 import keyring.errors
 
 from core.errors import JobError
-from core.keystore import keyring_problem
+from core.identity.keystore import keyring_problem
+from core.identity.private_file import write_private_file
 from core.paths import data_home
-from core.private_file import write_private_file
 
 log = logging.getLogger(__name__)
 

@@ -10,6 +10,6 @@
     tracker_client.py  the signed tracker API: register, heartbeat, deregister, redeem, link
     credit_account.py  the signed statement linking this computer to a credit account
 
-Lower floors: core.identity (keys, signatures), core.paths, core.errors. The node
+Lower floors: core.identity.keypair (keys, signatures), core.paths, core.errors. The node
 (core.node), the jobs executor (core.jobs) and the app call it; it calls none of them.
 """

@@ -21,11 +21,11 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 
 from core.errors import MeshnetError
-from core.identity import NodeIdentity
+from core.identity.keypair import NodeIdentity
+from core.identity.signing import verify_document
 from core.network.joined_network import JoinedNetwork
 from core.network.tracker_client import TRACKER_KEY_MISMATCH, TrackerClient
 from core.network.tracker_key import FINGERPRINT_RE, key_fingerprint_b64
-from core.signing import verify_document
 
 log = logging.getLogger(__name__)
 

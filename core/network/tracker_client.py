@@ -1,7 +1,7 @@
 """The node's side of the tracker API: signed register, heartbeat, deregister, and
 linking a credit account (the claim's own signatures, core/network/credit_account.py).
 
-Every request is signed with the node key (headers of ``core.signing``). httpx
+Every request is signed with the node key (headers of ``core.identity.signing``). httpx
 errors are mapped here, at the boundary, to ``TrackerUnreachable`` (retry with
 back-off) or ``TrackerRefused`` (the tracker said no, with its reason code);
 a refused heartbeat whose reason is ``re-register`` is ``ReRegisterRequired``.
@@ -20,11 +20,11 @@ from typing import Any
 import httpx
 
 from core.errors import TrackerCallFailed
-from core.identity import NodeIdentity
+from core.identity.keypair import NodeIdentity
+from core.identity.signing import signed_headers
 from core.network.credit_account import ACCOUNTS_PATH
 from core.network.tls_trust import tracker_verify
 from core.network.tracker_key import key_fingerprint_b64
-from core.signing import signed_headers
 
 log = logging.getLogger(__name__)
 

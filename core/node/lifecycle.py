@@ -39,7 +39,7 @@ from core.dataplane.server import DataPlaneServer
 from core.doctor import run_doctor
 from core.errors import MeshnetError
 from core.events import EventBus, Gate, GateState, NodeEvent, NodeState
-from core.identity import NodeIdentity
+from core.identity.keypair import NodeIdentity
 from core.network.tracker_client import STALE_REASONS, Registration, TrackerClient, TrackerRefused
 from core.node.data_plane import NodeDataPlane
 from core.node.placement import NodePlacement

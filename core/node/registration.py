@@ -22,7 +22,7 @@ from core.capability import CapabilityReport
 from core.doctor import DoctorOutcome
 from core.errors import MeshnetError
 from core.events import Gate, GateState
-from core.identity import NodeIdentity, b64decode
+from core.identity.keypair import NodeIdentity, b64decode
 from core.network.tracker_client import (
     Registration,
     TrackerClient,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from core.dataplane.relay_link import CONNECTED, RelayLink
 from core.events import Gate, GateState
-from core.identity import NodeIdentity
+from core.identity.keypair import NodeIdentity
 from core.network.tracker_client import HeartbeatAck, Registration
 from core.node.settings import NodeSettings
 

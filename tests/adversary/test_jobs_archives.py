@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from core.identity import NodeIdentity
+from core.identity.keypair import NodeIdentity
 from core.jobs.archives import ArchiveError, extract_archive_safely
 from core.jobs.client import JobsClient
 from core.jobs.credentials import CredentialStore

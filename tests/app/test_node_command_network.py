@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from app.node_command import jobs_run_argv, node_run_argv
 from app.settings_model import AppSettings
-from core.keystore import DEFAULT_PROFILE
+from core.identity.keystore import DEFAULT_PROFILE
 from core.network.joined_network import JoinedNetwork, save_joined_network
 
 JOINED = JoinedNetwork(

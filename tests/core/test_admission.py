@@ -37,7 +37,7 @@ from core.capability import (
 from core.doctor import DoctorSelection
 from core.errors import DoctorError, MeshnetError
 from core.models.manifest import ModelManifest
-from core.recipe_catalogue import load_catalogue, resolve_runtime_recipe
+from core.recipes.catalogue import load_catalogue, resolve_runtime_recipe
 from core.runtime.shard import Shard
 from tests.core.conftest import copy_model
 

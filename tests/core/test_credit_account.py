@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from core.identity import NodeIdentity, verify
+from core.identity.keypair import NodeIdentity, verify
 from core.network.credit_account import (
     MAX_LABEL_LEN,
     account_for,

@@ -28,7 +28,7 @@ from core.doctor_probe import Deadline, ProbePlan, ProbeTimeout, probe_inputs
 from core.errors import ConfigError, DoctorError
 from core.models.manifest import ModelManifest
 from core.progress import Progress
-from core.recipe_catalogue import load_catalogue, resolve_runtime_recipe
+from core.recipes.catalogue import load_catalogue, resolve_runtime_recipe
 from core.runtime.shard import Shard
 from tests.core.conftest import copy_model
 

@@ -13,7 +13,8 @@ import httpx
 import pytest
 
 from core.errors import ConfigError, TrackerCallFailed
-from core.identity import NodeIdentity
+from core.identity.keypair import NodeIdentity
+from core.identity.signing import HEADER_SIGNATURE, verify_signed_request
 from core.network.invites import (
     INVITE_REDEEMED_DOMAIN,
     NETWORK_INFO_DOMAIN,
@@ -30,7 +31,6 @@ from core.network.joined_network import (
 from core.network.node_network import network_to_serve
 from core.network.tracker_client import TrackerClient, TrackerRefused
 from core.network.tracker_key import key_fingerprint
-from core.signing import HEADER_SIGNATURE, verify_signed_request
 from tests.support.documents import sign_document
 
 NODE = NodeIdentity.from_seed(bytes(range(32)))

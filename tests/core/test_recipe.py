@@ -12,7 +12,8 @@ import pytest
 
 import core
 from core.models.manifest import ModelManifest
-from core.recipe import (
+from core.recipes.catalogue import RecipeError, load_catalogue, resolve_runtime_recipe
+from core.recipes.recipe_identity import (
     RECIPE_AXES,
     FingerprintMismatch,
     RecipeIdentityError,
@@ -21,7 +22,6 @@ from core.recipe import (
     parse_identity,
     recipe_digest,
 )
-from core.recipe_catalogue import RecipeError, load_catalogue, resolve_runtime_recipe
 from core.runtime.shard import Shard
 from tests.core.build_vectors import RECIPE_VECTORS, build_recipe_vectors, render
 

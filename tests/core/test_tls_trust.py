@@ -12,7 +12,7 @@ import pytest
 
 from app.cli.meshnet import main as meshnet_main
 from core.errors import ConfigError
-from core.identity import NodeIdentity
+from core.identity.keypair import NodeIdentity
 from core.jobs.client import JobsClient
 from core.network.tls_trust import CA_FILE_ENV, tracker_verify
 from core.network.tracker_client import TrackerClient, TrackerUnreachable

@@ -7,7 +7,8 @@ import json
 import httpx
 import pytest
 
-from core.identity import NodeIdentity
+from core.identity.keypair import NodeIdentity
+from core.identity.signing import HEADER_NODE, HEADER_SIGNATURE, verify_signed_request
 from core.network import tracker_client
 from core.network.tracker_client import (
     JOIN_TOKEN_HEADER,
@@ -16,7 +17,6 @@ from core.network.tracker_client import (
     TrackerRefused,
     TrackerUnreachable,
 )
-from core.signing import HEADER_NODE, HEADER_SIGNATURE, verify_signed_request
 
 IDENTITY = NodeIdentity.from_seed(bytes(range(32)))
 

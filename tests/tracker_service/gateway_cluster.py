@@ -19,7 +19,7 @@ import openai
 import uvicorn
 from fastapi import FastAPI
 
-from core.recipe import build_identity_block
+from core.recipes.recipe_identity import build_identity_block
 from tests.tiny_llama import save_tiny_llama
 from tests.tracker_service.conftest import make_settings, register
 from tests.tracker_service.helpers import FakeNode, recipe_axes

@@ -290,7 +290,7 @@ def test_an_unreachable_tracker_is_an_error_state_and_nothing_keeps_running(
 ) -> None:
     import httpx
 
-    from core.identity import NodeIdentity
+    from core.identity.keypair import NodeIdentity
     from core.node import Node, NodeSettings
 
     def unreachable(request: httpx.Request) -> httpx.Response:

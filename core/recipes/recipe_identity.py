@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from core.errors import MeshnetError
-from core.signing import canonical_sha256
+from core.identity.signing import canonical_sha256
 
 RECIPE_IDENTITY_SCHEMA_VERSION = 1
 
@@ -374,7 +374,7 @@ def build_identity_block(
     """An identity block with its fingerprint claim, validated before it is returned.
 
     ``recipe_fields`` is the 11 axes plus recipe_id, recipe_version, catalogue_version
-    (core.recipe_catalogue.RuntimeRecipe.identity_fields()).
+    (core.recipes.catalogue.RuntimeRecipe.identity_fields()).
     """
     block: dict[str, Any] = {
         "schema_version": RECIPE_IDENTITY_SCHEMA_VERSION,

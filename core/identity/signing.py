@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from core.identity import NodeIdentity, verify
+from core.identity.keypair import NodeIdentity, verify
 
 HEADER_NODE = "X-Meshnet-Node"
 HEADER_TIMESTAMP = "X-Meshnet-Timestamp"

@@ -17,9 +17,9 @@ from typing import Any, Protocol
 
 import core
 from core.errors import MeshnetError, ModelError
-from core.recipe import RECIPE_AXES
+from core.recipes.recipe_identity import RECIPE_AXES
 
-CATALOGUE_PATH = Path(__file__).with_name("recipe_catalogue.json")
+CATALOGUE_PATH = Path(__file__).with_name("catalogue.json")
 BOUNDARY_SCHEMA_VERSION = 1
 PROTOCOL_SCHEMA_VERSION = 1
 
