@@ -22,7 +22,7 @@ from app.texts import TEXTS, number, text
 log = logging.getLogger(__name__)
 
 # The admission gate refuses a capability report older than this
-# (core.admission.DEFAULT_MAX_REPORT_AGE_SECONDS; not imported: the GUI process
+# (core.doctor.admission_gate.DEFAULT_MAX_REPORT_AGE_SECONDS; not imported: the GUI process
 # must not import core modules that pull in torch).
 STALE_AFTER_S = 900.0
 LOG_LINES_KEPT = 500

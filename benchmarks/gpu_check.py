@@ -61,7 +61,7 @@ def ratio(gpu: float | None, cpu: float | None) -> str:
 
 
 def doctor(device: str, recipe_id: str | None) -> tuple[bool, float | None, str]:
-    from core.doctor import DoctorRequest, run_doctor
+    from core.doctor.checkup import DoctorRequest, run_doctor
 
     outcome = run_doctor(DoctorRequest(device=device, recipe_id=recipe_id, save=False))
     try:
@@ -182,7 +182,7 @@ def check_nodes(new_tokens: int) -> None:
 
 
 def check_pause_release() -> None:
-    from core.doctor import DoctorRequest, run_doctor
+    from core.doctor.checkup import DoctorRequest, run_doctor
 
     torch.cuda.synchronize()
     before = torch.cuda.memory_allocated(0)

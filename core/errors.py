@@ -21,10 +21,10 @@ show its message; ``reason`` is a stable machine-readable code.
     ├── IdentityError               key pair missing, keyring unusable
     │   └── AclError                (core.identity.windows_acl) a key file's access list refused
     ├── InviteError                 (core.network.invites) a join link malformed or not trusted
-    ├── CapabilityAdmissionError    (core.admission) the proof does not cover the selection
-    ├── TooLittleMemory             (core.placement) no useful range fits this machine
+    ├── CapabilityAdmissionError    (core.doctor.admission_gate) the proof does not cover it
+    ├── TooLittleMemory             (core.doctor.placement_advice) no useful range fits this machine
     ├── DoctorError                 the capability probe could not run
-    │   └── ProbeTimeout            (core.doctor_probe) past the probe's deadline
+    │   └── ProbeTimeout            (core.doctor.probe) past the probe's deadline
     ├── Cancelled                   (core.progress) a stop asked during a long step, or a
     │                               batch task killed because its lease was lost
     ├── ProtocolError               a bad wire frame or signature

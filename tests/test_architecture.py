@@ -227,14 +227,17 @@ INNER_FORBIDDEN: dict[str, tuple[str, ...]] = {
         "core.jobs",
         "core.dataplane",
         "core.doctor",
-        "core.network.tracker_client",
+        "core.network",
         "core.models",
     ),
     "core.dataplane": ("core.node", "core.doctor", "core.network.tracker_client", "core.jobs"),
-    "core.doctor": ("core.node", "core.jobs", "core.dataplane"),
-    "core.doctor_probe": ("core.node", "core.jobs", "core.dataplane"),
-    "core.admission": ("core.node", "core.jobs", "core.dataplane"),
-    "core.placement": ("core.node", "core.jobs", "core.dataplane"),
+    # proving a computer never reaches up into the node or the jobs executor; only its
+    # serving check (core.doctor.serving_check) starts the data plane
+    "core.doctor": ("core.node", "core.jobs"),
+    "core.doctor.checkup": ("core.dataplane",),
+    "core.doctor.probe": ("core.dataplane",),
+    "core.doctor.admission_gate": ("core.dataplane",),
+    "core.doctor.placement_advice": ("core.dataplane",),
     "core.jobs": ("core.node", "core.dataplane"),
     # the GUI runs the node as a child: it never loads the node, the demo or torch
     "app.ui": ("app.cli", "app.demo", "core.node", "torch"),

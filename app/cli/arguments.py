@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from core.doctor import parse_layers
+from core.doctor.checkup import parse_layers
 from core.errors import ConfigError, MeshnetError
 from core.network.tls_trust import CA_FILE_ENV, tracker_verify
 from core.recipes.catalogue import load_catalogue

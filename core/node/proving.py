@@ -20,15 +20,15 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from core.admission import (
+from core.doctor.admission_gate import (
     REASON_NOT_PASSED,
     CapabilityAdmissionError,
     CapabilityContext,
     CapabilityValidator,
     admit,
 )
-from core.capability import CapabilityReport
-from core.doctor import (
+from core.doctor.capability import CapabilityReport
+from core.doctor.checkup import (
     DoctorOutcome,
     DoctorRequest,
     DoctorSelection,

@@ -18,8 +18,8 @@ import logging
 
 import httpx
 
-from core.capability import CapabilityReport
-from core.doctor import DoctorOutcome
+from core.doctor.capability import CapabilityReport
+from core.doctor.checkup import DoctorOutcome
 from core.errors import MeshnetError
 from core.events import Gate, GateState
 from core.identity.keypair import NodeIdentity, b64decode

@@ -30,7 +30,7 @@ import threading
 import time
 from typing import Any, Protocol
 
-from core.admission import CapabilityAdmissionError
+from core.doctor.admission_gate import CapabilityAdmissionError
 from core.errors import MeshnetError
 from core.events import KIND_STATS, EventBus, Gate, GateState, NodeEvent, NodeState
 from core.network.tracker_client import (

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.admission import DEFAULT_MAX_REPORT_AGE_SECONDS
+from core.doctor.admission_gate import DEFAULT_MAX_REPORT_AGE_SECONDS
 
 
 @dataclass(frozen=True)

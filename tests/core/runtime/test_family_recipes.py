@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core.doctor_probe import Deadline, ProbePlan, run_probe
+from core.doctor.probe import Deadline, ProbePlan, run_probe
 from core.recipes.catalogue import load_catalogue, resolve_runtime_recipe
 from core.recipes.recipe_identity import architecture_digest_of, parse_identity
 from core.runtime import ModelConfig, Shard

@@ -23,11 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.capability import CapabilityReport, saved_reports
+from core.doctor.capability import CapabilityReport, saved_reports
+from core.doctor.hardware import DEFAULT_KV_TOKENS, detect_device
+from core.doctor.hardware import suggest_layer_range as fit_locally
+from core.doctor.hardware_report import max_layers_anywhere, model_shapes, recipe_footprint
 from core.errors import MeshnetError, TrackerCallFailed
-from core.hardware import DEFAULT_KV_TOKENS, detect_device
-from core.hardware import suggest_layer_range as fit_locally
-from core.hardware_report import max_layers_anywhere, model_shapes, recipe_footprint
 from core.network.tracker_client import TrackerClient, TrackerUnreachable
 from core.recipes.catalogue import load_catalogue
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from core.capability import CheckResult
+from core.doctor.capability import CheckResult
 from core.errors import DoctorError, MeshnetError
 from core.progress import STAGE_PROBE, Cancelled, Progress, ProgressCallback
 from core.runtime.sessions import SamplingParams, SessionManager

@@ -13,7 +13,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from core.hardware import (
+from core.doctor.hardware import (
     DEFAULT_KV_TOKENS,
     HardwareInfo,
     ModelFootprint,

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from core.capability import CapabilityReport
-from core.doctor import DoctorSelection
+from core.doctor.capability import CapabilityReport
+from core.doctor.checkup import DoctorSelection
 from core.errors import MeshnetError
 from core.models.manifest import ModelManifest
 from core.recipes.catalogue import RuntimeRecipe
@@ -219,7 +219,7 @@ def _diagnostics_suffix(report: CapabilityReport) -> str:
 
 def probe_capability(context: CapabilityContext) -> CapabilityReport:
     """Production validator: one bounded real forward through the loaded shard."""
-    from core.doctor import validate_loaded_backend
+    from core.doctor.checkup import validate_loaded_backend
 
     return validate_loaded_backend(
         context.backend, context.selection, context.recipe, context.manifest
