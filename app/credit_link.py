@@ -24,10 +24,10 @@ import httpx
 
 from app.network_join import APP_PROFILE
 from app.texts import text
-from core.errors import IdentityError, MeshnetError
+from core.errors import IdentityError, MeshnetError, TrackerUnreachable
 from core.identity.keystore import key_store
 from core.network.credit_account import clean_label, signed_claim_body, this_computer_claim
-from core.network.tracker_client import TrackerClient, TrackerUnreachable
+from core.network.tracker_client import TrackerClient
 
 log = logging.getLogger(__name__)
 

@@ -18,11 +18,11 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from app.texts import text
+from core.errors import InviteError
 from core.identity.keypair import NodeIdentity
 from core.identity.keystore import DEFAULT_PROFILE, fallback_identity_file, load_or_create_identity
 from core.network.invites import (
     CODE_RE,
-    InviteError,
     InviteLink,
     NetworkInfo,
     check_network_info,

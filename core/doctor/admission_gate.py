@@ -22,7 +22,7 @@ from typing import Any
 
 from core.doctor.capability import CapabilityReport
 from core.doctor.checkup import DoctorSelection
-from core.errors import MeshnetError
+from core.errors import CapabilityAdmissionError, MeshnetError
 from core.models.manifest import ModelManifest
 from core.recipes.catalogue import RuntimeRecipe
 
@@ -42,15 +42,6 @@ REASON_MODEL_MISMATCH = "model-mismatch"
 REASON_SHARD_MISMATCH = "shard-mismatch"
 REASON_RECIPE_MISMATCH = "recipe-mismatch"
 REASON_BACKEND_MISMATCH = "backend-mismatch"
-
-
-class CapabilityAdmissionError(MeshnetError, RuntimeError):
-    """This node may not advertise the selection: the proof does not cover it."""
-
-    reason = "admission-refused"
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message, reason=reason)
 
 
 @dataclass(frozen=True)

@@ -41,19 +41,12 @@ from core.doctor.capability import (
 from core.doctor.hardware import DEFAULT_KV_TOKENS, HardwareInfo, detect_hardware, tensor_shapes
 from core.doctor.hardware import suggest_layer_range as _suggest
 from core.doctor.hardware_report import recipe_footprint
-from core.doctor.probe import Deadline, ProbeOutcome, ProbePlan, ProbeTimeout, run_probe
+from core.doctor.probe import Deadline, ProbeOutcome, ProbePlan, run_probe
 from core.doctor.serving_check import REASON_SERVING_FAILED, serving_problem
-from core.errors import ConfigError, MeshnetError
+from core.errors import Cancelled, ConfigError, MeshnetError, ProbeTimeout
 from core.models.manifest import ModelManifest
 from core.paths import models_dir
-from core.progress import (
-    STAGE_LOAD,
-    Cancelled,
-    CancelToken,
-    Progress,
-    ProgressCallback,
-    reporter,
-)
+from core.progress import STAGE_LOAD, CancelToken, Progress, ProgressCallback, reporter
 from core.recipes.catalogue import Recipe, RuntimeRecipe, load_catalogue, resolve_runtime_recipe
 from core.recipes.recipe_identity import identity_block_for, recipe_digest
 from core.runtime.config import ModelConfig

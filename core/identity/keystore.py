@@ -33,10 +33,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from keyring.backend import KeyringBackend
 from keyring.backends import chainer, fail, null
 
-from core.errors import IdentityError
+from core.errors import AclError, IdentityError
 from core.identity.keypair import NodeIdentity, b64decode, b64encode
 from core.identity.private_file import write_private_file
-from core.identity.windows_acl import AclError, Run, others_with_access, run_icacls
+from core.identity.windows_acl import Run, others_with_access, run_icacls
 from core.paths import data_home
 
 log = logging.getLogger(__name__)

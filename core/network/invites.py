@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
-from core.errors import MeshnetError
+from core.errors import InviteError
 from core.identity.keypair import NodeIdentity
 from core.identity.signing import verify_document
 from core.network.joined_network import JoinedNetwork
@@ -35,12 +35,8 @@ INVITE_REDEEMED_DOMAIN = b"meshnet.invite-redeemed.v1\n"
 CODE_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z-]{3,63}$")
 MAX_LINK_CHARS = 2048
 
-BAD_INVITE_LINK = "bad-invite-link"
+BAD_INVITE_LINK = InviteError.reason
 BAD_TRACKER_ANSWER = "bad-tracker-answer"
-
-
-class InviteError(MeshnetError):
-    reason = BAD_INVITE_LINK
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from core.errors import TrackerCallFailed
+from core.errors import ReRegisterRequired, TrackerCallFailed, TrackerRefused, TrackerUnreachable
 from core.identity.keypair import NodeIdentity
 from core.identity.signing import signed_headers
 from core.network.credit_account import ACCOUNTS_PATH
@@ -34,23 +34,6 @@ TRACKER_KEY_MISMATCH = "tracker-key-mismatch"
 RE_REGISTER = "re-register"
 # The tracker's bound on registration's relay_reason (docs/wire.md#registration-and-heartbeat).
 RELAY_REASON_MAX = 300
-
-
-class TrackerUnreachable(TrackerCallFailed):
-    reason = "tracker-unreachable"
-
-
-class TrackerRefused(TrackerCallFailed):
-    """The tracker answered with a refusal; ``reason`` is its code, the message its sentence."""
-
-    def __init__(self, status_code: int, reason: str, detail: str) -> None:
-        super().__init__(f"the tracker refused ({status_code} {reason}): {detail}", reason=reason)
-        self.status_code = status_code
-        self.detail = detail
-
-
-class ReRegisterRequired(TrackerRefused):
-    """The tracker no longer knows this node (expired, restarted): register again."""
 
 
 # The tracker's refusal of a capability report that aged out: the seed's code, and the

@@ -35,13 +35,13 @@ from typing import Any
 import httpx
 
 from core.dataplane.server import DataPlaneServer
-from core.doctor.admission_gate import CapabilityAdmissionError, CapabilityValidator
+from core.doctor.admission_gate import CapabilityValidator
 from core.doctor.checkup import run_doctor
 from core.doctor.placement_advice import Capacity
-from core.errors import MeshnetError
+from core.errors import Cancelled, CapabilityAdmissionError, MeshnetError, TrackerRefused
 from core.events import EventBus, Gate, GateState, NodeEvent, NodeState
 from core.identity.keypair import NodeIdentity
-from core.network.tracker_client import STALE_REASONS, Registration, TrackerClient, TrackerRefused
+from core.network.tracker_client import STALE_REASONS, Registration, TrackerClient
 from core.node.placement import NodePlacement
 from core.node.proving import Doctor, ShardProver
 from core.node.registration import TrackerRegistration
@@ -50,7 +50,7 @@ from core.node.serving import ServingLoop
 from core.node.settings import NodeSettings
 from core.node.shard_server import NodeDataPlane
 from core.node.status import NodeStatus
-from core.progress import STAGE_PROBE, Cancelled, CancelToken, Progress
+from core.progress import STAGE_PROBE, CancelToken, Progress
 
 log = logging.getLogger(__name__)
 

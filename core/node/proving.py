@@ -22,7 +22,6 @@ from typing import Protocol
 
 from core.doctor.admission_gate import (
     REASON_NOT_PASSED,
-    CapabilityAdmissionError,
     CapabilityContext,
     CapabilityValidator,
     admit,
@@ -34,7 +33,7 @@ from core.doctor.checkup import (
     DoctorSelection,
     validate_loaded_backend,
 )
-from core.errors import MeshnetError
+from core.errors import Cancelled, CapabilityAdmissionError, MeshnetError
 from core.events import Gate, GateState
 from core.node.admission import (
     advertised_requirement,
@@ -43,7 +42,7 @@ from core.node.admission import (
 )
 from core.node.hooks import GateFn
 from core.node.settings import NodeSettings
-from core.progress import Cancelled, CancelToken, Progress, ProgressCallback
+from core.progress import CancelToken, Progress, ProgressCallback
 
 # A report is proven again once it is this fraction of the binding age limit old.
 REPROVE_AT_FRACTION = 0.5

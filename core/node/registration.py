@@ -20,15 +20,10 @@ import httpx
 
 from core.doctor.capability import CapabilityReport
 from core.doctor.checkup import DoctorOutcome
-from core.errors import MeshnetError
+from core.errors import MeshnetError, TrackerRefused, TrackerUnreachable
 from core.events import Gate, GateState
 from core.identity.keypair import NodeIdentity, b64decode
-from core.network.tracker_client import (
-    Registration,
-    TrackerClient,
-    TrackerRefused,
-    TrackerUnreachable,
-)
+from core.network.tracker_client import Registration, TrackerClient
 from core.node.hooks import GateFn
 from core.node.settings import NodeSettings
 

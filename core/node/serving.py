@@ -30,20 +30,18 @@ import threading
 import time
 from typing import Any, Protocol
 
-from core.doctor.admission_gate import CapabilityAdmissionError
-from core.errors import MeshnetError
-from core.events import KIND_STATS, EventBus, Gate, GateState, NodeEvent, NodeState
-from core.network.tracker_client import (
-    STALE_REASONS,
-    HeartbeatAck,
+from core.errors import (
+    Cancelled,
+    CapabilityAdmissionError,
+    MeshnetError,
     ReRegisterRequired,
-    TrackerClient,
     TrackerRefused,
     TrackerUnreachable,
 )
+from core.events import KIND_STATS, EventBus, Gate, GateState, NodeEvent, NodeState
+from core.network.tracker_client import STALE_REASONS, HeartbeatAck, TrackerClient
 from core.node.relay import NodeRelay
 from core.node.settings import NodeSettings
-from core.progress import Cancelled
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,9 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from core.doctor.admission_gate import AdmissionRequirement, CapabilityAdmissionError, admit
+from core.doctor.admission_gate import AdmissionRequirement, admit
 from core.doctor.capability import CapabilityReport
+from core.errors import CapabilityAdmissionError
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 ADMISSION_VECTORS = DATA_DIR / "admission_vectors.json"

@@ -20,7 +20,6 @@ from core.doctor.admission_gate import (
     REASON_SHARD_MISMATCH,
     REASON_STALE,
     AdmissionRequirement,
-    CapabilityAdmissionError,
     CapabilityContext,
     admit,
     admit_for_start,
@@ -35,7 +34,7 @@ from core.doctor.capability import (
     ShardInfo,
 )
 from core.doctor.checkup import DoctorSelection
-from core.errors import DoctorError, MeshnetError
+from core.errors import CapabilityAdmissionError, DoctorError, MeshnetError
 from core.models.manifest import ModelManifest
 from core.recipes.catalogue import load_catalogue, resolve_runtime_recipe
 from core.runtime.shard import Shard

@@ -24,8 +24,8 @@ from core.doctor.checkup import (
     run_doctor,
     validate_loaded_backend,
 )
-from core.doctor.probe import Deadline, ProbePlan, ProbeTimeout, probe_inputs
-from core.errors import ConfigError, DoctorError
+from core.doctor.probe import Deadline, ProbePlan, probe_inputs
+from core.errors import ConfigError, DoctorError, ProbeTimeout
 from core.models.manifest import ModelManifest
 from core.progress import Progress
 from core.recipes.catalogue import load_catalogue, resolve_runtime_recipe

@@ -14,9 +14,8 @@ from core.doctor.placement_advice import (
     measure_capacity,
     should_move,
 )
-from core.errors import MeshnetError
+from core.errors import MeshnetError, TrackerUnreachable
 from core.events import Gate, GateState, NodeState
-from core.network.tracker_client import TrackerUnreachable
 from core.node import Node
 from core.runtime.config import ModelConfig
 from tests.core.node.doubles import FakeTracker, make_node, node_threads, wait_for

@@ -11,12 +11,11 @@ from typing import Any
 import pytest
 
 import core
+from core.errors import FingerprintMismatch, RecipeError, RecipeIdentityError
 from core.models.manifest import ModelManifest
-from core.recipes.catalogue import RecipeError, load_catalogue, resolve_runtime_recipe
+from core.recipes.catalogue import load_catalogue, resolve_runtime_recipe
 from core.recipes.recipe_identity import (
     RECIPE_AXES,
-    FingerprintMismatch,
-    RecipeIdentityError,
     architecture_digest_of,
     identity_block_for,
     parse_identity,

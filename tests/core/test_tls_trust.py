@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from app.cli.meshnet import main as meshnet_main
-from core.errors import ConfigError
+from core.errors import ConfigError, TrackerUnreachable
 from core.identity.keypair import NodeIdentity
 from core.jobs.client import JobsClient
 from core.network.tls_trust import CA_FILE_ENV, tracker_verify
-from core.network.tracker_client import TrackerClient, TrackerUnreachable
+from core.network.tracker_client import TrackerClient
 from tests.support.tls_ca import TestCA
 from tests.support.tracker_serve import serving_tracker
 

@@ -8,7 +8,7 @@ import keyring
 import pytest
 from keyring.backends import chainer
 
-from core.errors import IdentityError
+from core.errors import AclError, IdentityError
 from core.identity import keystore
 from core.identity.keypair import NodeIdentity
 from core.identity.keystore import (
@@ -19,7 +19,6 @@ from core.identity.keystore import (
 )
 from core.identity.private_file import write_private_file
 from core.identity.windows_acl import (
-    AclError,
     current_user,
     others_with_access,
     owner_only_command,

@@ -13,13 +13,10 @@ from typing import Any
 import pytest
 
 import core.doctor.checkup
-from core.doctor.admission_gate import (
-    REASON_NOT_PASSED,
-    REASON_SHARD_MISMATCH,
-    CapabilityAdmissionError,
-)
+from core.doctor.admission_gate import REASON_NOT_PASSED, REASON_SHARD_MISMATCH
 from core.doctor.capability import STATUS_FAILED
 from core.doctor.checkup import DoctorRequest, ValidationResult, run_doctor
+from core.errors import CapabilityAdmissionError
 from core.events import NodeState
 from tests.core.node.doubles import FakeTracker, make_node
 

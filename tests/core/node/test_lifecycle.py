@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 import torch
 
-from core.doctor.admission_gate import REASON_STALE, CapabilityAdmissionError, CapabilityContext
+from core.doctor.admission_gate import REASON_STALE, CapabilityContext
 from core.doctor.capability import CapabilityReport
 from core.doctor.checkup import DoctorOutcome, DoctorRequest, run_doctor
-from core.errors import MeshnetError
+from core.errors import CapabilityAdmissionError, MeshnetError
 from core.events import Gate, GateState, NodeState
 from core.runtime.shard import Shard
 from tests.core.node.doubles import FakeTracker, make_node, node_threads, wait_for
