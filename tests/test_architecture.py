@@ -395,3 +395,37 @@ def test_the_app_status_model_uses_the_node_state_types() -> None:
         >= 2
     )
     assert retyped == [], f"app/status_model.py retypes core.events' states or gates at {retyped}"
+
+
+def _module_level_imports(path: Path) -> Iterator[str]:
+    """What importing ``module`` loads at once: imports outside any function body."""
+    tree = ast.parse(path.read_text("utf-8"))
+    deferred = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        for inner in ast.walk(node)
+        if inner is not node
+    }
+    for node in ast.walk(tree):
+        if id(node) in deferred or not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        else:
+            base = node.module or ""
+            yield from (f"{base}.{alias.name}" for alias in node.names)
+            yield base
+
+
+def test_screenshot_samples_load_only_for_a_screenshot() -> None:
+    """A ``samples`` module (canned data, a mock tracker) is imported inside the
+    screenshot hook that uses it, never when a production screen is loaded."""
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, path in SOURCES.items()
+        if module.startswith("app.") and not module.endswith(".samples")
+        for target in _module_level_imports(path)
+        if target.split(".")[-1] == "samples" or ".samples." in target
+    )
+    assert wrong == [], "\n".join(wrong)

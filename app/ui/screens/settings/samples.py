@@ -1,5 +1,6 @@
 """Realistic settings for ``--screenshot`` (SettingsDialog.show_sample): no tracker is
-asked, nothing is saved."""
+asked, nothing is saved. Only ``show_sample`` imports this module, so a settings window
+a user opens never loads the samples or their canned tracker."""
 
 from __future__ import annotations
 
