@@ -34,18 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from core.errors import JobError
+from core.errors import ArchiveError
 
 DEFAULT_MAX_BYTES = 1 << 30
 DEFAULT_MAX_MEMBERS = 10_000
 DEFAULT_MAX_RATIO = 200.0
 _CHUNK = 1 << 16
-
-
-class ArchiveError(JobError):
-    """The archive is refused; the message says which member and why."""
-
-    reason = "unsafe-archive"
 
 
 @dataclass(frozen=True)

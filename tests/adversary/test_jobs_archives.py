@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from core.identity import NodeIdentity
-from core.jobs.archives import ArchiveError, extract_archive_safely
+from core.errors import ArchiveError
+from core.identity.keypair import NodeIdentity
+from core.jobs.archives import extract_archive_safely
 from core.jobs.client import JobsClient
 from core.jobs.credentials import CredentialStore
 from core.jobs.loop import ExecutorLoop

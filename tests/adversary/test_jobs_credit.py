@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from core.tracker_client import TrackerRefused
+from core.errors import TrackerRefused
 from tests.support.lies.garbage_metrics import GarbageRunner
 from tests.support.private_jobs_tracker import PrivateTracker, private_jobs_tracker
 from tracker_service.store.db import Database
