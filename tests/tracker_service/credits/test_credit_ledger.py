@@ -18,7 +18,6 @@ from tracker_service.domain.credit_rules import (
     BUCKET_S,
     LINK_DOMAIN,
     AccountClaim,
-    LinkRefused,
     address_group,
     bucket_of,
     check_claim,
@@ -29,6 +28,7 @@ from tracker_service.domain.credit_rules import (
 from tracker_service.domain.recipe_identity import parse_identity
 from tracker_service.domain.tickets import HopReceipt
 from tracker_service.domain.wire import domain_message
+from tracker_service.errors import LinkRefused
 from tracker_service.services.credits import BOARD_DIRTY_S, CreditLedger, LeaderboardCache
 from tracker_service.services.session_plan import RoutePlan
 from tracker_service.store import credits as ledger

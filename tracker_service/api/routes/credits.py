@@ -29,11 +29,11 @@ from tracker_service.api.schemas.credits import (
 )
 from tracker_service.domain.credit_rules import (
     AccountClaim,
-    LinkRefused,
     address_group,
     check_claim,
     parse_claim,
 )
+from tracker_service.errors import LinkRefused
 from tracker_service.services.credits import LeaderboardCache
 from tracker_service.store import credits as ledger
 from tracker_service.store.api_keys import find_api_key

@@ -14,13 +14,9 @@ from tracker_service.api.request_guard import admit_address
 from tracker_service.api.routes import error_responses, parse_body, refuse, signed_body
 from tracker_service.api.schemas.network import InviteRedeemCreate, InviteRedeemPublic
 from tracker_service.domain.keys import INVITE_REDEEMED_DOMAIN
+from tracker_service.errors import InviteRefused
 from tracker_service.security.auth import verify_signed_request
-from tracker_service.store.invites import (
-    INVITE_UNKNOWN,
-    InviteRefused,
-    Redeemed,
-    redeem_invite,
-)
+from tracker_service.store.invites import INVITE_UNKNOWN, Redeemed, redeem_invite
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/v1/invites", tags=["invites"])

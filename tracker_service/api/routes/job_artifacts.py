@@ -21,10 +21,10 @@ from tracker_service.api.job_settings import jobs_state
 from tracker_service.api.routes import error_responses, refuse
 from tracker_service.api.routes.jobs_auth import ReaderDep, executor_node, submitter
 from tracker_service.api.schemas.jobs import ArtifactPublic
+from tracker_service.errors import ArtifactRefusal
 from tracker_service.store import jobs as queue
 from tracker_service.store.artifacts import (
     KEY_PATTERN,
-    ArtifactRefusal,
     BlobStore,
     check_key,
     check_sha256,

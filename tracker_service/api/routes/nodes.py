@@ -41,9 +41,10 @@ from tracker_service.domain.recipe_identity import (
 )
 from tracker_service.domain.tls_pin import pin_signed_by
 from tracker_service.domain.wire import HEADER_JOIN_TOKEN
+from tracker_service.errors import EndpointRefused
 from tracker_service.relay.directory import RelayDirectory, relay_of
 from tracker_service.security.auth import SignedRequest
-from tracker_service.security.endpoint_policy import EndpointRefused, resolve_endpoint
+from tracker_service.security.endpoint_policy import resolve_endpoint
 from tracker_service.store.invites import token_owner
 from tracker_service.store.ledger import register_recipe
 from tracker_service.store.node_caps import cap_host, live_nodes_at_host

@@ -22,9 +22,10 @@ from tracker_service.api.schemas.routes import (
     RoutePublic,
     SignedTicketPublic,
 )
-from tracker_service.domain.route_formation import PURPOSE_CERTIFY, NoRoute
+from tracker_service.domain.route_formation import PURPOSE_CERTIFY
+from tracker_service.errors import NoRoute, RouteRefused
 from tracker_service.services.data_plane import RouteServices
-from tracker_service.services.route_planner import RoutePlanner, RouteRefused
+from tracker_service.services.route_planner import RoutePlanner
 from tracker_service.services.session_plan import RoutePlan
 from tracker_service.store.route_candidates import Key, recipes_matching
 
