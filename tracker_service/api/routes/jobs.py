@@ -21,7 +21,6 @@ from tracker_service.api.deps import Context, SignedRegistration, TrackerContext
 from tracker_service.api.job_settings import JobSettings, jobs_state
 from tracker_service.api.routes import error_responses, parse_body, refuse, signed_body
 from tracker_service.api.routes.jobs_auth import ExecutorDep, SubmitterDep
-from tracker_service.api.routes.nodes import check_join_token
 from tracker_service.api.schemas.jobs import (
     CheckpointCommitCreate,
     CheckpointPartCreate,
@@ -40,6 +39,7 @@ from tracker_service.api.schemas.jobs import (
     TaskPublic,
 )
 from tracker_service.domain.wire import HEADER_JOIN_TOKEN
+from tracker_service.services.registration import check_join_token
 from tracker_service.store import jobs as queue
 from tracker_service.store.artifacts import BlobStore
 from tracker_service.store.executors import register_executor, touch_executor
