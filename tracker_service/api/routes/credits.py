@@ -26,6 +26,7 @@ from tracker_service.api.schemas.credits import (
     AccountPublic,
     CreditDetailPublic,
     CreditPagePublic,
+    as_json,
 )
 from tracker_service.domain.credit_rules import (
     AccountClaim,
@@ -57,7 +58,7 @@ def _page(board: LeaderboardCache, kind: str, offset: int, limit: int) -> dict[s
         "total_rows": len(rows),
         "offset": offset,
         "limit": limit,
-        "rows": [ledger.as_json(r, with_identities=False) for r in rows[offset : offset + limit]],
+        "rows": [as_json(r, with_identities=False) for r in rows[offset : offset + limit]],
     }
 
 
@@ -81,7 +82,7 @@ def _one(board: LeaderboardCache, credit_id: str) -> dict[str, Any]:
             f"no account, identity or team '{credit_id}' has credit here; "
             "GET /api/v1/credits lists those that do",
         )
-    return ledger.as_json(row, with_identities=True)
+    return as_json(row, with_identities=True)
 
 
 @router.get(

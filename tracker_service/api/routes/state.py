@@ -14,6 +14,7 @@ from starlette.concurrency import run_in_threadpool
 
 from tracker_service.api.deps import Context, TrackerContext
 from tracker_service.api.routes import error_responses
+from tracker_service.api.schemas.credits import as_json
 from tracker_service.api.schemas.state import StatePublic
 from tracker_service.api.status import (
     CURSOR_PATTERN,
@@ -24,7 +25,6 @@ from tracker_service.api.status import (
     decode_cursor,
 )
 from tracker_service.gateway.faces import apis_on
-from tracker_service.store.credits import as_json
 from tracker_service.store.model_sources import allow_first_sources, served_statuses
 from tracker_service.store.tables import NODE_ID_LEN
 
