@@ -36,7 +36,7 @@ from tracker_service.relay.directory import RelayDirectory, relay_of
 from tracker_service.security.auth import PublicKeyCache, SignedRequest
 from tracker_service.security.endpoint_policy import resolve_endpoint
 from tracker_service.store.db import Database
-from tracker_service.store.invites import token_owner
+from tracker_service.store.invites import Redeemed, redeem_invite, token_owner
 from tracker_service.store.ledger import RecipeStatus, register_recipe
 from tracker_service.store.node_caps import cap_host, live_nodes_at_host
 from tracker_service.store.nodes import (
@@ -44,6 +44,7 @@ from tracker_service.store.nodes import (
     Registration,
     end_registration,
     get_node,
+    heartbeat_refusal,
     register_node,
     storage_problem,
 )
@@ -51,6 +52,19 @@ from tracker_service.store.tables import NODE_BANNED, NODE_DEREGISTERED, NODE_QU
 from tracker_service.store.tokens import use_join_token
 
 log = logging.getLogger(__name__)
+
+__all__ = [
+    "NODE_BANNED",
+    "NODE_QUARANTINED",
+    "Admission",
+    "Application",
+    "Registration",
+    "admit",
+    "check_join_token",
+    "deregister",
+    "heartbeat_refused",
+    "redeem",
+]
 
 
 @dataclass(frozen=True)
@@ -74,10 +88,6 @@ class Admission:
     identity: PresentedIdentity
     recipe: RecipeStatus
     relay_url: str | None
-
-
-def _refuse(status_code: int, reason: str, message: str) -> TrackerRefusal:
-    return TrackerRefusal(reason, message, status_code=status_code)
 
 
 def _liveness(settings: Settings) -> Liveness:
@@ -105,10 +115,10 @@ async def admit(
     except RecipeIdentityError as exc:
         refused(exc.reason)
         log.info("registration refused node_id=%s reason=%s: %s", signed.node_id, exc.reason, exc)
-        raise _refuse(422, exc.reason, str(exc)) from exc
+        raise TrackerRefusal(exc.reason, str(exc), status_code=422) from exc
     problem = storage_problem(identity)
     if problem is not None:
-        raise _refuse(422, RecipeIdentityError.reason, problem)
+        raise TrackerRefusal(RecipeIdentityError.reason, problem, status_code=422)
     try:
         check_capability(
             body.capability,
@@ -133,7 +143,7 @@ async def admit(
     except EndpointRefused as exc:
         refused(errors.ENDPOINT_REFUSED)
         log.info("registration refused node_id=%s endpoint-refused: %s", signed.node_id, exc)
-        raise _refuse(422, errors.ENDPOINT_REFUSED, str(exc)) from exc
+        raise TrackerRefusal(errors.ENDPOINT_REFUSED, str(exc), status_code=422) from exc
     registration, recipe = await run_in_threadpool(
         _admit,
         settings,
@@ -190,15 +200,17 @@ def _admit(
             check_join_token(session, join_token, now, signed.node_id)
         existing = get_node(session, signed.node_id)
         if existing is not None and existing.state == NODE_BANNED:
-            raise _refuse(
-                403, errors.BANNED, f"node {signed.node_id} is banned: {existing.state_reason}"
+            raise TrackerRefusal(
+                errors.BANNED,
+                f"node {signed.node_id} is banned: {existing.state_reason}",
+                status_code=403,
             )
         if existing is not None and existing.state == NODE_QUARANTINED:
             # The identity lied; registering it again does not lift that.
-            raise _refuse(
-                403,
+            raise TrackerRefusal(
                 errors.QUARANTINED,
                 f"node {signed.node_id} is quarantined: {existing.state_reason}",
+                status_code=403,
             )
         # Every node of a relay names the relay's host: count those by their own address.
         host = cap_host(body.endpoint, relayed_from, resolved)
@@ -234,29 +246,29 @@ def _check_tls_pin(
         if settings.allow_plaintext_nodes and body.endpoint.startswith("ws://"):
             return
         refused(errors.TLS_PIN_REQUIRED)
-        raise _refuse(
-            422,
+        raise TrackerRefusal(
             errors.TLS_PIN_REQUIRED,
             "this tracker routes only through nodes serving TLS pinned to their identity: "
             "register a wss:// endpoint with tls_pin and tls_pin_signature (a node does so "
             "unless started with --insecure-plaintext-dataplane)",
+            status_code=422,
         )
     if not pin_signed_by(
         signed.public_key, body.tls_pin or "", signed.node_id, body.tls_pin_signature or ""
     ):
         refused(errors.BAD_TLS_PIN)
-        raise _refuse(
-            422,
+        raise TrackerRefusal(
             errors.BAD_TLS_PIN,
             "tls_pin must be 64 lowercase hex chars and tls_pin_signature the node key's "
             'signature of b"meshnet.tls-pin.v1\\n" + tls_pin + "\\n" + node_id',
+            status_code=422,
         )
     if relay_of(body.endpoint) is None and not body.endpoint.startswith("wss://"):
         refused(errors.TLS_PIN_REQUIRED)
-        raise _refuse(
-            422,
+        raise TrackerRefusal(
             errors.TLS_PIN_REQUIRED,
             f"a node with a TLS pin serves wss://, not {body.endpoint}",
+            status_code=422,
         )
 
 
@@ -274,21 +286,21 @@ def _check_relay(
         return
     if body.endpoint.rstrip("/").rpartition("/")[2] != signed.node_id:
         refused(errors.UNKNOWN_RELAY)
-        raise _refuse(
-            422,
+        raise TrackerRefusal(
             errors.UNKNOWN_RELAY,
             f"the relayed endpoint {body.endpoint} names another node; register "
             "<relay url>/<your node id> with the relay the registration answer offers",
+            status_code=422,
         )
     if not relays.known(body.endpoint, tracker_url):
         offered = ", ".join(relays.urls) or relays.offer(signed.node_id, tracker_url) or "none"
         refused(errors.UNKNOWN_RELAY)
         log.info("registration refused node_id=%s unknown-relay: %s", signed.node_id, relay)
-        raise _refuse(
-            422,
+        raise TrackerRefusal(
             errors.UNKNOWN_RELAY,
             f"{relay} is not a relay this tracker offers ({offered}); serve through the "
             "relay the registration answer offers, or register your own wss:// endpoint",
+            status_code=422,
         )
 
 
@@ -303,11 +315,11 @@ def _check_nodes_per_host(
     cap = settings.max_nodes_per_address
     if live_nodes_at_host(session, host, now=now, other_than=node_id) >= cap:
         where = "register from" if relayed else "name"
-        raise _refuse(
-            409,
+        raise TrackerRefusal(
             errors.TOO_MANY_NODES,
             f"{cap} live nodes already {where} {host} (directly or through a relay), this "
             "tracker's limit per address; stop one of them or run this node elsewhere",
+            status_code=409,
         )
 
 
@@ -315,25 +327,25 @@ def check_join_token(session: Session, token: str | None, now: float, node_id: s
     """A private tracker's credential: a known, unrevoked token (an invite's serves only
     its own node). Used by registration and by a job executor's enrolment."""
     if not token:
-        raise _refuse(
-            403,
+        raise TrackerRefusal(
             errors.JOIN_TOKEN_REQUIRED,
             f"this tracker runs a private network: send a join token in {HEADER_JOIN_TOKEN} "
             "(the operator issues one with `meshnet-tracker tokens add`)",
+            status_code=403,
         )
     if not use_join_token(session, token, now=now):
-        raise _refuse(
-            403,
+        raise TrackerRefusal(
             errors.JOIN_TOKEN_INVALID,
             "the join token is unknown or revoked; ask the operator for a new one",
+            status_code=403,
         )
     owner = token_owner(session, token)
     if owner is not None and owner != node_id:  # an invite's token serves its own node only
-        raise _refuse(
-            403,
+        raise TrackerRefusal(
             errors.JOIN_TOKEN_INVALID,
             "this join token came with an invite redeemed by another node; redeem an invite "
             "with this node's own identity (`meshnet-node join LINK`)",
+            status_code=403,
         )
 
 
@@ -345,3 +357,17 @@ def deregister(database: Database, node_id: str) -> bool:
         if node is None or node.state in (NODE_BANNED, NODE_QUARANTINED):
             return node is not None  # a clean stop lifts neither
         return end_registration(session, node_id, NODE_DEREGISTERED, "the node stopped cleanly")
+
+
+def redeem(database: Database, code: str, node_id: str) -> Redeemed:
+    """Blocking: an invite code for a join token that serves `node_id` only
+    (InviteRefused says why not); the same identity again gets a fresh token."""
+    with database.sessions.begin() as session:
+        return redeem_invite(session, code, node_id=node_id, now=time.time())
+
+
+def heartbeat_refused(database: Database, node_id: str, now: float) -> tuple[str, str]:
+    """Blocking: (state, sentence) for a heartbeat that refreshed no node: banned and
+    quarantined (NODE_BANNED, NODE_QUARANTINED) stay out, any other registers again."""
+    with database.engine.connect() as connection:
+        return heartbeat_refusal(connection, node_id, now)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
@@ -33,12 +32,7 @@ from tracker_service.api.schemas.state import NodePublic
 from tracker_service.api.status import node_public
 from tracker_service.domain.keys import NODE_SESSION_DOMAIN
 from tracker_service.domain.wire import HEADER_JOIN_TOKEN
-from tracker_service.services import registration
-from tracker_service.store.node_speeds import speeds_of
-from tracker_service.store.nodes import (
-    Registration,
-    get_node,
-)
+from tracker_service.services import registration, views
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/v1/nodes", tags=["nodes"])
@@ -65,8 +59,10 @@ def _relayed_from(request: Request) -> str:
     return (request.client.host if request.client else "") or "unknown"
 
 
-def _credential(context: TrackerContext, registration: Registration) -> SessionCredentialPublic:
-    node = registration.node
+def _credential(
+    context: TrackerContext, admitted: registration.Registration
+) -> SessionCredentialPublic:
+    node = admitted.node
     credential = {
         "node_id": node.node_id,
         "session_id": node.session_id,
@@ -173,19 +169,10 @@ async def deregister(node_id: str, signed: SignedNode, context: Context) -> Dere
     return DeregisterPublic(node_id=node_id)
 
 
-def _node_view(context: TrackerContext, node_id: str) -> NodePublic | None:
-    with context.database.session() as session:
-        node = get_node(session, node_id)
-        if node is None:
-            return None
-        speed = speeds_of(session, [node_id]).get((node_id, node.model_artifact_digest))
-        return node_public(node, time.time(), speed)
-
-
 @router.get("/{node_id}", response_model=NodePublic, responses=error_responses(404))
 async def node_view(node_id: str, context: Context) -> NodePublic:
     """One node as the tracker lists it (live, reachability, range); public, unsigned."""
-    view = await run_in_threadpool(_node_view, context, node_id)
+    view = await run_in_threadpool(views.node_view, context.database, node_id, node_public)
     if view is None:
         raise refuse(404, errors.NOT_FOUND, f"no node {node_id} is registered with this tracker")
     return view
