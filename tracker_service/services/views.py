@@ -13,6 +13,7 @@ from typing import TypeVar
 from tracker_service.domain.measured_speed import MeasuredSpeed
 from tracker_service.store.allocation import ServingGroup, serving_groups
 from tracker_service.store.db import Database
+from tracker_service.store.gauges import live_node_count, recipes_by_status
 from tracker_service.store.invites import find_invite, invite_state
 from tracker_service.store.node_speeds import speeds_of
 from tracker_service.store.nodes import get_node
@@ -21,7 +22,7 @@ from tracker_service.store.tables import Node
 
 T = TypeVar("T")
 
-__all__ = ["Key", "Node", "ServingGroup"]
+__all__ = ["Database", "Key", "Node", "ServingGroup"]
 
 
 def live_groups(
@@ -59,3 +60,9 @@ def invite_state_of(database: Database, code: str) -> str | None:
     with database.session() as session:
         invite = find_invite(session, code) if len(code) <= 64 else None
         return None if invite is None else invite_state(invite, time.time())
+
+
+def gauges(database: Database, *, now: float) -> tuple[int, list[tuple[str, int]]]:
+    """Live nodes, and recipes per status: what every replica reports at a scrape."""
+    with database.session() as session:
+        return live_node_count(session, now=now), recipes_by_status(session)
