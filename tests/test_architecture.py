@@ -223,11 +223,8 @@ API_STORE_GATE = "tracker_service.api.deps"
 API_STILL_ON_STORE = frozenset(
     {
         "tracker_service.api.job_settings",
-        "tracker_service.api.network_info",
         "tracker_service.api.routes.job_artifacts",
         "tracker_service.api.routes.jobs",
-        "tracker_service.api.routes.state",
-        "tracker_service.api.status",
     }
 )
 
