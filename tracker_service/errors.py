@@ -383,9 +383,7 @@ class TemplateError(TrackerError, ValueError):
     reason = "bad-chat-template"
 
 
-# raised across the gateway; answered in OpenAI's error shape. Clients such as the
-# official ``openai`` package read ``error.message`` and ``error.code``;
-# ``Retry-After`` lets them back off by themselves.
+# raised across the gateway, answered in OpenAI's shape (``error.message``/``code``)
 def _openai_type(status_code: int) -> str:
     """OpenAI's ``error.type`` for a status: its clients branch on it."""
     if status_code == 429:
