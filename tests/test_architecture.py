@@ -224,7 +224,6 @@ API_STILL_ON_STORE = frozenset(
     {
         "tracker_service.api.job_settings",
         "tracker_service.api.routes.job_artifacts",
-        "tracker_service.api.routes.jobs",
     }
 )
 
