@@ -216,6 +216,30 @@ def test_the_drawing_names_every_layer() -> None:
     assert not missing, f"docs/architecture.md does not name {missing}"
 
 
+# The tracker's use cases live in services/: api/ parses, authenticates, calls a service
+# and shapes the answer; only its session dependency (api/deps.py, which opens the
+# database and hands routes the context) imports the store (docs/architecture.md,
+# "The tracker").
+API_STORE_GATE = "tracker_service.api.deps"
+
+
+def test_api_reaches_the_store_only_through_its_session_dependency() -> None:
+    store = "tracker_service.store"
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, targets in GRAPH.items()
+        if module.startswith("tracker_service.api") and module != API_STORE_GATE
+        for target in targets
+        if target == store or target.startswith(store + ".")
+    )
+    assert not wrong, "call a service (tracker_service/services/) instead:\n" + "\n".join(wrong)
+
+
+def test_the_api_store_rule_sees_the_session_dependency() -> None:
+    # Guards the rule itself: were the gate misnamed, the test above would pass vacuously.
+    assert any(t.startswith("tracker_service.store") for t in GRAPH[API_STORE_GATE])
+
+
 # core/ and app/ (docs/architecture.md, "The node" and "The app"): modules a part of
 # the package must never import. A key is a module prefix; each value a prefix it may
 # not reach. Matching takes the whole dotted name or a dotted prefix of it.

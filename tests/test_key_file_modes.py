@@ -14,7 +14,8 @@ import pytest
 from core.errors import IdentityError
 from core.identity.keypair import NodeIdentity
 from core.identity.keystore import FileStore
-from tracker_service.domain.keys import KeyFileExposed, TrackerKey
+from tracker_service.domain.keys import TrackerKey
+from tracker_service.errors import KeyFileExposed
 
 REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")

@@ -53,8 +53,8 @@ from tracker_service.api.routes import (
 from tracker_service.api.routes.heartbeat import HeartbeatShortcut
 from tracker_service.config import Settings
 from tracker_service.domain.keys import TrackerKey
+from tracker_service.errors import GatewayError
 from tracker_service.gateway import faces
-from tracker_service.gateway.errors import GatewayError
 from tracker_service.gateway.faces.response_store import ResponseStore
 from tracker_service.gateway.observability import GatewayMetrics
 from tracker_service.gateway.service import Gateway

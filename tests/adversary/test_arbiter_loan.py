@@ -35,8 +35,8 @@ from tests.tracker_service.node_process import (
 from tests.tracker_service.services.test_certifier import fast_settings
 from tests.tracker_service.services.test_hop_audit import _generate
 from tracker_service.app import create_app
-from tracker_service.domain.route_formation import PURPOSE_SERVE, NoRoute
-from tracker_service.services.hop_link import RouteFailure
+from tracker_service.domain.route_formation import PURPOSE_SERVE
+from tracker_service.errors import NoRoute, RouteFailure
 from tracker_service.store.quarantine import record_audit_passed
 
 pytestmark = pytest.mark.slow

@@ -30,10 +30,10 @@ from tests.tracker_service.real_nodes import RealNode, start_real_node
 from tests.tracker_service.services.test_certifier import fast_settings, join
 from tests.tracker_service.services.test_hop_audit import PROMPT, _node_view, _reachable
 from tracker_service.app import create_app
-from tracker_service.domain.route_formation import PURPOSE_SERVE, NoRoute
+from tracker_service.domain.route_formation import PURPOSE_SERVE
 from tracker_service.domain.tickets import HopReceipt
+from tracker_service.errors import NoRoute, RouteFailure
 from tracker_service.services.hop_audit import Auditor, AuditSettings, AuditVerdict
-from tracker_service.services.hop_link import RouteFailure
 from tracker_service.services.route_session import RoutePlan, RouteSession
 from tracker_service.services.session_plan import Sampling
 

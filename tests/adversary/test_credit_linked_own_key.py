@@ -15,6 +15,7 @@ from tests.tracker_service.store_backends import fresh_database
 from tracker_service.domain.credit_rules import AccountClaim
 from tracker_service.domain.recipe_identity import parse_identity
 from tracker_service.domain.tickets import HopReceipt
+from tracker_service.services import credit_policy
 from tracker_service.services.credits import CreditLedger
 from tracker_service.services.session_plan import RoutePlan
 from tracker_service.store import credits as ledger
@@ -64,6 +65,6 @@ def test_a_key_linked_to_a_throwaway_account_from_the_nodes_address_earns_nothin
     asyncio.run(credits.credit_receipts(plan, [receipt], key_id=key.id, caller_host=HOME))
 
     with database.session() as session:
-        board = {r.id: r for r in ledger.leaderboard(session, kind="identity", now=now)}
+        board = {r.id: r for r in credit_policy.leaderboard(session, kind="identity", now=now)}
     row = board[server.node_id].identities[0]
     assert row.own_hops == 1 and row.total == 0.0  # no credit for own traffic

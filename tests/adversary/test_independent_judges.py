@@ -32,9 +32,9 @@ from tests.tracker_service.real_nodes import RealNode, start_real_node
 from tests.tracker_service.services.test_certifier import fast_settings, join, wait_for
 from tests.tracker_service.services.test_hop_audit import _generate, _node_view, _reachable
 from tracker_service.app import create_app
-from tracker_service.domain.route_formation import PURPOSE_CERTIFY, PURPOSE_SERVE, NoRoute
+from tracker_service.domain.route_formation import PURPOSE_CERTIFY, PURPOSE_SERVE
+from tracker_service.errors import NoRoute, RouteFailure
 from tracker_service.services.hop_audit import Auditor, AuditSettings
-from tracker_service.services.hop_link import RouteFailure
 from tracker_service.store.invites import add_invite, redeem_invite
 from tracker_service.store.quarantine import audits_passed, record_audit_passed
 

@@ -21,13 +21,13 @@ from tokenizers import Tokenizer
 
 from tests.tracker_service.conftest import make_settings
 from tracker_service.app import create_app
+from tracker_service.errors import BadRequest, GatewayError
 from tracker_service.gateway import constraint
 from tracker_service.gateway.constraint import (
     GRAMMAR_QUEUE_FULL,
     SCHEMA_TOO_COMPLEX,
     vocabulary,
 )
-from tracker_service.gateway.errors import BadRequest, GatewayError
 from tracker_service.gateway.openai_schemas import ChatCompletionCreate
 
 # Thousands of patterned properties: seconds of compiling on any machine, far past

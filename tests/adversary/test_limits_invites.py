@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from tests.tracker_service.store_backends import BACKENDS, fresh_database
+from tracker_service.errors import InviteRefused
 from tracker_service.store.db import Database
 from tracker_service.store.invite_tables import Invite, InviteRedemption
-from tracker_service.store.invites import InviteRefused, add_invite, redeem_invite
+from tracker_service.store.invites import add_invite, redeem_invite
 
 REDEEMERS = 8
 ROUNDS = 4

@@ -32,9 +32,8 @@ from tests.tracker_service.node_process import NodeProcess, start_node_process
 from tests.tracker_service.services.test_certifier import fast_settings
 from tests.tracker_service.services.test_hop_audit import _generate
 from tracker_service.app import create_app
-from tracker_service.domain.auditability import Unreplayable
 from tracker_service.domain.route_formation import PURPOSE_SERVE
-from tracker_service.services.hop_link import RouteFailure
+from tracker_service.errors import RouteFailure, Unreplayable
 from tracker_service.store.route_candidates import mark_unreachable
 
 pytestmark = pytest.mark.slow

@@ -29,8 +29,8 @@ from tests.tracker_service.services.test_certifier import fast_settings
 from tests.tracker_service.services.test_hop_audit import _generate
 from tracker_service.app import create_app
 from tracker_service.domain.route_formation import PURPOSE_SERVE
+from tracker_service.errors import RouteFailure
 from tracker_service.services.hop_audit import Auditor, AuditSettings
-from tracker_service.services.hop_link import RouteFailure
 
 pytestmark = pytest.mark.slow
 

@@ -36,8 +36,8 @@ from tests.tracker_service.services.test_node_tls import (
     tls_nodes,  # noqa: F401 (a fixture)
 )
 from tracker_service.app import create_app
+from tracker_service.errors import RouteFailure
 from tracker_service.relay import mux
-from tracker_service.services.hop_link import RouteFailure
 
 TLS_RECORD_TYPES = {0x14, 0x15, 0x16, 0x17}  # change_cipher_spec, alert, handshake, data
 

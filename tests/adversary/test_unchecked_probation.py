@@ -26,8 +26,8 @@ from tests.tracker_service.services.test_certifier import fast_settings
 from tests.tracker_service.services.test_hop_audit import PROMPT
 from tracker_service.app import create_app
 from tracker_service.domain.route_formation import PURPOSE_SERVE
+from tracker_service.errors import RouteFailure
 from tracker_service.services.hop_audit import Auditor
-from tracker_service.services.hop_link import RouteFailure
 from tracker_service.services.route_session import RouteSession
 from tracker_service.services.session_plan import RoutePlan, Sampling
 

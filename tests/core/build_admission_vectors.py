@@ -4,7 +4,7 @@
 
 Each case is a capability report against one advertised identity block, with
 the reason ``core.doctor.admission_gate.admit`` gives (null: admitted). The tracker's
-independent gate (``tracker_service/api/capability_gate.py``), told the node advertises
+independent gate (``tracker_service/domain/capability_gate.py``), told the node advertises
 ``device_class``, must answer the same reason for every case, so the two gates cannot drift: the
 tracker is never looser than the node, and names the same first fault.
 """

@@ -15,12 +15,8 @@ from core.network.credit_account import (
     signed_claim_body,
     this_computer_claim,
 )
-from tracker_service.domain.credit_rules import (
-    ACCOUNT_PATTERN,
-    LinkRefused,
-    check_claim,
-    parse_claim,
-)
+from tracker_service.domain.credit_rules import ACCOUNT_PATTERN, check_claim, parse_claim
+from tracker_service.errors import LinkRefused
 from tracker_service.store.hashed_secrets import hash_secret
 
 SEED = bytes(range(32))

@@ -32,9 +32,9 @@ from tests.tracker_service.node_process import NodeProcess, start_node_process
 from tracker_service.app import create_app
 from tracker_service.domain.route_formation import PURPOSE_CERTIFY
 from tracker_service.gateway.generation import Generation, GenerationSettings, Picker
+from tracker_service.services.credit_policy import identity_credits
 from tracker_service.services.hop_audit import Auditor, AuditSettings
 from tracker_service.services.session_plan import RoutePlan, Sampling
-from tracker_service.store.credits import identity_credits
 from tracker_service.store.tables import Recipe
 
 # (start, end, liar module or None)

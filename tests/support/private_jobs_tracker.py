@@ -26,7 +26,7 @@ from core.jobs.runner import SubprocessRunner
 from tests.core.jobs.tracker_fixture import issue_token
 from tests.tracker_service.jobs_helpers import Submitter
 from tests.tracker_service.server_process import TrackerProcess
-from tracker_service.store import credits as ledger
+from tracker_service.services import credit_policy
 from tracker_service.store.db import Database
 from tracker_service.store.tokens import add_join_token
 
@@ -55,7 +55,7 @@ class PrivateTracker:
         database = Database(self.db_url)
         try:
             with database.session() as session:
-                rows = ledger.leaderboard(session, kind="identity", now=time.time())
+                rows = credit_policy.leaderboard(session, kind="identity", now=time.time())
         finally:
             database.dispose()
         return sum(row.total for row in rows if row.id == node_id)

@@ -1,5 +1,5 @@
 """Every exception tracker_service defines hangs from TrackerError, with a reason code,
-and the tree drawn in tracker_service/errors.py names it."""
+is defined in tracker_service/errors.py, and the tree drawn there names it."""
 
 from __future__ import annotations
 
@@ -52,6 +52,14 @@ def test_derives_from_tracker_error_with_a_reason(cls: type[BaseException]) -> N
 
 
 @pytest.mark.parametrize("cls", EXCEPTIONS, ids=lambda c: f"{c.__module__}.{c.__qualname__}")
+def test_it_is_defined_in_errors_py(cls: type[BaseException]) -> None:
+    # One home: a newcomer finds every exception the tracker raises in one file.
+    assert cls.__module__ == errors.__name__, (
+        f"move {cls.__qualname__} from {cls.__module__} to tracker_service/errors.py"
+    )
+
+
+@pytest.mark.parametrize("cls", EXCEPTIONS, ids=lambda c: f"{c.__module__}.{c.__qualname__}")
 def test_the_tree_in_errors_py_names_it(cls: type[BaseException]) -> None:
     assert cls.__name__ in (errors.__doc__ or ""), (
         f"draw {cls.__name__} in tracker_service/errors.py's tree"
@@ -62,7 +70,7 @@ def test_instances_carry_their_own_reason() -> None:
     # Classes that cover several refusals take the code per instance.
     refusal = errors.TrackerRefusal("re-register", "already registered")
     assert refusal.reason == "re-register" and isinstance(refusal, TrackerError)
-    from tracker_service.gateway.errors import RateLimited
+    from tracker_service.errors import RateLimited
 
     limited = RateLimited("slow down", retry_after_s=3)
     assert limited.reason == "rate_limit_exceeded" and isinstance(limited, TrackerError)

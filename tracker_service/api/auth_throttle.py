@@ -40,8 +40,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from tracker_service.api.body_limit import OPENAI_PREFIX
 from tracker_service.api.routes.heartbeat import heartbeat_node_id
 from tracker_service.domain.address_groups import address_group
+from tracker_service.errors import RateLimited
 from tracker_service.gateway import faces
-from tracker_service.gateway.errors import RateLimited
 
 WINDOW_S = 60.0
 MAX_ADDRESSES = 100_000

@@ -14,9 +14,8 @@ from collections.abc import Sequence
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from tracker_service.errors import BODY_TOO_LARGE
+from tracker_service.errors import BODY_TOO_LARGE, BodyTooLarge
 from tracker_service.gateway import faces
-from tracker_service.gateway.errors import BodyTooLarge
 
 OPENAI_PREFIX = "/v1/"
 

@@ -14,7 +14,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tracker_service.config import MIB, Settings
-from tracker_service.store.artifacts import BlobStore
+from tracker_service.services.job_queue import BlobStore
 
 ARTIFACTS_PATH_PREFIX = "/api/v1/jobs/artifacts/"
 

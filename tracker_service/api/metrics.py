@@ -9,10 +9,9 @@ from fastapi import Request
 from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
-from sqlalchemy import func, select
 
-from tracker_service.store.db import Database
-from tracker_service.store.tables import NODE_ACTIVE, Node, Recipe
+from tracker_service.services import views
+from tracker_service.services.views import Database
 
 
 class _StoreCollector(Collector):
@@ -27,13 +26,7 @@ class _StoreCollector(Collector):
         recipes = GaugeMetricFamily(
             "meshnet_tracker_recipes", "Ledger recipes by status", labels=["status"]
         )
-        with self._db.session() as session:
-            live_count = session.execute(
-                select(func.count()).where(Node.state == NODE_ACTIVE, Node.live_until >= now)
-            ).scalar_one()
-            by_status = session.execute(
-                select(Recipe.status, func.count()).group_by(Recipe.status)
-            ).all()
+        live_count, by_status = views.gauges(self._db, now=now)
         live.add_metric([], float(live_count))
         for status, count in by_status:
             recipes.add_metric([status], float(count))

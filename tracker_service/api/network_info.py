@@ -17,18 +17,14 @@ from tracker_service.api.status import HEALTHY, model_health
 from tracker_service.config import Settings
 from tracker_service.domain.keys import NETWORK_INFO_DOMAIN, TrackerKey
 from tracker_service.domain.recipe_identity import STATUS_CERTIFIED
-from tracker_service.store.ledger import list_recipes
-from tracker_service.store.nodes import live_shapes
+from tracker_service.services import state_view
 
 
 def served_models(session: Session, now: float) -> list[NetworkModelPublic]:
     """One entry per model: ready when a certified recipe of it covers every layer."""
     ready: dict[str, bool] = defaultdict(bool)
     computers: dict[str, int] = defaultdict(int)
-    for row in list_recipes(session):
-        shapes = live_shapes(
-            session, (row.model_artifact_digest, row.runtime_recipe_digest), now=now
-        )
+    for row, shapes in state_view.recipes_with_shapes(session, now=now):
         health = model_health(row, shapes)
         computers[row.artifact_id] += health.live_nodes
         ready[row.artifact_id] |= health.status == HEALTHY and row.status == STATUS_CERTIFIED

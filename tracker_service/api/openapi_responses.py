@@ -37,7 +37,7 @@ OPENAI_ERROR_SCHEMA: dict[str, Any] = {
         }
     },
 }
-# What the gateway answers (tracker_service/gateway/errors.py); the shared
+# What the gateway answers (tracker_service/errors.py); the shared
 # middleware and handlers answer /v1 in the same OpenAI shape (413, 422, 429).
 GATEWAY_STATUSES = {
     400: "the request is invalid (OpenAI error shape)",

@@ -16,8 +16,8 @@ import asyncio
 from fastapi import Request
 
 from tracker_service.api.routes import refuse
-from tracker_service.gateway.errors import GatewayError
-from tracker_service.security.address_limits import AddressLimited, AddressRateLimiter
+from tracker_service.errors import AddressLimited, GatewayError
+from tracker_service.security.address_limits import AddressRateLimiter
 
 
 def _host(request: Request) -> str | None:

@@ -20,20 +20,16 @@ from tracker_service.api.schemas.state import (
 from tracker_service.domain.measured_speed import MeasuredSpeed
 from tracker_service.domain.recipe_identity import coverage_gap
 from tracker_service.relay.directory import relay_of, relayed_sentence
+from tracker_service.services import state_view
 from tracker_service.services.disputes import DisputeBoard
-from tracker_service.store.jobs import list_jobs, task_counts
-from tracker_service.store.ledger import list_recipes
-from tracker_service.store.model_sources import SOURCE_UNAPPROVED, status_of
-from tracker_service.store.node_speeds import speeds_of
-from tracker_service.store.nodes import (
-    count_live,
-    count_nodes,
-    live_shapes,
-    nodes_after,
-    recent_nodes,
+from tracker_service.services.state_view import (
+    NODE_ACTIVE,
+    NODE_ID_LEN,
+    SOURCE_UNAPPROVED,
+    Node,
+    Recipe,
+    status_of,
 )
-from tracker_service.store.route_candidates import route_candidates
-from tracker_service.store.tables import NODE_ACTIVE, NODE_ID_LEN, Node, Recipe
 
 HEALTHY = "healthy"
 BROKEN = "broken"
@@ -149,18 +145,16 @@ def model_health(row: Recipe, shapes: list[tuple[int, int, int]]) -> ModelHealth
 
 def job_summaries(session: Session, limit: int = 50) -> list[JobSummaryPublic]:
     """The newest batch jobs with their tasks counted per state."""
-    jobs = list_jobs(session, limit=limit)
-    counts = task_counts(session, [j.job_id for j in jobs])
     return [
         JobSummaryPublic(
             job_id=j.job_id,
             workload=j.workload,
             state=j.state,
             task_count=j.task_count,
-            counts=counts[j.job_id],
+            counts=counts,
             created_at=j.created_at,
         )
-        for j in jobs
+        for j, counts in state_view.recent_jobs(session, limit)
     ]
 
 
@@ -175,25 +169,17 @@ def collect_state(
     MAX_NODE_PAGE) unless `page` asks for a keyset page by node id. `sources`: the
     operator's word on each recipe's weights (store/model_sources.py)."""
     sources = sources or {}
-    recipes = list_recipes(session)
-    # One grouped covering-index scan per recipe; never loads node rows.
-    models = [
-        model_health(
-            row,
-            live_shapes(session, (row.model_artifact_digest, row.runtime_recipe_digest), now=now),
-        )
-        for row in recipes
-    ]
-    next_after = None
-    if page is None:
-        shown = recent_nodes(session, limit=MAX_NODE_PAGE)
-    else:
-        # One more than asked: whether another page exists, without a count.
-        shown = nodes_after(session, after=page.after, limit=page.limit + 1)
-        if len(shown) > page.limit:
-            shown = shown[: page.limit]
-            next_after = shown[-1].node_id
-    speeds = speeds_of(session, [node.node_id for node in shown])
+    served = state_view.recipes_with_shapes(session, now=now)
+    recipes = [row for row, _ in served]
+    models = [model_health(row, shapes) for row, shapes in served]
+    shown, next_after = state_view.node_page(
+        session,
+        limit=None if page is None else page.limit,
+        after=None if page is None else page.after,
+        most=MAX_NODE_PAGE,
+    )
+    speeds = state_view.node_speeds(session, [node.node_id for node in shown])
+    live_count, total_count = state_view.node_counts(session, now=now)
     return StatePublic(
         generated_at=now,
         models=models,
@@ -205,8 +191,8 @@ def collect_state(
             node_public(node, now, speeds.get((node.node_id, node.model_artifact_digest)))
             for node in shown
         ],
-        nodes_total_live=count_live(session, now=now),
-        nodes_total=count_nodes(session),
+        nodes_total_live=live_count,
+        nodes_total=total_count,
         next_cursor=None if next_after is None else encode_cursor(next_after),
         jobs=job_summaries(session),
     )
@@ -233,11 +219,7 @@ def apply_disputes(
         if why is None:
             continue
         withdrawn = board.withdrawn(key)
-        left = [
-            (c.start, c.end)
-            for c in route_candidates(session, key, now=now)
-            if c.node_id not in withdrawn
-        ]
+        left = state_view.live_ranges(session, key, now=now, without=withdrawn)
         if coverage_gap(left, model.layer_count) is None:
             model.detail = f"{model.detail}; {why}"
         else:

@@ -18,9 +18,9 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from tracker_service.cli.errors import CliRefusal
 from tracker_service.cli.serve_lock import lock_for_restore, lock_path
 from tracker_service.config import Settings
+from tracker_service.errors import CliRefusal
 
 REQUIRED_TABLES = ("nodes", "recipes")
 

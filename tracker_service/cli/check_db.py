@@ -15,8 +15,9 @@ from typing import Any
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 
-from tracker_service.cli.errors import CliRefusal, require_existing_sqlite
+from tracker_service.cli.errors import require_existing_sqlite
 from tracker_service.config import Settings
+from tracker_service.errors import CliRefusal
 from tracker_service.store.db import Database
 from tracker_service.store.integrity import check_database
 

@@ -16,7 +16,7 @@ from typing import Any
 from tracker_service.cli.backup import add_backup_commands
 from tracker_service.cli.check_db import add_check_db_command
 from tracker_service.cli.credits import add_credits_command
-from tracker_service.cli.errors import CliRefusal, explain, report, require_existing_sqlite
+from tracker_service.cli.errors import explain, report, require_existing_sqlite
 from tracker_service.cli.hosting import (
     HOSTING_SETTINGS,
     add_hosting_options,
@@ -39,6 +39,7 @@ from tracker_service.cli.secrets import SecretKind, add_secret_command
 from tracker_service.cli.serve_lock import hold_while_serving, release_serve_lock
 from tracker_service.cli.table import table, when
 from tracker_service.config import Settings
+from tracker_service.errors import CliRefusal
 from tracker_service.relay.cli import add_relay_command
 from tracker_service.store.api_keys import API_KEYS as API_KEY_SECRETS
 from tracker_service.store.db import Database

@@ -12,16 +12,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from tracker_service.api.schemas.credits import as_json
 from tracker_service.cli.table import table
-from tracker_service.store import credits as ledger
+from tracker_service.services import credit_policy
 from tracker_service.store.db import Database
 
 
 def cmd_list(args: argparse.Namespace, database: Database) -> int:
     with database.session() as session:
-        rows = ledger.leaderboard(session, kind=args.kind, now=time.time())[: args.limit]
+        rows = credit_policy.leaderboard(session, kind=args.kind, now=time.time())[: args.limit]
     if args.json:
-        print(json.dumps([ledger.as_json(r, with_identities=True) for r in rows], indent=2))
+        print(json.dumps([as_json(r, with_identities=True) for r in rows], indent=2))
         return 0
     if not rows:
         print("No credit yet: no verified hop or committed job task has been recorded.")
@@ -58,7 +59,7 @@ def add_credits_command(
     listing.add_argument("--db", help="SQLAlchemy URL (default: SQLite in the data folder)")
     listing.add_argument(
         "--kind",
-        choices=ledger.KINDS,
+        choices=credit_policy.KINDS,
         default="account",
         help="rank accounts (unlinked identities stand alone), identities or teams",
     )

@@ -16,18 +16,7 @@ from pydantic import ValidationError
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 
-from tracker_service.domain.keys import KeyFileExposed
-from tracker_service.errors import TrackerError
-
-
-class CliRefusal(TrackerError):
-    """A refusal the command states as it is."""
-
-    reason = "cli-refused"
-
-    def __init__(self, message: str, reason: str) -> None:
-        super().__init__(message)
-        self.reason = reason
+from tracker_service.errors import CliRefusal, KeyFileExposed
 
 
 def report(refusal: CliRefusal) -> None:

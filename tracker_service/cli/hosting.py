@@ -14,8 +14,8 @@ import argparse
 import ssl
 from typing import Any
 
-from tracker_service.cli.errors import CliRefusal
 from tracker_service.config import Settings
+from tracker_service.errors import CliRefusal
 
 HOSTING_SETTINGS = ("tls_cert", "tls_key", "forwarded_allow_ips")
 

@@ -14,12 +14,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tracker_service.cli.errors import CliRefusal
 from tracker_service.cli.secrets import SecretKind, _label, add_list_revoke, list_or_revoke, with_db
 from tracker_service.cli.table import when
 from tracker_service.config import Settings
 from tracker_service.domain.invite_links import invite_links, parse_duration, tracker_url_problem
 from tracker_service.domain.keys import TrackerKey
+from tracker_service.errors import CliRefusal
 from tracker_service.store.db import Database
 from tracker_service.store.invites import INVITES, add_invite, invite_state
 

@@ -19,10 +19,10 @@ from typing import Any
 
 import httpx
 
-from tracker_service.cli.errors import CliRefusal
 from tracker_service.cli.secrets import SecretKind
 from tracker_service.cli.table import table, when
 from tracker_service.config import Settings
+from tracker_service.errors import CliRefusal
 from tracker_service.store.submitters import SUBMITTER_TOKENS
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")

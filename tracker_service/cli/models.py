@@ -22,9 +22,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tracker_service.cli.errors import CliRefusal
 from tracker_service.cli.table import table, when
 from tracker_service.domain.recipe_identity import STATUS_CERTIFIED
+from tracker_service.errors import CliRefusal
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import list_recipes
 from tracker_service.store.model_sources import (

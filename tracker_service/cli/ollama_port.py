@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-from tracker_service.cli.errors import CliRefusal
+from tracker_service.errors import CliRefusal
 
 STARTUP_FAILURE = 3  # uvicorn's exit status when the server did not start
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tracker_service.cli.errors import CliRefusal
+from tracker_service.errors import CliRefusal
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import Key, lift_revocation, list_recipes, revoke_certification
 

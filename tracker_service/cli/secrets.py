@@ -15,8 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracker_service.cli.errors import CliRefusal, report
+from tracker_service.cli.errors import report
 from tracker_service.cli.table import table, when
+from tracker_service.errors import CliRefusal
 from tracker_service.store.db import Database
 from tracker_service.store.hashed_secrets import HashedSecrets
 

@@ -14,14 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from tracker_service.domain.route_formation import Candidate, NoRoute, Route
-
-
-class Unreplayable(NoRoute):
-    """Every route left needs a hop no other node can replay, through a node on
-    probation: refused rather than served unaudited."""
-
-    reason = "unreplayable"
+from tracker_service.domain.route_formation import Candidate, Route
+from tracker_service.errors import NoRoute, Unreplayable
 
 
 def can_replay(candidate: Candidate, start: int, end: int) -> bool:

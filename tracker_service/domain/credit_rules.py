@@ -20,7 +20,7 @@ from typing import Any
 
 from tracker_service.domain.address_groups import address_group
 from tracker_service.domain.keys import verify_domain_signature
-from tracker_service.errors import TrackerError
+from tracker_service.errors import LinkRefused
 
 CREDIT_PER_LAYER_TOKEN = 0.001
 DEFAULT_COST_PER_LAYER = 1.0
@@ -43,18 +43,6 @@ MAX_LINKED_IDENTITIES = 64
 MAX_LABEL_LEN = 64
 
 FORFEIT_QUARANTINED = "quarantined"
-
-
-class LinkRefused(TrackerError):
-    """A linking statement that does not prove what it claims (reason per refusal)."""
-
-    reason = "link-refused"
-
-    def __init__(self, reason: str, message: str, status_code: int = 422) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
-        self.status_code = status_code
 
 
 def hop_credit(tokens: int, layers: int, cost_per_layer: float = DEFAULT_COST_PER_LAYER) -> float:

@@ -23,13 +23,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 from tracker_service.domain.wire import (
     PUBLIC_KEY_BYTES,
     SIGNATURE_BYTES,
-    WireFormatError,
     b64decode_exact,
     b64encode,
     domain_message,
     node_id_for,
 )
-from tracker_service.errors import TrackerError
+from tracker_service.errors import KeyFileError, KeyFileExposed, WireFormatError
 
 log = logging.getLogger(__name__)
 
@@ -40,18 +39,6 @@ NETWORK_INFO_DOMAIN = b"meshnet.network-info.v1"
 INVITE_REDEEMED_DOMAIN = b"meshnet.invite-redeemed.v1"
 
 _SEED_BYTES = 32
-
-
-class KeyFileExposed(TrackerError):
-    """A key file others can read is refused: it may already be someone else's key."""
-
-    reason = "key-file-exposed"
-
-
-class KeyFileError(TrackerError, RuntimeError):
-    """The key file exists but cannot be used; the message says what to fix."""
-
-    reason = "key-file-unusable"
 
 
 class TrackerKey:

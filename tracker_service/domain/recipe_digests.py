@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from tracker_service.errors import TrackerError
+from tracker_service.errors import RecipeIdentityError
 
 RECIPE_IDENTITY_SCHEMA_VERSION = 1
 
@@ -43,23 +43,6 @@ _INT_AXES = frozenset({"boundary_schema_version", "protocol_schema_version"})
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _MOVING_REFS = frozenset({"main", "master", "head", "latest", "dev", "trunk"})
-
-
-class RecipeIdentityError(TrackerError, ValueError):
-    """A presented identity block is malformed or internally inconsistent."""
-
-    reason = "bad-identity"
-
-
-class FingerprintMismatch(RecipeIdentityError):
-    """A supplied digest is inconsistent with its identity declaration.
-
-    A digest is an integrity and compatibility claim, not an authenticated
-    statement of what a node executes; distributed certification remains the
-    trust boundary.
-    """
-
-    reason = "fingerprint-mismatch"
 
 
 def canonical_sha256(value: Any) -> str:

@@ -32,8 +32,6 @@ from tracker_service.domain.recipe_digests import (
     RECIPE_DIGEST_DOMAIN,
     RECIPE_IDENTITY_SCHEMA_VERSION,
     SHARD_BINDING_DIGEST_DOMAIN,
-    FingerprintMismatch,
-    RecipeIdentityError,
     _digest,
     _hex64,
     _integer,
@@ -46,6 +44,7 @@ from tracker_service.domain.recipe_digests import (
     canonical_sha256,
     recipe_digest,
 )
+from tracker_service.errors import FingerprintMismatch, RecipeIdentityError
 
 # The seed's public names, all importable from here.
 __all__ = [

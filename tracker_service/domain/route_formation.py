@@ -37,20 +37,10 @@ from typing import NamedTuple
 from tracker_service.domain.measured_speed import MeasuredSpeed, estimated_throughputs
 from tracker_service.domain.recipe_identity import coverage_gap
 from tracker_service.domain.tickets import TicketHop
-from tracker_service.errors import TrackerError
+from tracker_service.errors import NoRoute
 
 PURPOSE_SERVE = "serve"
 PURPOSE_CERTIFY = "certify"
-
-
-class NoRoute(TrackerError):
-    """No chain of live, reachable shards covers the model; the message says where."""
-
-    reason = "no-route"
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 class Candidate(NamedTuple):

@@ -23,7 +23,7 @@ from typing import Any
 
 from tracker_service.domain.keys import ROUTE_TICKET_DOMAIN, TrackerKey, verify_ed25519
 from tracker_service.domain.wire import domain_message, node_id_for
-from tracker_service.errors import TrackerError
+from tracker_service.errors import ReceiptError
 
 HOP_RECEIPT_DOMAIN = b"meshnet.hop-receipt.v1"
 # What a chained hop signs for each step it passes its successor (docs/wire.md#chained-hops).
@@ -37,12 +37,6 @@ def frame_output_digest(reply: bytes) -> str:
     last hop that is its token ids, top ids and log-probs and a verify step's kept
     drafts: everything that decides a token."""
     return hashlib.sha256(reply).hexdigest()
-
-
-class ReceiptError(TrackerError, ValueError):
-    """A hop receipt is malformed, forged, or does not match the session it closes."""
-
-    reason = "bad-receipt"
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import json
 import re
 from typing import Any
 
-from tracker_service.errors import TrackerError
+from tracker_service.errors import WireFormatError
 
 NODE_ID_HEX_CHARS = 32
 PUBLIC_KEY_BYTES = 32
@@ -31,12 +31,6 @@ SIGNED_HEADERS = (HEADER_NODE, HEADER_TIMESTAMP, HEADER_NONCE, HEADER_SIGNATURE)
 
 # One compiled match instead of a per-character loop: these run on every signed request.
 _LOWER_HEX = re.compile(r"[0-9a-f]*")
-
-
-class WireFormatError(TrackerError, ValueError):
-    """A value on the wire does not have the shape the contract fixes."""
-
-    reason = "bad-wire-format"
 
 
 def canonical_json(value: Any) -> bytes:

@@ -27,7 +27,7 @@ import numpy as np
 import safetensors.numpy
 
 from tracker_service.domain.wire import canonical_json
-from tracker_service.errors import TrackerError
+from tracker_service.errors import FrameError
 
 INPUT_IDS = "input_ids"
 HIDDEN = "hidden"
@@ -58,12 +58,6 @@ MAX_HEADER_BYTES = 64 * 1024
 HIDDEN_DTYPES = frozenset({"F32", "BF16", "F16"})
 _ITEM_BYTES = {"I64": 8, "F32": 4, "BF16": 2, "F16": 2}
 _METADATA = "__metadata__"
-
-
-class FrameError(TrackerError, ValueError):
-    """A frame a node sent does not have the shape the wire contract fixes."""
-
-    reason = "bad-frame"
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tracker_service.gateway.errors import RateLimited, Unauthorized
+from tracker_service.errors import RateLimited, Unauthorized
 from tracker_service.store.api_keys import active_key_count, find_api_key, touch_api_key
 from tracker_service.store.db import Database
 

@@ -15,13 +15,7 @@ from typing import Any, NoReturn
 import jinja2
 import jinja2.sandbox
 
-from tracker_service.errors import TrackerError
-
-
-class TemplateError(TrackerError, ValueError):
-    """The template does not compile, or refused these messages (its own words)."""
-
-    reason = "bad-chat-template"
+from tracker_service.errors import TemplateError
 
 
 def _raise(message: str) -> NoReturn:

@@ -29,7 +29,7 @@ from typing import Any
 import llguidance
 from tokenizers import Tokenizer
 
-from tracker_service.gateway.errors import BadRequest, RateLimited
+from tracker_service.errors import BadRequest, RateLimited
 
 log = logging.getLogger(__name__)
 

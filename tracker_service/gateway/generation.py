@@ -35,8 +35,12 @@ import time
 from collections.abc import AsyncGenerator, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
-from tracker_service.domain.route_formation import NoRoute
-from tracker_service.errors import TrackerError
+from tracker_service.errors import (
+    GenerationFailed,
+    NoRoute,
+    RouteFailure,
+    RouteRefused,
+)
 from tracker_service.gateway.chain_memory import ChainMemory
 from tracker_service.gateway.drafting import (
     DraftLength,
@@ -45,9 +49,8 @@ from tracker_service.gateway.drafting import (
 )
 from tracker_service.gateway.sampler import WIRE_TOP_K, GatewaySampler, SamplerSettings
 from tracker_service.services.departures import Departures
-from tracker_service.services.hop_link import CHAIN_REASONS, DEPARTURE_REASONS, RouteFailure
+from tracker_service.services.hop_link import CHAIN_REASONS, DEPARTURE_REASONS
 from tracker_service.services.prefix_affinity import PrefixAffinity, PrefixHint
-from tracker_service.services.route_planner import RouteRefused
 from tracker_service.services.route_session import ReceiptsHook, RouteSession
 from tracker_service.services.session_plan import GeneratedToken, RoutePlan, Sampling
 from tracker_service.services.step_audit import StepAuditor
@@ -61,17 +64,6 @@ Planner = Callable[[Key, Collection[str], Collection[str], float | None], RouteP
 # Chooses the token to feed back from the last hop's reply (gateway-side sampling:
 # gateway/sampler.py); without one, the token the last hop sampled is taken.
 Picker = Callable[[GeneratedToken], int]
-
-
-class GenerationFailed(TrackerError):
-    """No route could carry the generation on; the message says why."""
-
-    reason = "generation-failed"
-
-    def __init__(self, message: str, *, no_route: bool) -> None:
-        super().__init__(message)
-        self.message = message
-        self.no_route = no_route
 
 
 @dataclass

@@ -31,8 +31,8 @@ from tokenizers import Tokenizer
 from tracker_service.domain.recipe_digests import canonical_sha256
 from tracker_service.domain.recipe_identity import RecipeIdentityError, parse_identity
 from tracker_service.domain.route_formation import Candidate
-from tracker_service.errors import TrackerError
-from tracker_service.gateway.chat_template import ChatTemplate, TemplateError
+from tracker_service.errors import AssetsUnavailable, TemplateError
+from tracker_service.gateway.chat_template import ChatTemplate
 from tracker_service.security.node_tls import node_http_client
 from tracker_service.services.certifier import fetch_tokenizer
 from tracker_service.services.node_files import CONFIG_PATH, TOKENIZER_CONFIG_PATH, fetch_metadata
@@ -48,12 +48,6 @@ log = logging.getLogger(__name__)
 
 TEMPLATE_QUORUM = 2
 RETRY_FAILED_S = 10.0
-
-
-class AssetsUnavailable(TrackerError):
-    """No verified tokenizer (or template) could be had; the message says which."""
-
-    reason = "assets-unavailable"
 
 
 @dataclass(frozen=True)

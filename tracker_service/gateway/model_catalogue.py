@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from tracker_service.domain.recipe_identity import STATUS_CERTIFIED, coverage_gap
 from tracker_service.domain.route_formation import Candidate
-from tracker_service.gateway.errors import ModelNotFound, Unavailable
+from tracker_service.errors import ModelNotFound, Unavailable
 from tracker_service.services.route_planner import RoutePlanner
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import list_recipes

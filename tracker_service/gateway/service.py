@@ -22,9 +22,15 @@ from typing import Any
 from tracker_service.config import Settings
 from tracker_service.domain.credit_rules import priority_cost, reserve_cost
 from tracker_service.domain.route_formation import PURPOSE_SERVE
+from tracker_service.errors import (
+    AssetsUnavailable,
+    BadRequest,
+    GenerationFailed,
+    TemplateError,
+    Unavailable,
+)
 from tracker_service.gateway.api_keys import Caller, KeyCheck, RateLimiter, SessionCap
 from tracker_service.gateway.chain_memory import ChainMemory
-from tracker_service.gateway.chat_template import TemplateError
 from tracker_service.gateway.constraint import (
     CompiledGrammar,
     GrammarCompiler,
@@ -33,13 +39,8 @@ from tracker_service.gateway.constraint import (
     tool_call_grammar,
     vocabulary,
 )
-from tracker_service.gateway.errors import BadRequest, Unavailable
-from tracker_service.gateway.generation import (
-    Generation,
-    GenerationFailed,
-    GenerationSettings,
-)
-from tracker_service.gateway.model_assets import AssetStore, AssetsUnavailable, ModelAssets
+from tracker_service.gateway.generation import Generation, GenerationSettings
+from tracker_service.gateway.model_assets import AssetStore, ModelAssets
 from tracker_service.gateway.model_catalogue import ModelCatalogue, ServedModel
 from tracker_service.gateway.observability import GatewayMetrics, RequestRecord
 from tracker_service.gateway.openai_schemas import ChatCompletionCreate, CompletionCreate

@@ -20,7 +20,7 @@ from typing import Any
 from starlette.websockets import WebSocket
 
 from tracker_service.domain.address_groups import address_group
-from tracker_service.errors import TrackerError
+from tracker_service.errors import LinkGone
 from tracker_service.relay import mux
 from tracker_service.relay.bandwidth import ByteBucket
 from tracker_service.relay.metrics import RelayMetrics
@@ -35,12 +35,6 @@ SERVICE_RESTART = 1012
 TRY_AGAIN_LATER = 1013
 INTERNAL_ERROR = 1011
 MESSAGE_TOO_BIG = 1009
-
-
-class LinkGone(TrackerError):
-    """The node's link closed while a stream was using it."""
-
-    reason = "link-gone"
 
 
 DEFAULT_NODE_MBIT_PER_S = 100.0

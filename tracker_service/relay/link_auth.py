@@ -21,7 +21,6 @@ from tracker_service.domain.wire import (
     HEADER_SIGNATURE,
     HEADER_TIMESTAMP,
     PUBLIC_KEY_BYTES,
-    WireFormatError,
     b64decode_exact,
     is_node_id,
     node_id_for,
@@ -29,16 +28,10 @@ from tracker_service.domain.wire import (
     parse_timestamp,
     signed_request_message,
 )
-from tracker_service.errors import TrackerError
+from tracker_service.errors import RelayLinkRefused, WireFormatError
 
 HEADER_PUBLIC_KEY = "X-Meshnet-Public-Key"
 HEADER_MAX_MESSAGE = "X-Meshnet-Max-Message"  # the node's cap on one client message
-
-
-class RelayLinkRefused(TrackerError):
-    """The handshake does not authenticate a node; the message says why."""
-
-    reason = "link-refused"
 
 
 class LinkAuthenticator:

@@ -19,7 +19,7 @@ import json
 import struct
 from dataclasses import dataclass
 
-from tracker_service.errors import TrackerError
+from tracker_service.errors import MuxError
 
 OPEN, TEXT, BINARY, CLOSE, HTTP, REPLY = 1, 2, 3, 4, 5, 6
 KINDS = frozenset({OPEN, TEXT, BINARY, CLOSE, HTTP, REPLY})
@@ -27,12 +27,6 @@ HEADER = struct.Struct(">BI")
 HEADER_BYTES = HEADER.size  # 5
 MAX_STREAM_ID = 2**32 - 1
 MAX_REASON_BYTES = 123  # what a WebSocket close frame can carry
-
-
-class MuxError(TrackerError, ValueError):
-    """A link message that is not a mux frame; the sender's link is at fault."""
-
-    reason = "bad-mux-frame"
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,9 @@ from fastapi import APIRouter, Request, WebSocket
 from fastapi.responses import JSONResponse, Response
 
 from tracker_service.domain.wire import is_node_id
-from tracker_service.relay.hub import LinkGone, RelayHub, client_address
-from tracker_service.relay.link_auth import HEADER_MAX_MESSAGE, LinkAuthenticator, RelayLinkRefused
-from tracker_service.relay.mux import MuxError
+from tracker_service.errors import LinkGone, MuxError, RelayLinkRefused
+from tracker_service.relay.hub import RelayHub, client_address
+from tracker_service.relay.link_auth import HEADER_MAX_MESSAGE, LinkAuthenticator
 
 log = logging.getLogger(__name__)
 

@@ -21,20 +21,10 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 
 from tracker_service.domain.address_groups import address_group
-from tracker_service.errors import TrackerError
+from tracker_service.errors import AddressLimited
 
 WINDOW_S = 60.0
 MAX_ADDRESSES = 100_000
-
-
-class AddressLimited(TrackerError):
-    """Over the per-address limit; ``retry_after_s`` says when a request fits again."""
-
-    reason = "rate-limited"
-
-    def __init__(self, message: str, retry_after_s: int) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
 
 
 class AddressRateLimiter:

@@ -26,7 +26,6 @@ from tracker_service.domain.wire import (
     NODE_ID_HEX_CHARS,
     PUBLIC_KEY_BYTES,
     SIGNED_HEADERS,
-    WireFormatError,
     b64decode_exact,
     is_node_id,
     node_id_for,
@@ -34,6 +33,7 @@ from tracker_service.domain.wire import (
     parse_timestamp,
     signed_request_message,
 )
+from tracker_service.errors import WireFormatError
 from tracker_service.security.key_lookups import KeyLookups
 from tracker_service.store.db import Database
 from tracker_service.store.nonces import purge_spent_nonces, spend_nonce

@@ -29,7 +29,7 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from tracker_service.errors import TrackerError
+from tracker_service.errors import EndpointRefused
 from tracker_service.relay.directory import relay_of
 
 ENDPOINT_REFUSED = "endpoint-refused"
@@ -46,12 +46,6 @@ METADATA_ADDRESSES = frozenset(
 )
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
-
-
-class EndpointRefused(TrackerError):
-    """The endpoint may not be dialled; the message says why and what to do."""
-
-    reason = ENDPOINT_REFUSED
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,7 @@ import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
 from tracker_service.domain.tls_pin import spki_pin_of_der
-from tracker_service.errors import TLS_PIN_MISMATCH, TrackerError
-
-
-class PinMismatch(TrackerError):
-    """The node's certificate is not the one it registered."""
-
-    reason = TLS_PIN_MISMATCH
+from tracker_service.errors import PinMismatch
 
 
 def node_client_context() -> ssl.SSLContext:

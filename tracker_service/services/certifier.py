@@ -45,12 +45,17 @@ from tracker_service.domain.recipe_identity import (
     RecipeIdentityError,
     parse_identity,
 )
-from tracker_service.domain.route_formation import PURPOSE_CERTIFY, NoRoute
+from tracker_service.domain.route_formation import PURPOSE_CERTIFY
 from tracker_service.domain.tickets import HopReceipt
-from tracker_service.errors import TrackerError
+from tracker_service.errors import (
+    CertificationFailed,
+    NoRoute,
+    RouteFailure,
+    RouteRefused,
+)
 from tracker_service.security.node_tls import node_http_client
 from tracker_service.services.background import BackgroundLoop
-from tracker_service.services.hop_link import CONNECTION_CLOSED, TIMEOUT, UNREACHABLE, RouteFailure
+from tracker_service.services.hop_link import CONNECTION_CLOSED, TIMEOUT, UNREACHABLE
 from tracker_service.services.node_files import (
     TOKENIZER_CONFIG_PATH,
     TOKENIZER_PATH,
@@ -58,7 +63,7 @@ from tracker_service.services.node_files import (
     fetch_metadata,
 )
 from tracker_service.services.reachability import ReachabilityMonitor
-from tracker_service.services.route_planner import RoutePlanner, RouteRefused
+from tracker_service.services.route_planner import RoutePlanner
 from tracker_service.services.route_session import RouteSession
 from tracker_service.services.session_plan import RoutePlan, Sampling
 from tracker_service.store.db import Database
@@ -87,16 +92,6 @@ ROUTE_REFUSED = "route-refused"
 EVIDENCE_REFUSED = "evidence-refused"
 RECEIPTS_DISAGREE = "receipts-disagree"
 ROUTES_DISAGREE = "routes-disagree"
-
-
-class CertificationFailed(TrackerError):
-    reason = "certification-failed"
-
-    def __init__(self, reason: str, message: str, *, node_id: str | None = None) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
-        self.node_id = node_id  # the hop that failed, when one did
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,9 @@ from collections.abc import Iterable, Sequence
 
 from tracker_service.domain.certifying_chain import certifying_hops
 from tracker_service.domain.keys import TrackerKey
-from tracker_service.domain.route_formation import Candidate, NoRoute
+from tracker_service.domain.route_formation import Candidate
 from tracker_service.domain.tickets import TicketHop, issue_ticket
+from tracker_service.errors import NoRoute
 from tracker_service.services.session_plan import PlannedHop, RoutePlan
 
 

@@ -33,21 +33,12 @@ from starlette.concurrency import run_in_threadpool
 
 from tracker_service.domain.credit_rules import (
     DEFAULT_COST_PER_LAYER,
-    bucket_of,
-    hop_credit,
-    same_address,
 )
 from tracker_service.domain.tickets import HopReceipt
+from tracker_service.services.credit_policy import LeaderRow, VerifiedHop, hop_rows, leaderboards
 from tracker_service.services.session_plan import RoutePlan
 from tracker_service.store import credit_balances
-from tracker_service.store.credits import (
-    CreditRow,
-    CreditWriter,
-    LeaderRow,
-    cap_hosts,
-    leaderboards,
-    linked_members,
-)
+from tracker_service.store.credits import CreditRow, CreditWriter, cap_hosts, linked_members
 from tracker_service.store.db import Database
 
 log = logging.getLogger(__name__)
@@ -56,17 +47,6 @@ Fingerprint = tuple[str, str]
 LINKS_CACHE_S = 2.0  # as the gateway's check of whether keys are configured
 BOARD_TTL_S = 30.0  # a leaderboard is rebuilt at most this often while nothing changes
 BOARD_DIRTY_S = 2.0  # ... and at most this often while credit is being written
-
-
-@dataclass(frozen=True)
-class VerifiedHop:
-    node_id: str
-    tokens: int
-    layers: int
-    cost_per_layer: float
-    key_id: int | None
-    at: float
-    caller_host: str | None = None  # the address the request came from
 
 
 @dataclass(frozen=True)
@@ -299,27 +279,7 @@ class CreditLedger:
         node_accounts: Mapping[str, str],
         node_hosts: Mapping[str, str],
     ) -> list[CreditRow]:
-        rows = []
-        for hop in hops:
-            payer = key_accounts.get(hop.key_id) if hop.key_id is not None else None
-            # Own traffic: a key of the node's own account, or any key (linked to a
-            # throwaway account or to none) whose request came from the node's address.
-            own = (payer is not None and node_accounts.get(hop.node_id) == payer) or (
-                hop.key_id is not None
-                and same_address(hop.caller_host, node_hosts.get(hop.node_id))
-            )
-            rows.append(
-                CreditRow(
-                    hop.node_id,
-                    bucket_of(hop.at),
-                    credit=0.0 if own else hop_credit(hop.tokens, hop.layers, hop.cost_per_layer),
-                    hops=1,
-                    tokens=hop.tokens,
-                    layer_tokens=hop.tokens * hop.layers,
-                    own_hops=1 if own else 0,
-                )
-            )
-        return rows
+        return hop_rows(hops, key_accounts, node_accounts, node_hosts)
 
 
 @dataclass(frozen=True)

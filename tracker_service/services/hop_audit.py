@@ -56,11 +56,12 @@ from tracker_service.domain import wire_frames
 from tracker_service.domain.audit_compare import Comparison, compare_replies, tolerance_for
 from tracker_service.domain.keys import TrackerKey
 from tracker_service.domain.route_formation import Candidate
+from tracker_service.errors import BudgetSpent
 from tracker_service.services.audit_judges import Judges, find_judges
 from tracker_service.services.audit_opinions import Opinion, input_sha256, output_digest
 from tracker_service.services.audit_settings import AuditSettings
 from tracker_service.services.disputes import Dispute, DisputeBoard
-from tracker_service.services.hop_replay import BudgetSpent, end_of, replay_hop
+from tracker_service.services.hop_replay import end_of, replay_hop
 from tracker_service.services.route_session import DEFAULT_MAX_REPLY_BYTES
 from tracker_service.services.session_plan import PlannedHop, RoutePlan
 from tracker_service.store.db import Database

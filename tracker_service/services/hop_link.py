@@ -18,10 +18,15 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from tracker_service.errors import TLS_PIN_REQUIRED, TrackerError
+from tracker_service.errors import (
+    TLS_PIN_REQUIRED,
+    EndpointRefused,
+    PinMismatch,
+    RouteFailure,
+)
 from tracker_service.relay.directory import relay_of
-from tracker_service.security.endpoint_policy import EndpointRefused, resolve_endpoint
-from tracker_service.security.node_tls import PinMismatch, PinnedConnect
+from tracker_service.security.endpoint_policy import resolve_endpoint
+from tracker_service.security.node_tls import PinnedConnect
 from tracker_service.security.relay_tunnel import connect_through_relay
 from tracker_service.services.session_plan import PlannedHop
 
@@ -54,20 +59,6 @@ CHAIN_REASONS = frozenset({CHAIN_MISMATCH, CHAIN_REFUSED, CHAIN_BROKEN})
 NODE_LEAVING = "node-leaving"
 NODE_LEFT = "node-left"
 DEPARTURE_REASONS = frozenset({NODE_LEAVING, NODE_LEFT})
-
-
-class RouteFailure(TrackerError):
-    """A hop refused or broke the session. ``hop_index``/``node_id`` name the hop,
-    so a caller can exclude that node and ask for another route."""
-
-    reason = "route-failed"
-
-    def __init__(self, reason: str, message: str, *, hop_index: int, node_id: str) -> None:
-        super().__init__(f"hop {hop_index} (node {node_id[:12]}): {message} [{reason}]")
-        self.reason = reason
-        self.message = message
-        self.hop_index = hop_index
-        self.node_id = node_id
 
 
 @dataclass

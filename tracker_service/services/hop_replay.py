@@ -22,9 +22,8 @@ from tracker_service.domain import wire_frames
 from tracker_service.domain.keys import TrackerKey
 from tracker_service.domain.route_formation import Candidate
 from tracker_service.domain.tickets import TicketHop, issue_ticket
-from tracker_service.errors import TrackerError
+from tracker_service.errors import BudgetSpent, RouteFailure
 from tracker_service.services.audit_settings import AuditSettings
-from tracker_service.services.hop_link import RouteFailure
 from tracker_service.services.route_session import DEFAULT_MAX_REPLY_BYTES, RouteSession
 from tracker_service.services.session_plan import PlannedHop, RoutePlan, Sampling
 
@@ -32,15 +31,6 @@ log = logging.getLogger(__name__)
 
 AUDIT_TICKET_TTL_S = 120.0
 REPLAY_LOGPROBS = 20  # the most a last hop returns (docs/wire.md#session-messages)
-
-
-class BudgetSpent(TrackerError):
-    """The audit's budget ran out while a replayer was working through the frames."""
-
-    reason = "audit-budget-spent"
-
-    def __init__(self, replayer: str, answered: int) -> None:
-        super().__init__(f"{replayer[:12]} had replayed {answered} frames")
 
 
 def end_of(frame: bytes) -> int:

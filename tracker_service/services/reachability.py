@@ -30,10 +30,10 @@ import httpx
 
 from tracker_service.domain.keys import verify_ed25519
 from tracker_service.domain.wire import b64encode
-from tracker_service.errors import TrackerError
+from tracker_service.errors import ChallengeFailed, EndpointRefused, PinMismatch
 from tracker_service.relay.directory import relay_of
-from tracker_service.security.endpoint_policy import EndpointRefused, dial_path, resolve_endpoint
-from tracker_service.security.node_tls import PinMismatch, check_response_pin, node_http_client
+from tracker_service.security.endpoint_policy import dial_path, resolve_endpoint
+from tracker_service.security.node_tls import check_response_pin, node_http_client
 from tracker_service.services.background import BackgroundLoop
 from tracker_service.store.db import Database
 from tracker_service.store.route_candidates import (
@@ -50,12 +50,6 @@ REACHABILITY_DOMAIN = b"meshnet.reachability.v1\n"
 CHALLENGE_PATH = "/v1/challenge"
 NONCE_BYTES = 16
 MAX_ANSWER_BYTES = 16 * 1024
-
-
-class ChallengeFailed(TrackerError):
-    """The node did not prove it holds its key on this port; the message says how."""
-
-    reason = "challenge-failed"
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,8 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tracker_service.services.hop_link import HopLink, RouteFailure
+from tracker_service.errors import RouteFailure
+from tracker_service.services.hop_link import HopLink
 from tracker_service.services.session_plan import RoutePlan
 
 if TYPE_CHECKING:

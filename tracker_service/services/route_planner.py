@@ -26,13 +26,12 @@ from tracker_service.domain.route_formation import (
     PURPOSE_SERVE,
     Candidate,
     CandidatePool,
-    NoRoute,
     RecentAssignments,
     Route,
     RoutingPolicy,
 )
 from tracker_service.domain.tickets import NextHop, TicketHop, issue_ticket
-from tracker_service.errors import TrackerError
+from tracker_service.errors import NoRoute, RouteRefused
 from tracker_service.relay.directory import relay_of
 from tracker_service.services.candidate_cache import DEFAULT_MAX_AGE_S, CandidateCache
 from tracker_service.services.certify_route import early_ended_plan
@@ -48,17 +47,6 @@ log = logging.getLogger(__name__)
 UNKNOWN_RECIPE = "unknown-recipe"
 RECIPE_DARK = "recipe-dark"
 BAD_PURPOSE = "bad-purpose"
-
-
-class RouteRefused(TrackerError):
-    """The recipe may not be routed for this purpose; the message says why."""
-
-    reason = "route-refused"
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
 
 
 def check_purpose(info: RecipeInfo | None, purpose: str) -> RecipeInfo:

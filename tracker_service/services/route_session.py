@@ -37,13 +37,13 @@ from typing import TYPE_CHECKING, Any
 from tracker_service.domain import wire_frames
 from tracker_service.domain.tickets import (
     HopReceipt,
-    ReceiptError,
     chain_step_statement,
     check_receipt_matches,
     frame_output_digest,
     verify_chain_step,
     verify_receipt,
 )
+from tracker_service.errors import ReceiptError, RouteFailure
 from tracker_service.services.hop_link import (
     BAD_RECEIPT,
     CHAIN_FORGED,
@@ -56,7 +56,6 @@ from tracker_service.services.hop_link import (
     TIMEOUT,
     UNREACHABLE,
     HopLink,
-    RouteFailure,
 )
 from tracker_service.services.route_audits import DISPUTED, RouteAudits
 from tracker_service.services.session_plan import GeneratedToken, PlannedHop, RoutePlan, Sampling

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session
 
-from tracker_service.errors import TrackerError
+from tracker_service.errors import ArtifactRefusal
 from tracker_service.store.job_tables import KEY_LEN, Artifact
 
 _SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -30,16 +30,6 @@ HASH_MISMATCH = "hash-mismatch"
 KEY_TAKEN = "artifact-key-taken"
 TOO_LARGE = "artifact-too-large"
 NO_ARTIFACT = "no-such-artifact"
-
-
-class ArtifactRefusal(TrackerError):
-    reason = "artifact-refused"
-
-    def __init__(self, reason: str, message: str, status_code: int = 400) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
-        self.status_code = status_code
 
 
 def check_key(key: str) -> str:

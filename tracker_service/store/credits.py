@@ -3,22 +3,22 @@
 Writes come in batches (:class:`tracker_service.services.credits.CreditLedger`
 groups the hops that close together): rows of one node and hour are summed in
 memory first, then one ``INSERT … ON CONFLICT DO UPDATE`` per distinct row, all
-in one transaction. Reads sum the buckets per node and roll them up by account
-or team in Python: the leaderboard is per identity at heart, and a quarantined
-identity's credit is forfeited there (kept in its rows as evidence, shown as 0).
+in one transaction. Reads sum the buckets per node (:func:`credit_sums`); what the
+sums mean (windows, forfeiture, ranking by identity, account or team) is the credit
+policy's, in services/credit_policy.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, cast
 
 from sqlalchemy import Table, case, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from tracker_service.domain.credit_rules import FORFEIT_QUARANTINED, AccountClaim, owner_of
+from tracker_service.domain.credit_rules import AccountClaim, owner_of
 from tracker_service.store.credit_balances import account_balance as account_balance
 from tracker_service.store.credit_balances import spend_now
 from tracker_service.store.credit_tables import (
@@ -28,11 +28,7 @@ from tracker_service.store.credit_tables import (
     CreditKey,
 )
 from tracker_service.store.db import Database, PreparedStatement
-from tracker_service.store.tables import NODE_QUARANTINED, Node
-
-DAY_S = 86400.0
-WEEK_S = 7 * DAY_S
-KINDS = ("account", "identity", "team")
+from tracker_service.store.tables import Node
 
 _SUMMED = ("credit", "hops", "tokens", "layer_tokens", "job_units", "own_hops")
 
@@ -243,60 +239,16 @@ def spend_credit(session: Session, account: str, amount: float, *, now: float = 
 # -- reads ----------------------------------------------------------------------------------
 
 
-@dataclass
-class IdentityCredit:
-    node_id: str
-    account: str | None
-    earned: float  # what its verified hops earned, forfeited or not
-    last_24h: float
-    last_7d: float
-    hops: int
-    tokens: int
-    own_hops: int
-    job_units: int
-    forfeited: str | None  # why its credit counts 0, or None
-
-    @property
-    def total(self) -> float:
-        return 0.0 if self.forfeited else self.earned
-
-
-@dataclass
-class LeaderRow:
-    id: str
-    kind: str
-    display_name: str
-    team: str
-    total: float = 0.0
-    last_24h: float = 0.0
-    last_7d: float = 0.0
-    hops: int = 0
-    tokens: int = 0
-    identities: list[IdentityCredit] = field(default_factory=list)
-    forfeited: str | None = None
-    rank: int = 0
-
-    def add(self, identity: IdentityCredit) -> None:
-        self.identities.append(identity)
-        if identity.forfeited:
-            return
-        self.total += identity.earned
-        self.last_24h += identity.last_24h
-        self.last_7d += identity.last_7d
-        self.hops += identity.hops
-        self.tokens += identity.tokens
-
-
-def identity_credits(session: Session, *, now: float) -> list[IdentityCredit]:
-    """Every identity that has a bucket, summed over all time and the two windows."""
-    day, week = now - DAY_S, now - WEEK_S
+def credit_sums(session: Session, *, day_since: float, week_since: float) -> list[Any]:
+    """Per identity that has a bucket: its sums over all time and since the two window
+    starts, its node's state and reason, and its linked account (one row each)."""
     b = CreditBucket
     rows = session.execute(
         select(
             b.node_id,
             func.sum(b.credit),
-            func.sum(case((b.hour >= day - 3600, b.credit), else_=0.0)),
-            func.sum(case((b.hour >= week - 3600, b.credit), else_=0.0)),
+            func.sum(case((b.hour >= day_since - 3600, b.credit), else_=0.0)),
+            func.sum(case((b.hour >= week_since - 3600, b.credit), else_=0.0)),
             func.sum(b.hops),
             func.sum(b.tokens),
             func.sum(b.own_hops),
@@ -309,123 +261,11 @@ def identity_credits(session: Session, *, now: float) -> list[IdentityCredit]:
         .outerjoin(CreditIdentity, CreditIdentity.node_id == b.node_id)
         .group_by(b.node_id, Node.state, Node.state_reason, CreditIdentity.account)
     )
-    found = []
-    for node_id, total, d1, d7, hops, tokens, own, units, state, reason, account in rows:
-        forfeited = None
-        if state == NODE_QUARANTINED:
-            forfeited = f"{FORFEIT_QUARANTINED}: {reason or 'a hop audit found it lying'}"
-        found.append(
-            IdentityCredit(
-                node_id,
-                account,
-                float(total or 0.0),
-                float(d1 or 0.0),
-                float(d7 or 0.0),
-                int(hops or 0),
-                int(tokens or 0),
-                int(own or 0),
-                int(units or 0),
-                forfeited,
-            )
-        )
-    return found
+    return list(rows)
 
 
-def _accounts(session: Session) -> dict[str, CreditAccount]:
+def credit_accounts(session: Session) -> dict[str, CreditAccount]:
     return {a.account: a for a in session.execute(select(CreditAccount)).scalars()}
-
-
-def leaderboard(session: Session, *, kind: str, now: float) -> list[LeaderRow]:
-    """Every row of one kind (account, identity, team), ranked by total credit.
-
-    By account: an identity linked to no account stands as its own row (kind
-    ``identity``), so an unlinked contributor still appears.
-    """
-    return _ranked(identity_credits(session, now=now), _accounts(session), kind)
-
-
-def leaderboards(session: Session, *, now: float) -> dict[str, list[LeaderRow]]:
-    """Every kind's board from one sum of the ledger (what the cache rebuilds at once,
-    so the boards of one moment agree)."""
-    identities, accounts = identity_credits(session, now=now), _accounts(session)
-    return {kind: _ranked(identities, accounts, kind) for kind in KINDS}
-
-
-def _ranked(
-    identities: list[IdentityCredit], accounts: dict[str, CreditAccount], kind: str
-) -> list[LeaderRow]:
-    rows: dict[str, LeaderRow] = {}
-    for identity in identities:
-        account = accounts.get(identity.account or "")
-        if kind == "identity" or (kind == "account" and account is None):
-            row = rows.setdefault(
-                identity.node_id,
-                LeaderRow(
-                    identity.node_id,
-                    "identity",
-                    account.display_name if account else "",
-                    account.team if account else "",
-                ),
-            )
-            row.forfeited = identity.forfeited
-        elif kind == "account":
-            assert account is not None
-            row = rows.setdefault(
-                account.account,
-                LeaderRow(account.account, "account", account.display_name, account.team),
-            )
-        else:
-            team = account.team if account and account.team else ""
-            if not team:
-                continue  # a team board lists teams only
-            row = rows.setdefault(team, LeaderRow(team, "team", team, team))
-        row.add(identity)
-    ranked = sorted(rows.values(), key=lambda r: (-r.total, r.id))
-    for rank, row in enumerate(ranked, start=1):
-        row.rank = rank
-    return ranked
-
-
-def find_credit(session: Session, credit_id: str, *, now: float) -> LeaderRow | None:
-    """One account, identity or team by its id (account names are looked up first)."""
-    for kind in KINDS:
-        for row in leaderboard(session, kind=kind, now=now):
-            if row.id == credit_id and (row.kind == kind or kind == "account"):
-                return row
-    return None
-
-
-def as_json(row: LeaderRow, *, with_identities: bool) -> dict[str, Any]:
-    found: dict[str, Any] = {
-        "id": row.id,
-        "kind": row.kind,
-        "rank": row.rank,
-        "display_name": row.display_name,
-        "team": row.team,
-        "total": round(row.total, 6),
-        "last_24h": round(row.last_24h, 6),
-        "last_7d": round(row.last_7d, 6),
-        "hops": row.hops,
-        "tokens": row.tokens,
-        "forfeited": row.forfeited,
-    }
-    if with_identities:
-        found["identities"] = [
-            {
-                "node_id": i.node_id,
-                "total": round(i.total, 6),
-                "earned": round(i.earned, 6),
-                "last_24h": round(0.0 if i.forfeited else i.last_24h, 6),
-                "last_7d": round(0.0 if i.forfeited else i.last_7d, 6),
-                "hops": i.hops,
-                "tokens": i.tokens,
-                "own_hops": i.own_hops,
-                "job_units": i.job_units,
-                "forfeited": i.forfeited,
-            }
-            for i in row.identities
-        ]
-    return found
 
 
 def account_has_key(session: Session, account: str) -> bool:

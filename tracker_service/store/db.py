@@ -16,8 +16,6 @@ from sqlalchemy.engine import Compiled, make_url
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
-from tracker_service.errors import TrackerError
-
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -26,12 +24,6 @@ log = logging.getLogger(__name__)
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 # Any fixed number: replicas starting together take turns migrating.
 _PG_MIGRATION_LOCK = 0x6D657368
-
-
-class StoreError(TrackerError, RuntimeError):
-    """The database cannot be opened or migrated; the message names the URL's problem."""
-
-    reason = "store-unusable"
 
 
 def make_engine(url: str) -> Engine:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from tracker_service.errors import TrackerError
+from tracker_service.errors import INVITE_UNKNOWN, InviteRefused
 from tracker_service.store.hashed_secrets import HashedSecrets
 from tracker_service.store.invite_tables import Invite, InviteRedemption
 from tracker_service.store.tables import JoinToken
@@ -28,21 +28,9 @@ CODE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 CODE_CHARS = 12  # 60 bits, shown as XXXX-XXXX-XXXX
 _LOOKALIKES = str.maketrans({"O": "0", "I": "1", "L": "1"})
 
-INVITE_UNKNOWN = "invite-unknown"
 INVITE_REVOKED = "invite-revoked"
 INVITE_EXPIRED = "invite-expired"
 INVITE_USED_UP = "invite-used-up"
-
-
-class InviteRefused(TrackerError):
-    """A code that cannot be redeemed; ``reason`` says why, the message what to do."""
-
-    reason = INVITE_UNKNOWN
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy import exists, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from tracker_service.errors import TrackerError
+from tracker_service.errors import QueueRefusal
 from tracker_service.store.job_checks import (
     CheckPolicy,
     checks_tied_to,
@@ -57,15 +57,6 @@ MISSING_ARTIFACT = "missing-artifact"
 JOB_QUARANTINED = "job-quarantined"
 # A check round writes under this folder of the task's prefix; no other round may.
 CHECK_FOLDER = "check-"
-
-
-class QueueRefusal(TrackerError):
-    reason = "queue-refused"
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
 
 
 @dataclass(frozen=True)

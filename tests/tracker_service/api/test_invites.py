@@ -25,10 +25,10 @@ from tracker_service.domain.keys import (
     NETWORK_INFO_DOMAIN,
     verify_domain_signature,
 )
+from tracker_service.errors import InviteRefused
 from tracker_service.store.db import Database
 from tracker_service.store.invite_tables import Invite
 from tracker_service.store.invites import (
-    InviteRefused,
     add_invite,
     hash_code,
     normalize_code,

@@ -11,7 +11,8 @@ from fastapi.testclient import TestClient
 from tests.tracker_service.conftest import beat, make_settings, register
 from tests.tracker_service.helpers import FakeNode
 from tracker_service.app import create_app
-from tracker_service.security.address_limits import AddressLimited, AddressRateLimiter
+from tracker_service.errors import AddressLimited
+from tracker_service.security.address_limits import AddressRateLimiter
 from tracker_service.store.api_keys import add_api_key
 
 ROUTE = {"artifact_id": "nobody/none"}

@@ -14,11 +14,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from tests.tracker_service.helpers import FakeNode, identity_block
 from tests.tracker_service.store_backends import BACKENDS, fresh_database
+from tracker_service.api.schemas.credits import as_json
 from tracker_service.domain.credit_rules import (
     BUCKET_S,
     LINK_DOMAIN,
     AccountClaim,
-    LinkRefused,
     address_group,
     bucket_of,
     check_claim,
@@ -29,6 +29,8 @@ from tracker_service.domain.credit_rules import (
 from tracker_service.domain.recipe_identity import parse_identity
 from tracker_service.domain.tickets import HopReceipt
 from tracker_service.domain.wire import domain_message
+from tracker_service.errors import LinkRefused
+from tracker_service.services import credit_policy
 from tracker_service.services.credits import BOARD_DIRTY_S, CreditLedger, LeaderboardCache
 from tracker_service.services.session_plan import RoutePlan
 from tracker_service.store import credits as ledger
@@ -169,7 +171,7 @@ def test_verified_hops_earn_by_layers_and_own_key_requests_earn_nothing(
 
     asyncio.run(credits.credit_receipts(plan, receipts, key_id=None))
     with database.session() as session:
-        board = {r.id: r for r in ledger.leaderboard(session, kind="identity", now=NOW)}
+        board = {r.id: r for r in credit_policy.leaderboard(session, kind="identity", now=NOW)}
     assert board[first.node_id].total == pytest.approx(hop_credit(40, 10))
     assert board[second.node_id].total == pytest.approx(2 * board[first.node_id].total)
     assert board[second.node_id].rank == 1 and board[first.node_id].rank == 2
@@ -182,8 +184,8 @@ def test_verified_hops_earn_by_layers_and_own_key_requests_earn_nothing(
         ledger.save_claim(session, claim, now=NOW, key_id=key.id)
     asyncio.run(credits.credit_receipts(plan, receipts, key_id=key.id))
     with database.session() as session:
-        board = {r.id: r for r in ledger.leaderboard(session, kind="identity", now=NOW)}
-        accounts = {r.id: r for r in ledger.leaderboard(session, kind="account", now=NOW)}
+        board = {r.id: r for r in credit_policy.leaderboard(session, kind="identity", now=NOW)}
+        accounts = {r.id: r for r in credit_policy.leaderboard(session, kind="account", now=NOW)}
     assert board[first.node_id].total == pytest.approx(2 * hop_credit(40, 10))
     assert board[second.node_id].total == pytest.approx(hop_credit(40, 20))
     assert board[second.node_id].identities[0].own_hops == 1
@@ -204,14 +206,14 @@ def test_a_quarantined_identity_shows_zero_with_its_reason_and_keeps_the_evidenc
         ledger.save_claim(session, _claim([liar], account="team-liar"), now=NOW, key_id=None)
         quarantine_node(session, liar.node_id, reason="audit: wrong output", evidence={})
     with database.session() as session:
-        row = ledger.find_credit(session, liar.node_id, now=NOW)
-        account = ledger.find_credit(session, "team-liar", now=NOW)
-        team = ledger.find_credit(session, "lovelace", now=NOW)
+        row = credit_policy.find_credit(session, liar.node_id, now=NOW)
+        account = credit_policy.find_credit(session, "team-liar", now=NOW)
+        team = credit_policy.find_credit(session, "lovelace", now=NOW)
     assert row is not None and account is not None and team is not None
     assert row.total == 0.0 and row.forfeited and "audit: wrong output" in row.forfeited
     assert row.identities[0].earned == pytest.approx(hop_credit(40, 15))  # kept as evidence
     assert account.total == 0.0 and team.total == 0.0
-    body = ledger.as_json(row, with_identities=True)
+    body = as_json(row, with_identities=True)
     assert body["total"] == 0.0 and body["identities"][0]["forfeited"].startswith("quarantined")
 
 
@@ -225,7 +227,7 @@ def test_many_hops_of_one_node_and_hour_are_one_row_and_windows_are_by_hour(
     assert ledger.add_credit(database, rows) == 3
     assert ledger.add_credit(database, rows[:10]) == 1
     with database.session() as session:
-        [row] = ledger.leaderboard(session, kind="identity", now=NOW)
+        [row] = credit_policy.leaderboard(session, kind="identity", now=NOW)
     assert row.hops == 512
     assert row.total == pytest.approx(528.0)
     assert row.last_24h == pytest.approx(510.0)

@@ -9,7 +9,7 @@ import pytest
 
 from tests.tracker_service.store_backends import BACKENDS, fresh_database
 from tracker_service.domain.credit_rules import JOB_UNIT_CREDIT
-from tracker_service.store import credits as ledger
+from tracker_service.services import credit_policy
 from tracker_service.store import jobs as queue
 from tracker_service.store.artifacts import record_artifact
 from tracker_service.store.db import Database
@@ -45,6 +45,6 @@ def test_a_completed_task_credits_one_unit_and_a_repeat_credits_nothing(
     with database.sessions.begin() as session, pytest.raises(queue.QueueRefusal):
         queue.complete_task(session, lease_id, NODE, "a" * 64, now=12.0, policy=NO_CHECKS)
     with database.session() as session:
-        [row] = ledger.leaderboard(session, kind="identity", now=12.0)
+        [row] = credit_policy.leaderboard(session, kind="identity", now=12.0)
     assert row.id == NODE and row.total == pytest.approx(JOB_UNIT_CREDIT)
     assert row.identities[0].job_units == 1 and row.hops == 0

@@ -6,8 +6,9 @@ from collections.abc import Callable, Iterable
 
 import pytest
 
-from tracker_service.domain.auditability import Unreplayable, auditable_route, unreplayable_hops
-from tracker_service.domain.route_formation import Candidate, NoRoute, Route, RouteHop
+from tracker_service.domain.auditability import auditable_route, unreplayable_hops
+from tracker_service.domain.route_formation import Candidate, Route, RouteHop
+from tracker_service.errors import NoRoute, Unreplayable
 
 
 def _c(node_id: str, start: int, end: int) -> Candidate:

@@ -25,13 +25,13 @@ from tracker_service.domain.keys import TrackerKey
 from tracker_service.domain.recipe_identity import coverage_gap
 from tracker_service.domain.route_formation import (
     Candidate,
-    NoRoute,
     RecentAssignments,
     RouteHop,
     RoutingPolicy,
     form_route,
 )
-from tracker_service.services.route_planner import RoutePlanner, RouteRefused
+from tracker_service.errors import NoRoute, RouteRefused
+from tracker_service.services.route_planner import RoutePlanner
 from tracker_service.store.db import Database
 from tracker_service.store.tables import (
     NODE_BANNED,

@@ -16,7 +16,6 @@ import safetensors.numpy
 from tracker_service.domain import wire_frames
 from tracker_service.domain.keys import TrackerKey
 from tracker_service.domain.tickets import (
-    ReceiptError,
     TicketHop,
     build_ticket,
     chain_step_message,
@@ -29,7 +28,8 @@ from tracker_service.domain.tickets import (
     verify_chain_step,
     verify_receipt,
 )
-from tracker_service.services.reachability import ChallengeFailed, challenge_message, verify_answer
+from tracker_service.errors import ChallengeFailed, ReceiptError
+from tracker_service.services.reachability import challenge_message, verify_answer
 
 VECTORS = json.loads(
     (Path(__file__).resolve().parents[2] / "data" / "dataplane_vectors.json").read_text("utf-8")

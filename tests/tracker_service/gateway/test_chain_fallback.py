@@ -12,10 +12,10 @@ from typing import Any, ClassVar
 
 import pytest
 
+from tracker_service.errors import RouteFailure
 from tracker_service.gateway import generation as generation_module
 from tracker_service.gateway.chain_memory import ChainMemory
 from tracker_service.gateway.generation import Generation, GenerationSettings
-from tracker_service.services.hop_link import RouteFailure
 from tracker_service.services.session_plan import GeneratedToken, PlannedHop, RoutePlan, Sampling
 
 NODES = ("a" * 32, "b" * 32)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tracker_service.gateway.errors import BadRequest
+from tracker_service.errors import BadRequest
 from tracker_service.gateway.faces import anthropic_messages, ollama, openai_responses
 from tracker_service.gateway.openai_schemas import ChatCompletionCreate
 

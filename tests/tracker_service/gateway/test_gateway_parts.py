@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tracker_service.errors import RateLimited, TemplateError, Unauthorized
 from tracker_service.gateway.api_keys import Caller, KeyCheck, RateLimiter, is_loopback
-from tracker_service.gateway.chat_template import ChatTemplate, TemplateError
-from tracker_service.gateway.errors import RateLimited, Unauthorized
+from tracker_service.gateway.chat_template import ChatTemplate
 from tracker_service.gateway.text_stream import TextStream
 from tracker_service.store.api_keys import add_api_key, revoke_api_key
 from tracker_service.store.db import Database

@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 from tokenizers import Tokenizer
 
+from tracker_service.errors import BadRequest
 from tracker_service.gateway.constraint import (
     GrammarConstraint,
     check_grammar,
@@ -19,7 +20,6 @@ from tracker_service.gateway.constraint import (
     tool_call_grammar,
     vocabulary,
 )
-from tracker_service.gateway.errors import BadRequest
 from tracker_service.gateway.sampler import GatewaySampler, SamplerSettings
 from tracker_service.gateway.tools import parse_calls
 from tracker_service.services.session_plan import GeneratedToken

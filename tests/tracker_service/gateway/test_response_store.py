@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tracker_service.gateway.errors import BadRequest
+from tracker_service.errors import BadRequest
 from tracker_service.gateway.faces.response_store import ResponseStore
 
 TURN = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]

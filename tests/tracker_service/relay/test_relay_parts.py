@@ -14,10 +14,11 @@ from core.dataplane import relay_mux as node_mux
 from core.dataplane.relay_link import Backoff, link_headers, relay_endpoint
 from core.errors import ProtocolError
 from tracker_service.domain.wire import node_id_for
+from tracker_service.errors import RelayLinkRefused
 from tracker_service.relay import mux
 from tracker_service.relay.bandwidth import ByteBucket
 from tracker_service.relay.directory import RelayDirectory, relay_of
-from tracker_service.relay.link_auth import HEADER_PUBLIC_KEY, LinkAuthenticator, RelayLinkRefused
+from tracker_service.relay.link_auth import HEADER_PUBLIC_KEY, LinkAuthenticator
 
 LINK_URL = "ws://relay.example:8766/relay/v1/link"
 

@@ -15,12 +15,8 @@ from fastapi.testclient import TestClient
 from tests.tracker_service.conftest import make_settings, register
 from tests.tracker_service.helpers import FakeNode
 from tracker_service.app import create_app
-from tracker_service.security.endpoint_policy import (
-    EndpointRefused,
-    ResolvedEndpoint,
-    dial_path,
-    resolve_endpoint,
-)
+from tracker_service.errors import EndpointRefused
+from tracker_service.security.endpoint_policy import ResolvedEndpoint, dial_path, resolve_endpoint
 from tracker_service.services.node_files import CONFIG_PATH, TOKENIZER_PATH, fetch_metadata
 from tracker_service.services.reachability import CHALLENGE_PATH, dial
 

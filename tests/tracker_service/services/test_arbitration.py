@@ -20,11 +20,11 @@ from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_r
 from tests.tracker_service.services.test_certifier import fast_settings, join
 from tests.tracker_service.services.test_hop_audit import _generate, _liar, _node_view, _reachable
 from tracker_service.app import create_app
-from tracker_service.domain.route_formation import PURPOSE_CERTIFY, NoRoute
+from tracker_service.domain.route_formation import PURPOSE_CERTIFY
 from tracker_service.domain.tickets import verify_receipt
+from tracker_service.errors import NoRoute, RouteFailure
 from tracker_service.services.disputes import Dispute, DisputeBoard
 from tracker_service.services.hop_audit import Auditor, AuditSettings
-from tracker_service.services.hop_link import RouteFailure
 
 
 @pytest.fixture(scope="module")

@@ -32,7 +32,8 @@ from tests.tracker_service.store_backends import (
 )
 from tracker_service.domain.keys import TrackerKey
 from tracker_service.domain.recipe_identity import parse_identity
-from tracker_service.services.route_planner import RoutePlanner, RouteRefused
+from tracker_service.errors import RouteRefused
+from tracker_service.services.route_planner import RoutePlanner
 from tracker_service.store.db import Database
 from tracker_service.store.ledger import revoke_certification
 from tracker_service.store.nodes import Liveness, end_registration, register_node, set_reachability

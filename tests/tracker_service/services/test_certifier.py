@@ -189,7 +189,7 @@ def test_a_failed_recipe_backs_off_until_its_reachable_nodes_change(
 
 def test_receipts_that_do_not_tile_the_model_are_refused() -> None:
     from tracker_service.domain.tickets import HopReceipt
-    from tracker_service.services.certifier import CertificationFailed
+    from tracker_service.errors import CertificationFailed
     from tracker_service.services.session_plan import PlannedHop, RoutePlan
 
     hops = (
@@ -210,7 +210,7 @@ def test_receipts_that_do_not_tile_the_model_are_refused() -> None:
 def test_an_early_ended_hop_must_sign_exactly_the_stop_its_ticket_asked() -> None:
     """Two whole-model nodes: A stops at layer 2 (its ticket's effective_end), B runs on."""
     from tracker_service.domain.tickets import HopReceipt
-    from tracker_service.services.certifier import CertificationFailed
+    from tracker_service.errors import CertificationFailed
     from tracker_service.services.session_plan import PlannedHop, RoutePlan
 
     hops = (

@@ -6,7 +6,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from tracker_service.domain.keys import TrackerKey
-from tracker_service.domain.route_formation import Candidate, NoRoute
+from tracker_service.domain.route_formation import Candidate
+from tracker_service.errors import NoRoute
 from tracker_service.services.certify_route import early_ended_plan
 
 FINGERPRINT = ("a" * 64, "b" * 64)

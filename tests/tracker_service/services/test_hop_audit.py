@@ -24,8 +24,8 @@ from tests.tracker_service.services.test_certifier import fast_settings, join, w
 from tracker_service.app import create_app
 from tracker_service.domain.route_formation import PURPOSE_CERTIFY
 from tracker_service.domain.tickets import verify_receipt
+from tracker_service.errors import RouteFailure
 from tracker_service.services.hop_audit import Auditor, AuditSettings
-from tracker_service.services.hop_link import RouteFailure
 from tracker_service.services.route_session import RouteSession
 from tracker_service.services.session_plan import Sampling
 

@@ -21,7 +21,8 @@ from tokenizers.models import WordLevel
 from tokenizers.pre_tokenizers import Whitespace
 
 from tracker_service.domain.route_formation import Candidate
-from tracker_service.gateway.model_assets import AssetStore, AssetsUnavailable
+from tracker_service.errors import AssetsUnavailable
+from tracker_service.gateway.model_assets import AssetStore
 from tracker_service.security import endpoint_policy
 from tracker_service.services.certifier import Certifier, CertifierSettings, fetch_tokenizer
 from tracker_service.services.node_files import CONFIG_PATH, fetch_metadata

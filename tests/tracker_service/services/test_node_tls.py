@@ -39,7 +39,7 @@ from tests.tracker_service.real_nodes import (
 from tracker_service.app import create_app
 from tracker_service.domain.keys import TrackerKey
 from tracker_service.domain.route_formation import Candidate, form_route
-from tracker_service.services.hop_link import RouteFailure
+from tracker_service.errors import RouteFailure
 from tracker_service.services.route_planner import plan_for
 from tracker_service.services.route_session import RouteSession
 from tracker_service.services.session_plan import RoutePlan

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import statistics
-import time
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -36,9 +35,9 @@ from tracker_service.domain.allocation import (
     layer_rates,
 )
 from tracker_service.domain.replay_cover import choose_replayer
+from tracker_service.services import views
 from tracker_service.services.data_plane import vouch_all
 from tracker_service.services.rebalancing import PendingPlacements
-from tracker_service.store.allocation import ServingGroup, serving_groups
 
 router = APIRouter(prefix="/api/v1", tags=["allocation"])
 
@@ -59,9 +58,8 @@ def _answer(
     node_id: str | None,
     uplink: float | None = None,
 ) -> AllocationPublic:
-    with context.database.session() as session:
-        groups = serving_groups(session, now=time.time(), artifact_id=model, recipe_id=recipe)
-    group: ServingGroup | None = max(groups, key=lambda g: len(g.slots), default=None)
+    groups = views.live_groups(context.database, artifact_id=model, recipe_id=recipe)
+    group: views.ServingGroup | None = max(groups, key=lambda g: len(g.slots), default=None)
     if group is not None:
         if layer_count is not None and layer_count != group.layer_count:
             raise refuse(

@@ -20,10 +20,14 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ValidationError
 from starlette.types import Receive, Scope, Send
 
-from tracker_service.errors import TrackerError
+from tracker_service.errors import (
+    BadRequest,
+    ClientGone,
+    GatewayError,
+    GenerationFailed,
+    Unavailable,
+)
 from tracker_service.gateway.api_keys import Caller
-from tracker_service.gateway.errors import BadRequest, GatewayError, Unavailable
-from tracker_service.gateway.generation import GenerationFailed
 from tracker_service.gateway.observability import RequestRecord
 from tracker_service.gateway.openai_schemas import ChatCompletionCreate, CompletionCreate
 from tracker_service.gateway.service import Answer, Gateway
@@ -110,12 +114,6 @@ def broken(exc: GenerationFailed, retry_after_s: int | None = 5) -> Unavailable:
         code="route_failed",
         retry_after_s=retry_after_s,
     )
-
-
-class ClientGone(TrackerError):
-    """The client disconnected before a non-streamed answer was complete."""
-
-    reason = "client-gone"
 
 
 async def unless_disconnected(request: Request, work: Coroutine[Any, Any, T]) -> T:

@@ -13,36 +13,30 @@ limited per identity and per address group.
 
 from __future__ import annotations
 
-import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request
 from starlette.concurrency import run_in_threadpool
 
-from tracker_service.api.deps import Context, TrackerContext
+from tracker_service.api.deps import Context
 from tracker_service.api.routes import error_responses, refuse
 from tracker_service.api.schemas.credits import (
     AccountClaimCreate,
     AccountPublic,
     CreditDetailPublic,
     CreditPagePublic,
+    as_json,
 )
 from tracker_service.domain.credit_rules import (
-    AccountClaim,
-    LinkRefused,
     address_group,
-    check_claim,
-    parse_claim,
 )
+from tracker_service.errors import LinkRefused
+from tracker_service.services import credit_links
 from tracker_service.services.credits import LeaderboardCache
-from tracker_service.store import credits as ledger
-from tracker_service.store.api_keys import find_api_key
-from tracker_service.store.hashed_secrets import hash_secret
 
 router = APIRouter(tags=["credits"])
 
 MAX_PAGE = 200
-DAY_S = 86400.0
 
 
 def _board(request: Request) -> LeaderboardCache:
@@ -57,7 +51,7 @@ def _page(board: LeaderboardCache, kind: str, offset: int, limit: int) -> dict[s
         "total_rows": len(rows),
         "offset": offset,
         "limit": limit,
-        "rows": [ledger.as_json(r, with_identities=False) for r in rows[offset : offset + limit]],
+        "rows": [as_json(r, with_identities=False) for r in rows[offset : offset + limit]],
     }
 
 
@@ -81,7 +75,7 @@ def _one(board: LeaderboardCache, credit_id: str) -> dict[str, Any]:
             f"no account, identity or team '{credit_id}' has credit here; "
             "GET /api/v1/credits lists those that do",
         )
-    return ledger.as_json(row, with_identities=True)
+    return as_json(row, with_identities=True)
 
 
 @router.get(
@@ -92,69 +86,6 @@ def _one(board: LeaderboardCache, credit_id: str) -> dict[str, Any]:
 async def credit(credit_id: str, request: Request) -> dict[str, Any]:
     """One account, identity or team, with each identity's credit and any forfeit."""
     return await run_in_threadpool(_one, _board(request), credit_id[:128])
-
-
-def _check_creation(
-    context: TrackerContext, session: Any, claim: AccountClaim, address: str, now: float
-) -> None:
-    """Refuse a new account past the per-identity or per-address daily limit."""
-    if ledger.account_exists(session, claim.account):
-        return
-    settings = context.settings
-    by_identity, by_address = ledger.accounts_created_since(
-        session, since=now - DAY_S, by=claim.node_ids[:1], address=address
-    )
-    if by_identity >= settings.credit_accounts_per_identity_per_day:
-        raise LinkRefused(
-            "too-many-accounts",
-            f"identity {claim.node_ids[0]} created {by_identity} accounts in the last day, "
-            "its limit; link it to one of them instead, or try again tomorrow",
-            status_code=429,
-        )
-    if address and by_address >= settings.credit_accounts_per_address_per_day:
-        raise LinkRefused(
-            "too-many-accounts",
-            f"{by_address} accounts were created from your address in the last day, its "
-            "limit; link to an existing account instead, or try again tomorrow",
-            status_code=429,
-        )
-
-
-def _claim(
-    context: TrackerContext, body: dict[str, Any], api_key: str | None, address: str
-) -> AccountPublic:
-    claim, signatures = parse_claim(body)
-    now = time.time()
-    with context.database.sessions.begin() as session:
-        key_id = None
-        if api_key is not None:
-            found = find_api_key(session, api_key)
-            if found is None:
-                raise LinkRefused(
-                    "invalid-api-key",
-                    "the API key sent to be linked is unknown or revoked; send a valid one or none",
-                    status_code=401,
-                )
-            key_id = found.id
-        check_claim(
-            claim,
-            signatures,
-            ledger.public_keys(session, list(claim.node_ids)),
-            now=now,
-            members=ledger.account_members(session, claim.account),
-            api_key_sha256=hash_secret(api_key) if api_key is not None else "",
-        )
-        _check_creation(context, session, claim, address, now)
-        ledger.save_claim(session, claim, now=now, key_id=key_id, address=address)
-        members = ledger.account_members(session, claim.account)
-        linked = key_id is not None or bool(ledger.account_has_key(session, claim.account))
-    return AccountPublic(
-        account=claim.account,
-        display_name=claim.display_name,
-        team=claim.team,
-        node_ids=members,
-        api_key_linked=linked,
-    )
 
 
 @router.post(
@@ -177,8 +108,21 @@ async def link_account(
         api_key = token.strip()
     address = address_group(request.client.host if request.client else None)
     try:
-        linked = await run_in_threadpool(_claim, context, body.model_dump(), api_key, address)
+        linked = await run_in_threadpool(
+            credit_links.link_account,
+            context.settings,
+            context.database,
+            body.model_dump(),
+            api_key,
+            address,
+        )
     except LinkRefused as exc:
         raise refuse(exc.status_code, exc.reason, exc.message) from exc
     _board(request).invalidate()
-    return linked
+    return AccountPublic(
+        account=linked.account,
+        display_name=linked.display_name,
+        team=linked.team,
+        node_ids=linked.node_ids,
+        api_key_linked=linked.api_key_linked,
+    )

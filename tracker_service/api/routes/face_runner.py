@@ -17,17 +17,15 @@ from pydantic import BaseModel
 from tracker_service.api.routes.answer_io import (
     CLIENT_CLOSED,
     ROUTE_HEADER,
-    ClientGone,
     EventStream,
     GatewayDep,
     broken,
     unless_disconnected,
 )
+from tracker_service.errors import ClientGone, GatewayError, GenerationFailed
 from tracker_service.gateway.api_keys import Caller
-from tracker_service.gateway.errors import GatewayError
 from tracker_service.gateway.faces import common
 from tracker_service.gateway.faces.common import Event, Outcome
-from tracker_service.gateway.generation import GenerationFailed
 from tracker_service.gateway.service import Answer, Gateway
 
 M = TypeVar("M", bound=BaseModel)

@@ -34,11 +34,7 @@ from tracker_service.api.deps import TrackerContext
 from tracker_service.api.routes import http_refusal_response, parse_body, refusal_response
 from tracker_service.api.schemas.nodes import HeartbeatCreate, HeartbeatPublic
 from tracker_service.security.auth import nonce_reused, verify_signed
-from tracker_service.store.nodes import heartbeat_refusal
-from tracker_service.store.tables import (
-    NODE_BANNED,
-    NODE_QUARANTINED,
-)
+from tracker_service.services import registration
 
 PATH_PREFIX = "/api/v1/nodes/"
 PATH_SUFFIX = "/heartbeat"
@@ -99,11 +95,13 @@ async def answer_heartbeat(
     if not fresh:
         return _replay(context, node_id)
     if not refreshed:
-        state, sentence = await database.run_quick(_why_refused, context, node_id, now)
+        state, sentence = await database.run_quick(
+            registration.heartbeat_refused, database, node_id, now
+        )
         metrics.heartbeats.labels(state).inc()
-        if state == NODE_BANNED:
+        if state == registration.NODE_BANNED:
             return refusal_response(403, errors.BANNED, sentence)
-        if state == NODE_QUARANTINED:
+        if state == registration.NODE_QUARANTINED:
             return refusal_response(403, errors.QUARANTINED, sentence)
         return refusal_response(410 if state == "expired" else 409, errors.RE_REGISTER, sentence)
     metrics.heartbeats_ok.inc()
@@ -129,12 +127,6 @@ def _replay(context: TrackerContext, node_id: str) -> Response:
     refused = nonce_reused(node_id)
     context.metrics.auth_refusals.labels(refused.reason).inc()
     return refusal_response(refused.status_code, refused.reason, refused.message)
-
-
-def _why_refused(context: TrackerContext, node_id: str, now: float) -> tuple[str, str]:
-    """Blocking: (state, sentence) for a heartbeat that refreshed no node."""
-    with context.database.engine.connect() as connection:
-        return heartbeat_refusal(connection, node_id, now)
 
 
 def heartbeat_node_id(scope: Scope) -> str | None:

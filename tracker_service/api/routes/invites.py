@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -14,13 +13,9 @@ from tracker_service.api.request_guard import admit_address
 from tracker_service.api.routes import error_responses, parse_body, refuse, signed_body
 from tracker_service.api.schemas.network import InviteRedeemCreate, InviteRedeemPublic
 from tracker_service.domain.keys import INVITE_REDEEMED_DOMAIN
+from tracker_service.errors import INVITE_UNKNOWN, InviteRefused
 from tracker_service.security.auth import verify_signed_request
-from tracker_service.store.invites import (
-    INVITE_UNKNOWN,
-    InviteRefused,
-    Redeemed,
-    redeem_invite,
-)
+from tracker_service.services import registration
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/v1/invites", tags=["invites"])
@@ -30,11 +25,6 @@ REDEEM_PATH = "/api/v1/invites/redeem"
 def own_url(context: TrackerContext, request: Request) -> str:
     """The URL this tracker names itself by: the operator's public URL, else as reached."""
     return (context.settings.public_url or str(request.base_url)).rstrip("/")
-
-
-def _redeem(context: TrackerContext, code: str, node_id: str) -> Redeemed:
-    with context.database.sessions.begin() as session:
-        return redeem_invite(session, code, node_id=node_id, now=time.time())
 
 
 @router.post(
@@ -62,7 +52,9 @@ async def redeem(request: Request, context: Context) -> InviteRedeemPublic:
     )
     body = parse_body(InviteRedeemCreate, signed.body)
     try:
-        redeemed = await run_in_threadpool(_redeem, context, body.code, signed.node_id)
+        redeemed = await run_in_threadpool(
+            registration.redeem, context.database, body.code, signed.node_id
+        )
     except InviteRefused as exc:
         log.info("invite refused node_id=%s reason=%s", signed.node_id, exc.reason)
         raise refuse(404 if exc.reason == INVITE_UNKNOWN else 410, exc.reason, exc.message) from exc

@@ -9,63 +9,32 @@ outputs nor keep writing after its lease was lost.
 
 from __future__ import annotations
 
-import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import FileResponse
 from starlette.concurrency import run_in_threadpool
 
-from tracker_service.api.deps import Context, TrackerContext
+from tracker_service.api.deps import Context
 from tracker_service.api.job_settings import jobs_state
 from tracker_service.api.routes import error_responses, refuse
 from tracker_service.api.routes.jobs_auth import ReaderDep, executor_node, submitter
 from tracker_service.api.schemas.jobs import ArtifactPublic
-from tracker_service.store import jobs as queue
-from tracker_service.store.artifacts import (
+from tracker_service.errors import ArtifactRefusal, QueueRefusal
+from tracker_service.services import job_artifacts as artifacts
+from tracker_service.services.job_artifacts import (
+    HEADER_LEASE,
+    KEY_LEN,
     KEY_PATTERN,
-    ArtifactRefusal,
-    BlobStore,
+    WRONG_PREFIX,
     check_key,
     check_sha256,
-    find_artifact,
-    record_artifact,
 )
-from tracker_service.store.job_tables import KEY_LEN
 
 router = APIRouter(prefix="/api/v1/jobs/artifacts", tags=["jobs"])
 
 HEADER_SHA256 = "X-Meshnet-Sha256"
-HEADER_LEASE = "X-Meshnet-Lease"
 INPUTS_PREFIX = "inputs/"
-WRONG_PREFIX = "artifact-prefix-refused"
-
-
-def _store(
-    context: TrackerContext,
-    blobs: BlobStore,
-    key: str,
-    data: bytes,
-    sha256: str,
-    uploader: str,
-    lease_id: str | None,
-) -> ArtifactPublic:
-    now = time.time()
-    with context.database.sessions.begin() as session:
-        if lease_id is not None:
-            task = queue.lease_for_upload(session, lease_id, now=now)
-            prefix = queue.output_prefix(task.job_id, task.task_id, task.round)
-            if not queue.lease_may_write(task.job_id, task, key) or task.node_id != (
-                uploader.removeprefix("node:")
-            ):
-                raise ArtifactRefusal(
-                    WRONG_PREFIX,
-                    f"this lease may write only under {prefix}; {key!r} is outside it",
-                    403,
-                )
-        digest, size = blobs.put(data, sha256)
-        row = record_artifact(session, key, digest, size, uploaded_by=uploader, now=now)
-        return ArtifactPublic(key=row.key, sha256=row.sha256, size_bytes=row.size_bytes)
 
 
 # The key's rule, documented (not enforced here: check_key answers 400 bad-artifact-key).
@@ -110,40 +79,14 @@ async def upload(key: ArtifactKey, request: Request, context: Context) -> Artifa
     data = await request.body()
     blobs = jobs_state(request).blobs
     try:
-        return await run_in_threadpool(
-            _store, context, blobs, key, data, sha256, uploader, lease_id
+        stored = await run_in_threadpool(
+            artifacts.store, context.database, blobs, key, data, sha256, uploader, lease_id
         )
     except ArtifactRefusal as exc:
         raise refuse(exc.status_code, exc.reason, exc.message) from exc
-    except queue.QueueRefusal as exc:
+    except QueueRefusal as exc:
         raise refuse(410, exc.reason, exc.message) from exc
-
-
-def _readable(
-    context: TrackerContext, key: str, reader: str, lease_id: str | None
-) -> tuple[str, int]:
-    """(sha256, size) of `key` if `reader` may read it. A submitter reads anything; an
-    executor only its current lease's inputs and its task's own prefix (checkpoints)."""
-    now = time.time()
-    with context.database.session() as session:
-        if reader.startswith("node:"):
-            if not lease_id:
-                raise ArtifactRefusal(
-                    WRONG_PREFIX, f"an executor's download names its lease in {HEADER_LEASE}", 403
-                )
-            task = queue.lease_for_upload(session, lease_id, now=now)
-            job, _ = queue.get_job(session, task.job_id)
-            own = key.startswith(queue.output_prefix(job.job_id, task.task_id, task.round))
-            if task.node_id != reader.removeprefix("node:") or (
-                not own and key not in job.inputs.values()
-            ):
-                raise ArtifactRefusal(
-                    WRONG_PREFIX,
-                    f"this lease may read its job's inputs and {key!r} is not one",
-                    403,
-                )
-        row = find_artifact(session, key)
-        return row.sha256, row.size_bytes
+    return ArtifactPublic(key=stored.key, sha256=stored.sha256, size_bytes=stored.size_bytes)
 
 
 @router.get("/{key:path}", responses=error_responses(400, 401, 403, 404, 410))
@@ -152,11 +95,11 @@ async def download(key: ArtifactKey, request: Request, context: Context, reader:
     try:
         check_key(key)
         sha256, size = await run_in_threadpool(
-            _readable, context, key, reader, request.headers.get(HEADER_LEASE)
+            artifacts.readable, context.database, key, reader, request.headers.get(HEADER_LEASE)
         )
     except ArtifactRefusal as exc:
         raise refuse(exc.status_code, exc.reason, exc.message) from exc
-    except queue.QueueRefusal as exc:
+    except QueueRefusal as exc:
         raise refuse(410, exc.reason, exc.message) from exc
     path = jobs_state(request).blobs.path_of(sha256)
     if not path.is_file():

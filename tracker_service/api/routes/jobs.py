@@ -1,9 +1,10 @@
 """The batch-job queue over HTTP: submit and read (submitters), register, claim,
 lease heartbeat, complete, fail and checkpoints (executor nodes).
 
-Every queue change is one transaction in ``store/jobs.py``; a refusal there
-changes nothing and is answered here: 410 for a lost lease (its holder must
-throw the result away), 409 for a refused completion, 404/422 for bad names.
+Every queue change is one transaction (the use cases in ``services/job_queue.py``,
+persisted by ``store/jobs.py``); a refusal there changes nothing and is answered
+here: 410 for a lost lease (its holder must throw the result away), 409 for a
+refused completion, 404/422 for bad names.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from tracker_service.api.deps import Context, SignedRegistration, TrackerContext
 from tracker_service.api.job_settings import JobSettings, jobs_state
 from tracker_service.api.routes import error_responses, parse_body, refuse, signed_body
 from tracker_service.api.routes.jobs_auth import ExecutorDep, SubmitterDep
-from tracker_service.api.routes.nodes import check_join_token
 from tracker_service.api.schemas.jobs import (
     CheckpointCommitCreate,
     CheckpointPartCreate,
@@ -40,16 +40,13 @@ from tracker_service.api.schemas.jobs import (
     TaskPublic,
 )
 from tracker_service.domain.wire import HEADER_JOIN_TOKEN
-from tracker_service.store import jobs as queue
-from tracker_service.store.artifacts import BlobStore
-from tracker_service.store.executors import register_executor, touch_executor
-from tracker_service.store.job_checks import CheckPolicy, is_quarantined
-from tracker_service.store.job_tables import Job, JobTask
+from tracker_service.errors import QueueRefusal
+from tracker_service.services import job_queue as queue
+from tracker_service.services.job_queue import BlobStore, CheckPolicy, Job, JobTask
 
 router = APIRouter(prefix="/api/v1/jobs", tags=["jobs"])
 T = TypeVar("T")
 # An executor seen within this many heartbeat intervals counts as live (claim cool-down).
-EXECUTOR_LIVE_BEATS = 3
 
 _STATUS = {
     queue.LEASE_LOST: 410,
@@ -76,7 +73,7 @@ async def _in_transaction(context: TrackerContext, fn: Callable[..., T], *args: 
 
     try:
         return await run_in_threadpool(work)
-    except queue.QueueRefusal as exc:
+    except QueueRefusal as exc:
         raise refuse(_STATUS.get(exc.reason, 400), exc.reason, exc.message) from exc
 
 
@@ -133,8 +130,7 @@ async def submit(body: JobCreate, context: Context, submitter_id: SubmitterDep) 
     )
 
     def create(session: Any) -> JobCreated:
-        job = queue.submit_job(session, spec, submitter_id=submitter_id, now=time.time())
-        _, tasks = queue.get_job(session, job.job_id)
+        job, tasks = queue.submit(session, spec, submitter_id=submitter_id, now=time.time())
         return JobCreated(job_id=job.job_id, task_ids=[t.task_id for t in tasks])
 
     return await _in_transaction(context, create)
@@ -143,10 +139,8 @@ async def submit(body: JobCreate, context: Context, submitter_id: SubmitterDep) 
 @router.get("", response_model=JobList, responses=QUEUE_REFUSALS)
 async def list_all(context: Context, _submitter: SubmitterDep) -> JobList:
     def read(session: Any) -> JobList:
-        queue.expire_leases(session, now=time.time())
-        rows = queue.list_jobs(session)
-        counts = queue.task_counts(session, [j.job_id for j in rows])
-        return JobList(jobs=[job_public(j, counts=counts[j.job_id]) for j in rows])
+        rows = queue.jobs_with_counts(session, now=time.time())
+        return JobList(jobs=[job_public(j, counts=counts) for j, counts in rows])
 
     return await _in_transaction(context, read)
 
@@ -156,14 +150,12 @@ async def show(job_id: str, context: Context, _submitter: SubmitterDep) -> JobPu
     """A job with each task's state, attempts, node, error and uploaded outputs."""
 
     def read(session: Any) -> JobPublic:
-        queue.expire_leases(session, now=time.time())
-        job, tasks = queue.get_job(session, job_id)
-        public = job_public(job, list(tasks), queue.task_counts(session, [job_id])[job_id])
+        job, tasks, counts = queue.job_detail(session, job_id, now=time.time())
+        public = job_public(job, list(tasks), counts)
         for task in public.tasks:
-            prefix = queue.output_prefix(job_id, task.task_id)
             task.outputs = [
                 {"key": a.key, "sha256": a.sha256, "size_bytes": a.size_bytes}
-                for a in queue.artifacts_under(session, prefix)
+                for a in queue.outputs_of(session, job_id, task.task_id)
             ]
         return public
 
@@ -188,16 +180,14 @@ async def register(
     join_token = request.headers.get(HEADER_JOIN_TOKEN)
 
     def enrol(session: Any) -> tuple[str, float]:
-        now = time.time()
-        if context.settings.private:
-            check_join_token(session, join_token, now, signed.node_id)
-        _refuse_quarantined(session, signed.node_id)
-        return register_executor(
+        return queue.enrol(
             session,
             signed.node_id,
             body.public_key,
-            now=now,
+            private=context.settings.private,
+            join_token=join_token,
             ttl_s=settings.executor_session_ttl_s,
+            now=time.time(),
         )
 
     token, expires = await _in_transaction(context, enrol)
@@ -210,17 +200,8 @@ async def register(
     )
 
 
-def _refuse_quarantined(session: Any, node_id: str) -> None:
-    reason = is_quarantined(session, node_id)
-    if reason is not None:
-        raise queue.QueueRefusal(
-            queue.JOB_QUARANTINED,
-            f"this node is quarantined from jobs ({reason}); it gets no more batch work",
-        )
-
-
 def check_policy(settings: JobSettings) -> CheckPolicy:
-    return CheckPolicy(share=settings.check_share, probation_tasks=settings.probation_tasks)
+    return queue.check_policy(settings.check_share, settings.probation_tasks)
 
 
 def _read_metrics(blobs: BlobStore, sha256: str, max_bytes: int) -> Any:
@@ -240,7 +221,7 @@ async def executor_heartbeat(node_id: str, context: Context, caller: ExecutorDep
     """Liveness of an executor; 401 re-register when the tracker does not know it."""
     if caller != node_id:
         raise refuse(401, errors.NODE_ID_MISMATCH, f"the request is from {caller}, not {node_id}")
-    known = await _in_transaction(context, lambda s: touch_executor(s, node_id, now=time.time()))
+    known = await _in_transaction(context, lambda s: queue.touch(s, node_id, now=time.time()))
     if not known:
         raise refuse(
             401, errors.RE_REGISTER, f"executor {node_id} is not registered here; register again"
@@ -261,20 +242,12 @@ async def claim(request: Request, context: Context, node_id: ExecutorDep) -> Any
     settings = jobs_state(request).settings
 
     def take(session: Any) -> LeasePublic | None:
-        now = time.time()
-        if not touch_executor(session, node_id, now=now):
-            raise queue.QueueRefusal(
-                errors.RE_REGISTER,
-                f"executor {node_id} is not registered here; register it first "
-                "(POST /api/v1/jobs/executors/register, signed)",
-            )
-        _refuse_quarantined(session, node_id)
-        claimed = queue.claim_task(
+        claimed = queue.claim(
             session,
             node_id,
-            now=now,
+            now=time.time(),
             cooldown_s=settings.failed_executor_cooldown_s,
-            live_since=now - EXECUTOR_LIVE_BEATS * settings.executor_heartbeat_s,
+            heartbeat_s=settings.executor_heartbeat_s,
         )
         if claimed is None:
             return None
@@ -310,7 +283,7 @@ async def claim(request: Request, context: Context, node_id: ExecutorDep) -> Any
 async def lease_heartbeat(lease_id: str, context: Context, node_id: ExecutorDep) -> LeaseRenewed:
     """Renew a lease; 410 once it expired or was superseded (stop and discard the result)."""
     deadline = await _in_transaction(
-        context, lambda s: queue.heartbeat_lease(s, lease_id, node_id, now=time.time())
+        context, lambda s: queue.renew(s, lease_id, node_id, now=time.time())
     )
     return LeaseRenewed(lease_id=lease_id, deadline=deadline)
 
@@ -328,10 +301,9 @@ async def complete(
     def commit(session: Any) -> TaskOutcome:
         now = time.time()
         metrics = _read_metrics(state.blobs, body.metrics_sha256, state.settings.metrics_max_bytes)
-        task = queue.complete_task(
+        task = queue.complete(
             session, lease_id, node_id, body.metrics_sha256, now=now, metrics=metrics, policy=policy
         )
-        touch_executor(session, node_id, now=now, done=1)
         return TaskOutcome(
             task_id=task.task_id, state=task.state, attempts=task.attempts, accepted=True
         )
@@ -346,7 +318,7 @@ async def fail(
     """End the attempt with an error: requeued with backoff, or failed after max attempts."""
 
     def record(session: Any) -> TaskOutcome:
-        task = queue.fail_task(session, lease_id, node_id, body.error, now=time.time())
+        task = queue.fail(session, lease_id, node_id, body.error, now=time.time())
         return TaskOutcome(
             task_id=task.task_id, state=task.state, attempts=task.attempts, accepted=False
         )
@@ -361,9 +333,7 @@ async def checkpoint_part(
     part = body.part.model_dump()
     await _in_transaction(
         context,
-        lambda s: queue.register_checkpoint_part(
-            s, lease_id, node_id, body.step, part, now=time.time()
-        ),
+        lambda s: queue.add_checkpoint_part(s, lease_id, node_id, body.step, part, now=time.time()),
     )
     return {"registered": True, "step": body.step}
 
@@ -391,10 +361,7 @@ async def checkpoint_latest(job_id: str, task_id: str, context: Context, _node: 
     """The task's newest committed checkpoint, wherever the attempt that wrote it ran."""
 
     def read(session: Any) -> CheckpointPublic | None:
-        task = session.get(JobTask, task_id)
-        if task is None or task.job_id != job_id:
-            raise queue.QueueRefusal(queue.UNKNOWN_JOB, f"no task {task_id!r} in job {job_id!r}")
-        row = queue.latest_checkpoint(session, task_id, task.round)
+        row = queue.latest_checkpoint(session, job_id, task_id)
         if row is None:
             return None
         return CheckpointPublic(

@@ -8,7 +8,6 @@ credential its executor registration returned, sent as
 
 from __future__ import annotations
 
-import time
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -18,13 +17,8 @@ from tracker_service.api.auth_throttle import mark_not_a_guess
 from tracker_service.api.deps import Context, TrackerContext, verified_request
 from tracker_service.api.routes import refuse
 from tracker_service.domain.wire import HEADER_NODE, PUBLIC_KEY_BYTES, b64decode_exact
-from tracker_service.store.executors import (
-    SESSION_EXPIRED,
-    SESSION_VALID,
-    executor_key,
-    session_status,
-)
-from tracker_service.store.submitters import use_submitter_token
+from tracker_service.services import job_access
+from tracker_service.services.job_access import SESSION_EXPIRED, SESSION_VALID
 
 SESSION_SCHEME = "MeshNet-Session "
 SUBMITTER_REQUIRED = "submitter-token-required"
@@ -41,8 +35,7 @@ def _submitter(context: TrackerContext, header: str) -> int:
             "submitting and reading jobs needs a submitter token as 'Authorization: Bearer "
             "<token>'; the operator issues one with `meshnet-tracker submitters add`",
         )
-    with context.database.sessions.begin() as session:
-        token_id = use_submitter_token(session, token, now=time.time())
+    token_id = job_access.submitter_of(context.database, token)
     if token_id is None:
         raise refuse(401, SUBMITTER_REQUIRED, "the submitter token is unknown or revoked")
     return token_id
@@ -57,15 +50,13 @@ SubmitterDep = Annotated[int, Depends(submitter)]
 
 
 def _session_node(context: TrackerContext, node_id: str, token: str) -> str:
-    with context.database.session() as session:
-        return session_status(session, node_id, token, now=time.time())
+    return job_access.session_of(context.database, node_id, token)
 
 
 def _cache_executor_key(context: TrackerContext, node_id: str) -> None:
     if context.public_keys.get(node_id) is not None:
         return
-    with context.database.session() as session:
-        key_b64 = executor_key(session, node_id)
+    key_b64 = job_access.executor_key_of(context.database, node_id)
     if key_b64 is not None:
         context.public_keys.put(node_id, b64decode_exact(key_b64, PUBLIC_KEY_BYTES, "key"))
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,7 +18,7 @@ from tracker_service.api.routes.invites import own_url
 from tracker_service.api.routes.state import STATUS_PAGE_HEADERS
 from tracker_service.api.schemas.network import CHALLENGE_PATTERN, NetworkPublic
 from tracker_service.domain.invite_links import invite_links
-from tracker_service.store.invites import find_invite, invite_state
+from tracker_service.services import views
 
 router = APIRouter(tags=["network"])
 templates = Jinja2Templates(directory=Path(__file__).resolve().parents[2] / "templates")
@@ -61,9 +60,7 @@ def _invite_page(
 ) -> tuple[int, dict[str, Any]]:
     info = _network(context, tracker_url, None)
     page: dict[str, Any] = {"network": info, "code": code}
-    with context.database.session() as session:
-        invite = find_invite(session, code) if len(code) <= 64 else None
-        state = None if invite is None else invite_state(invite, time.time())
+    state = views.invite_state_of(context.database, code)
     if state is None:
         return 404, page
     if state != "active":

@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse, Response
 from tracker_service.api.metrics import counted
 from tracker_service.api.routes.answer_io import ROUTE_HEADER, GatewayDep, parse, start
 from tracker_service.api.routes.face_runner import GONE, FaceCallerDep, stream, whole
-from tracker_service.gateway.errors import BadRequest
+from tracker_service.errors import BadRequest
 from tracker_service.gateway.faces import ollama as face
 from tracker_service.gateway.faces.common import InternalRequest
 from tracker_service.gateway.model_catalogue import ServedModel

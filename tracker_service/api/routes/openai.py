@@ -23,7 +23,6 @@ from tracker_service.api.metrics import counted
 from tracker_service.api.routes.answer_io import (
     CLIENT_CLOSED,
     ROUTE_HEADER,
-    ClientGone,
     EventStream,
     GatewayDep,
     broken,
@@ -31,10 +30,15 @@ from tracker_service.api.routes.answer_io import (
     start,
     unless_disconnected,
 )
+from tracker_service.errors import (
+    BadRequest,
+    ClientGone,
+    GatewayError,
+    GenerationFailed,
+    ModelNotFound,
+)
 from tracker_service.gateway import responses
 from tracker_service.gateway.api_keys import Caller
-from tracker_service.gateway.errors import BadRequest, GatewayError, ModelNotFound
-from tracker_service.gateway.generation import GenerationFailed
 from tracker_service.gateway.openai_schemas import ChatCompletionCreate, CompletionCreate
 from tracker_service.gateway.service import Answer, Choice, Gateway, Piece
 

@@ -22,11 +22,12 @@ from tracker_service.api.schemas.routes import (
     RoutePublic,
     SignedTicketPublic,
 )
-from tracker_service.domain.route_formation import PURPOSE_CERTIFY, NoRoute
+from tracker_service.domain.route_formation import PURPOSE_CERTIFY
+from tracker_service.errors import NoRoute, RouteRefused
+from tracker_service.services import views
 from tracker_service.services.data_plane import RouteServices
-from tracker_service.services.route_planner import RoutePlanner, RouteRefused
+from tracker_service.services.route_planner import RoutePlanner
 from tracker_service.services.session_plan import RoutePlan
-from tracker_service.store.route_candidates import Key, recipes_matching
 
 router = APIRouter(prefix="/api/v1/routes", tags=["routes"])
 
@@ -54,15 +55,14 @@ def _public(plan: RoutePlan, tracker_public_key: str) -> RoutePublic:
     )
 
 
-def _keys(context: Context, body: RouteCreate) -> list[Key]:
+def _keys(context: Context, body: RouteCreate) -> list[views.Key]:
     """The fingerprints the request may mean: one by digest, or a model's recipes."""
     if body.model_artifact_digest is not None and body.runtime_recipe_digest is not None:
         return [(body.model_artifact_digest, body.runtime_recipe_digest)]
     assert body.artifact_id is not None  # the schema insists on one way to name it
-    with context.database.session() as session:
-        found = recipes_matching(session, artifact_id=body.artifact_id, recipe_id=body.recipe_id)
-    # Certified first: a serve request is answered by the first recipe that routes.
-    return [info.key for info in sorted(found, key=lambda i: i.status != "certified")]
+    return views.recipe_keys(
+        context.database, artifact_id=body.artifact_id, recipe_id=body.recipe_id
+    )
 
 
 def _plan(planner: RoutePlanner, context: Context, body: RouteCreate) -> RoutePlan:

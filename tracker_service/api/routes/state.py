@@ -14,6 +14,7 @@ from starlette.concurrency import run_in_threadpool
 
 from tracker_service.api.deps import Context, TrackerContext
 from tracker_service.api.routes import error_responses
+from tracker_service.api.schemas.credits import as_json
 from tracker_service.api.schemas.state import StatePublic
 from tracker_service.api.status import (
     CURSOR_PATTERN,
@@ -24,9 +25,8 @@ from tracker_service.api.status import (
     decode_cursor,
 )
 from tracker_service.gateway.faces import apis_on
-from tracker_service.store.credits import as_json
-from tracker_service.store.model_sources import allow_first_sources, served_statuses
-from tracker_service.store.tables import NODE_ID_LEN
+from tracker_service.services import state_view
+from tracker_service.services.state_view import NODE_ID_LEN
 
 router = APIRouter(tags=["state"])
 STATUS_CREDIT_ROWS = 20
@@ -59,10 +59,9 @@ def _state(context: TrackerContext, page: NodePage | None = None) -> StatePublic
     now = time.time()
     settings = context.settings
     if settings.trust_first_model_source:
-        with context.database.sessions.begin() as session:
-            allow_first_sources(session, now)
+        state_view.trust_first_sources(context.database, now)
     with context.database.session() as session:
-        sources = served_statuses(session, settings.allowed_model_sources)
+        sources = state_view.source_statuses(session, settings.allowed_model_sources)
         state = collect_state(session, now=now, page=page, sources=sources)
         return apply_disputes(session, state, context.disputes, now=now)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from tracker_service.domain.credit_rules import (
@@ -9,6 +11,7 @@ from tracker_service.domain.credit_rules import (
     MAX_LABEL_LEN,
     MAX_LINKED_IDENTITIES,
 )
+from tracker_service.services.credit_policy import LeaderRow
 
 
 class IdentityCreditPublic(BaseModel):
@@ -77,3 +80,36 @@ class AccountPublic(BaseModel):
     team: str
     node_ids: list[str]
     api_key_linked: bool
+
+
+def as_json(row: LeaderRow, *, with_identities: bool) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "id": row.id,
+        "kind": row.kind,
+        "rank": row.rank,
+        "display_name": row.display_name,
+        "team": row.team,
+        "total": round(row.total, 6),
+        "last_24h": round(row.last_24h, 6),
+        "last_7d": round(row.last_7d, 6),
+        "hops": row.hops,
+        "tokens": row.tokens,
+        "forfeited": row.forfeited,
+    }
+    if with_identities:
+        found["identities"] = [
+            {
+                "node_id": i.node_id,
+                "total": round(i.total, 6),
+                "earned": round(i.earned, 6),
+                "last_24h": round(0.0 if i.forfeited else i.last_24h, 6),
+                "last_7d": round(0.0 if i.forfeited else i.last_7d, 6),
+                "hops": i.hops,
+                "tokens": i.tokens,
+                "own_hops": i.own_hops,
+                "job_units": i.job_units,
+                "forfeited": i.forfeited,
+            }
+            for i in row.identities
+        ]
+    return found

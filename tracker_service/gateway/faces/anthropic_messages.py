@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tracker_service.gateway.errors import BadRequest, GatewayError
+from tracker_service.errors import BadRequest, GatewayError
 from tracker_service.gateway.faces.common import (
     CallMade,
     Ended,

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tracker_service.gateway.errors import BadRequest
+from tracker_service.errors import BadRequest
 
 KeyId = int | None  # None: a loopback caller on a tracker with no keys
 

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from tests.tracker_service.helpers import OTHER_CONTENT, capability, identity_block
-from tracker_service.api.capability_gate import DEFAULT_MAX_REPORT_AGE_S, check_capability
-from tracker_service.api.schemas.nodes import CapabilityReportIn
+from tracker_service.domain.capability_gate import DEFAULT_MAX_REPORT_AGE_S, check_capability
+from tracker_service.domain.capability_report import CapabilityReportIn
 from tracker_service.domain.recipe_identity import parse_identity
 from tracker_service.errors import TrackerRefusal
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from tracker_service import errors
-from tracker_service.api.schemas.nodes import CapabilityReportIn
+from tracker_service.domain.capability_report import CapabilityReportIn
 from tracker_service.domain.recipe_identity import PresentedIdentity
 
 # The seed's default: a report older than this may no longer describe the
