@@ -85,7 +85,7 @@ QUARANTINED = "quarantined"
 JOIN_TOKEN_REQUIRED = "join-token-required"
 JOIN_TOKEN_INVALID = "join-token-invalid"
 # The capability gate's reasons (tracker_service/domain/capability_gate.py): the seed's codes, the
-# same the node's own gate gives (core/admission.py), so a refusal reads alike on
+# same the node's own gate gives (core/doctor/admission_gate.py), so a refusal reads alike on
 # either side and a node handles the tracker's exactly as its own.
 CAPABILITY_NO_REPORT = "no-report"
 CAPABILITY_MODEL_MISMATCH = "model-mismatch"

@@ -2,7 +2,7 @@
 
 docs/wire.md#invites is the contract: ``meshnet://join?tracker=<url>&code=<code>&key=<fp>``
 where ``key`` is the tracker key fingerprint (``keys.key_fingerprint``). The node's
-side parses it in ``core/invites.py``.
+side parses it in ``core/network/invites.py``.
 """
 
 from __future__ import annotations

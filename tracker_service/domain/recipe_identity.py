@@ -1,6 +1,6 @@
 """Tracker-side artifact and runtime recipe identity.
 
-The node computes a compatibility fingerprint in ``core.recipe``. This module
+The node computes a compatibility fingerprint in ``core.recipes.recipe_identity``. This module
 recomputes it, and the recomputation is the entire point: a fingerprint on the
 wire is a *claim*. If the tracker stored what a node asserted, a node could
 assert the digest of a certified recipe while running an uncertified one, and
