@@ -63,6 +63,21 @@ class RuntimeFile:
     name: str  # the wheel's file name, e.g. torch-2.13.0+cu128-cp312-cp312-win_amd64.whl
 
 
+OFFER = "gpu-runtime.json"  # beside the bundle's executables: the published file
+
+
+def load_offer(folder: Path) -> RuntimeFile | None:
+    """The runtime this build offers (``gpu-runtime.json``: url, size, sha256, name),
+    or None when the build carries no offer."""
+    try:
+        value = json.loads((folder / OFFER).read_text(encoding="utf-8"))
+        return RuntimeFile(
+            str(value["url"]), int(value["size"]), str(value["sha256"]), str(value["name"])
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def runtime_root(data_dir: Path) -> Path:
     return data_dir / FOLDER
 

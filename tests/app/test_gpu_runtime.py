@@ -10,52 +10,15 @@ import sys
 import threading
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from app import gpu_runtime
 from app.gpu_runtime import DownloadCancelled, GpuRuntimeError, RuntimeFile
+from tests.support.range_server import Served, serving
 
 WHEEL = "torch-0.0.0+cu128-cp312-cp312-win_amd64.whl"
-
-
-@dataclass
-class Served:
-    body: bytes
-    honour_range: bool = True
-    ranges: list[str | None] = field(default_factory=list)
-    sent: int = 0
-
-
-def _handler(served: Served) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            wanted = self.headers.get("Range")
-            served.ranges.append(wanted)
-            start = 0
-            if wanted and served.honour_range:
-                start = int(wanted.removeprefix("bytes=").split("-")[0])
-                self.send_response(206)
-                self.send_header("Content-Range", f"bytes {start}-{len(served.body) - 1}/*")
-            else:
-                self.send_response(200)
-            chunk = served.body[start:]
-            self.send_header("Content-Length", str(len(chunk)))
-            self.end_headers()
-            try:
-                for at in range(0, len(chunk), 1 << 16):
-                    self.wfile.write(chunk[at : at + (1 << 16)])
-                    served.sent += len(chunk[at : at + (1 << 16)])
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client cancelled
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    return Handler
 
 
 @pytest.fixture
@@ -70,15 +33,8 @@ def wheel_bytes(tmp_path: Path) -> bytes:
 
 @pytest.fixture
 def server(wheel_bytes: bytes) -> Iterator[tuple[Served, str]]:
-    served = Served(wheel_bytes)
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(served))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield served, f"http://127.0.0.1:{httpd.server_address[1]}/{WHEEL}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(wheel_bytes, WHEEL) as running:
+        yield running
 
 
 def _file(url: str, body: bytes, sha256: str | None = None) -> RuntimeFile:
