@@ -53,9 +53,9 @@ test-installer: install
 installer-windows: install
 	$(BIN)/python installers/windows_cross.py --compressor $${WINDOWS_COMPRESSOR:-lzma}
 
-# Installs dist/MeshNet-<version>-setup.exe (MESHNET_WINDOWS_SETUP, else built with
-# zlib) in a fresh Wine prefix and runs it: node doctor and serving, app screenshots
-# under Xvfb, uninstall. Needs wine64, xvfb-run (+ the build's tools); minutes.
+# Installs $MESHNET_WINDOWS_SETUP (else a setup.exe built first, with zlib) in a fresh
+# Wine prefix and runs it: node doctor and serving, app screenshots under Xvfb,
+# uninstall. Needs wine64, xvfb-run (+ the build's tools); 3 min warm, not in CI yet.
 test-installer-windows: install
 	MESHNET_TEST_INSTALLER_WINDOWS=1 $(BIN)/python -m pytest -q -rs tests/installers/test_windows_wine_install.py
 
