@@ -71,12 +71,12 @@ def test_download_cancel_and_resume_in_the_wizard(qtbot: Any, tmp_path: Path) ->
             kwargs["progress"] = progress
             return real_download(*args, **kwargs)
 
-        gpu_runtime.download = slow_first_run  # type: ignore[assignment]
+        gpu_runtime.download = slow_first_run
         try:
             box.start()
             qtbot.waitUntil(lambda: box.status.text() == CANCELLED, timeout=30_000)
         finally:
-            gpu_runtime.download = real_download  # type: ignore[assignment]
+            gpu_runtime.download = real_download
         assert 0 < box.progress.value() < 1000
         assert box.download_button.isVisibleTo(box) and not box.cancel_button.isVisibleTo(box)
         assert gpu_runtime.installed(data) is None

@@ -17,7 +17,7 @@ from core.dataplane.tls_listener import TLS_REQUIRED, TlsListener
 class NoReaderLoop(asyncio.SelectorEventLoop):
     """What the proactor loop says when asked for readiness callbacks."""
 
-    def add_reader(self, fd: Any, callback: Callable[..., object], *args: Any) -> None:
+    def add_reader(self, fd: Any, callback: Callable[..., object], *args: Any) -> None:  # type: ignore[override]
         raise NotImplementedError
 
 
