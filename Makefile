@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint clean installer test-installer installer-windows lock-windows gpu-check
+.PHONY: install demo test lint clean installer test-installer installer-windows test-installer-windows lock-windows gpu-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,12 @@ test-installer: install
 # WINDOWS_COMPRESSOR=zlib packs much faster than the release's lzma.
 installer-windows: install
 	$(BIN)/python installers/windows_cross.py --compressor $${WINDOWS_COMPRESSOR:-lzma}
+
+# Installs $MESHNET_WINDOWS_SETUP (else a setup.exe built first, with zlib) in a fresh
+# Wine prefix and runs it: node doctor and serving, app screenshots under Xvfb,
+# uninstall. Needs wine64, xvfb-run (+ the build's tools); 3 min warm, not in CI yet.
+test-installer-windows: install
+	MESHNET_TEST_INSTALLER_WINDOWS=1 $(BIN)/python -m pytest -q -rs tests/installers/test_windows_wine_install.py
 
 # Re-resolve the Windows wheels (uv pip compile --python-platform) into the lock.
 lock-windows:

@@ -15,6 +15,9 @@ import sys
 from pathlib import Path
 from typing import Protocol
 
+from app.gpu_runtime import child_pythonpath
+from core.paths import platform_data_home
+
 # An installer may point the app at its bundled node with this variable.
 NODE_EXECUTABLE_ENV = "MESHNET_NODE_EXECUTABLE"
 # The app speaks to its children on stdin (stop, pause, resume, snapshot) and
@@ -152,6 +155,9 @@ def child_environment(base: dict[str, str] | None = None) -> dict[str, str]:
         parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
         if root not in parts:
             env["PYTHONPATH"] = os.pathsep.join([root, *parts])
+        # the GPU runtime the wizard downloaded, ahead of the CPU torch (app/gpu_runtime.py);
+        # a frozen node puts it on sys.path itself (installers/entry_node.py)
+        env = child_pythonpath(env, Path(platform_data_home(environ=env)))
     return env
 
 

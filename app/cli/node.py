@@ -13,6 +13,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from core import __version__
 from core.errors import MeshnetError
 
 _SUBCOMMAND_MODULES = (
@@ -29,6 +30,7 @@ _SUBCOMMAND_MODULES = (
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="meshnet-node", description="Run a MeshNet node.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
+    parser.add_argument("--version", action="version", version=f"meshnet-node {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True)
     for name in _SUBCOMMAND_MODULES:
         try:

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import select
 import socket
 import ssl
 from collections.abc import Callable
@@ -150,6 +151,9 @@ class TlsListener:
             raise
 
 
+_POLL_S = 0.005
+
+
 async def _readable(loop: asyncio.AbstractEventLoop, conn: socket.socket) -> None:
     ready: asyncio.Future[Any] = loop.create_future()
     fd = conn.fileno()
@@ -158,7 +162,14 @@ async def _readable(loop: asyncio.AbstractEventLoop, conn: socket.socket) -> Non
         if not ready.done():
             ready.set_result(None)
 
-    loop.add_reader(fd, wake)
+    try:
+        loop.add_reader(fd, wake)
+    except NotImplementedError:
+        # Windows' proactor loop has no readiness callbacks: ask select, briefly, instead
+        # (the caller's timeout bounds the wait).
+        while not select.select([conn], [], [], 0)[0]:
+            await asyncio.sleep(_POLL_S)
+        return
     try:
         await ready
     finally:

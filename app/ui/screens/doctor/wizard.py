@@ -16,6 +16,8 @@ model_import, testing, result).
 from __future__ import annotations
 
 import logging
+import sys
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QTimer
@@ -26,6 +28,7 @@ from app.network_join import Preview
 from app.texts import text
 from app.ui.json_child import node_argv
 from app.ui.screens.doctor.child_page import ChildPage
+from app.ui.screens.doctor.gpu_box import GpuRuntimeBox
 from app.ui.screens.doctor.hardware import HardwarePage
 from app.ui.screens.doctor.join import JoinPage
 from app.ui.screens.doctor.memory import MemoryPage
@@ -37,6 +40,7 @@ from app.ui.screens.doctor.welcome import WelcomePage
 from app.ui.settings_store import SettingsStore
 from core.network.invites import NetworkInfo
 from core.network.joined_network import JoinedNetwork
+from core.paths import platform_data_home
 
 log = logging.getLogger(__name__)
 
@@ -131,6 +135,13 @@ class DoctorWizard(QWizard):
         self.join_page = join_page or JoinPage()
         self.welcome = WelcomePage()
         self.hardware = HardwarePage(self.state, node_command)
+        # an NVIDIA PC is offered the GPU runtime, a download apart from the installer
+        self.gpu_box: GpuRuntimeBox | None = None
+        if getattr(sys, "frozen", False):
+            bundle = Path(sys.executable).parent
+            self.gpu_box = GpuRuntimeBox.offered(bundle, Path(platform_data_home()))
+        if self.gpu_box is not None:
+            self.hardware.layout_.insertWidget(2, self.gpu_box)
         self.memory = MemoryPage(self.state)
         self.import_page = ImportPage(self.state, node_command)
         self.test = TestPage(self.state, node_command)
@@ -258,6 +269,8 @@ class DoctorWizard(QWizard):
         for page in (self.hardware, self.import_page, self.test):
             page.cancel()
         self.join_page.cancel()
+        if self.gpu_box is not None:
+            self.gpu_box.cancel()  # the part stays: the next start resumes it
         if result == QWizard.DialogCode.Accepted and not self.state.sample:
             self.finish()
         super().done(result)
