@@ -33,7 +33,8 @@ from app.ui.actions import AppActions
 from app.ui.controller import NodeController
 from app.ui.i18n import install_language
 from app.ui.screens.doctor.join import JoinPage
-from app.ui.screens.doctor.wizard import SAMPLE_JOINED, SAMPLE_LINK, SAMPLE_NETWORK, DoctorWizard
+from app.ui.screens.doctor.samples import SAMPLE_JOINED, SAMPLE_LINK, SAMPLE_NETWORK
+from app.ui.screens.doctor.wizard import DoctorWizard
 from app.ui.screens.recipes_view import sample_rows
 from app.ui.screens.status_window import StatusWindow
 from app.ui.screenshots import (

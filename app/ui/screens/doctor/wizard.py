@@ -1,4 +1,4 @@
-"""The doctor wizard's shell: page order, Back and Finish, and screenshot samples.
+"""The doctor wizard's shell: page order, Back and Finish.
 
 The first page joins a network (join.py); the checks of this computer follow.
 
@@ -38,62 +38,9 @@ from app.ui.screens.doctor.state import Controller, NodeCommand, WizardState
 from app.ui.screens.doctor.testing import TestPage
 from app.ui.screens.doctor.welcome import WelcomePage
 from app.ui.settings_store import SettingsStore
-from core.network.invites import NetworkInfo
-from core.network.joined_network import JoinedNetwork
 from core.paths import platform_data_home
 
 log = logging.getLogger(__name__)
-
-
-SAMPLE_HARDWARE: dict[str, Any] = {
-    "device": {
-        "kind": "cuda",
-        "name": "NVIDIA GeForce RTX 4070",
-        "total_bytes": 12_878_086_144,
-        "free_bytes": 11_234_000_000,
-    },
-    "ram_total_bytes": 34_359_738_368,
-    "ram_available_bytes": 21_474_836_480,
-    "disk_free_bytes": 412_316_860_416,
-    "cpu_count": 16,
-    "model": {
-        "model_id": "HuggingFaceTB/SmolLM2-135M-Instruct",
-        "layer_count": 30,
-        "imported": False,
-    },
-    "suggested_layers": [0, 30],
-    "suggestion": "Layers 0–30 of SmolLM2-135M-Instruct (the whole model) fit: they need "
-    "1.2 GB, 11.2 GB of graphics memory is free.",
-}
-
-_SAMPLE_REPORT: dict[str, Any] = {
-    "status": "passed",
-    "diagnostics": [],
-    "tokens_per_second": 41.7,
-    "shard": {"start": 0, "end": 30},
-    "model": {"model_id": "HuggingFaceTB/SmolLM2-135M-Instruct"},
-}
-
-
-SAMPLE_LINK = (
-    "meshnet://join?tracker=https://tracker.riverside-makers.example&code=K7QX-2M9P"
-    "&key=3f9a1c0e7b2d4a6f8e1b3c5d7f9a0b2c"
-)
-SAMPLE_NETWORK = NetworkInfo(
-    name="Riverside Makers",
-    operator="Riverside Makerspace e.V.",
-    description="Members' gaming PCs answer questions for the makerspace's chat assistant "
-    "in the evenings and at weekends.",
-    models=("HuggingFaceTB/SmolLM2-135M-Instruct",),
-    raw={},
-)
-SAMPLE_JOINED = JoinedNetwork(
-    tracker_url="https://tracker.riverside-makers.example",
-    key_fingerprint="3f9a1c0e7b2d4a6f8e1b3c5d7f9a0b2c",
-    join_token="",
-    name="Riverside Makers",
-    operator="Riverside Makerspace e.V.",
-)
 
 
 class DoctorWizard(QWizard):
@@ -176,7 +123,7 @@ class DoctorWizard(QWizard):
         if page_id == self.PAGE_JOIN and not self.state.sample:
             self.join_page.own_tracker_url = self.store.load().tracker_url.strip()
         if page_id == self.PAGE_WELCOME and not self.state.sample:
-            self._reset_state()
+            self.reset_state()
         if page_id == self.PAGE_MEMORY and self.state.hardware and not self.state.sample:
             self.store.save_hardware(self.state.hardware)  # the settings dialog offers its device
         if page_id == self.PAGE_RESULT and not self.state.sample:
@@ -188,7 +135,7 @@ class DoctorWizard(QWizard):
         if self.state.sample:
             return
         self.quick = True
-        self._reset_state()  # what the skipped welcome page would have done
+        self.reset_state()  # what the skipped welcome page would have done
         if self.currentId() == self.PAGE_JOIN:
             QTimer.singleShot(0, self.next)  # once the page has said it is complete
 
@@ -234,7 +181,8 @@ class DoctorWizard(QWizard):
     def _back_to_memory(self) -> None:
         self.go_back_to(self.PAGE_MEMORY)
 
-    def _reset_state(self, **values: Any) -> None:
+    def reset_state(self, **values: Any) -> None:
+        """The state a fresh run starts from, with ``values`` set (a sample's data too)."""
         settings = self.store.load()
         joined = self.join_page.joined
         fresh = WizardState(
@@ -294,35 +242,24 @@ class DoctorWizard(QWizard):
     # -- screenshots ----------------------------------------------------------------
 
     def show_sample(self, name: str) -> None:
-        """Show page ``name`` (one of SAMPLE_NAMES) with realistic data; starts no child."""
+        """Show page ``name`` (one of SAMPLE_NAMES) with realistic data; starts no child.
+        The data loads only here (app/ui/screens/doctor/samples.py)."""
+        from app.ui.screens.doctor import samples
+
         if name not in self.SAMPLE_NAMES:
             raise ValueError(f"unknown sample {name!r}; choose one of {self.SAMPLE_NAMES}")
-        report: dict[str, Any] | None = None
-        error = None
-        if name in ("result-passed", "leaderboard"):
-            report = dict(_SAMPLE_REPORT)
-        elif name == "result-failed":
-            report = {
-                **_SAMPLE_REPORT,
-                "status": "failed",
-                "tokens_per_second": None,
-                "diagnostics": [
-                    "Not enough memory: this range needs 1.2 GB, 0.3 GB is free. "
-                    "Choose fewer layers."
-                ],
-            }
         if name.startswith("join"):
             self._show_join_sample(joined=name == "join-joined")
             return
-        hardware = dict(SAMPLE_HARDWARE)
+        hardware = dict(samples.SAMPLE_HARDWARE)
         hardware_page = name == "hardware"
-        self._reset_state(
+        self.reset_state(
             sample=True,
             model=None,
             hardware=None if hardware_page else hardware,
             layers=(0, 30),
-            report=report,
-            error=error,
+            report=samples.sample_report(name),
+            error=None,
         )
         page_id = {
             "welcome": self.PAGE_WELCOME,
@@ -331,53 +268,46 @@ class DoctorWizard(QWizard):
             "import": self.PAGE_IMPORT,
             "test": self.PAGE_TEST,
         }.get(name, self.PAGE_RESULT)
-        self.setStartId(page_id)
-        self.restart()
-        self.setStartId(self.PAGE_JOIN)
-        # No history behind a sample page; show Back as a real run would.
-        self._sample_back = page_id not in (self.PAGE_WELCOME, self.PAGE_IMPORT, self.PAGE_TEST)
-        self.button(QWizard.WizardButton.BackButton).setEnabled(self._sample_back)
+        no_history = (self.PAGE_WELCOME, self.PAGE_IMPORT, self.PAGE_TEST)
+        self.show_sample_page(page_id, back=page_id not in no_history)
         if hardware_page:
             self.hardware.apply_hardware(hardware)
             self.hardware.ok = True
             self.hardware.completeChanged.emit()
-        elif name == "import":
-            self._sample_progress(
-                self.import_page, 160, "Unpacking the default model…", 275, stage="import"
-            )
-        elif name == "test":
-            self._sample_progress(
-                self.test, 12, "Checking layers 0–15 against the reference…", 19, stage="probe"
-            )
+        elif name in samples.SAMPLE_PROGRESS:
+            done, message, total, stage = samples.SAMPLE_PROGRESS[name]
+            page = self.import_page if name == "import" else self.test
+            page.progress.setVisible(True)
+            page.cancel_button.setVisible(True)
+            data = {"stage": stage, "done": done, "total": total}
+            page.show_progress({"kind": "progress", "message": message, "data": data})
         elif name == "leaderboard":
             self.result_page.leaderboard.set_values("Ada", "Riverside Makers")
 
     def _show_join_sample(self, *, joined: bool) -> None:
-        self._reset_state(sample=True)
+        from app.ui.screens.doctor import samples
+
+        self.reset_state(sample=True)
         page = self.join_page
         page.sample = True
-        self.setStartId(self.PAGE_JOIN)
-        self.restart()
-        self._sample_back = False
-        page.joined = SAMPLE_JOINED if joined else None
+        self.show_sample_page(self.PAGE_JOIN, back=False)
+        page.joined = samples.SAMPLE_JOINED if joined else None
         page._show_joined()
         if not joined:
             page.link_edit.blockSignals(True)
-            page.link_edit.setText(SAMPLE_LINK)
+            page.link_edit.setText(samples.SAMPLE_LINK)
             page.link_edit.setCursorPosition(0)
             page.link_edit.blockSignals(False)
-            page.show_preview(Preview(SAMPLE_LINK, SAMPLE_NETWORK))
+            page.show_preview(Preview(samples.SAMPLE_LINK, samples.SAMPLE_NETWORK))
         page.completeChanged.emit()
 
-    @staticmethod
-    def _sample_progress(
-        page: ChildPage, done: int, message: str, total: int = 100, *, stage: str = ""
-    ) -> None:
-        """A progress event as the node child sends it: its stage code and its sentence."""
-        page.progress.setVisible(True)
-        page.cancel_button.setVisible(True)
-        data = {"stage": stage, "done": done, "total": total}
-        page.show_progress({"kind": "progress", "message": message, "data": data})
+    def show_sample_page(self, page_id: int, *, back: bool) -> None:
+        """Restart on ``page_id`` with no history; Back shown as a real run would."""
+        self.setStartId(page_id)
+        self.restart()
+        self.setStartId(self.PAGE_JOIN)
+        self._sample_back = back
+        self.button(QWizard.WizardButton.BackButton).setEnabled(back)
 
 
-__all__ = ["SAMPLE_HARDWARE", "DoctorWizard"]
+__all__ = ["DoctorWizard"]
