@@ -19,16 +19,11 @@ import httpx
 import pytest
 
 from core.dataplane.relay_link import CONNECTED, Backoff, RelayLink, relay_endpoint
+from tests.tracker_service.audit_network import fast_settings, wait_for
 from tests.tracker_service.conftest import register
-from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
+from tests.tracker_service.real_nodes import RealNode, start_real_node
 from tests.tracker_service.relay_server import RelayThread
-from tests.tracker_service.services.test_certifier import fast_settings, wait_for
 from tracker_service.app import create_app
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("relay-tracker-tiny-llama"))
 
 
 @pytest.fixture
@@ -39,14 +34,6 @@ def tracker(tmp_path: Path) -> Iterator[RelayThread]:
         yield running
     finally:
         running.stop()
-
-
-@pytest.fixture
-def nodes() -> Iterator[list[RealNode]]:
-    started: list[RealNode] = []
-    yield started
-    for node in started:
-        node.stop()
 
 
 def join(http: httpx.Client, node: RealNode, endpoint: str | None = None) -> dict[str, Any]:

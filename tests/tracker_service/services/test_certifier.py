@@ -6,9 +6,7 @@ reason in /api/v1/state."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,59 +14,14 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from tests.tracker_service.conftest import make_settings, register
-from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
+from tests.tracker_service.audit_network import fast_settings, join, recipe_of, wait_for
+from tests.tracker_service.conftest import register
+from tests.tracker_service.real_nodes import RealNode, start_real_node
 from tracker_service.app import create_app
 from tracker_service.domain.recipe_identity import DARK_DETAIL
 from tracker_service.services.certifier import Certifier, check_receipts
 from tracker_service.store.quarantine import quarantine_node
 from tracker_service.store.tables import CertificationEvidence
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("certifier-tiny-llama"))
-
-
-def wait_for(predicate: Callable[[], bool], timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"condition not met within {timeout_s} s")
-
-
-def join(client: TestClient, node: RealNode) -> None:
-    """Register with a signed request, then trust the tracker key it answers with."""
-    response = register(client, node.as_fake_node(), node.identity)
-    assert response.status_code == 200, response.text
-    node.tracker_key[0] = base64.b64decode(response.json()["tracker_public_key"])
-
-
-def recipe_of(client: TestClient, node: RealNode) -> dict[str, Any]:
-    state = client.get("/api/v1/state").json()
-    return dict(
-        next(r for r in state["recipes"] if r["runtime_recipe_digest"] == node.fingerprint[1])
-    )
-
-
-@pytest.fixture
-def nodes(tiny_model: Path) -> Iterator[list[RealNode]]:
-    started: list[RealNode] = []
-    yield started
-    for node in started:
-        node.stop()
-
-
-def fast_settings(tmp_path: Path, **overrides: Any) -> Any:
-    return make_settings(
-        tmp_path,
-        reachability_poll_s=0.05,
-        certifier_poll_s=0.2,
-        certifier_backoff_s=60.0,
-        **overrides,
-    )
 
 
 def test_two_registered_nodes_get_their_dark_recipe_certified_within_seconds(

@@ -15,15 +15,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.tracker_service.conftest import make_settings, register
-from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
+from tests.tracker_service.real_nodes import RealNode, start_real_node
 from tracker_service.app import create_app
 from tracker_service.services.reachability import ReachabilityMonitor, Verdict, challenge_url, dial
 from tracker_service.store.route_candidates import DialTarget
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("reachability-tiny-llama"))
 
 
 @pytest.fixture(scope="module")
