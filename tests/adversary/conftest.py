@@ -20,7 +20,7 @@ from tests.tracker_service.conftest import tiny_model as tiny_model
 from tests.tracker_service.gateway_cluster import (
     GatewayCluster,
     build_chat_model,
-    start_cluster,
+    certified_cluster,
 )
 from tests.tracker_service.node_process import NodeProcess
 
@@ -34,14 +34,8 @@ def credit_cluster(
     # A cap on generations turns the priority gate on: credit then buys a place in line.
     settings: dict[str, Any] = {"gateway_max_concurrent": 4}
     settings.update(getattr(request.module, "CLUSTER_SETTINGS", {}))
-    cluster = start_cluster(tmp_path_factory.mktemp("credit-tracker"), model, **settings)
-    try:
-        cluster.add_node(0, 2)
-        cluster.add_node(2, 4)
-        cluster.wait_certified()
+    with certified_cluster(tmp_path_factory.mktemp("credit-tracker"), model, **settings) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from tests.tracker_service.gateway_cluster import (
     MODEL,
     GatewayCluster,
     build_chat_model,
+    certified_cluster,
     identity,
     start_cluster,
     wait_for,
@@ -112,11 +113,7 @@ def test_trust_first_serves_the_first_source_and_keeps_a_later_one_unserved(
 ) -> None:
     """A private network's operator (``serve --trust-first-model-source``): the first
     certified source serves with no extra step; another one under the name does not."""
-    cluster = start_cluster(tmp_path, chat_model, trust_first_model_source=True)
-    try:
-        cluster.add_node(0, 2)
-        cluster.add_node(2, 4)
-        cluster.wait_certified()
+    with certified_cluster(tmp_path, chat_model, trust_first_model_source=True) as cluster:
         with cluster.http() as client:
             assert chat(client).status_code == 200
         for start, end in ((0, 2), (2, 4)):
@@ -130,5 +127,3 @@ def test_trust_first_serves_the_first_source_and_keeps_a_later_one_unserved(
 
             wait_for(lambda: sources() == ["certified/allowed", "certified/unapproved"])
             assert chat(client).status_code == 200  # from the first source only
-    finally:
-        cluster.stop()

@@ -16,7 +16,7 @@ from tests.tracker_service.gateway_cluster import (
     MODEL,
     GatewayCluster,
     build_chat_model,
-    start_cluster,
+    certified_cluster,
     wait_for,
 )
 
@@ -26,14 +26,8 @@ GREEDY = {"max_tokens": 40, "temperature": 0}
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayCluster]:
     model = build_chat_model(tmp_path_factory.mktemp("chat-cli-model"))
-    cluster = start_cluster(tmp_path_factory.mktemp("chat-cli-tracker"), model)
-    try:
-        cluster.add_node(0, 2)
-        cluster.add_node(2, 4)
-        cluster.wait_certified()
+    with certified_cluster(tmp_path_factory.mktemp("chat-cli-tracker"), model) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
 
 
 def args_for(cluster: GatewayCluster, *extra: str) -> argparse.Namespace:

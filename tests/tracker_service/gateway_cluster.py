@@ -9,7 +9,8 @@ import base64
 import json
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -173,6 +174,19 @@ def start_cluster(tmp_path: Path, model_dir: Path, **settings: Any) -> GatewayCl
     wait_for(lambda: server.started, 30, "the tracker to start")
     port = server.servers[0].sockets[0].getsockname()[1]
     return GatewayCluster(app, f"http://127.0.0.1:{port}", model_dir, server, thread)
+
+
+@contextmanager
+def certified_cluster(tmp_path: Path, model_dir: Path, **settings: Any) -> Iterator[GatewayCluster]:
+    """A tracker whose nodes on layers 0-2 and 2-4 have their recipe certified; stopped after."""
+    cluster = start_cluster(tmp_path, model_dir, **settings)
+    try:
+        cluster.add_node(0, 2)
+        cluster.add_node(2, 4)
+        cluster.wait_certified()
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 STEP_DELAY_S = 0.03  # slows a node's steps so a kill or a departure lands mid-stream

@@ -23,7 +23,7 @@ from app.ui.screens.doctor.wizard import DoctorWizard
 from core.joined_network import load_joined_network
 from core.keystore import DEFAULT_PROFILE
 from tests.app.file_keyring import FileKeyring
-from tests.app.ui.join_support import NAME, OPERATOR, make_invite
+from tests.app.ui.join_support import NAME, OPERATOR, make_invite, start_network
 from tests.tracker_service.server_process import REPO, TrackerProcess
 
 pytestmark = pytest.mark.slow
@@ -42,21 +42,15 @@ def shared_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
 @pytest.fixture
 def network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TrackerProcess]:
-    """join_support.start_network's tracker, given longer to start on a busy machine."""
-    data = tmp_path / "tracker-data"
-    monkeypatch.setenv("MESHNET_TRACKER_DATA_DIR", str(data))  # the invite CLI's key too
-    tracker = TrackerProcess(
+    """join_support's tracker, dialling and beating as a real one, given longer to start."""
+    yield from start_network(
         tmp_path,
-        f"sqlite:///{tmp_path / 'tracker.db'}",
-        MESHNET_TRACKER_DATA_DIR=str(data),
-        MESHNET_TRACKER_NETWORK_NAME=NAME,
-        MESHNET_TRACKER_NETWORK_OPERATOR=OPERATOR,
+        monkeypatch,
+        start_timeout_s=180,
+        MESHNET_TRACKER_NETWORK_DESCRIPTION="",
+        MESHNET_TRACKER_REACHABILITY_POLL_S="0.5",
         MESHNET_TRACKER_HEARTBEAT_INTERVAL_S="1",
-    ).start(timeout_s=180)
-    try:
-        yield tracker
-    finally:
-        tracker.stop()
+    )
 
 
 class QuietProbes:

@@ -15,9 +15,9 @@ from tests.tracker_service.gateway_cluster import (
     MODEL,
     GatewayCluster,
     build_chat_model,
+    certified_cluster,
     greedy_ids,
     identity,
-    start_cluster,
     wait_for,
 )
 from tests.tracker_service.real_nodes import start_real_node
@@ -33,14 +33,8 @@ def chat_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def cluster(chat_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayCluster]:
-    cluster = start_cluster(tmp_path_factory.mktemp("gateway-tracker"), chat_model)
-    try:
-        cluster.add_node(0, 2)
-        cluster.add_node(2, 4)
-        cluster.wait_certified()
+    with certified_cluster(tmp_path_factory.mktemp("gateway-tracker"), chat_model) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
 
 
 def client_for(cluster: GatewayCluster, **kw: object) -> openai.OpenAI:

@@ -13,7 +13,7 @@ from tests.tracker_service.gateway_cluster import (
     MODEL,
     GatewayCluster,
     build_chat_model,
-    start_cluster,
+    certified_cluster,
     wait_for,
 )
 from tracker_service.cli.commands import main
@@ -24,14 +24,8 @@ MESSAGES = [{"role": "user", "content": "the capital of france is"}]
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayCluster]:
     model = build_chat_model(tmp_path_factory.mktemp("keys-tiny-chat"))
-    cluster = start_cluster(tmp_path_factory.mktemp("keys-tracker"), model)
-    try:
-        cluster.add_node(0, 2)
-        cluster.add_node(2, 4)
-        cluster.wait_certified()
+    with certified_cluster(tmp_path_factory.mktemp("keys-tracker"), model) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
 
 
 def db_url(cluster: GatewayCluster) -> str:
