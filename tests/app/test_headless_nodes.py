@@ -23,6 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.node_child import node_run_argv
 from tests.tracker_service.server_process import TrackerProcess
 
 REPO = Path(__file__).resolve().parents[2]
@@ -72,11 +73,7 @@ def _events(log: Path) -> list[dict[str, object]]:
 
 
 def _node_argv(tracker: TrackerProcess, model_dir: Path, home: Path, layers: str) -> list[str]:
-    return [
-        sys.executable, "-m", "app.cli.node", "run", "--tracker", tracker.url,
-        "--model", str(model_dir), "--layers", layers, "--device", "cpu",
-        "--identity-file", str(home / "identity.key"), "--events", "json",
-    ]  # fmt: skip
+    return node_run_argv(tracker.url, model_dir, home, "--layers", layers)
 
 
 def _alive(pid: int) -> bool:

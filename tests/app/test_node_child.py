@@ -31,7 +31,7 @@ from app.cli.node_control import (
 )
 from core.events import Gate, GateState, NodeEvent, NodeState
 from core.progress import Cancelled, CancelToken
-from tests.support.node_child import EVENT_FIELDS, NodeChild
+from tests.support.node_child import EVENT_FIELDS, NodeChild, node_run_argv
 from tests.tracker_service.server_process import TrackerProcess
 
 REPO = Path(__file__).resolve().parents[2]
@@ -184,11 +184,7 @@ def test_a_stdin_on_dev_null_does_not_stop_the_node(
 ) -> None:
     """The demo starts its nodes with stdin on /dev/null: that is not an end of a pipe."""
     home = tmp_path / "node"
-    argv = [
-        sys.executable, "-m", "app.cli.node", "run", "--tracker", tracker.url,
-        "--model", str(default_model_dir), "--layers", "0:4", "--device", "cpu",
-        "--identity-file", str(home / "identity.key"), "--events", "json",
-    ]  # fmt: skip
+    argv = node_run_argv(tracker.url, default_model_dir, home, "--layers", "0:4")
     env = dict(os.environ, MESHNET_HOME=str(home))
     process = subprocess.Popen(
         argv, cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True
