@@ -18,7 +18,6 @@ too slowly (``slow_replays.py``), and one node on 2-4.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,14 +42,6 @@ pytestmark = pytest.mark.slow
 
 NEW_TOKENS = 10
 SESSIONS = 5  # more than the three timed-out audits in a row that withdraw a node
-
-
-@pytest.fixture
-def nodes(tiny_model: Path) -> Iterator[list[RealNode]]:
-    started: list[RealNode] = []
-    yield started
-    for node in started:
-        node.stop()
 
 
 @pytest.mark.parametrize("stall", ["mute-open", "slow-steps"])

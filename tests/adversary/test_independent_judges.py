@@ -30,6 +30,7 @@ from tests.tracker_service.audit_network import (
     fast_settings,
     generate,
     join,
+    join_and_certify,
     make_liar,
     node_view,
     reachable,
@@ -62,12 +63,7 @@ def test_a_replay_only_liar_and_its_sybil_cannot_convict_an_honest_node(
     _lies_on_replays(liar)
     _lies_on_replays(sybil)
     with TestClient(app) as client:
-        for node in nodes:
-            join(client, node)
-        asyncio.run(routing.monitor.check_due())
-        assert reachable(client, 4)
-        [attempt] = asyncio.run(routing.certifier.run_pass())
-        assert attempt.certified, attempt.message
+        join_and_certify(client, app, nodes)
         now = time.time()
         with database.sessions.begin() as session:
             # The liar's operator took two uses of one invite: the liar and its sybil.

@@ -19,9 +19,9 @@ from tests.tracker_service.audit_network import (
     fast_settings,
     generate,
     join,
+    join_and_certify,
     make_liar,
     node_view,
-    reachable,
 )
 from tests.tracker_service.real_nodes import RealNode, start_real_node
 from tracker_service.app import create_app
@@ -79,12 +79,7 @@ def test_a_dispute_withdraws_both_nodes_until_a_recruited_arbiter_convicts_the_l
     nodes += [honest, liar, tail]
     make_liar(liar)
     with TestClient(app) as client:
-        for node in nodes:
-            join(client, node)
-        asyncio.run(routing.monitor.check_due())
-        assert reachable(client, 3)
-        [attempt] = asyncio.run(routing.certifier.run_pass())
-        assert attempt.certified, attempt.message
+        join_and_certify(client, app, nodes)
         key = liar.fingerprint
         auditor = every_step_auditor(app, 1, disputes=True)
         routing.arbitration._auditor = auditor  # the same auditor settings for the replay

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.tracker_service.audit_network import wait_for
 from tests.tracker_service.conftest import make_settings, register
 from tests.tracker_service.real_nodes import RealNode, start_real_node
 from tracker_service.app import create_app
@@ -111,15 +111,6 @@ def test_a_port_answering_something_else_is_unreachable(
 
 def node_row(state: dict[str, Any], node_id: str) -> dict[str, Any]:
     return next(n for n in state["nodes"] if n["node_id"] == node_id)
-
-
-def wait_for(predicate: Callable[[], bool], timeout_s: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"condition not met within {timeout_s} s")
 
 
 def test_registration_is_dialled_in_the_background_and_failures_show_in_state(
