@@ -17,16 +17,22 @@ from tests.tracker_service.server_process import TrackerProcess, certify_through
 CHILD_KEYRING = "tests.core.keyring_backend.DictKeyring"
 
 
-@pytest.fixture
-def tracker(tmp_path: Path) -> Iterator[TrackerProcess]:
+def serve_tracker(tmp_path: Path, **env: str) -> Iterator[TrackerProcess]:
+    """A tracker process beating every second (``env`` adds settings), stopped after."""
     home = tmp_path / "tracker-home"
     home.mkdir()
-    process = TrackerProcess(
-        home, f"sqlite:///{tmp_path / 'tracker.db'}", MESHNET_TRACKER_HEARTBEAT_INTERVAL_S="1"
-    )
-    process.start()
-    yield process
-    process.stop()
+    settings = {"MESHNET_TRACKER_HEARTBEAT_INTERVAL_S": "1", **env}
+    process = TrackerProcess(home, f"sqlite:///{home / 'tracker.db'}", **settings)
+    try:
+        # A loaded machine: how long starting takes is not what these tests measure.
+        yield process.start(timeout_s=120.0)
+    finally:
+        process.stop()
+
+
+@pytest.fixture
+def tracker(tmp_path: Path) -> Iterator[TrackerProcess]:
+    yield from serve_tracker(tmp_path)
 
 
 @pytest.fixture

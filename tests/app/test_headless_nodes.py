@@ -17,7 +17,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -46,19 +45,6 @@ LAUNCHER = textwrap.dedent(
     print(json.dumps(pids), flush=True)
     """
 )
-
-
-@pytest.fixture
-def tracker(tmp_path: Path) -> Iterator[TrackerProcess]:
-    home = tmp_path / "tracker-home"
-    home.mkdir()
-    process = TrackerProcess(
-        home, f"sqlite:///{home / 'tracker.db'}", MESHNET_TRACKER_HEARTBEAT_INTERVAL_S="1"
-    ).start(timeout_s=120.0)  # a loaded machine: starting is not what this test measures
-    try:
-        yield process
-    finally:
-        process.stop()
 
 
 def _events(log: Path) -> list[dict[str, object]]:

@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,21 +34,6 @@ from tests.support.node_child import EVENT_FIELDS, NodeChild, node_run_argv
 from tests.tracker_service.server_process import TrackerProcess
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def tracker(tmp_path: Path) -> Iterator[TrackerProcess]:
-    home = tmp_path / "tracker-home"
-    home.mkdir()
-    process = TrackerProcess(
-        home,
-        f"sqlite:///{home / 'tracker.db'}",
-        MESHNET_TRACKER_HEARTBEAT_INTERVAL_S="1",
-    ).start()
-    try:
-        yield process
-    finally:
-        process.stop()
 
 
 def _listed(tracker: TrackerProcess, node_id: str) -> dict[str, Any] | None:

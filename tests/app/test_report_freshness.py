@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.app.conftest import serve_tracker
 from tests.support.node_child import node_run_argv
 from tests.tracker_service.server_process import TrackerProcess
 
@@ -32,18 +33,7 @@ LIMIT_S = 60.0
 
 @pytest.fixture
 def tracker(tmp_path: Path) -> Iterator[TrackerProcess]:
-    home = tmp_path / "tracker-home"
-    home.mkdir()
-    process = TrackerProcess(
-        home,
-        f"sqlite:///{home / 'tracker.db'}",
-        MESHNET_TRACKER_HEARTBEAT_INTERVAL_S="1",
-        MESHNET_TRACKER_CAPABILITY_MAX_AGE_S=str(LIMIT_S),
-    ).start(timeout_s=120.0)  # a loaded machine: starting is not what this test measures
-    try:
-        yield process
-    finally:
-        process.stop()
+    yield from serve_tracker(tmp_path, MESHNET_TRACKER_CAPABILITY_MAX_AGE_S=str(LIMIT_S))
 
 
 def _read_events(process: subprocess.Popen[str], into: queue.Queue[dict[str, Any]]) -> None:
