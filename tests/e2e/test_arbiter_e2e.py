@@ -26,6 +26,7 @@ from tests.e2e.test_gateway_e2e import (
 )
 from tests.support.audit_env import audit_every_step
 from tests.support.lying_node import start_lying_node
+from tests.support.node_lines import registered_node_id
 
 pytestmark = pytest.mark.slow
 
@@ -47,10 +48,8 @@ def test_a_liar_with_no_third_opinion_is_withdrawn_then_convicted_by_a_recruited
     placements: dict[str, dict[str, Any]] = {}
 
     def on_line(name: str, line: object) -> None:
-        if isinstance(line, dict) and line.get("gate") == "registration":
-            message = str(line.get("message", ""))
-            if message.startswith("registered as "):
-                registered[name] = message.removeprefix("registered as ").strip()
+        if (node_id := registered_node_id(line)) is not None:
+            registered[name] = node_id
         if isinstance(line, dict) and line.get("gate") == "placement":
             placements[name] = line
         events.append((name, _text(line)))

@@ -23,6 +23,7 @@ from tests.e2e.test_gateway_e2e import (
 )
 from tests.support.audit_env import audit_every_step
 from tests.support.lying_node import start_lying_node
+from tests.support.node_lines import registered_node_id
 
 pytestmark = pytest.mark.slow
 
@@ -36,10 +37,8 @@ def lying_network(
     liar_events: list[dict[str, Any]] = []
 
     def on_line(name: str, line: object) -> None:
-        if isinstance(line, dict) and line.get("gate") == "registration":
-            message = str(line.get("message", ""))
-            if message.startswith("registered as "):
-                registered[name] = message.removeprefix("registered as ").strip()
+        if (node_id := registered_node_id(line)) is not None:
+            registered[name] = node_id
         if name == "node 4" and isinstance(line, dict):
             liar_events.append(line)
 

@@ -33,6 +33,7 @@ import torch
 from app.demo.processes import Child, start_node, start_tracker
 from core.dataplane.tls import pinned_client_context
 from core.models.tokenizer import ChatTokenizer
+from tests.support.node_lines import registered_node_id
 
 pytestmark = pytest.mark.slow
 
@@ -89,10 +90,8 @@ def network(default_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -
     registered: dict[str, str] = {}
 
     def on_line(name: str, line: object) -> None:
-        if isinstance(line, dict) and line.get("gate") == "registration":
-            message = str(line.get("message", ""))
-            if message.startswith("registered as "):
-                registered[name] = message.removeprefix("registered as ").strip()
+        if (node_id := registered_node_id(line)) is not None:
+            registered[name] = node_id
 
     tracker, url = start_tracker(workdir, on_line, heartbeat_s=1.0)
     children: list[Child] = [tracker]
