@@ -25,6 +25,7 @@ from fastapi.testclient import TestClient
 
 from core.dataplane.hop import HopSession
 from tests.support.lies import replay_only
+from tests.support.waiting import wait_until
 from tests.tracker_service.audit_network import (
     every_step_auditor,
     fast_settings,
@@ -34,7 +35,6 @@ from tests.tracker_service.audit_network import (
     make_liar,
     node_view,
     reachable,
-    wait_for,
 )
 from tests.tracker_service.real_nodes import RealNode, start_real_node
 from tracker_service.app import create_app
@@ -108,7 +108,7 @@ def test_a_replay_only_liar_and_its_sybil_cannot_convict_an_honest_node(
         nodes.append(arbiter)
         join(client, arbiter)
         asyncio.run(routing.monitor.check_due())
-        wait_for(lambda: reachable(client, 5))
+        wait_until(lambda: reachable(client, 5))
         with database.sessions.begin() as session:
             record_audit_passed(session, [arbiter.node_id])
         assert asyncio.run(routing.arbitration.run_pass()) == [liar.node_id]

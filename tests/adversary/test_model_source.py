@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.waiting import wait_until
 from tests.tracker_service.gateway_cluster import (
     MODEL,
     GatewayCluster,
@@ -23,7 +24,6 @@ from tests.tracker_service.gateway_cluster import (
     certified_cluster,
     identity,
     start_cluster,
-    wait_for,
 )
 from tests.tracker_service.real_nodes import start_real_node
 from tracker_service.cli.commands import main as tracker_cli
@@ -125,5 +125,5 @@ def test_trust_first_serves_the_first_source_and_keeps_a_later_one_unserved(
                 recipes = client.get("/api/v1/state").json()["recipes"]
                 return sorted(f"{r['status']}/{r['source']}" for r in recipes)
 
-            wait_for(lambda: sources() == ["certified/allowed", "certified/unapproved"])
+            wait_until(lambda: sources() == ["certified/allowed", "certified/unapproved"])
             assert chat(client).status_code == 200  # from the first source only

@@ -22,7 +22,7 @@ import pytest
 
 from core.dataplane.relay_link import CONNECTED, Backoff, RelayLink
 from core.dataplane.tls import generate_certificate, pin_message
-from tests.tracker_service.audit_network import wait_for
+from tests.support.waiting import wait_until
 from tests.tracker_service.conftest import make_settings, register
 from tests.tracker_service.helpers import FakeNode
 from tests.tracker_service.real_nodes import RealNode, assert_sessions_freed
@@ -124,7 +124,7 @@ def link_through(node: RealNode, relay: RelayThread) -> tuple[RelayLink, Future[
         tunnel=node.server.open_tunnel,
     )
     task = asyncio.run_coroutine_threadsafe(link.run_forever(), node.server.loop)
-    wait_for(lambda: link.state == CONNECTED)
+    wait_until(lambda: link.state == CONNECTED)
     return link, task
 
 

@@ -17,16 +17,11 @@ import openai
 import pytest
 
 from app.demo.processes import Child, start_node, start_tracker
-from tests.e2e.test_gateway_e2e import (
-    NEW_TOKENS,
-    Network,
-    greedy_answer,
-    openai_stream,
-    wait_until,
-)
+from tests.e2e.test_gateway_e2e import NEW_TOKENS, Network, greedy_answer, openai_stream
 from tests.support.audit_env import audit_every_step
 from tests.support.lying_node import start_lying_node
 from tests.support.node_lines import registered_node_id
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 

@@ -32,9 +32,9 @@ import pytest
 
 from app.demo.processes import Child, child_env, free_port, start_node, wait_until_ready
 from core.keystore import key_store
-from tests.e2e.test_gateway_e2e import wait_until
 from tests.support.lying_node import start_lying_node
 from tests.support.node_lines import registered_node_id
+from tests.support.waiting import wait_until
 from tracker_service.domain.credit_rules import LINK_DOMAIN, AccountClaim
 from tracker_service.domain.wire import domain_message
 from tracker_service.store.hashed_secrets import hash_secret

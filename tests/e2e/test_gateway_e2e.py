@@ -34,6 +34,7 @@ from app.demo.processes import Child, start_node, start_tracker
 from core.dataplane.tls import pinned_client_context
 from core.models.tokenizer import ChatTokenizer
 from tests.support.node_lines import registered_node_id
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -73,15 +74,6 @@ class Network:
         return str(
             next(r for r in self.state()["recipes"] if r["status"] == "certified")["artifact_id"]
         )
-
-
-def wait_until(predicate: Any, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import random
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,15 +24,6 @@ from tracker_service.services.route_session import RoutePlan, RouteSession
 from tracker_service.services.session_plan import Sampling
 
 PROMPT = [1, 2, 3, 4, 5]
-
-
-def wait_for(predicate: Callable[[], bool], timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"condition not met within {timeout_s} s")
 
 
 def fast_settings(tmp_path: Path, **overrides: Any) -> Any:

@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import select
 from tokenizers import Tokenizer
 
+from tests.support.waiting import wait_until
 from tests.tracker_service.gateway_cluster import (
     MODEL,
     GatewayCluster,
@@ -21,7 +22,6 @@ from tests.tracker_service.gateway_cluster import (
     greedy_ids,
     identity,
     start_cluster,
-    wait_for,
 )
 from tests.tracker_service.real_nodes import RealNode, start_real_node
 from tracker_service.store.tables import Recipe
@@ -81,7 +81,7 @@ def test_certification_pins_the_template_every_certifying_node_served(
     chat_model: Path, tmp_path: Path
 ) -> None:
     with certified_cluster(tmp_path, chat_model) as cluster:
-        wait_for(lambda: pinned(cluster) is not None, 30, "the template pin")
+        wait_until(lambda: pinned(cluster) is not None, 30, "the template pin")
         assert pinned(cluster) == genuine_digest(chat_model)
 
 

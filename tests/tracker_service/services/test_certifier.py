@@ -14,7 +14,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from tests.tracker_service.audit_network import fast_settings, join, recipe_of, wait_for
+from tests.support.waiting import wait_until
+from tests.tracker_service.audit_network import fast_settings, join, recipe_of
 from tests.tracker_service.conftest import register
 from tests.tracker_service.real_nodes import RealNode, start_real_node
 from tracker_service.app import create_app
@@ -35,7 +36,7 @@ def test_two_registered_nodes_get_their_dark_recipe_certified_within_seconds(
         assert recipe_of(client, nodes[0])["status"] == "dark"
         began = time.monotonic()
         join(client, nodes[1])
-        wait_for(lambda: recipe_of(client, nodes[0])["status"] == "certified")
+        wait_until(lambda: recipe_of(client, nodes[0])["status"] == "certified")
         took = time.monotonic() - began
         recipe = recipe_of(client, nodes[0])
         assert recipe["certified_node_count"] == 2
@@ -43,7 +44,7 @@ def test_two_registered_nodes_get_their_dark_recipe_certified_within_seconds(
         assert recipe["certified_route_session"] in recipe["detail"]
         # The ledger says certified as the attempt's evidence lands; the certifier keeps the
         # attempt itself a moment later, once the attempt returns.
-        wait_for(lambda: nodes[0].fingerprint in certifier.last_attempts)
+        wait_until(lambda: nodes[0].fingerprint in certifier.last_attempts)
         attempt = certifier.last_attempts[nodes[0].fingerprint]
         assert attempt.certified and attempt.prompt_source == "tokenizer"
         assert len(attempt.token_ids) == app.state.tracker.settings.certify_new_tokens
@@ -81,7 +82,7 @@ def test_a_node_that_drops_the_session_leaves_the_recipe_dark_with_the_reason(
     with TestClient(app) as client:
         join(client, nodes[0])
         join(client, nodes[1])
-        wait_for(lambda: bool(recipe_of(client, nodes[0])["last_certification_failure"]))
+        wait_until(lambda: bool(recipe_of(client, nodes[0])["last_certification_failure"]))
         recipe = recipe_of(client, nodes[0])
         assert recipe["status"] == "dark"
         assert recipe["detail"] == DARK_DETAIL  # the seed's sentence; the why has its own field
@@ -192,7 +193,7 @@ def test_two_whole_model_nodes_certify_with_the_first_hop_stopping_early(
     with TestClient(app) as client:
         join(client, nodes[0])
         join(client, nodes[1])
-        wait_for(lambda: recipe_of(client, nodes[0])["status"] == "certified")
+        wait_until(lambda: recipe_of(client, nodes[0])["status"] == "certified")
         assert recipe_of(client, nodes[0])["certified_node_count"] == 2
     with app.state.tracker.database.session() as session:
         evidence = session.execute(select(CertificationEvidence)).scalars().one()

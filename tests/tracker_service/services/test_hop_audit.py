@@ -17,6 +17,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.support.lies.rate import Lie
+from tests.support.waiting import wait_until
 from tests.tracker_service.audit_network import (
     PROMPT,
     every_step_auditor,
@@ -27,7 +28,6 @@ from tests.tracker_service.audit_network import (
     node_view,
     reachable,
     recipe_of,
-    wait_for,
 )
 from tests.tracker_service.conftest import beat, register
 from tests.tracker_service.real_nodes import RealNode, start_real_node
@@ -94,7 +94,7 @@ def test_a_lying_node_is_quarantined_by_a_majority_and_routes_avoid_it(
     with TestClient(app) as client:
         for node in nodes:
             join(client, node)
-        wait_for(lambda: reachable(client, 4))
+        wait_until(lambda: reachable(client, 4))
         planner = app.state.routing.planner
         auditor = every_step_auditor(app, 1)
         exclude = [n.node_id for n in honest_peers]
@@ -156,7 +156,7 @@ def test_a_node_lying_on_one_step_in_ten_is_quarantined_too(
     with TestClient(app) as client:
         for node in nodes:
             join(client, node)
-        wait_for(lambda: reachable(client, 4))
+        wait_until(lambda: reachable(client, 4))
         auditor = every_step_auditor(app, 3)
         exclude = [n.node_id for n in nodes[1:3]]
         for _ in range(60):

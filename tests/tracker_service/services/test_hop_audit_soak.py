@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.tracker_service.audit_network import every_step_auditor, fast_settings, wait_for
+from tests.support.waiting import wait_until
+from tests.tracker_service.audit_network import every_step_auditor, fast_settings
 from tests.tracker_service.conftest import beat, register
 from tests.tracker_service.node_process import NodeProcess, start_node_process
 from tracker_service.app import create_app
@@ -74,7 +75,7 @@ def test_honest_nodes_with_different_thread_counts_agree_on_2000_audited_steps(
             state = client.get("/api/v1/state").json()
             return sum(n["reachability"] == "reachable" for n in state["nodes"]) == 4
 
-        wait_for(reachable)
+        wait_until(reachable)
         auditor = every_step_auditor(app, 2)
         planner = app.state.routing.planner
         beaten = time.monotonic()

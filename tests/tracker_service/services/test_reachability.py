@@ -13,7 +13,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.tracker_service.audit_network import wait_for
+from tests.support.waiting import wait_until
 from tests.tracker_service.conftest import make_settings, register
 from tests.tracker_service.real_nodes import RealNode, start_real_node
 from tracker_service.app import create_app
@@ -129,8 +129,8 @@ def test_registration_is_dialled_in_the_background_and_failures_show_in_state(
         def state() -> dict[str, Any]:
             return dict(client.get("/api/v1/state").json())
 
-        wait_for(lambda: node_row(state(), gone.node_id)["reachability"] == "unreachable")
-        wait_for(lambda: node_row(state(), node.node_id)["reachability"] == "reachable")
+        wait_until(lambda: node_row(state(), gone.node_id)["reachability"] == "unreachable")
+        wait_until(lambda: node_row(state(), node.node_id)["reachability"] == "reachable")
         assert "cannot connect" in node_row(state(), gone.node_id)["reachability_reason"]
         assert "signed challenge" in node_row(state(), node.node_id)["reachability_reason"]
         assert seen == [node.node_id]  # told once, on the transition
