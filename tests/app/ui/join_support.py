@@ -70,6 +70,21 @@ def network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Tracker
     yield from start_network(tmp_path, monkeypatch)
 
 
+def start_serving_network(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[TrackerProcess]:
+    """start_network's tracker dialling and hearing heartbeats as a real one, for walks
+    that end serving; given longer to start on a busy machine."""
+    yield from start_network(
+        tmp_path,
+        monkeypatch,
+        start_timeout_s=180,
+        MESHNET_TRACKER_NETWORK_DESCRIPTION="",
+        MESHNET_TRACKER_REACHABILITY_POLL_S="0.5",
+        MESHNET_TRACKER_HEARTBEAT_INTERVAL_S="1",
+    )
+
+
 def make_invite(
     tracker: TrackerProcess, capsys: pytest.CaptureFixture[str], *, uses: int = 5
 ) -> str:

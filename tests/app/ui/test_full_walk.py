@@ -23,7 +23,7 @@ from app.ui.screens.doctor.wizard import DoctorWizard
 from core.joined_network import load_joined_network
 from core.keystore import DEFAULT_PROFILE
 from tests.app.file_keyring import FileKeyring
-from tests.app.ui.join_support import NAME, OPERATOR, make_invite, start_network
+from tests.app.ui.join_support import NAME, OPERATOR, make_invite, start_serving_network
 from tests.tracker_service.server_process import REPO, TrackerProcess
 
 pytestmark = pytest.mark.slow
@@ -42,15 +42,7 @@ def shared_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
 @pytest.fixture
 def network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TrackerProcess]:
-    """join_support's tracker, dialling and beating as a real one, given longer to start."""
-    yield from start_network(
-        tmp_path,
-        monkeypatch,
-        start_timeout_s=180,
-        MESHNET_TRACKER_NETWORK_DESCRIPTION="",
-        MESHNET_TRACKER_REACHABILITY_POLL_S="0.5",
-        MESHNET_TRACKER_HEARTBEAT_INTERVAL_S="1",
-    )
+    yield from start_serving_network(tmp_path, monkeypatch)
 
 
 class QuietProbes:
