@@ -2,7 +2,7 @@
 
 The contributor may give a display name and team (the wizard's last page, or
 Settings); once the node has registered, the app signs the account statement
-with this computer's key (``core.credit_account``) and posts it to the tracker
+with this computer's key (``core.network.credit_account``) and posts it to the tracker
 the node registered with. Each computer gets its own account, ``pc-<node id>``.
 
 Nothing is sent for a contributor who never gave a name or team: the leaderboard
@@ -24,10 +24,10 @@ import httpx
 
 from app.network_join import APP_PROFILE
 from app.texts import text
-from core.credit_account import clean_label, signed_claim_body, this_computer_claim
-from core.errors import IdentityError, MeshnetError
-from core.keystore import key_store
-from core.tracker_client import TrackerClient, TrackerUnreachable
+from core.errors import IdentityError, MeshnetError, TrackerUnreachable
+from core.identity.keystore import key_store
+from core.network.credit_account import clean_label, signed_claim_body, this_computer_claim
+from core.network.tracker_client import TrackerClient
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ def link_this_computer(
     """Sign and post the claim; the tracker's answer (``account``, ``node_ids``, ...).
 
     Raises IdentityError when this computer's key is not the one that registered,
-    TrackerRefused or TrackerUnreachable (core.tracker_client) otherwise.
+    TrackerRefused or TrackerUnreachable (core.network.tracker_client) otherwise.
     """
     identity = key_store(profile).load()
     if identity is None or identity.node_id != wish.node_id:

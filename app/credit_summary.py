@@ -4,7 +4,7 @@ Read from ``GET /api/v1/credits/{node_id}``: today (the last 24 hours), this
 week (7 days), in all, rank, and the leaderboard name and team it is listed
 under. Blocking: the GUI calls it through ``app.ui.tasks.run_in_background``.
 An ``https://`` tracker is trusted as everywhere else in the app
-(``core.tls_trust``: ``MESHNET_CA_FILE``, else the system's store). No Qt here.
+(``core.network.tls_trust``: ``MESHNET_CA_FILE``, else the system's store). No Qt here.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from urllib.parse import quote
 import httpx
 
 from app.texts import number, text
-from core.tls_trust import tracker_verify
+from core.network.tls_trust import tracker_verify
 
 log = logging.getLogger(__name__)
 

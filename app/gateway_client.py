@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from core.errors import MeshnetError
-from core.tls_trust import tracker_verify
+from core.network.tls_trust import tracker_verify
 
 
 class GatewayCallFailed(MeshnetError):

@@ -18,10 +18,11 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from app.texts import text
-from core.identity import NodeIdentity
-from core.invites import (
+from core.errors import InviteError
+from core.identity.keypair import NodeIdentity
+from core.identity.keystore import DEFAULT_PROFILE, fallback_identity_file, load_or_create_identity
+from core.network.invites import (
     CODE_RE,
-    InviteError,
     InviteLink,
     NetworkInfo,
     check_network_info,
@@ -29,10 +30,9 @@ from core.invites import (
     join_network,
     parse_invite_link,
 )
-from core.joined_network import JoinedNetwork, load_joined_network, save_joined_network
-from core.keystore import DEFAULT_PROFILE, fallback_identity_file, load_or_create_identity
-from core.tracker_client import TrackerClient
-from core.tracker_key import key_fingerprint_b64
+from core.network.joined_network import JoinedNetwork, load_joined_network, save_joined_network
+from core.network.tracker_client import TrackerClient
+from core.network.tracker_key import key_fingerprint_b64
 
 log = logging.getLogger(__name__)
 

@@ -75,7 +75,7 @@ def _model_flags(settings: NodeSettings, *, layers: bool = True) -> list[str]:
 def identity_flags() -> list[str]:
     """``--identity-file`` where the app keeps the node's key in a file (no OS keyring
     works here, or the file was made before): the app's choice, never the user's flag."""
-    from core.keystore import fallback_identity_file
+    from core.identity.keystore import fallback_identity_file
 
     path = fallback_identity_file()
     return ["--identity-file", str(path)] if path is not None else []

@@ -2,7 +2,7 @@
 
 Everything the settings dialog edits, the node command line is built from and the
 pause rules read lives in `AppSettings`. The join token is not here: it belongs in
-the OS keyring (`core.join_tokens`), never in a settings file.
+the OS keyring (`core.network.join_tokens`), never in a settings file.
 
 `validate_settings` returns one sentence per bad field, saying what to do, so the
 dialog can show each beside its field (app.details_texts' ``problem.*``, translated).
@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from app.texts import number, text
-from core.credit_account import MAX_LABEL_LEN
+from core.network.credit_account import MAX_LABEL_LEN
 
 log = logging.getLogger(__name__)
 

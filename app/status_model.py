@@ -18,54 +18,55 @@ from typing import Any
 
 from app.event_words import WHY_BY_REASON, gate_words
 from app.texts import TEXTS, number, text
+from core.events import (
+    KIND_GATE,
+    KIND_PROGRESS,
+    KIND_SNAPSHOT,
+    KIND_STATE,
+    KIND_STATS,
+    Gate,
+    GateState,
+    NodeState,
+)
 
 log = logging.getLogger(__name__)
 
 # The admission gate refuses a capability report older than this
-# (core.admission.DEFAULT_MAX_REPORT_AGE_SECONDS; not imported: the GUI process
-# must not import core modules that pull in torch).
+# (core.doctor.admission_gate.DEFAULT_MAX_REPORT_AGE_SECONDS; not imported: the GUI process
+# must not import core modules that pull in torch; core.events is plain Python).
 STALE_AFTER_S = 900.0
 LOG_LINES_KEPT = 500
 
-GATE_ORDER: tuple[str, ...] = (
-    "identity",
-    "placement",
-    "capability",
-    "admission",
-    "data-plane",
-    "registration",
-    "reachability",
-    "recipe",
-    "sessions",
-)
+# The node's gates and states are core.events' own (plain strings here: they arrive as JSON).
+GATE_ORDER: tuple[str, ...] = tuple(gate.value for gate in Gate)
 GATE_TITLES: dict[str, str] = {
-    "identity": "Identity",
-    "placement": "Layers chosen",
-    "capability": "Capability report",
-    "admission": "Admission",
-    "data-plane": "Data plane",
-    "registration": "Registration",
-    "reachability": "Reachability",
-    "recipe": "Recipe",
-    "sessions": "Sessions",
+    Gate.IDENTITY.value: "Identity",
+    Gate.PLACEMENT.value: "Layers chosen",
+    Gate.CAPABILITY.value: "Capability report",
+    Gate.ADMISSION.value: "Admission",
+    Gate.DATA_PLANE.value: "Data plane",
+    Gate.REGISTRATION.value: "Registration",
+    Gate.REACHABILITY.value: "Reachability",
+    Gate.RECIPE.value: "Recipe",
+    Gate.SESSIONS.value: "Sessions",
 }
+FAILED_STATES = frozenset({NodeState.REFUSED.value, NodeState.ERROR.value})
 # States in which a node child is doing something (not stopped, refused, error).
 ACTIVE_STATES = frozenset(
-    {
-        "loading",
-        "probing",
-        "admitting",
-        "starting",
-        "registering",
-        "serving",
-        "reconnecting",
-        "draining",
-        "pausing",
-        "paused",
-    }
+    state.value for state in NodeState if state.value not in FAILED_STATES
+) - {NodeState.STOPPED.value}
+STARTING_STATES = frozenset(
+    state.value
+    for state in (
+        NodeState.LOADING,
+        NodeState.PROBING,
+        NodeState.ADMITTING,
+        NodeState.STARTING,
+        NodeState.REGISTERING,
+    )
 )
-STARTING_STATES = frozenset({"loading", "probing", "admitting", "starting", "registering"})
-FAILED_STATES = frozenset({"refused", "error"})
+# A gate the node has said nothing of yet: the app's own word, beside core's GateState.
+GATE_WAITING = "waiting"
 
 
 @dataclass
@@ -73,7 +74,7 @@ class GateRow:
     """One admission gate: what the node last said about it."""
 
     name: str
-    gate_state: str = "waiting"  # pending | passed | failed | info, or waiting (nothing yet)
+    gate_state: str = GATE_WAITING  # a GateState value, or waiting (nothing yet)
     message: str = ""
     reason: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
@@ -120,7 +121,7 @@ def _dict(value: Any) -> dict[str, Any]:
 class NodeStatus:
     """Everything the status window, the tray and the diagnostics show."""
 
-    state: str = "stopped"
+    state: str = NodeState.STOPPED.value
     message: str = "Contribution is off."
     reason: str | None = None
     gates: dict[str, GateRow] = field(default_factory=_fresh_gates)
@@ -144,11 +145,11 @@ class NodeStatus:
         kind = event.get("kind")
         at = _float_or_none(event.get("at")) or time.time()
         handler = {
-            "state": self._apply_state,
-            "gate": self._apply_gate,
-            "progress": self._apply_progress,
-            "stats": self._apply_stats,
-            "snapshot": self._apply_snapshot,
+            KIND_STATE: self._apply_state,
+            KIND_GATE: self._apply_gate,
+            KIND_PROGRESS: self._apply_progress,
+            KIND_STATS: self._apply_stats,
+            KIND_SNAPSHOT: self._apply_snapshot,
         }.get(kind if isinstance(kind, str) else "")
         if handler is None:
             log.debug("ignoring event of kind %r", kind)
@@ -165,9 +166,9 @@ class NodeStatus:
         self.message = str(event.get("message") or "")
         self.reason = event.get("reason") if isinstance(event.get("reason"), str) else None
         self.last_state_event = {"state": state, "message": self.message, "reason": self.reason}
-        if state == "serving" and self.started_at is None:
+        if state == NodeState.SERVING and self.started_at is None:
             self.started_at = at
-        elif state != "serving":
+        elif state != NodeState.SERVING:
             self._freeze_uptime(at)
             self.started_at = None
         if state not in STARTING_STATES:
@@ -181,7 +182,7 @@ class NodeStatus:
         data = _dict(event.get("data"))
         row = GateRow(
             name=name,
-            gate_state=str(event.get("gate_state") or "info"),
+            gate_state=str(event.get("gate_state") or GateState.INFO.value),
             message=str(event.get("message") or ""),
             reason=event.get("reason") if isinstance(event.get("reason"), str) else None,
             data=data,
@@ -194,15 +195,15 @@ class NodeStatus:
     def _absorb_gate_data(self, name: str, data: dict[str, Any]) -> bool:
         """Copy what a gate's data says into the top-level fields; True when the
         served recipe has just become certified."""
-        if name == "capability" and isinstance(data.get("report"), Mapping):
+        if name == Gate.CAPABILITY and isinstance(data.get("report"), Mapping):
             self.report = dict(data["report"])
-        elif name == "registration" and data:
+        elif name == Gate.REGISTRATION and data:
             self.registration = data
-        elif name == "sessions":
+        elif name == Gate.SESSIONS:
             self.open_sessions = _int(data.get("open_sessions"), self.open_sessions)
             self.tokens_served = _int(data.get("tokens_served"), self.tokens_served)
-        elif name == "recipe":
-            was = self.gates.get("recipe", GateRow("recipe")).data.get("status")
+        elif name == Gate.RECIPE:
+            was = self.gates.get(Gate.RECIPE.value, GateRow(Gate.RECIPE.value)).data.get("status")
             return data.get("status") == "certified" and was != "certified"
         return False
 
@@ -223,14 +224,14 @@ class NodeStatus:
         uptime = _float_or_none(data.get("uptime_s"))
         if uptime is not None:
             self.uptime_s, self.uptime_at = uptime, at
-            if self.state == "serving":
+            if self.state == NodeState.SERVING:
                 self.started_at = at - uptime
         return Changes()
 
     def _apply_snapshot(self, event: Mapping[str, Any], at: float) -> Changes:
         data = _dict(event.get("data"))
         before = (self.state, self.message, self.reason)
-        self.state = str(data.get("state") or "stopped")
+        self.state = str(data.get("state") or NodeState.STOPPED.value)
         self.message = str(data.get("message") or "")
         self.reason = data.get("reason") if isinstance(data.get("reason"), str) else None
         self.gates = _fresh_gates()
@@ -238,7 +239,7 @@ class NodeStatus:
             gate = _dict(raw)
             self.gates[name] = GateRow(
                 name=name,
-                gate_state=str(gate.get("gate_state") or "info"),
+                gate_state=str(gate.get("gate_state") or GateState.INFO.value),
                 message=str(gate.get("message") or ""),
                 reason=gate.get("reason") if isinstance(gate.get("reason"), str) else None,
                 data=_dict(gate.get("data")),
@@ -275,7 +276,7 @@ class NodeStatus:
 
     def set_local_state(self, state: str, message: str, reason: str | None = None) -> None:
         """A state the app itself decides (starting a child, the child exited)."""
-        self.apply({"kind": "state", "state": state, "message": message, "reason": reason})
+        self.apply({"kind": KIND_STATE, "state": state, "message": message, "reason": reason})
 
     def reset_for_start(self) -> None:
         """A new child is starting: forget the previous one's gates and numbers."""
@@ -322,9 +323,9 @@ class NodeStatus:
 
     def uptime(self, now: float | None = None) -> float:
         now = time.time() if now is None else now
-        if self.state == "serving" and self.started_at is not None:
+        if self.state == NodeState.SERVING and self.started_at is not None:
             return max(0.0, now - self.started_at)
-        return self.uptime_s if self.state == "serving" else 0.0
+        return self.uptime_s if self.state == NodeState.SERVING else 0.0
 
     def recent_log(self, count: int = 50) -> list[str]:
         return list(self.log_lines)[-count:]
@@ -333,21 +334,7 @@ class NodeStatus:
 # --- words the app shows ---------------------------------------------------
 # The main path's words come from app.texts (plain, translated); the Details
 # view keeps the engineer's words (GATE_TITLES, gate_sentence, layers_text).
-STATE_KEYS: tuple[str, ...] = (
-    "stopped",
-    "loading",
-    "probing",
-    "admitting",
-    "starting",
-    "registering",
-    "serving",
-    "reconnecting",
-    "draining",
-    "pausing",
-    "paused",
-    "refused",
-    "error",
-)
+STATE_KEYS: tuple[str, ...] = tuple(state.value for state in NodeState)
 
 
 def state_label(state: str) -> str:
@@ -359,15 +346,15 @@ def why_sentence(status: NodeStatus) -> str:
     """Why the node is refused or stopped, in plain words, with what to do next."""
     key = WHY_BY_REASON.get(status.reason or "")
     if key is None:
-        key = "why.refused" if status.state == "refused" else "why.other"
+        key = "why.refused" if status.state == NodeState.REFUSED else "why.other"
     return text(key)
 
 
 def tray_state(state: str) -> str:
     """The five tray looks: off, starting, serving, paused, error."""
-    if state == "serving":
+    if state == NodeState.SERVING:
         return "serving"
-    if state in ("paused", "pausing"):
+    if state in (NodeState.PAUSED, NodeState.PAUSING):
         return "paused"
     if state in FAILED_STATES:
         return "error"
@@ -407,14 +394,14 @@ def short_model_name(model_id: str) -> str:
 def tooltip_text(status: NodeStatus) -> str:
     """One line for the tray tooltip, e.g. "MeshNet — contributing: helping answer questions"."""
     state = status.state
-    if state == "serving":
+    if state == NodeState.SERVING:
         return text("tooltip.serving.relay" if relay_note(status) else "tooltip.serving")
-    if state == "stopped":
+    if state == NodeState.STOPPED:
         return text("tooltip.stopped")
     if state in FAILED_STATES:
         label = state_label(state).lower()
         return text("tooltip.problem", state=label, sentence=why_sentence(status))
-    if state == "paused" and status.message:  # the app's pause rules wrote it: plain
+    if state == NodeState.PAUSED and status.message:  # the app's pause rules wrote it: plain
         return text("tooltip.problem", state=state_label(state).lower(), sentence=status.message)
     return text("tooltip.other", state=state_label(state).lower())
 
@@ -428,8 +415,8 @@ def gate_title(name: str) -> str:
 
 def gate_sentence(row: GateRow, status: NodeStatus, now: float | None = None) -> str:
     """The sentence a gate row shows; the capability row adds the report's age."""
-    if row.gate_state == "waiting":
-        if row.name == "placement" and status.shard is not None:
+    if row.gate_state == GATE_WAITING:
+        if row.name == Gate.PLACEMENT and status.shard is not None:
             # A node started with fixed layers never asks the tracker which to serve.
             start, end = status.shard
             return text("gate.placement.fixed", start=start, end=end)
@@ -437,7 +424,7 @@ def gate_sentence(row: GateRow, status: NodeStatus, now: float | None = None) ->
             return text("gate.not-checked")
         return text("gate.not-reached") if status.state in FAILED_STATES else "—"
     sentence = gate_words(row.name, row.gate_state, row.reason, row.data, row.message)
-    if row.name == "capability":
+    if row.name == Gate.CAPABILITY:
         age = status.report_age(now)
         left = status.time_left_before_stale(now)
         if age is not None and left is not None:
@@ -481,7 +468,7 @@ def diagnostics_text(
 
 def relay_note(status: NodeStatus) -> str | None:
     """ "Serving through a relay because …" while the node's reachability gate says it is."""
-    row = status.gates.get("reachability")
+    row = status.gates.get(Gate.REACHABILITY)
     if row is None or not row.data.get("relay"):
         return None
     why = row.data.get("relay_why") or "the tracker could not dial this computer directly"
@@ -495,9 +482,9 @@ def headline(status: NodeStatus) -> tuple[str, str]:
     are shown in Details; a pause keeps its sentence (the app's pause rules wrote it).
     """
     state = status.state
-    if state == "stopped":
+    if state == NodeState.STOPPED:
         return text("headline.stopped"), text("sentence.stopped")
-    if state == "serving":
+    if state == NodeState.SERVING:
         model = short_model_name(status.model_id) if status.model_id else None
         sentence = (
             text("sentence.serving.model", model=model) if model else text("sentence.serving")
@@ -505,11 +492,11 @@ def headline(status: NodeStatus) -> tuple[str, str]:
         if relay_note(status):
             sentence = f"{sentence} {text('sentence.relay')}"
         return text("headline.serving"), sentence
-    if state in ("paused", "pausing"):
+    if state in (NodeState.PAUSED, NodeState.PAUSING):
         return text("headline.paused"), status.message or text("sentence.paused")
     if state in FAILED_STATES:
         return text(f"headline.{state}"), why_sentence(status)
-    if state == "draining":
+    if state == NodeState.DRAINING:
         return text("headline.draining"), text("sentence.draining")
     sentence = text(f"sentence.{state}") if f"sentence.{state}" in TEXTS else ""
     progress = status.progress

@@ -23,7 +23,7 @@ import httpx
 from app.settings_model import tracker_url_problem
 from app.texts import number, text
 from core.errors import MeshnetError
-from core.tls_trust import tracker_verify
+from core.network.tls_trust import tracker_verify
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ def _request(
             timeout=timeout_s,
             transport=transport,
             follow_redirects=True,
-            verify=tracker_verify(),  # the OS's CAs, or MESHNET_CA_FILE's (core/tls_trust.py)
+            verify=tracker_verify(),  # the OS's CAs or MESHNET_CA_FILE's (core.network.tls_trust)
         ) as client:
             return client.get(base + path, params=params, headers={"Accept": "application/json"})
     except httpx.ConnectError as exc:

@@ -36,7 +36,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from core.tracker_client import TrackerRefused  # noqa: E402
+from core.errors import TrackerRefused  # noqa: E402
 from tests.support.credit_chats import chat, chats_at_once, keys_enforced  # noqa: E402
 from tests.support.credit_claims import (  # noqa: E402
     claim_body,

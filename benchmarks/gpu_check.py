@@ -61,7 +61,7 @@ def ratio(gpu: float | None, cpu: float | None) -> str:
 
 
 def doctor(device: str, recipe_id: str | None) -> tuple[bool, float | None, str]:
-    from core.doctor import DoctorRequest, run_doctor
+    from core.doctor.checkup import DoctorRequest, run_doctor
 
     outcome = run_doctor(DoctorRequest(device=device, recipe_id=recipe_id, save=False))
     try:
@@ -80,7 +80,7 @@ def check_doctor() -> None:
             f"doctor cuda:0 {recipe_id}: passed={ok} {rate or 0:.1f} tokens/s "
             f"ratio vs cpu {ratio(rate, cpu_rate)}"
         )
-    print("doctor cuda:0 fp16: not run: no fp16 recipe in core/recipe_catalogue.json")
+    print("doctor cuda:0 fp16: not run: no fp16 recipe in core/recipes/catalogue.json")
 
 
 def time_ms(step: Any, repeats: int = 50) -> float:
@@ -182,7 +182,7 @@ def check_nodes(new_tokens: int) -> None:
 
 
 def check_pause_release() -> None:
-    from core.doctor import DoctorRequest, run_doctor
+    from core.doctor.checkup import DoctorRequest, run_doctor
 
     torch.cuda.synchronize()
     before = torch.cuda.memory_allocated(0)

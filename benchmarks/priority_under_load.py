@@ -45,7 +45,7 @@ from app.demo.processes import (  # noqa: E402
     start_node,
     wait_until_ready,
 )
-from core.keystore import key_store  # noqa: E402
+from core.identity.keystore import key_store  # noqa: E402
 from core.models.default_model import ensure_default_model  # noqa: E402
 from tracker_service.domain.credit_rules import LINK_DOMAIN, AccountClaim  # noqa: E402
 from tracker_service.domain.wire import domain_message  # noqa: E402

@@ -7,7 +7,7 @@ in each heartbeat. A newcomer asks ``choose_range`` over the registry plus
 :class:`~tracker_service.services.rebalancing.PendingPlacements`, loads its layers,
 runs the doctor and the gate, and registers. Every ``rebalance_poll_s`` the
 :class:`~tracker_service.services.rebalancing.RebalanceBoard` plans; a node told to move
-acts on one of its next heartbeats if ``core.placement.should_move`` agrees.
+acts on one of its next heartbeats if ``core.doctor.placement_advice.should_move`` agrees.
 A node that vanishes stays registered until it misses three heartbeats.
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from benchmarks.swarm_model import LAYERS, Spec, load_s
 from benchmarks.swarm_worlds import World
-from core.placement import should_move
+from core.doctor.placement_advice import should_move
 from tracker_service.config import Settings
 from tracker_service.domain.allocation import Placement, Slot, choose_range
 from tracker_service.services.rebalancing import PendingPlacements, RebalanceBoard

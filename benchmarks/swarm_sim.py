@@ -3,7 +3,7 @@
 Drives the product's code in-process (no network, no model): MeshNet's world
 places nodes with ``tracker_service.domain.allocation.choose_range`` and
 ``rebalancing.PendingPlacements``, moves them with ``RebalanceBoard`` and
-``core.placement.should_move``; every world's requests are routed by
+``core.doctor.placement_advice.should_move``; every world's requests are routed by
 ``tracker_service.domain.route_formation.form_route``. Petals' world runs a transcription of
 ``petals/server/block_selection.py`` on what a Petals server knows.
 

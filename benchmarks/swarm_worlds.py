@@ -15,7 +15,7 @@ real rate; the bottleneck is measured on it) apart from the policy's own
 - :class:`MeshnetWorld`: the tracker's registry (measured tokens/s through the
   shard, memory, open sessions), its pending placements, and
   :class:`~tracker_service.services.rebalancing.RebalanceBoard` every
-  ``rebalance_poll_s``; the node's side of a move is ``core.placement.should_move``.
+  ``rebalance_poll_s``; the node's side of a move is ``core.doctor.placement_advice.should_move``.
 - :class:`RandomWorld`: a random window of all its memory, never moved.
 """
 

@@ -14,10 +14,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from core.errors import ConfigError
+from core.errors import ConfigError, RecipeError
 from core.models.local import resolve_model
 from core.models.tokenizer import ChatTokenizer
-from core.recipe_catalogue import Recipe, RecipeCatalogue, RecipeError, load_catalogue
+from core.recipes.catalogue import Recipe, RecipeCatalogue, load_catalogue
 from core.runtime import ModelConfig, Shard, generate_local
 
 log = logging.getLogger(__name__)

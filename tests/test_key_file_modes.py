@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from core.errors import IdentityError
-from core.identity import NodeIdentity
-from core.keystore import FileStore
+from core.identity.keypair import NodeIdentity
+from core.identity.keystore import FileStore
 from tracker_service.domain.keys import KeyFileExposed, TrackerKey
 
 REPO = Path(__file__).resolve().parent.parent

@@ -12,10 +12,10 @@ import argparse
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from core.doctor import parse_layers
+from core.doctor.checkup import parse_layers
 from core.errors import ConfigError, MeshnetError
-from core.recipe_catalogue import load_catalogue
-from core.tls_trust import CA_FILE_ENV, tracker_verify
+from core.network.tls_trust import CA_FILE_ENV, tracker_verify
+from core.recipes.catalogue import load_catalogue
 
 MAX_PORT = 65535
 

@@ -16,10 +16,10 @@ import sys
 
 from app.cli import arguments
 from app.cli.node_control import add_control_argument, cancel_on_stop, stdin_controls
-from core.capability import CapabilityReport
-from core.doctor import DEFAULT_DEADLINE_S, DoctorRequest, run_doctor
+from core.doctor.capability import CapabilityReport
+from core.doctor.checkup import DEFAULT_DEADLINE_S, DoctorRequest, run_doctor
 from core.events import KIND_PROGRESS, NodeEvent
-from core.keystore import DEFAULT_PROFILE
+from core.identity.keystore import DEFAULT_PROFILE
 from core.progress import CancelToken, Progress
 
 

@@ -10,7 +10,7 @@ import argparse
 import json
 
 from app.cli import arguments
-from core.hardware_report import hardware_report
+from core.doctor.hardware_report import hardware_report
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

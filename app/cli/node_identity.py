@@ -6,7 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from core.keystore import DEFAULT_PROFILE, key_store, load_or_create_identity, rotate_identity
+from core.identity.keystore import (
+    DEFAULT_PROFILE,
+    key_store,
+    load_or_create_identity,
+    rotate_identity,
+)
 
 
 def add_identity_arguments(parser: argparse.ArgumentParser) -> None:

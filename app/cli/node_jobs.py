@@ -38,13 +38,14 @@ from app.cli.node_control import (
     stdin_controls,
 )
 from app.cli.node_identity import add_identity_arguments
+from core.errors import KeyringFailed
+from core.identity.keystore import load_or_create_identity
 from core.jobs.archives import DEFAULT_MAX_BYTES, DEFAULT_MAX_MEMBERS
 from core.jobs.client import JobsClient
-from core.jobs.credentials import CredentialStore, KeyringFailed, normalize
+from core.jobs.credentials import CredentialStore, normalize
 from core.jobs.loop import ExecutorLoop
 from core.jobs.runner import DEFAULT_TIMEOUT_S, SubprocessRunner
-from core.keystore import load_or_create_identity
-from core.node_network import network_to_serve
+from core.network.node_network import network_to_serve
 
 
 class JsonLines(logging.Formatter):

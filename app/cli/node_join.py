@@ -9,9 +9,9 @@ import argparse
 
 from app.cli.arguments import add_ca_file_argument
 from app.cli.node_identity import add_identity_arguments
-from core.invites import join_network, parse_invite_link
-from core.joined_network import save_joined_network
-from core.keystore import DEFAULT_PROFILE, load_or_create_identity
+from core.identity.keystore import DEFAULT_PROFILE, load_or_create_identity
+from core.network.invites import join_network, parse_invite_link
+from core.network.joined_network import save_joined_network
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -30,13 +30,12 @@ from app.cli.node_control import (
     stdin_controls,
 )
 from app.cli.node_identity import add_identity_arguments
-from core.errors import MeshnetError
+from core.errors import Cancelled, MeshnetError
 from core.events import NodeEvent, NodeState
-from core.join_tokens import save_join_token
-from core.keystore import load_or_create_identity
+from core.identity.keystore import load_or_create_identity
+from core.network.join_tokens import save_join_token
+from core.network.node_network import network_to_serve
 from core.node import Node, NodeSettings
-from core.node_network import network_to_serve
-from core.progress import Cancelled
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from core.errors import MeshnetError
 from core.models.default_model import ensure_default_model
 from core.models.local import resolve_model
 from core.models.manifest import ModelManifest
-from core.recipe_catalogue import load_catalogue
+from core.recipes.catalogue import load_catalogue
 
 CERTIFY_TIMEOUT_S = 240.0
 # Per-heartbeat counters, not steps a newcomer needs to follow.

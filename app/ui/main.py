@@ -308,7 +308,7 @@ class MeshNetApp(QObject):
             self._finish_leave()
 
     def _finish_leave(self) -> None:
-        from core.joined_network import network_file
+        from core.network.joined_network import network_file
 
         name, self._leaving = self._leaving, None
         network_file(APP_PROFILE).unlink(missing_ok=True)  # its join credential with it

@@ -1,7 +1,7 @@
 """The joined network, live: every screen hears when this computer joins or leaves.
 
 The join page, ``meshnet-node join`` in a terminal and Leave all end in the one
-file core.joined_network keeps; a ``QFileSystemWatcher`` on it and its folder
+file core.network.joined_network keeps; a ``QFileSystemWatcher`` on it and its folder
 (inotify and the like: nothing polls) re-reads it when it changes and emits
 ``changed`` with the network, or None when none is joined any more.
 """
@@ -14,7 +14,7 @@ from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 
 from app.network_join import APP_PROFILE, joined_network
 from app.ui.errors import guarded
-from core.joined_network import JoinedNetwork, network_file
+from core.network.joined_network import JoinedNetwork, network_file
 
 log = logging.getLogger(__name__)
 

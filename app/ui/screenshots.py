@@ -253,8 +253,8 @@ def refused_events(now: float) -> list[dict[str, Any]]:
 
 SAMPLE_LOG = [
     "INFO core.node: loading layers 0–15 of HuggingFaceTB/SmolLM2-135M-Instruct on cuda:0",
-    "INFO core.doctor: test forward passed: 41.7 tokens/s",
-    "INFO core.tracker_client: registered as node-7f3a9c21e4b8",
+    "INFO core.doctor.checkup: test forward passed: 41.7 tokens/s",
+    "INFO core.network.tracker_client: registered as node-7f3a9c21e4b8",
     "INFO core.dataplane.server: session 4c1d opened (layers 0–15)",
     "INFO core.dataplane.server: session 4c1d closed after 312 tokens",
 ]

@@ -34,9 +34,8 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from core.dataplane import frames, wire
 from core.dataplane.tickets import RouteTicket, TicketGrant
-from core.dataplane.tls import PinMismatch
 from core.dataplane.tls_client import PinnedConnect
-from core.errors import ProtocolError
+from core.errors import PinMismatch, ProtocolError
 
 logger = logging.getLogger(__name__)
 

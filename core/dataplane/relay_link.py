@@ -35,8 +35,8 @@ from core.dataplane.relay_tunnel import (
     pipe,
 )
 from core.errors import ProtocolError
-from core.identity import b64encode
-from core.signing import (
+from core.identity.keypair import b64encode
+from core.identity.signing import (
     HEADER_NODE,
     HEADER_NONCE,
     HEADER_SIGNATURE,
@@ -100,7 +100,7 @@ def link_headers(
     sign: Callable[[bytes], bytes],
     now: float | None = None,
 ) -> dict[str, str]:
-    """The signed-request headers of the link handshake (core.signing's form)."""
+    """The signed-request headers of the link handshake (core.identity.signing's form)."""
     timestamp = int(time.time() if now is None else now)
     nonce = secrets.token_hex(NONCE_BYTES)
     message = signed_request_message("GET", urlsplit(link_url).path, timestamp, nonce, b"")

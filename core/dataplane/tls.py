@@ -28,18 +28,12 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from core.errors import ProtocolError
+from core.errors import PinMismatch
 
 TLS_PIN_DOMAIN = b"meshnet.tls-pin.v1\n"
-PIN_MISMATCH = "tls-pin-mismatch"
+PIN_MISMATCH = PinMismatch.reason
 # A node restarts far more often than this; the date is not what anyone checks.
 VALIDITY_DAYS = 365
-
-
-class PinMismatch(ProtocolError):
-    """The peer's certificate is not the one its node registered: nothing is sent."""
-
-    reason = PIN_MISMATCH
 
 
 @dataclass(frozen=True)

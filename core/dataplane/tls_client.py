@@ -9,7 +9,8 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 
-from core.dataplane.tls import PinMismatch, check_pin, pinned_client_context
+from core.dataplane.tls import check_pin, pinned_client_context
+from core.errors import PinMismatch
 
 
 class PinnedConnect(connect):

@@ -13,14 +13,14 @@ import json
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-# The byte forms have one definition on the node (core.signing, core.identity);
+# The byte forms have one definition on the node (core.identity.signing, core.identity.keypair);
 # the data plane re-exports them under the names its modules use.
-from core.identity import b64decode as b64decode
-from core.identity import b64encode as b64encode
-from core.signing import HOP_RECEIPT_DOMAIN as HOP_RECEIPT_DOMAIN
-from core.signing import REACHABILITY_DOMAIN as REACHABILITY_DOMAIN
-from core.signing import ROUTE_TICKET_DOMAIN as ROUTE_TICKET_DOMAIN
-from core.signing import canonical_json as canonical_json
+from core.identity.keypair import b64decode as b64decode
+from core.identity.keypair import b64encode as b64encode
+from core.identity.signing import HOP_RECEIPT_DOMAIN as HOP_RECEIPT_DOMAIN
+from core.identity.signing import REACHABILITY_DOMAIN as REACHABILITY_DOMAIN
+from core.identity.signing import ROUTE_TICKET_DOMAIN as ROUTE_TICKET_DOMAIN
+from core.identity.signing import canonical_json as canonical_json
 
 SESSION_PATH = "/v1/session"
 CHALLENGE_PATH = "/v1/challenge"

@@ -34,18 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from core.errors import JobError
+from core.errors import ArchiveError
 
 DEFAULT_MAX_BYTES = 1 << 30
 DEFAULT_MAX_MEMBERS = 10_000
 DEFAULT_MAX_RATIO = 200.0
 _CHUNK = 1 << 16
-
-
-class ArchiveError(JobError):
-    """The archive is refused; the message says which member and why."""
-
-    reason = "unsafe-archive"
 
 
 @dataclass(frozen=True)
@@ -170,6 +164,7 @@ class _Writer:
                 raise ArchiveError(f"member {rel!r} appears twice")
             os.symlink(link_to, target)
             if not self.inside(target):
+                os.unlink(target)  # refused links never stay, not even in a staging folder
                 raise ArchiveError(
                     f"symbolic link {rel!r} leads out of the folder through other links "
                     f"({link_to!r})"
@@ -177,13 +172,20 @@ class _Writer:
         self.check_contained()
 
     def check_contained(self) -> None:
-        """Every link under the folder, resolved on disk now that all exist, stays inside."""
-        for folder, dirs, files in os.walk(self.root):
-            for name in [*dirs, *files]:
-                path = os.path.join(folder, name)
-                if os.path.islink(path) and not self.inside(path):
-                    rel = os.path.relpath(path, self.root)
-                    raise ArchiveError(f"symbolic link {rel!r} leads out of the folder")
+        """Every link under the folder, resolved on disk now that all exist, stays inside;
+        those that lead out are removed before the archive is refused."""
+        out = [
+            os.path.join(folder, name)
+            for folder, dirs, files in os.walk(self.root)
+            for name in [*dirs, *files]
+            if os.path.islink(os.path.join(folder, name))
+            and not self.inside(os.path.join(folder, name))
+        ]
+        for path in out:
+            os.unlink(path)
+        if out:
+            rel = os.path.relpath(out[0], self.root)
+            raise ArchiveError(f"symbolic link {rel!r} leads out of the folder")
 
 
 def _tar_members(archive: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:

@@ -26,12 +26,12 @@ from typing import Any
 
 import httpx
 
-from core.errors import TrackerCallFailed
-from core.identity import NodeIdentity
+from core.errors import LeaseLost, TrackerRefused, TrackerUnreachable
+from core.identity.keypair import NodeIdentity
+from core.identity.signing import signed_headers
 from core.jobs.credentials import CredentialStore
-from core.signing import signed_headers
-from core.tls_trust import tracker_verify
-from core.tracker_client import JOIN_TOKEN_HEADER, TrackerRefused, TrackerUnreachable, _refusal
+from core.network.tls_trust import tracker_verify
+from core.network.tracker_client import JOIN_TOKEN_HEADER, _refusal
 
 log = logging.getLogger(__name__)
 
@@ -39,12 +39,6 @@ HEADER_NODE = "X-Meshnet-Node"
 HEADER_SHA256 = "X-Meshnet-Sha256"
 HEADER_LEASE = "X-Meshnet-Lease"
 SESSION_SCHEME = "MeshNet-Session"
-
-
-class LeaseLost(TrackerCallFailed):
-    """The tracker answered 410: the lease expired or was superseded."""
-
-    reason = "lease-lost"
 
 
 @dataclass(frozen=True)

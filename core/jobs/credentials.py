@@ -17,21 +17,15 @@ from pathlib import Path
 import keyring
 import keyring.errors
 
-from core.errors import JobError
-from core.keystore import keyring_problem
+from core.errors import KeyringFailed
+from core.identity.keystore import keyring_problem
+from core.identity.private_file import write_private_file
 from core.paths import data_home
-from core.private_file import write_private_file
 
 log = logging.getLogger(__name__)
 
 KEYRING_SERVICE = "meshnet-jobs"
 ENV_PATH = "MESHNET_JOBS_CREDENTIALS"
-
-
-class KeyringFailed(JobError):
-    """The OS keyring refused an operation; the message says what to do."""
-
-    reason = "keyring-error"
 
 
 def normalize(tracker_url: str) -> str:

@@ -29,16 +29,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core.jobs.archives import (
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_MEMBERS,
-    ArchiveError,
-    extract_archive_safely,
-)
-from core.jobs.client import JobsClient, Lease, LeaseLost
-from core.jobs.runner import SubprocessRunner, TaskExecutionError
-from core.progress import Cancelled
-from core.tracker_client import TrackerRefused
+from core.errors import ArchiveError, Cancelled, LeaseLost, TaskExecutionError, TrackerRefused
+from core.jobs.archives import DEFAULT_MAX_BYTES, DEFAULT_MAX_MEMBERS, extract_archive_safely
+from core.jobs.client import JobsClient, Lease
+from core.jobs.runner import SubprocessRunner
 
 log = logging.getLogger("meshnet.jobs")
 

@@ -28,8 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from core.errors import JobError
-from core.progress import Cancelled
+from core.errors import Cancelled, TaskExecutionError
 
 WORKLOADS: Mapping[str, str] = {
     "selftest": "core.jobs.workloads.selftest",
@@ -47,12 +46,6 @@ DEFAULT_TIMEOUT_S = 600.0
 def task_env(source: Mapping[str, str] | None = None) -> dict[str, str]:
     env = os.environ if source is None else source
     return {k: env[k] for k in TASK_ENV_WHITELIST if k in env}
-
-
-class TaskExecutionError(JobError):
-    """The task was refused or its workload failed; the message is reported to the tracker."""
-
-    reason = "task-failed"
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child

@@ -3,7 +3,7 @@
     lifecycle.py     Node: the state machine (start, pause, resume, move, stop) and the
                      order in which it builds and takes down the parts below
     proving.py       the doctor's real forward, the admission gate, proving again
-    data_plane.py    the sessions and the data-plane server, its TLS certificate and pin
+    shard_server.py  the sessions and the data-plane server, its TLS certificate and pin
     registration.py  the tracker client, the registration, what the tracker said
     settings.py      NodeSettings: what the node is told to serve, where, under which limits
     status.py        NodeStatus: the latest word of every event, for the snapshot

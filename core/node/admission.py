@@ -13,14 +13,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.admission import (
-    REASON_NO_REPORT,
-    AdmissionRequirement,
-    CapabilityAdmissionError,
-)
-from core.capability import CapabilityReport
-from core.doctor import DoctorOutcome
-from core.errors import DoctorError
+from core.doctor.admission_gate import REASON_NO_REPORT, AdmissionRequirement
+from core.doctor.capability import CapabilityReport
+from core.doctor.checkup import DoctorOutcome
+from core.errors import CapabilityAdmissionError, DoctorError
 from core.node.settings import NodeSettings
 
 

@@ -19,7 +19,7 @@ cancel token and the node's state, and decides the order in which the parts
 are built and taken down (start, pause, resume, stop, and a move to other
 layers, which is a leave and a start on the new range). What each step builds
 belongs to the part that builds it: the proof (core.node.proving), the data
-plane (core.node.data_plane), the registration (core.node.registration).
+plane (core.node.shard_server), the registration (core.node.registration).
 Placement (core.node.placement) decides which layers and whether to move and
 calls back ``_move``; the serving loop and the relay see only public members.
 """
@@ -34,23 +34,23 @@ from typing import Any
 
 import httpx
 
-from core.admission import CapabilityAdmissionError, CapabilityValidator
 from core.dataplane.server import DataPlaneServer
-from core.doctor import run_doctor
-from core.errors import MeshnetError
+from core.doctor.admission_gate import CapabilityValidator
+from core.doctor.checkup import run_doctor
+from core.doctor.placement_advice import Capacity
+from core.errors import Cancelled, CapabilityAdmissionError, MeshnetError, TrackerRefused
 from core.events import EventBus, Gate, GateState, NodeEvent, NodeState
-from core.identity import NodeIdentity
-from core.node.data_plane import NodeDataPlane
+from core.identity.keypair import NodeIdentity
+from core.network.tracker_client import STALE_REASONS, Registration, TrackerClient
 from core.node.placement import NodePlacement
 from core.node.proving import Doctor, ShardProver
 from core.node.registration import TrackerRegistration
 from core.node.relay import NodeRelay
 from core.node.serving import ServingLoop
 from core.node.settings import NodeSettings
+from core.node.shard_server import NodeDataPlane
 from core.node.status import NodeStatus
-from core.placement import Capacity
-from core.progress import STAGE_PROBE, Cancelled, CancelToken, Progress
-from core.tracker_client import STALE_REASONS, Registration, TrackerClient, TrackerRefused
+from core.progress import STAGE_PROBE, CancelToken, Progress
 
 log = logging.getLogger(__name__)
 

@@ -16,13 +16,13 @@ import threading
 import time
 from collections.abc import Callable
 
-from core.capability import CapabilityReport
+from core.doctor.capability import CapabilityReport
+from core.doctor.placement_advice import Capacity, choose_layers, measure_capacity, should_move
 from core.errors import MeshnetError
 from core.events import Gate, GateState
+from core.network.tracker_client import TrackerClient
 from core.node.hooks import GateFn, MoveFn
 from core.node.settings import NodeSettings
-from core.placement import Capacity, choose_layers, measure_capacity, should_move
-from core.tracker_client import TrackerClient
 
 log = logging.getLogger(__name__)
 

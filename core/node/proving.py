@@ -20,21 +20,20 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from core.admission import (
+from core.doctor.admission_gate import (
     REASON_NOT_PASSED,
-    CapabilityAdmissionError,
     CapabilityContext,
     CapabilityValidator,
     admit,
 )
-from core.capability import CapabilityReport
-from core.doctor import (
+from core.doctor.capability import CapabilityReport
+from core.doctor.checkup import (
     DoctorOutcome,
     DoctorRequest,
     DoctorSelection,
     validate_loaded_backend,
 )
-from core.errors import MeshnetError
+from core.errors import Cancelled, CapabilityAdmissionError, MeshnetError
 from core.events import Gate, GateState
 from core.node.admission import (
     advertised_requirement,
@@ -43,7 +42,7 @@ from core.node.admission import (
 )
 from core.node.hooks import GateFn
 from core.node.settings import NodeSettings
-from core.progress import Cancelled, CancelToken, Progress, ProgressCallback
+from core.progress import CancelToken, Progress, ProgressCallback
 
 # A report is proven again once it is this fraction of the binding age limit old.
 REPROVE_AT_FRACTION = 0.5

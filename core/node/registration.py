@@ -18,14 +18,14 @@ import logging
 
 import httpx
 
-from core.capability import CapabilityReport
-from core.doctor import DoctorOutcome
-from core.errors import MeshnetError
+from core.doctor.capability import CapabilityReport
+from core.doctor.checkup import DoctorOutcome
+from core.errors import MeshnetError, TrackerRefused, TrackerUnreachable
 from core.events import Gate, GateState
-from core.identity import NodeIdentity, b64decode
+from core.identity.keypair import NodeIdentity, b64decode
+from core.network.tracker_client import Registration, TrackerClient
 from core.node.hooks import GateFn
 from core.node.settings import NodeSettings
-from core.tracker_client import Registration, TrackerClient, TrackerRefused, TrackerUnreachable
 
 log = logging.getLogger(__name__)
 

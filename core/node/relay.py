@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from core.dataplane.relay_link import CONNECTED, RelayLink
 from core.events import Gate, GateState
-from core.identity import NodeIdentity
+from core.identity.keypair import NodeIdentity
+from core.network.tracker_client import HeartbeatAck, Registration
 from core.node.settings import NodeSettings
-from core.tracker_client import HeartbeatAck, Registration
 
 if TYPE_CHECKING:  # the server imports the runtime (torch); only its type is needed here
     from core.dataplane.server import DataPlaneServer

@@ -30,20 +30,18 @@ import threading
 import time
 from typing import Any, Protocol
 
-from core.admission import CapabilityAdmissionError
-from core.errors import MeshnetError
-from core.events import KIND_STATS, EventBus, Gate, GateState, NodeEvent, NodeState
-from core.node.relay import NodeRelay
-from core.node.settings import NodeSettings
-from core.progress import Cancelled
-from core.tracker_client import (
-    STALE_REASONS,
-    HeartbeatAck,
+from core.errors import (
+    Cancelled,
+    CapabilityAdmissionError,
+    MeshnetError,
     ReRegisterRequired,
-    TrackerClient,
     TrackerRefused,
     TrackerUnreachable,
 )
+from core.events import KIND_STATS, EventBus, Gate, GateState, NodeEvent, NodeState
+from core.network.tracker_client import STALE_REASONS, HeartbeatAck, TrackerClient
+from core.node.relay import NodeRelay
+from core.node.settings import NodeSettings
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.admission import DEFAULT_MAX_REPORT_AGE_SECONDS
+from core.doctor.admission_gate import DEFAULT_MAX_REPORT_AGE_SECONDS
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class NodeSettings:
     # The tracker key the node joined (an invite's ``key``): another key is refused.
     tracker_key_fingerprint: str | None = None
     # A private CA's PEM file an https:// tracker's certificate is checked against
-    # (core/tls_trust.py); None: the operating system's CA store.
+    # (core/network/tls_trust.py); None: the operating system's CA store.
     tracker_ca_file: Path | None = None
     memory_cap_mb: int | None = None  # the doctor treats free memory as min(free, cap)
     report_path: Path | None = None  # a fresh saved report to reuse on the first start

@@ -1,6 +1,8 @@
 """A request that crashed (or whose settle failed) never gives its hold back: the hold
 expires, the tracker's background sweep releases it, and the credit is spendable again;
-a settle that comes after the sweep gives back nothing a newer request holds."""
+a settle that comes after the sweep gives back nothing a newer request holds, and
+spends only what is still free (a request kept open past its hold's expiry, its
+credit re-reserved by others meanwhile, must not end in an overdraft)."""
 
 from __future__ import annotations
 
@@ -59,3 +61,27 @@ def test_a_crashed_requests_hold_is_released_once_it_expires(database: Database)
     assert credits.settle(fresh, 0.3) == pytest.approx(0.3)
     with database.session() as session:
         assert ledger.account_balance(session, "ada") == pytest.approx(0.7)
+
+
+def test_a_request_settled_after_its_hold_expired_never_overdraws(database: Database) -> None:
+    node, now = FakeNode(), time.time()
+    with database.sessions.begin() as session:
+        key, _ = add_api_key(session, label="ada", now=now)
+        claim = AccountClaim("ada", "", "", (node.node_id,), int(now))
+        ledger.save_claim(session, claim, now=now, key_id=key.id)
+    give_credit(database, node.node_id, 1.0)
+    credits = CreditLedger(database)
+    slow = credits.reserve(key.id, 0.8)  # kept open past its hold's life
+    assert slow is not None
+    Pruner(
+        database, poll_s=60, unreachable_after_s=60, dead_after_s=60,
+        clock=lambda: time.time() + RESERVATION_TTL_S + 1,
+    ).prune_once()  # fmt: skip
+    others = credits.reserve(key.id, 1.0)  # the released credit, all of it, held again
+    assert others is not None
+    late = credits.settle(slow, 0.8)  # the slow request ends and used all it reserved
+    assert credits.settle(others, 1.0) == pytest.approx(1.0)
+    assert late == pytest.approx(0.0)  # nothing was free to spend
+    with database.session() as session:
+        assert ledger.account_balance(session, "ada") >= -1e-9  # no overdraft
+    assert credits.spent <= 1.0 + 1e-9  # credit spent beyond earnings: 0

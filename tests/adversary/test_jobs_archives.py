@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from core.identity import NodeIdentity
-from core.jobs.archives import ArchiveError, extract_archive_safely
+from core.errors import ArchiveError
+from core.identity.keypair import NodeIdentity
+from core.jobs.archives import extract_archive_safely
 from core.jobs.client import JobsClient
 from core.jobs.credentials import CredentialStore
 from core.jobs.loop import ExecutorLoop
@@ -52,10 +53,11 @@ def _leads_out(folder: Path) -> list[str]:
 
 
 def _refused_and_contained(tmp_path: Path, data: bytes) -> None:
-    """The archive is refused, and whatever it left in the staging folder leads nowhere."""
+    """The archive is refused, and whatever it left in its folder leads nowhere, not even
+    to the staging folder around it (the refused link itself is gone)."""
     with pytest.raises(ArchiveError, match="leads out"):
         _unpack(tmp_path, data)
-    assert _leads_out(tmp_path / "box") == []
+    assert _leads_out(tmp_path / "box" / "unpacked") == []
 
 
 def test_the_link_chain_is_refused(tmp_path: Path) -> None:

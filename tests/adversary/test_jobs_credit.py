@@ -7,14 +7,17 @@ whose runner makes up its metrics.json (``tests/support/lies/garbage_metrics``).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from core.tracker_client import TrackerRefused
+from core.errors import TrackerRefused
 from tests.support.lies.garbage_metrics import GarbageRunner
 from tests.support.private_jobs_tracker import PrivateTracker, private_jobs_tracker
+from tracker_service.store.db import Database
+from tracker_service.store.invites import add_invite, redeem_invite
 
 
 @pytest.fixture
@@ -41,6 +44,38 @@ def test_a_stranger_cannot_become_an_executor_or_read_a_task_input(
     member = tracker.executor(tmp_path, "member")
     member.client.register()
     lease = member.client.claim()
+    assert lease is not None and lease.payload["inputs"]["data"] == f"artifact://{secret}"
+
+
+def _redeem_for(tracker: PrivateTracker, node_id: str) -> str:
+    """The join token an invite gives when `node_id` redeems it (as `meshnet-node join`)."""
+    database = Database(tracker.db_url)
+    try:
+        with database.sessions.begin() as session:
+            now = time.time()
+            _, code = add_invite(session, label="a friend's computer", now=now)
+            return redeem_invite(session, code, node_id=node_id, now=now).join_token
+    finally:
+        database.dispose()
+
+
+def test_an_invites_token_admits_its_own_executor_only(
+    tracker: PrivateTracker, tmp_path: Path
+) -> None:
+    """An invite admits the identity that redeemed it; its token, seen or passed on,
+    admits no other executor (nor shows it a task input)."""
+    secret = tracker.submitter.upload_input("data.txt", b"the submitter's private data")
+    tracker.submitter.submit(inputs={"data": secret})
+    invited = tracker.executor(tmp_path, "invited", join_token=None)
+    invited.client.join_token = _redeem_for(tracker, invited.client.node_id)
+    thief = tracker.executor(tmp_path, "thief", join_token=invited.client.join_token)
+    with pytest.raises(TrackerRefused) as refused:
+        thief.client.register()
+    assert refused.value.reason == "join-token-invalid"
+    with pytest.raises(TrackerRefused):
+        thief.client.claim()
+    invited.client.register()
+    lease = invited.client.claim()
     assert lease is not None and lease.payload["inputs"]["data"] == f"artifact://{secret}"
 
 

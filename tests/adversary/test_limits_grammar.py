@@ -21,6 +21,7 @@ from tokenizers import Tokenizer
 
 from tests.tracker_service.conftest import make_settings
 from tracker_service.app import create_app
+from tracker_service.gateway import constraint
 from tracker_service.gateway.constraint import (
     GRAMMAR_QUEUE_FULL,
     SCHEMA_TOO_COMPLEX,
@@ -221,3 +222,43 @@ def test_a_queued_compile_is_cancelled_when_its_request_gives_up(
     finally:
         grammars.close()
         app.state.tracker.database.dispose()
+
+
+def test_a_schema_sent_again_is_served_from_the_cache_by_its_digest(
+    tmp_path: Path, default_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same schema from many requests (and keys) compiles once: a flood of one
+    costly schema costs one compile, not one per request."""
+    tokenizer = Tokenizer.from_file(str(default_model_dir / "tokenizer.json"))
+    eos_ids = [tokenizer.token_to_id("<|im_end|>") or 0]
+    app = create_app(
+        make_settings(tmp_path, background_tasks=False, gateway_grammar_budget_s=POLL_S)
+    )
+    gateway = app.state.gateway
+    grammars = gateway.grammars
+    assets = SimpleNamespace(tokenizer=tokenizer, eos_ids=eos_ids)
+    builds: list[int] = []
+    real_build = constraint._build
+
+    def counted(make: Any, vocab: Any) -> Any:
+        builds.append(1)
+        return real_build(make, vocab)
+
+    monkeypatch.setattr(constraint, "_build", counted)
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+    same_keys_differ = {"properties": {"name": {"type": "string"}}, "type": "object"}
+
+    async def scenario() -> list[Any]:
+        await asyncio.to_thread(vocabulary, tokenizer, eos_ids)
+        compiled = []
+        for key_id, sent in enumerate([schema, same_keys_differ, schema, schema]):
+            compiled.append(await gateway._grammar(_body(sent), assets, key_id))
+        return compiled
+
+    try:
+        compiled = asyncio.run(scenario())
+    finally:
+        grammars.close()
+        app.state.tracker.database.dispose()
+    assert len(builds) == 1
+    assert all(grammar is compiled[0] for grammar in compiled)

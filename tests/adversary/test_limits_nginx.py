@@ -11,6 +11,7 @@ name that address.
 
 from __future__ import annotations
 
+import re
 import ssl
 import time
 from collections.abc import Iterator
@@ -31,6 +32,7 @@ from tests.e2e.hosted_stack import (
 )
 from tests.support.tls_ca import TestCA
 
+SITE = Path(__file__).resolve().parents[2] / "installers" / "tracker" / "nginx-meshnet-tracker.conf"
 CLIENT = "127.0.0.2"  # loopback too, but not nginx's own address
 POLL_S = 60.0
 
@@ -98,3 +100,13 @@ def test_compose_trusts_forwarded_addresses_only_from_the_proxy() -> None:
     ]
     for value in trusted:
         assert "*" not in value and "MESHNET_PROXY_ADDRESS" in value, value
+
+
+def test_every_location_with_headers_of_its_own_passes_the_clients_address() -> None:
+    """Any block that sets a proxy_set_header inherits none: each must set the address."""
+    blocks = re.findall(r"location\s+[^{]*\{([^}]*)\}", SITE.read_text())
+    assert blocks
+    for block in blocks:
+        if "proxy_set_header" in block:
+            for header in ("Host $http_host", "X-Forwarded-For $remote_addr"):
+                assert f"proxy_set_header {header};" in block, block

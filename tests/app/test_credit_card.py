@@ -14,7 +14,7 @@ import pytest
 
 from app.credit_summary import NO_CREDIT_YET, CreditSummary, fetch_credit
 from core.errors import ConfigError
-from core.tls_trust import CA_FILE_ENV
+from core.network.tls_trust import CA_FILE_ENV
 
 
 def test_the_summary_reads_the_trackers_row_and_says_it_in_one_line() -> None:

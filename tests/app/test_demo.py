@@ -52,7 +52,7 @@ def test_an_unknown_recipe_fails_before_the_model_import_or_any_process(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from app.demo import runner
-    from core.recipe_catalogue import RecipeError
+    from core.errors import RecipeError
 
     def must_not_run(*_args: object, **_kw: object) -> None:
         raise AssertionError("the demo started work before checking --recipe")

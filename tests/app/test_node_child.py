@@ -28,8 +28,9 @@ from app.cli.node_control import (
     parse_command,
     stop_signals,
 )
+from core.errors import Cancelled
 from core.events import Gate, GateState, NodeEvent, NodeState
-from core.progress import Cancelled, CancelToken
+from core.progress import CancelToken
 from tests.support.node_child import EVENT_FIELDS, NodeChild, node_run_argv
 from tests.tracker_service.server_process import TrackerProcess
 

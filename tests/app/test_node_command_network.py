@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from app.node_command import jobs_run_argv, node_run_argv
 from app.settings_model import AppSettings
-from core.joined_network import JoinedNetwork, save_joined_network
-from core.keystore import DEFAULT_PROFILE
+from core.identity.keystore import DEFAULT_PROFILE
+from core.network.joined_network import JoinedNetwork, save_joined_network
 
 JOINED = JoinedNetwork(
     tracker_url="https://tracker.club.example", key_fingerprint="a" * 32, join_token="mnj_x"

@@ -22,7 +22,7 @@ import pytest
 import torch
 
 from app.cli.node import main as node_main
-from core.doctor import DoctorRequest, run_doctor
+from core.doctor.checkup import DoctorRequest, run_doctor
 from core.models.hub import METADATA_FILES, files_for_layers
 from core.models.local import list_local_models, resolve_model
 from core.models.manifest import ModelManifest

@@ -3,7 +3,7 @@
     python -m tests.core.build_vectors     # rewrites tests/data/admission_vectors.json too
 
 Each case is a capability report against one advertised identity block, with
-the reason ``core.admission.admit`` gives (null: admitted). The tracker's
+the reason ``core.doctor.admission_gate.admit`` gives (null: admitted). The tracker's
 independent gate (``tracker_service/api/capability_gate.py``), told the node advertises
 ``device_class``, must answer the same reason for every case, so the two gates cannot drift: the
 tracker is never looser than the node, and names the same first fault.
@@ -15,8 +15,9 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from core.admission import AdmissionRequirement, CapabilityAdmissionError, admit
-from core.capability import CapabilityReport
+from core.doctor.admission_gate import AdmissionRequirement, admit
+from core.doctor.capability import CapabilityReport
+from core.errors import CapabilityAdmissionError
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 ADMISSION_VECTORS = DATA_DIR / "admission_vectors.json"
@@ -136,7 +137,8 @@ def build_admission_vectors(block: dict[str, Any]) -> dict[str, Any]:
     return {
         "description": (
             "Capability reports against one advertised identity block, with the reason the "
-            "node's gate (core.admission.admit, 900 s limit, 60 s skew) names first; null "
+            "node's gate (core.doctor.admission_gate.admit, 900 s limit, 60 s skew) names "
+            "first; null "
             "means admitted. The tracker, told the node advertises device_class, must answer "
             "the same reason (422) for each. Written by tests/core/build_vectors.py."
         ),

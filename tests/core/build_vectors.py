@@ -16,21 +16,21 @@ import json
 from pathlib import Path
 from typing import Any
 
-from core.identity import NodeIdentity
-from core.recipe import (
+from core.identity.keypair import NodeIdentity
+from core.identity.signing import (
+    canonical_json,
+    canonical_sha256,
+    sha256_hex,
+    signed_headers,
+    signed_request_message,
+)
+from core.recipes.recipe_identity import (
     ARTIFACT_DIGEST_DOMAIN,
     RECIPE_DIGEST_DOMAIN,
     SHARD_BINDING_DIGEST_DOMAIN,
     DerivedFrom,
     build_identity_block,
     parse_identity,
-)
-from core.signing import (
-    canonical_json,
-    canonical_sha256,
-    sha256_hex,
-    signed_headers,
-    signed_request_message,
 )
 from tests.core.build_admission_vectors import ADMISSION_VECTORS, build_admission_vectors
 
@@ -423,7 +423,7 @@ def build_recipe_vectors() -> dict[str, Any]:
             "Recipe identity blocks (schema_version 1) and the digests both sides derive: "
             "sha256(canonical_json({'domain': DOMAIN, 'body': {...}})). Every vector must "
             "parse and reproduce 'expected'; every rejection must raise 'error'. Written by "
-            "tests/core/build_vectors.py from core/recipe.py."
+            "tests/core/build_vectors.py from core/recipes/recipe_identity.py."
         ),
         "domains": {
             "artifact": ARTIFACT_DIGEST_DOMAIN,

@@ -9,7 +9,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from core.admission import (
+from core.doctor.admission_gate import (
     DEFAULT_MAX_REPORT_AGE_SECONDS,
     MAX_CLOCK_SKEW_SECONDS,
     REASON_BACKEND_MISMATCH,
@@ -20,12 +20,11 @@ from core.admission import (
     REASON_SHARD_MISMATCH,
     REASON_STALE,
     AdmissionRequirement,
-    CapabilityAdmissionError,
     CapabilityContext,
     admit,
     admit_for_start,
 )
-from core.capability import (
+from core.doctor.capability import (
     STATUS_FAILED,
     STATUS_PASSED,
     BackendInfo,
@@ -34,10 +33,10 @@ from core.capability import (
     RecipeInfo,
     ShardInfo,
 )
-from core.doctor import DoctorSelection
-from core.errors import DoctorError, MeshnetError
+from core.doctor.checkup import DoctorSelection
+from core.errors import CapabilityAdmissionError, DoctorError, MeshnetError
 from core.models.manifest import ModelManifest
-from core.recipe_catalogue import load_catalogue, resolve_runtime_recipe
+from core.recipes.catalogue import load_catalogue, resolve_runtime_recipe
 from core.runtime.shard import Shard
 from tests.core.conftest import copy_model
 
@@ -271,8 +270,18 @@ def test_production_validator_refuses_a_shard_with_a_corrupted_weight(
 def test_report_without_the_advertised_bytes_or_recipe_digest_is_refused() -> None:
     import dataclasses as _dc
 
-    from core.admission import REASON_MODEL_MISMATCH, REASON_RECIPE_MISMATCH, AdmissionRequirement
-    from core.capability import BackendInfo, CapabilityReport, ModelInfo, RecipeInfo, ShardInfo
+    from core.doctor.admission_gate import (
+        REASON_MODEL_MISMATCH,
+        REASON_RECIPE_MISMATCH,
+        AdmissionRequirement,
+    )
+    from core.doctor.capability import (
+        BackendInfo,
+        CapabilityReport,
+        ModelInfo,
+        RecipeInfo,
+        ShardInfo,
+    )
 
     now = 1_800_000_000.0
     requirement = AdmissionRequirement(

@@ -1,4 +1,4 @@
-"""The account statement the app signs (core/credit_account.py), byte for byte, and the
+"""The account statement the app signs (core/network/credit_account.py), byte for byte, and the
 tracker's own check of it (tracker_service/domain/credit_rules.py) accepting it."""
 
 from __future__ import annotations
@@ -7,14 +7,14 @@ import re
 
 import pytest
 
-from core.credit_account import (
+from core.identity.keypair import NodeIdentity, verify
+from core.network.credit_account import (
     MAX_LABEL_LEN,
     account_for,
     clean_label,
     signed_claim_body,
     this_computer_claim,
 )
-from core.identity import NodeIdentity, verify
 from tracker_service.domain.credit_rules import (
     ACCOUNT_PATTERN,
     LinkRefused,

@@ -10,25 +10,25 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from app.cli.node import main as node_main
-from core.capability import (
+from core.doctor.capability import (
     STATUS_ABORTED,
     STATUS_FAILED,
     STATUS_PASSED,
     CapabilityReport,
     load_report,
 )
-from core.doctor import (
+from core.doctor.checkup import (
     DoctorRequest,
     DoctorSelection,
     parse_layers,
     run_doctor,
     validate_loaded_backend,
 )
-from core.doctor_probe import Deadline, ProbePlan, ProbeTimeout, probe_inputs
-from core.errors import ConfigError, DoctorError
+from core.doctor.probe import Deadline, ProbePlan, probe_inputs
+from core.errors import ConfigError, DoctorError, ProbeTimeout
 from core.models.manifest import ModelManifest
 from core.progress import Progress
-from core.recipe_catalogue import load_catalogue, resolve_runtime_recipe
+from core.recipes.catalogue import load_catalogue, resolve_runtime_recipe
 from core.runtime.shard import Shard
 from tests.core.conftest import copy_model
 
@@ -193,8 +193,8 @@ def test_run_doctor_sizes_a_q4_range_at_its_packed_bytes_and_one_layer_read(
     """llama-q4 reads each layer in float32 and quantizes it before the next: the doctor
     counts the packed weights (what the loaded shard holds) plus that working set, not
     the range's float32 size."""
-    from core.hardware import tensor_shapes
-    from core.hardware_report import recipe_footprint
+    from core.doctor.hardware import tensor_shapes
+    from core.doctor.hardware_report import recipe_footprint
 
     outcome = run_doctor(
         DoctorRequest(model=str(tiny_model_dir), layers=(1, 3), recipe_id="llama-q4")

@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from core.capability import STATUS_FAILED, load_report
-from core.doctor import DoctorRequest, run_doctor
-from core.doctor_serving import REASON_SERVING_FAILED
+from core.doctor.capability import STATUS_FAILED, load_report
+from core.doctor.checkup import DoctorRequest, run_doctor
+from core.doctor.serving_check import REASON_SERVING_FAILED
 
 
 def test_a_passed_test_has_started_the_data_plane_on_loopback(
     tiny_model_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.INFO, logger="core.doctor_serving"):
+    with caplog.at_level(logging.INFO, logger="core.doctor.serving_check"):
         outcome = run_doctor(DoctorRequest(model=str(tiny_model_dir)))
     assert outcome.report.passed and outcome.reason is None
     assert any("listened on 127.0.0.1:" in r.getMessage() for r in caplog.records)

@@ -1,4 +1,5 @@
-"""Every exception class in core/ is a MeshnetError with a stable reason, drawn in the tree."""
+"""Every exception class in core/ is a MeshnetError with a stable reason, defined in
+core/errors.py and drawn in its tree."""
 
 from __future__ import annotations
 
@@ -42,8 +43,18 @@ def _exception_classes() -> list[type[BaseException]]:
 
 def test_the_walk_finds_the_known_errors() -> None:
     names = {cls.__name__ for cls in _exception_classes()}
-    # One from the root module, one from a subpackage: the walk reaches both.
+    # Roots and leaves of the tree, the jobs' included: the walk reaches them all.
     assert {"ConfigError", "ArchiveError", "LeaseLost", "Cancelled"} <= names
+
+
+def test_every_core_exception_is_defined_in_core_errors() -> None:
+    """One home for the tree: a class defined in any other module of core/ is a stray."""
+    elsewhere = sorted(
+        f"{cls.__module__}.{cls.__qualname__}"
+        for cls in _exception_classes()
+        if cls.__module__ != "core.errors"
+    )
+    assert elsewhere == []
 
 
 def test_every_core_exception_derives_from_meshnet_error() -> None:
@@ -74,7 +85,7 @@ def test_the_tree_in_the_errors_docstring_names_every_class() -> None:
 
 def test_one_cancelled() -> None:
     cancelled = [cls for cls in _exception_classes() if "Cancel" in cls.__name__]
-    assert [f"{cls.__module__}.{cls.__name__}" for cls in cancelled] == ["core.progress.Cancelled"]
+    assert [f"{cls.__module__}.{cls.__name__}" for cls in cancelled] == ["core.errors.Cancelled"]
 
 
 def test_no_exception_name_is_defined_twice_in_core() -> None:

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import ModelError
-from core.hardware import (
+from core.doctor.hardware import (
     DEFAULT_KV_TOKENS,
     FIXED_OVERHEAD_BYTES,
     OVERHEAD_FRACTION,
@@ -19,6 +18,7 @@ from core.hardware import (
     system_memory,
     tensor_shapes,
 )
+from core.errors import ModelError
 from core.runtime.config import ModelConfig
 from core.runtime.quant import INT4_G32_INT8_HEAD, INT8_PER_CHANNEL, NO_QUANTIZATION
 from core.runtime.shard import Shard
@@ -165,7 +165,7 @@ def test_system_memory_comes_from_psutil(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_a_memory_cap_lowers_free_memory_and_never_raises_it() -> None:
-    from core.hardware import DeviceInfo, cap_memory
+    from core.doctor.hardware import DeviceInfo, cap_memory
 
     device = DeviceInfo("cpu", "CPU", 32 * 1024**3, 20 * 1024**3)
     assert cap_memory(device, 4 * 1024**3).free_bytes == 4 * 1024**3
@@ -175,7 +175,7 @@ def test_a_memory_cap_lowers_free_memory_and_never_raises_it() -> None:
 
 
 def test_cpu_name_on_windows_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from core.hardware import _cpu_name
+    from core.doctor.hardware import _cpu_name
 
     monkeypatch.setenv("PROCESSOR_IDENTIFIER", "AMD64 Family 25 Model 33, AuthenticAMD")
     assert _cpu_name("win32") == "AMD64 Family 25 Model 33, AuthenticAMD"
@@ -184,7 +184,7 @@ def test_cpu_name_on_windows_comes_from_the_environment(monkeypatch: pytest.Monk
 def test_cpu_name_on_macos_asks_sysctl(monkeypatch: pytest.MonkeyPatch) -> None:
     import subprocess
 
-    from core.hardware import _cpu_name
+    from core.doctor.hardware import _cpu_name
 
     asked: list[list[str]] = []
 
@@ -201,7 +201,7 @@ def test_cpu_name_on_macos_without_sysctl_falls_back(monkeypatch: pytest.MonkeyP
     import platform
     import subprocess
 
-    from core.hardware import _cpu_name
+    from core.doctor.hardware import _cpu_name
 
     def missing(*_args: object, **_kwargs: object) -> None:
         raise FileNotFoundError("sysctl")
@@ -212,7 +212,7 @@ def test_cpu_name_on_macos_without_sysctl_falls_back(monkeypatch: pytest.MonkeyP
 
 
 def test_hardware_report_suggests_layers_before_the_default_model_is_imported() -> None:
-    from core.hardware_report import hardware_report
+    from core.doctor.hardware_report import hardware_report
     from core.models.default_model import default_model_folder
 
     assert not default_model_folder().exists()  # MESHNET_HOME is this test's own folder
@@ -234,7 +234,7 @@ def test_hardware_report_suggests_layers_before_the_default_model_is_imported() 
 def test_hardware_report_sizes_match_between_the_gguf_and_the_imported_model(
     default_model_dir: Path,
 ) -> None:
-    from core.hardware import footprint_from_shapes
+    from core.doctor.hardware import footprint_from_shapes
     from core.models.default_model import find_default_gguf
     from core.models.gguf_import import gguf_tensor_shapes
 
@@ -251,7 +251,7 @@ def test_hardware_report_sizes_match_between_the_gguf_and_the_imported_model(
 
 
 def test_hardware_report_under_a_tiny_cap_suggests_nothing_and_says_why() -> None:
-    from core.hardware_report import hardware_report
+    from core.doctor.hardware_report import hardware_report
 
     report = hardware_report(device="cpu", memory_cap_bytes=1024**2)
     assert report["suggested_layers"] is None

@@ -13,8 +13,8 @@ from keyring.backends import chainer
 
 from app.cli.node import main as node_main
 from core.errors import IdentityError, MeshnetError
-from core.identity import NodeIdentity, node_id_for, verify
-from core.keystore import (
+from core.identity.keypair import NodeIdentity, node_id_for, verify
+from core.identity.keystore import (
     KEYRING_SERVICE,
     keyring_problem,
     load_or_create_identity,
@@ -122,7 +122,7 @@ def test_identity_file_is_written_0600_with_a_warning_and_reused(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = tmp_path / "keys" / "node.pem"
-    with caplog.at_level(logging.WARNING, logger="core.keystore"):
+    with caplog.at_level(logging.WARNING, logger="core.identity.keystore"):
         first = load_or_create_identity(identity_file=path)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert any("plain file" in r.getMessage() for r in caplog.records)

@@ -12,25 +12,24 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 
-from core.errors import ConfigError, TrackerCallFailed
-from core.identity import NodeIdentity
-from core.invites import (
+from core.errors import ConfigError, InviteError, TrackerCallFailed, TrackerRefused
+from core.identity.keypair import NodeIdentity
+from core.identity.signing import HEADER_SIGNATURE, verify_signed_request
+from core.network.invites import (
     INVITE_REDEEMED_DOMAIN,
     NETWORK_INFO_DOMAIN,
-    InviteError,
     join_network,
     parse_invite_link,
 )
-from core.joined_network import (
+from core.network.joined_network import (
     JoinedNetwork,
     load_joined_network,
     network_file,
     save_joined_network,
 )
-from core.node_network import network_to_serve
-from core.signing import HEADER_SIGNATURE, verify_signed_request
-from core.tracker_client import TrackerClient, TrackerRefused
-from core.tracker_key import key_fingerprint
+from core.network.node_network import network_to_serve
+from core.network.tracker_client import TrackerClient
+from core.network.tracker_key import key_fingerprint
 from tests.support.documents import sign_document
 
 NODE = NodeIdentity.from_seed(bytes(range(32)))

@@ -6,7 +6,7 @@ import pytest
 
 from app.cli.node import main
 from core.errors import IdentityError
-from core.join_tokens import JOIN_TOKEN_SERVICE, load_join_token, save_join_token
+from core.network.join_tokens import JOIN_TOKEN_SERVICE, load_join_token, save_join_token
 from tests.core.keyring_backend import DictKeyring
 
 

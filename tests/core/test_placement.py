@@ -6,19 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import MeshnetError
-from core.events import Gate, GateState, NodeState
-from core.hardware import footprint_from_shapes, tensor_shapes
-from core.node import Node
-from core.placement import (
+from core.doctor.hardware import footprint_from_shapes, tensor_shapes
+from core.doctor.placement_advice import (
     Capacity,
     choose_layers,
     max_layers_anywhere,
     measure_capacity,
     should_move,
 )
+from core.errors import MeshnetError, TrackerUnreachable
+from core.events import Gate, GateState, NodeState
+from core.node import Node
 from core.runtime.config import ModelConfig
-from core.tracker_client import TrackerUnreachable
 from tests.core.node.doubles import FakeTracker, make_node, node_threads
 from tests.support.waiting import wait_until
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from core.identity import NodeIdentity
-from core.keystore import FileStore
-from core.private_file import write_private_file
+from core.identity.keypair import NodeIdentity
+from core.identity.keystore import FileStore
+from core.identity.private_file import write_private_file
 
 
 def test_a_new_file_is_private_and_no_temporary_is_left(tmp_path: Path) -> None:

@@ -11,17 +11,16 @@ from typing import Any
 import pytest
 
 import core
+from core.errors import FingerprintMismatch, RecipeError, RecipeIdentityError
 from core.models.manifest import ModelManifest
-from core.recipe import (
+from core.recipes.catalogue import load_catalogue, resolve_runtime_recipe
+from core.recipes.recipe_identity import (
     RECIPE_AXES,
-    FingerprintMismatch,
-    RecipeIdentityError,
     architecture_digest_of,
     identity_block_for,
     parse_identity,
     recipe_digest,
 )
-from core.recipe_catalogue import RecipeError, load_catalogue, resolve_runtime_recipe
 from core.runtime.shard import Shard
 from tests.core.build_vectors import RECIPE_VECTORS, build_recipe_vectors, render
 

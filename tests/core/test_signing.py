@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from core.identity import NodeIdentity, verify
-from core.signing import (
+from core.identity.keypair import NodeIdentity, verify
+from core.identity.signing import (
     HEADER_NODE,
     HEADER_NONCE,
     HEADER_SIGNATURE,

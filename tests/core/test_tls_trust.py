@@ -1,4 +1,4 @@
-"""Clients of an https:// tracker (core/tls_trust.py): the node's tracker client and the
+"""Clients of an https:// tracker (core/network/tls_trust.py): the node's tracker client and the
 jobs executor trust a private CA given by --ca-file or MESHNET_CA_FILE, and refuse a
 certificate nothing they trust signed; a CA file that cannot be read is one sentence."""
 
@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from app.cli.meshnet import main as meshnet_main
-from core.errors import ConfigError
-from core.identity import NodeIdentity
+from core.errors import ConfigError, TrackerUnreachable
+from core.identity.keypair import NodeIdentity
 from core.jobs.client import JobsClient
-from core.tls_trust import CA_FILE_ENV, tracker_verify
-from core.tracker_client import TrackerClient, TrackerUnreachable
+from core.network.tls_trust import CA_FILE_ENV, tracker_verify
+from core.network.tracker_client import TrackerClient
 from tests.support.tls_ca import TestCA
 from tests.support.tracker_serve import serving_tracker
 

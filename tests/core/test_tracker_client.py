@@ -7,16 +7,11 @@ import json
 import httpx
 import pytest
 
-from core import tracker_client
-from core.identity import NodeIdentity
-from core.signing import HEADER_NODE, HEADER_SIGNATURE, verify_signed_request
-from core.tracker_client import (
-    JOIN_TOKEN_HEADER,
-    ReRegisterRequired,
-    TrackerClient,
-    TrackerRefused,
-    TrackerUnreachable,
-)
+from core.errors import ReRegisterRequired, TrackerRefused, TrackerUnreachable
+from core.identity.keypair import NodeIdentity
+from core.identity.signing import HEADER_NODE, HEADER_SIGNATURE, verify_signed_request
+from core.network import tracker_client
+from core.network.tracker_client import JOIN_TOKEN_HEADER, TrackerClient
 
 IDENTITY = NodeIdentity.from_seed(bytes(range(32)))
 

@@ -8,20 +8,24 @@ import keyring
 import pytest
 from keyring.backends import chainer
 
-from core import keystore
-from core.errors import IdentityError
-from core.identity import NodeIdentity
-from core.keystore import FileStore, KeyringStore, _warn_if_readable_by_others, active_backend
-from core.paths import platform_data_home, windows_data_home
-from core.private_file import write_private_file
-from core.windows_acl import (
-    AclError,
+from core.errors import AclError, IdentityError
+from core.identity import keystore
+from core.identity.keypair import NodeIdentity
+from core.identity.keystore import (
+    FileStore,
+    KeyringStore,
+    _warn_if_readable_by_others,
+    active_backend,
+)
+from core.identity.private_file import write_private_file
+from core.identity.windows_acl import (
     current_user,
     others_with_access,
     owner_only_command,
     parse_icacls,
     restrict_to_owner,
 )
+from core.paths import platform_data_home, windows_data_home
 from tests.core.keyring_backend import DictKeyring
 
 USER_ENV = {"USERNAME": "ada", "USERDOMAIN": "GAMINGPC"}
@@ -170,7 +174,7 @@ def test_windows_vault_is_unavailable_off_windows() -> None:
 def test_file_store_on_windows_is_written_owner_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import core.private_file as private_file
+    import core.identity.private_file as private_file
 
     runs: list[list[str]] = []
     monkeypatch.setattr(private_file.sys, "platform", "win32")

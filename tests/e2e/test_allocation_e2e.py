@@ -14,10 +14,10 @@ import httpx
 import pytest
 
 from app.demo.processes import start_node, start_tracker
-from core.hardware import footprint_from_shapes, tensor_shapes
+from core.doctor.hardware import footprint_from_shapes, tensor_shapes
+from core.doctor.placement_advice import max_layers_anywhere
 from core.one_process_generate import generate
-from core.placement import max_layers_anywhere
-from core.recipe_catalogue import load_catalogue
+from core.recipes.catalogue import load_catalogue
 from core.runtime.config import ModelConfig
 from core.runtime.dtypes import parse_dtype
 from tests.e2e.conftest import Cluster

@@ -31,7 +31,7 @@ import httpx
 import pytest
 
 from app.demo.processes import Child, child_env, free_port, start_node, wait_until_ready
-from core.keystore import key_store
+from core.identity.keystore import key_store
 from tests.support.lying_node import start_lying_node
 from tests.support.node_lines import registered_node_id
 from tests.support.waiting import wait_until

@@ -14,9 +14,9 @@ import torch
 
 from app.demo.processes import start_node
 from core.errors import ProtocolError
-from core.identity import NodeIdentity
+from core.identity.keypair import NodeIdentity
+from core.identity.signing import ROUTE_TICKET_DOMAIN
 from core.models.tokenizer import ChatTokenizer
-from core.signing import ROUTE_TICKET_DOMAIN
 from tests.e2e.conftest import Cluster
 from tests.support.documents import sign_document
 from tests.support.hop_client import HopClient

@@ -183,7 +183,7 @@ INVITE = (
 
 
 def test_the_installers_register_the_scheme_the_node_parses() -> None:
-    from core.invites import LINK_SCHEME
+    from core.network.invites import LINK_SCHEME
     from installers.layout import URL_SCHEME
 
     assert URL_SCHEME == LINK_SCHEME == "meshnet"

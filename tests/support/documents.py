@@ -1,15 +1,15 @@
 """Sign and check a whole JSON document under a domain tag, as the tracker does.
 
 The node signs requests and receipts, never whole documents, so signing lives
-here; checking is core/signing.py's (the node checks its tracker's invite answers).
+here; checking is core/identity/signing.py's (the node checks its tracker's invite answers).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from core.identity import NodeIdentity
-from core.signing import canonical_json, verify_document
+from core.identity.keypair import NodeIdentity
+from core.identity.signing import canonical_json, verify_document
 
 
 def sign_document(identity: NodeIdentity, domain: bytes, document: Any) -> str:

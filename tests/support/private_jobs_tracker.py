@@ -17,12 +17,12 @@ from pathlib import Path
 
 import httpx
 
-from core.identity import NodeIdentity
+from core.errors import TrackerRefused
+from core.identity.keypair import NodeIdentity
 from core.jobs.client import JobsClient
 from core.jobs.credentials import CredentialStore
 from core.jobs.loop import ExecutorLoop
 from core.jobs.runner import SubprocessRunner
-from core.tracker_client import TrackerRefused
 from tests.core.jobs.tracker_fixture import issue_token
 from tests.tracker_service.jobs_helpers import Submitter
 from tests.tracker_service.server_process import TrackerProcess

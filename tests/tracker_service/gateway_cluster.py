@@ -20,7 +20,7 @@ import openai
 import uvicorn
 from fastapi import FastAPI
 
-from core.recipe import build_identity_block
+from core.recipes.recipe_identity import build_identity_block
 from tests.support.waiting import wait_until
 from tests.tiny_llama import save_tiny_llama
 from tests.tracker_service.conftest import make_settings, register
@@ -231,7 +231,7 @@ def announce_departure(
     path_node: str | None = None,
     header_node: str | None = None,
 ) -> httpx.Response:
-    """A node's signed deregister (what core/tracker_client.py sends when it leaves), by
+    """A node's signed deregister (what core/network/tracker_client.py sends when it leaves), by
     ``signer``; ``path_node``/``header_node`` put another node's id in the path or the
     signed header (what a forger tries)."""
     path = f"/api/v1/nodes/{path_node or signer.node_id}/deregister"

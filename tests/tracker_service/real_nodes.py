@@ -3,7 +3,7 @@
 A tiny random Llama (transformers ``LlamaConfig`` + ``save_pretrained``) with a
 real word-level ``tokenizer.json``; each node is ``core.runtime.Shard`` behind
 ``core.dataplane.DataPlaneServer`` on loopback, with its own Ed25519 key and the
-identity block ``core.recipe`` builds for its range. Tests may import core to
+identity block ``core.recipes.recipe_identity`` builds for its range. Tests may import core to
 stand up real nodes; ``tracker_service`` itself never does.
 """
 
@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from core.dataplane.server import DataPlaneServer
 from core.dataplane.tls import generate_certificate
-from core.recipe import build_identity_block
+from core.recipes.recipe_identity import build_identity_block
 from core.runtime.sessions import SessionManager
 from core.runtime.shard import Shard
 from tests.tiny_llama import save_tiny_llama

@@ -18,7 +18,9 @@ Each hold is also a ``credit_reservations`` row that expires RESERVATION_TTL_S a
 it was taken (longer than any request runs): ``release_expired`` gives back what
 expired holds still reserve, so a request killed mid-way, or whose settle failed,
 locks nothing for good. Settling or releasing deletes the hold's row first and gives
-its amount back only if that delete found it: one of the two does, never both.
+its amount back only if that delete found it: one of the two does, never both. A
+settle that comes after its hold was released spends only what is still free, since
+other requests may hold that credit by then.
 """
 
 from __future__ import annotations
@@ -184,15 +186,29 @@ def settle(
     for node_id in sorted(takes):
         held = takes[node_id]
         use = min(held, remaining)
+        if not _give_back(session, hold, node_id, held, now):
+            # The hold expired and was released: what it held may be another request's
+            # now, so this late settle spends only what is still free (no overdraft).
+            use = min(use, _free(session, node_id))
         remaining -= use
         spent += use
-        _give_back(session, hold, node_id, held, now)
         session.execute(
             update(CreditSpend)
             .where(CreditSpend.node_id == node_id)
             .values(spent=CreditSpend.spent + use, updated_at=now)
         )
     return spent
+
+
+def _free(session: Session, node_id: str) -> float:
+    """What the identity may still spend (earned − spent − reserved), its row locked."""
+    row = session.execute(
+        select(CreditSpend.spent, CreditSpend.reserved)
+        .where(CreditSpend.node_id == node_id)
+        .with_for_update()
+    ).one_or_none()
+    used = float(row[0]) + float(row[1]) if row is not None else 0.0
+    return max(0.0, earned_by(session, [node_id])[node_id] - used)
 
 
 def spend_now(session: Session, account: str, amount: float, *, now: float) -> float:

@@ -339,7 +339,7 @@ def sample_rows(registration: dict[str, Any] | None = None) -> list[RecipeRow]:
     served = registration or {}
     artifact = served.get("model_id") or "HuggingFaceTB/SmolLM2-135M-Instruct"
     recipe = served.get("recipe_id") or "llama-fp32"
-    # The catalogue's other recipe for this architecture (core/recipe_catalogue.json).
+    # The catalogue's other recipe for this architecture (core/recipes/catalogue.json).
     dark_recipe = recipe.replace("fp32", "bf16") if "fp32" in recipe else f"{recipe}-bf16"
     model = served.get("model_artifact_digest") or (
         "3f5a9c1e7b2d4a60c8e1f0b9d7a6c5e4b3a29180f7e6d5c4b3a291807f6e5d4c"

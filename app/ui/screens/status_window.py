@@ -67,7 +67,7 @@ log = logging.getLogger(__name__)
 
 def key_place_sentence() -> str:
     """One plain sentence where the app keeps the key in a file; "" where a keyring has it."""
-    from core.keystore import fallback_identity_file, keyring_problem
+    from core.identity.keystore import fallback_identity_file, keyring_problem
 
     try:
         path = fallback_identity_file()
@@ -332,7 +332,7 @@ class StatusWindow(QMainWindow):
         self.details_state.setWordWrap(True)
         self.details_state.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.details_state)
-        # where the key lives when no keyring does (core.keystore.fallback_identity_file)
+        # where the key lives when no keyring does (core.identity.keystore.fallback_identity_file)
         self.key_file_label = QLabel()
         self.key_file_label.setWordWrap(True)
         self.key_file_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

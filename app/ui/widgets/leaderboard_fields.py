@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QLineEdit, QWidget
 
 from app.texts import plain, text
 from app.ui.widgets.labels import wrapping_label
-from core.credit_account import MAX_LABEL_LEN, clean_label
+from core.network.credit_account import MAX_LABEL_LEN, clean_label
 
 
 def _field(hint_key: str, name_key: str) -> QLineEdit:

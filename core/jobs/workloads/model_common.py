@@ -7,7 +7,7 @@ from pathlib import Path
 from core.jobs.workloads.common import TaskSpec
 from core.models.local import resolve_model
 from core.models.tokenizer import ChatTokenizer
-from core.recipe_catalogue import load_catalogue
+from core.recipes.catalogue import load_catalogue
 from core.runtime.config import ModelConfig
 from core.runtime.shard import Shard
 

@@ -22,8 +22,8 @@ from app.settings_model import AppSettings
 from app.texts import text
 from app.ui.main import MeshNetApp
 from app.ui.settings_store import SettingsStore
-from core.identity import NodeIdentity
-from core.keystore import KeyringStore
+from core.identity.keypair import NodeIdentity
+from core.identity.keystore import KeyringStore
 from tests.app.ui.join_support import dict_keyring as dict_keyring  # a fixture
 from tests.app.ui.test_main import NoProbes, StubApp, Usage
 from tests.core.keyring_backend import DictKeyring

@@ -29,7 +29,7 @@ from PySide6.QtCore import QSettings
 
 from app.settings_model import AppSettings
 from app.ui.settings_store import APPLICATION, ORGANISATION, SettingsStore
-from core.keystore import DEFAULT_PROFILE, KEYS_FOLDER
+from core.identity.keystore import DEFAULT_PROFILE, KEYS_FOLDER
 from core.paths import data_home
 from tests.app.ui.join_support import make_invite, start_serving_network
 from tests.app.ui.x_desktop import press_key, visible_windows, x_desktop

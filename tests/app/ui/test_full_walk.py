@@ -20,8 +20,8 @@ from PySide6.QtWidgets import QAbstractButton, QApplication, QWizard
 
 from app.ui.i18n import install_language
 from app.ui.screens.doctor.wizard import DoctorWizard
-from core.joined_network import load_joined_network
-from core.keystore import DEFAULT_PROFILE
+from core.identity.keystore import DEFAULT_PROFILE
+from core.network.joined_network import load_joined_network
 from tests.app.file_keyring import FileKeyring
 from tests.app.ui.join_support import NAME, OPERATOR, make_invite, start_serving_network
 from tests.tracker_service.server_process import REPO, TrackerProcess

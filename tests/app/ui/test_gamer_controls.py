@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.texts import text
 from app.ui.main import PAUSED_BOOT_KEY
-from core.joined_network import load_joined_network, save_joined_network
-from core.keystore import DEFAULT_PROFILE
+from core.identity.keystore import DEFAULT_PROFILE
+from core.network.joined_network import load_joined_network, save_joined_network
 from tests.app.ui.test_controller import _kill_children, _live, fake_controller  # noqa: F401
 from tests.app.ui.test_live_state import LAN_PARTY
 from tests.app.ui.test_main import make_app

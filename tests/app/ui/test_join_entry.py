@@ -139,7 +139,7 @@ def test_every_sentence_on_the_way_in_is_plain() -> None:
 
 def test_an_address_and_code_typed_by_hand_are_checked_with_a_sentence() -> None:
     from app.network_join import link_from_parts
-    from core.invites import InviteError
+    from core.errors import InviteError
 
     assert link_from_parts(" https://t.example.org/ ", " ABCD-1234 ") == (
         "https://t.example.org",

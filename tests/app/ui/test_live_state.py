@@ -8,8 +8,8 @@ from typing import Any
 
 from app.texts import text
 from app.ui.network_watch import JoinedNetworkWatch
-from core.joined_network import JoinedNetwork, network_file, save_joined_network
-from core.keystore import DEFAULT_PROFILE
+from core.identity.keystore import DEFAULT_PROFILE
+from core.network.joined_network import JoinedNetwork, network_file, save_joined_network
 from tests.app.ui.join_support import make_app
 
 LAN_PARTY = JoinedNetwork(

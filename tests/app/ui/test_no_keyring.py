@@ -22,8 +22,8 @@ from PySide6.QtCore import Qt
 from app.node_command import child_environment, node_base_argv, node_run_argv
 from app.settings_model import AppSettings
 from app.ui.screens.doctor.wizard import DoctorWizard
-from core.joined_network import load_joined_network
-from core.keystore import DEFAULT_PROFILE, KEYS_FOLDER, keyring_problem
+from core.identity.keystore import DEFAULT_PROFILE, KEYS_FOLDER, keyring_problem
+from core.network.joined_network import load_joined_network
 from core.paths import data_home
 from tests.app.ui.join_support import NAME, make_app, make_invite, open_wizard
 from tests.app.ui.join_support import network as network  # a fixture

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from core.jobs.archives import ArchiveError, detect_format, extract_archive_safely
+from core.errors import ArchiveError
+from core.jobs.archives import detect_format, extract_archive_safely
 from tests.core.jobs.hostile import (
     device_member,
     file_member,

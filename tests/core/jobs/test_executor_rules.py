@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
-from core.jobs.client import Lease, LeaseLost
+from core.errors import LeaseLost, TaskExecutionError
+from core.jobs.client import Lease
 from core.jobs.loop import ExecutorLoop, _CheckpointRelay
-from core.jobs.runner import SubprocessRunner, TaskExecutionError
+from core.jobs.runner import SubprocessRunner
 from tests.core.jobs import hostile
 
 ZEROS = "0" * 64

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core.identity import NodeIdentity
+from core.identity.keypair import NodeIdentity
 from core.jobs.client import JobsClient
 from core.jobs.credentials import CredentialStore
 from core.jobs.loop import ExecutorLoop

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from core.jobs.runner import SubprocessRunner, TaskExecutionError
-from core.progress import Cancelled
+from core.errors import Cancelled, TaskExecutionError
+from core.jobs.runner import SubprocessRunner
 
 
 def _payload(**params: object) -> dict[str, object]:

@@ -18,9 +18,10 @@ from keyring.errors import KeyringLocked
 
 from app.cli.node import main
 from app.cli.node_jobs import JsonLines
+from core.errors import TaskExecutionError
 from core.jobs.client import Lease
 from core.jobs.loop import ExecutorLoop, _LeaseHeartbeat, heartbeat_interval, jlog
-from core.jobs.runner import SubprocessRunner, TaskExecutionError
+from core.jobs.runner import SubprocessRunner
 from tests.core.keyring_backend import DictKeyring
 
 

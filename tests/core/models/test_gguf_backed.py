@@ -14,9 +14,9 @@ import torch
 from gguf import GGMLQuantizationType as T
 from safetensors.torch import load_file
 
-from core.doctor import DoctorRequest, run_doctor
+from core.doctor.checkup import DoctorRequest, run_doctor
+from core.doctor.hardware import footprint_from_shapes, tensor_shapes
 from core.errors import ModelImportError
-from core.hardware import footprint_from_shapes, tensor_shapes
 from core.models.gguf_import import import_gguf
 from core.models.local import list_local_models
 from core.models.manifest import ModelManifest

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from core.events import NodeEvent
-from core.identity import NodeIdentity, b64encode
+from core.identity.keypair import NodeIdentity, b64encode
 from core.node import Node, NodeSettings
 from tests.support.waiting import wait_until
 

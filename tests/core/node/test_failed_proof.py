@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-import core.doctor
-from core.admission import REASON_NOT_PASSED, REASON_SHARD_MISMATCH, CapabilityAdmissionError
-from core.capability import STATUS_FAILED
-from core.doctor import DoctorRequest, ValidationResult, run_doctor
+import core.doctor.checkup
+from core.doctor.admission_gate import REASON_NOT_PASSED, REASON_SHARD_MISMATCH
+from core.doctor.capability import STATUS_FAILED
+from core.doctor.checkup import DoctorRequest, ValidationResult, run_doctor
+from core.errors import CapabilityAdmissionError
 from core.events import NodeState
 from tests.core.node.doubles import FakeTracker, make_node
 
@@ -23,7 +24,7 @@ from tests.core.node.doubles import FakeTracker, make_node
 def test_a_failed_test_forward_is_refused_as_not_passed_with_the_doctors_reason(
     tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = core.doctor.validate_loaded_backend
+    real = core.doctor.checkup.validate_loaded_backend
 
     def failing(*args: Any, **kwargs: Any) -> ValidationResult:
         result = real(*args, **kwargs)
@@ -32,7 +33,7 @@ def test_a_failed_test_forward_is_refused_as_not_passed_with_the_doctors_reason(
         )
         return ValidationResult(report, result.outcome)
 
-    monkeypatch.setattr(core.doctor, "validate_loaded_backend", failing)
+    monkeypatch.setattr(core.doctor.checkup, "validate_loaded_backend", failing)
     tracker = FakeTracker()
     node, events = make_node(tiny_model_dir, tracker)
     with pytest.raises(CapabilityAdmissionError) as caught:

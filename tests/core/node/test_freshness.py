@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.events import Gate, GateState, NodeState
-from core.tracker_client import Registration
+from core.network.tracker_client import Registration
 from tests.core.node.doubles import FakeTracker, make_node
 from tests.support.waiting import wait_until
 
@@ -25,7 +25,7 @@ def _states_after_serving(events: list) -> list[NodeState]:  # type: ignore[type
 
 
 def test_the_registration_answer_carries_the_trackers_age_limit() -> None:
-    from core.tracker_client import _positive_or_none
+    from core.network.tracker_client import _positive_or_none
 
     assert _positive_or_none(60) == 60.0 and _positive_or_none("900") == 900.0
     assert _positive_or_none(None) is None and _positive_or_none(-1) is None

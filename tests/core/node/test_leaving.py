@@ -14,7 +14,7 @@ from typing import Any
 
 from websockets.sync.client import connect
 
-from core.doctor import DoctorOutcome, DoctorRequest, run_doctor
+from core.doctor.checkup import DoctorOutcome, DoctorRequest, run_doctor
 from core.events import NodeState
 from tests.core.node.doubles import IDENTITY, TRACKER_KEY, FakeTracker, make_node, node_threads
 from tests.support.tickets import sign_ticket

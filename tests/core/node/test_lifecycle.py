@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 import torch
 
-from core.admission import REASON_STALE, CapabilityAdmissionError, CapabilityContext
-from core.capability import CapabilityReport
-from core.doctor import DoctorOutcome, DoctorRequest, run_doctor
-from core.errors import MeshnetError
+from core.doctor.admission_gate import REASON_STALE, CapabilityContext
+from core.doctor.capability import CapabilityReport
+from core.doctor.checkup import DoctorOutcome, DoctorRequest, run_doctor
+from core.errors import CapabilityAdmissionError, MeshnetError
 from core.events import Gate, GateState, NodeState
 from core.runtime.shard import Shard
 from tests.core.node.doubles import FakeTracker, make_node, node_threads
@@ -24,7 +24,7 @@ from tests.support.waiting import wait_until
 
 def test_refused_node_never_calls_the_tracker(tiny_model_dir: Path) -> None:
     def stale(context: CapabilityContext) -> CapabilityReport:
-        from core.admission import probe_capability
+        from core.doctor.admission_gate import probe_capability
 
         report = probe_capability(context)  # a real forward, but an old timestamp
         return dataclasses.replace(report, validated_at=time.time() - 3600)
@@ -291,7 +291,7 @@ def test_an_unreachable_tracker_is_an_error_state_and_nothing_keeps_running(
 ) -> None:
     import httpx
 
-    from core.identity import NodeIdentity
+    from core.identity.keypair import NodeIdentity
     from core.node import Node, NodeSettings
 
     def unreachable(request: httpx.Request) -> httpx.Response:
@@ -368,7 +368,7 @@ def test_requirement_comes_from_what_is_advertised_so_a_mismatched_report_is_ref
     tiny_model_dir: Path, perturb: Any, reason: str
 ) -> None:
     def validator(context: CapabilityContext) -> CapabilityReport:
-        from core.admission import probe_capability
+        from core.doctor.admission_gate import probe_capability
 
         return perturb(probe_capability(context))
 

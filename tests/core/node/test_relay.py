@@ -13,8 +13,8 @@ import pytest
 
 from core.dataplane.relay_link import CONNECTED
 from core.events import Gate
+from core.network.tracker_client import HeartbeatAck
 from core.node.relay import WHY_FLAG, NodeRelay, offered_relay
-from core.tracker_client import HeartbeatAck
 from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
 from tests.tracker_service.relay_server import RelayThread
 

@@ -18,12 +18,13 @@ from typing import Any
 
 import pytest
 
-from core.admission import CapabilityAdmissionError, CapabilityContext, probe_capability
-from core.capability import CapabilityReport
-from core.doctor import DoctorOutcome, DoctorRequest, run_doctor
+from core.doctor.admission_gate import CapabilityContext, probe_capability
+from core.doctor.capability import CapabilityReport
+from core.doctor.checkup import DoctorOutcome, DoctorRequest, run_doctor
+from core.errors import Cancelled, CapabilityAdmissionError
 from core.events import Gate, NodeEvent, NodeState
 from core.node import Node
-from core.progress import Cancelled, Progress
+from core.progress import Progress
 from tests.core.node.doubles import FakeTracker, make_node, node_threads, stop_from_another_thread
 from tests.support.waiting import wait_until
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from core.doctor_probe import Deadline, ProbePlan, run_probe
-from core.recipe import architecture_digest_of, parse_identity
-from core.recipe_catalogue import load_catalogue, resolve_runtime_recipe
+from core.doctor.probe import Deadline, ProbePlan, run_probe
+from core.recipes.catalogue import load_catalogue, resolve_runtime_recipe
+from core.recipes.recipe_identity import architecture_digest_of, parse_identity
 from core.runtime import ModelConfig, Shard
 from core.runtime.families import ADAPTERS
 from tests.core.runtime.family_models import FAMILY_MODELS, build_family_model

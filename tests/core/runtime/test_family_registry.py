@@ -8,7 +8,7 @@ import ast
 import inspect
 
 from core.models import gguf_tokenizer
-from core.recipe_catalogue import load_catalogue
+from core.recipes.catalogue import load_catalogue
 from core.runtime import gguf_arch
 from core.runtime.families import ADAPTERS, GGUF_FAMILIES, adapter_for
 

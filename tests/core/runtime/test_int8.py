@@ -170,7 +170,7 @@ def test_the_catalogued_int8_recipe_passes_the_doctors_probe(
     default_model_dir: Path, start: int, end: int
 ) -> None:
     """What admission runs before a node registers: every check passes for llama-int8."""
-    from core.doctor_probe import Deadline, ProbePlan, run_probe
+    from core.doctor.probe import Deadline, ProbePlan, run_probe
 
     shard = Shard.load(default_model_dir, start, end, weight_quantization=INT8_PER_CHANNEL)
     outcome = run_probe(shard, ProbePlan(), Deadline(600))

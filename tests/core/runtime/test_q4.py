@@ -202,7 +202,7 @@ def test_the_catalogued_q4_recipe_passes_the_doctors_probe(
     default_model_dir: Path, start: int, end: int
 ) -> None:
     """What admission runs before a node registers: every check passes for llama-q4."""
-    from core.doctor_probe import Deadline, ProbePlan, run_probe
+    from core.doctor.probe import Deadline, ProbePlan, run_probe
 
     shard = Shard.load(default_model_dir, start, end, weight_quantization=INT4_G32_INT8_HEAD)
     outcome = run_probe(shard, ProbePlan(), Deadline(600))
@@ -211,7 +211,7 @@ def test_the_catalogued_q4_recipe_passes_the_doctors_probe(
 
 
 def test_the_doctor_judges_q4_by_its_bfloat16_products(tiny_llama: Path) -> None:
-    from core.doctor_probe import TOLERANCE
+    from core.doctor.probe import TOLERANCE
 
     q4 = Shard.load(tiny_llama, 0, 2, weight_quantization=INT4_G32_INT8_HEAD)
     assert q4.compute_dtype == torch.float32 and q4.product_dtype == torch.bfloat16

@@ -39,8 +39,9 @@ from app.texts import plain, text
 from app.ui.errors import apology, user_sentence
 from app.ui.tasks import BackgroundTask, run_in_background
 from app.ui.widgets.labels import wrapping_label
-from core.invites import InviteError, parse_invite_link
-from core.joined_network import JoinedNetwork
+from core.errors import InviteError
+from core.network.invites import parse_invite_link
+from core.network.joined_network import JoinedNetwork
 
 log = logging.getLogger(__name__)
 

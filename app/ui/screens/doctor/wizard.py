@@ -35,8 +35,8 @@ from app.ui.screens.doctor.state import Controller, NodeCommand, WizardState
 from app.ui.screens.doctor.testing import TestPage
 from app.ui.screens.doctor.welcome import WelcomePage
 from app.ui.settings_store import SettingsStore
-from core.invites import NetworkInfo
-from core.joined_network import JoinedNetwork
+from core.network.invites import NetworkInfo
+from core.network.joined_network import JoinedNetwork
 
 log = logging.getLogger(__name__)
 

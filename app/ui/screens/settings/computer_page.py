@@ -14,7 +14,7 @@ from app.ui.screens.settings.fields import CardChoice, GigabyteSpin, row
 from app.ui.widgets.labels import wrapping_label
 from app.ui.widgets.leaderboard_fields import LeaderboardFields
 from app.ui.widgets.settings_fields import form_page
-from core.joined_network import JoinedNetwork
+from core.network.joined_network import JoinedNetwork
 
 
 class ComputerPage(QWidget):

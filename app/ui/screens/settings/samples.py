@@ -1,5 +1,6 @@
 """Realistic settings for ``--screenshot`` (SettingsDialog.show_sample): no tracker is
-asked, nothing is saved."""
+asked, nothing is saved. Only ``show_sample`` imports this module, so a settings window
+a user opens never loads the samples or their canned tracker."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import httpx
 
 from app.settings_model import AppSettings
 from app.tracker_api import TrackerCheck, check_tracker
-from core.joined_network import JoinedNetwork
+from core.network.joined_network import JoinedNetwork
 
 # which tab each sample shows: 0 this computer, 1 pause rules, 2 Advanced
 SAMPLE_TABS = {"computer": 0, "pause": 1, "advanced": 2, "checked": 2, "problems": 0}

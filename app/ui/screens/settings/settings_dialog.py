@@ -44,20 +44,12 @@ from app.ui.screens.settings.advanced_page import AdvancedPage
 from app.ui.screens.settings.computer_page import ComputerPage
 from app.ui.screens.settings.hub_download import HubDownloadDialog
 from app.ui.screens.settings.pause_page import PausePage
-from app.ui.screens.settings.samples import (
-    SAMPLE_HARDWARE,
-    SAMPLE_NETWORK,
-    SAMPLE_SETTINGS,
-    SAMPLE_TABS,
-    SAMPLE_TRACKER,
-    sample_check,
-)
 from app.ui.settings_store import SettingsStore
 from app.ui.tasks import BackgroundTask, run_in_background
 from app.ui.widgets.settings_fields import error_style, ok_style, problem_label
 from core.errors import MeshnetError
-from core.join_tokens import load_join_token, save_join_token
-from core.joined_network import JoinedNetwork
+from core.network.join_tokens import load_join_token, save_join_token
+from core.network.joined_network import JoinedNetwork
 
 log = logging.getLogger(__name__)
 
@@ -398,6 +390,17 @@ class SettingsDialog(QDialog):
 
     def show_sample(self, name: str = "computer") -> None:
         """Realistic settings on tab ``name`` (one of SAMPLE_NAMES); saves nothing."""
+        # Loaded only here: the sample data and its canned tracker (an httpx.MockTransport)
+        # are the screenshot run's, never part of a settings window a user opens.
+        from app.ui.screens.settings.samples import (
+            SAMPLE_HARDWARE,
+            SAMPLE_NETWORK,
+            SAMPLE_SETTINGS,
+            SAMPLE_TABS,
+            SAMPLE_TRACKER,
+            sample_check,
+        )
+
         if name not in self.SAMPLE_NAMES:
             raise ValueError(f"unknown sample {name!r}; choose one of {self.SAMPLE_NAMES}")
         self._sample = True
@@ -413,4 +416,4 @@ class SettingsDialog(QDialog):
         self.tabs.setCurrentIndex(SAMPLE_TABS[name])
 
 
-__all__ = ["SAMPLE_TABS", "SettingsDialog", "app_command"]
+__all__ = ["SettingsDialog", "app_command"]

@@ -23,7 +23,7 @@ from app.tracker_api import TrackerAllocation, TrackerReadError
 from app.ui.screens.doctor.join import JoinPage
 from app.ui.screens.doctor.wizard import DoctorWizard
 from app.ui.settings_store import SettingsStore
-from core.joined_network import JoinedNetwork
+from core.network.joined_network import JoinedNetwork
 from tests.tracker_service.conftest import register
 from tests.tracker_service.helpers import FakeNode as TrackerNode
 from tests.tracker_service.helpers import identity_block

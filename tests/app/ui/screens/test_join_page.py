@@ -19,10 +19,10 @@ from app.settings_model import AppSettings
 from app.ui.screens.doctor.join import JoinPage
 from app.ui.screens.doctor.wizard import DoctorWizard
 from app.ui.settings_store import SettingsStore
-from core.identity import NodeIdentity
-from core.invites import join_network
-from core.joined_network import load_joined_network
-from core.keystore import DEFAULT_PROFILE
+from core.identity.keypair import NodeIdentity
+from core.identity.keystore import DEFAULT_PROFILE
+from core.network.invites import join_network
+from core.network.joined_network import load_joined_network
 from tests.app.ui.join_support import (
     ENGINEERING_WORDS,
     NAME,

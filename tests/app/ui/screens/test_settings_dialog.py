@@ -14,9 +14,10 @@ from PySide6.QtCore import QSettings
 
 from app.settings_model import AppSettings
 from app.tracker_api import TrackerCheck, TrackerReadError
-from app.ui.screens.settings.settings_dialog import SAMPLE_TABS, SettingsDialog
+from app.ui.screens.settings.samples import SAMPLE_TABS
+from app.ui.screens.settings.settings_dialog import SettingsDialog
 from app.ui.settings_store import SettingsStore, default_qsettings
-from core.join_tokens import load_join_token, save_join_token
+from core.network.join_tokens import load_join_token, save_join_token
 from tests.core.keyring_backend import DictKeyring
 from tests.tracker_service.server_process import TrackerProcess
 

@@ -2,7 +2,7 @@
 
 The bytes go to a temporary file beside the target, made readable by its owner
 alone before a byte is written (0600 from the start on POSIX; on Windows its
-access list is replaced by the owner's single entry, core/windows_acl.py — a
+access list is replaced by the owner's single entry, core/identity/windows_acl.py — a
 chmod after writing would leave a window), are flushed to disk, and then
 replace the target in one rename: a reader sees the old file or the new one,
 never an empty or truncated key. The rename keeps the temporary's list.
@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from core.windows_acl import Run, restrict_to_owner, run_icacls
+from core.identity.windows_acl import Run, restrict_to_owner, run_icacls
 
 PRIVATE_MODE = 0o600
 

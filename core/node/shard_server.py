@@ -19,8 +19,8 @@ from collections.abc import Callable
 
 from core.dataplane.server import DataPlaneServer
 from core.dataplane.tls import generate_certificate, sign_pin
-from core.doctor import DoctorOutcome
-from core.identity import NodeIdentity
+from core.doctor.checkup import DoctorOutcome
+from core.identity.keypair import NodeIdentity
 from core.node.settings import NodeSettings
 from core.runtime.kv_budget import default_kv_budget_bytes
 from core.runtime.sessions import SessionManager

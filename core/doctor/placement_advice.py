@@ -23,13 +23,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.capability import CapabilityReport, saved_reports
-from core.errors import MeshnetError, TrackerCallFailed
-from core.hardware import DEFAULT_KV_TOKENS, detect_device
-from core.hardware import suggest_layer_range as fit_locally
-from core.hardware_report import max_layers_anywhere, model_shapes, recipe_footprint
-from core.recipe_catalogue import load_catalogue
-from core.tracker_client import TrackerClient, TrackerUnreachable
+from core.doctor.capability import CapabilityReport, saved_reports
+from core.doctor.hardware import DEFAULT_KV_TOKENS, detect_device
+from core.doctor.hardware import suggest_layer_range as fit_locally
+from core.doctor.hardware_report import max_layers_anywhere, model_shapes, recipe_footprint
+from core.errors import MeshnetError, TooLittleMemory, TrackerCallFailed, TrackerUnreachable
+from core.network.tracker_client import TrackerClient
+from core.recipes.catalogue import load_catalogue
 
 __all__ = ["Capacity", "LayerChoice", "choose_layers", "max_layers_anywhere", "measure_capacity"]
 
@@ -37,16 +37,10 @@ log = logging.getLogger(__name__)
 
 SOURCE_TRACKER = "tracker"
 SOURCE_LOCAL = "local"
-REASON_TOO_LITTLE_MEMORY = "too-little-memory"
+REASON_TOO_LITTLE_MEMORY = TooLittleMemory.reason
 # A loaded tracker (or a busy machine) can miss one request; falling back to the local
 # fit at once would pile this node onto layer 0 next to others. Retry before that.
 ALLOCATION_RETRY_DELAYS_S = (1.0, 2.0, 4.0)
-
-
-class TooLittleMemory(MeshnetError):
-    """No useful range of the model fits in this machine's memory."""
-
-    reason = REASON_TOO_LITTLE_MEMORY
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ owner-only file in its own data folder (``<data home>/keys/<profile>.pem``).
 
 On Windows the keyring is Windows Credential Manager, asked for by name
 (``WinVaultKeyring``) rather than left to keyring's discovery, and the file
-fallback is owner-only by its access list (core/windows_acl.py), which is
+fallback is owner-only by its access list (core/identity/windows_acl.py), which is
 checked again whenever the key is read.
 """
 
@@ -33,11 +33,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from keyring.backend import KeyringBackend
 from keyring.backends import chainer, fail, null
 
-from core.errors import IdentityError
-from core.identity import NodeIdentity, b64decode, b64encode
+from core.errors import AclError, IdentityError
+from core.identity.keypair import NodeIdentity, b64decode, b64encode
+from core.identity.private_file import write_private_file
+from core.identity.windows_acl import Run, others_with_access, run_icacls
 from core.paths import data_home
-from core.private_file import write_private_file
-from core.windows_acl import AclError, Run, others_with_access, run_icacls
 
 log = logging.getLogger(__name__)
 
@@ -230,7 +230,7 @@ def _refuse_if_listed_for_others(path: Path, environ: Mapping[str, str], run: Ru
 
 def default_identity_file(profile: str = DEFAULT_PROFILE) -> Path:
     """The key file the app keeps ``profile``'s key in where no keyring works (its folder
-    is made owner-only when the key is first written, core.private_file)."""
+    is made owner-only when the key is first written, core.identity.private_file)."""
     return data_home() / KEYS_FOLDER / f"{check_profile(profile)}.pem"
 
 

@@ -3,8 +3,8 @@
 ``run_doctor`` is the whole user-facing flow (CLI and GUI wizard call it):
 resolve the model, measure the machine, choose the range (or take ``--layers``),
 refuse before loading when the range does not fit, load the shard with the
-recipe's dtypes, run the bounded probe (core.doctor_probe) and save the
-:class:`~core.capability.CapabilityReport`. ``validate_loaded_backend`` is the
+recipe's dtypes, run the bounded probe (core.doctor.probe) and save the
+:class:`~core.doctor.capability.CapabilityReport`. ``validate_loaded_backend`` is the
 part admission re-runs in-process at node start-up.
 
 Every refusal ends up as a report with plain-language diagnostics and a
@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from core.capability import (
+from core.doctor.capability import (
     STATUS_ABORTED,
     STATUS_FAILED,
     STATUS_PASSED,
@@ -38,24 +38,17 @@ from core.capability import (
     ShardInfo,
     save_report,
 )
-from core.doctor_probe import Deadline, ProbeOutcome, ProbePlan, ProbeTimeout, run_probe
-from core.doctor_serving import REASON_SERVING_FAILED, serving_problem
-from core.errors import ConfigError, MeshnetError
-from core.hardware import DEFAULT_KV_TOKENS, HardwareInfo, detect_hardware, tensor_shapes
-from core.hardware import suggest_layer_range as _suggest
-from core.hardware_report import recipe_footprint
+from core.doctor.hardware import DEFAULT_KV_TOKENS, HardwareInfo, detect_hardware, tensor_shapes
+from core.doctor.hardware import suggest_layer_range as _suggest
+from core.doctor.hardware_report import recipe_footprint
+from core.doctor.probe import Deadline, ProbeOutcome, ProbePlan, run_probe
+from core.doctor.serving_check import REASON_SERVING_FAILED, serving_problem
+from core.errors import Cancelled, ConfigError, MeshnetError, ProbeTimeout
 from core.models.manifest import ModelManifest
 from core.paths import models_dir
-from core.progress import (
-    STAGE_LOAD,
-    Cancelled,
-    CancelToken,
-    Progress,
-    ProgressCallback,
-    reporter,
-)
-from core.recipe import identity_block_for, recipe_digest
-from core.recipe_catalogue import Recipe, RuntimeRecipe, load_catalogue, resolve_runtime_recipe
+from core.progress import STAGE_LOAD, CancelToken, Progress, ProgressCallback, reporter
+from core.recipes.catalogue import Recipe, RuntimeRecipe, load_catalogue, resolve_runtime_recipe
+from core.recipes.recipe_identity import identity_block_for, recipe_digest
 from core.runtime.config import ModelConfig
 from core.runtime.shard import Shard
 

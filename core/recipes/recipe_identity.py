@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from core.errors import MeshnetError
-from core.signing import canonical_sha256
+from core.errors import FingerprintMismatch, RecipeIdentityError
+from core.identity.signing import canonical_sha256
 
 RECIPE_IDENTITY_SCHEMA_VERSION = 1
 
@@ -49,18 +49,6 @@ INT_AXES = frozenset({"boundary_schema_version", "protocol_schema_version"})
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _MOVING_REFS = frozenset({"main", "master", "head", "latest", "dev", "trunk"})
-
-
-class RecipeIdentityError(MeshnetError, ValueError):
-    """An identity block is malformed or internally inconsistent."""
-
-    reason = "bad-identity"
-
-
-class FingerprintMismatch(RecipeIdentityError):
-    """The declared fingerprint is not the digest of the declared axes."""
-
-    reason = "fingerprint-mismatch"
 
 
 def _digest(domain: str, body: Mapping[str, Any]) -> str:
@@ -374,7 +362,7 @@ def build_identity_block(
     """An identity block with its fingerprint claim, validated before it is returned.
 
     ``recipe_fields`` is the 11 axes plus recipe_id, recipe_version, catalogue_version
-    (core.recipe_catalogue.RuntimeRecipe.identity_fields()).
+    (core.recipes.catalogue.RuntimeRecipe.identity_fields()).
     """
     block: dict[str, Any] = {
         "schema_version": RECIPE_IDENTITY_SCHEMA_VERSION,

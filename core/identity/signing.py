@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from core.identity import NodeIdentity, verify
+from core.identity.keypair import NodeIdentity, verify
 
 HEADER_NODE = "X-Meshnet-Node"
 HEADER_TIMESTAMP = "X-Meshnet-Timestamp"
@@ -39,7 +39,7 @@ def canonical_json(value: Any) -> bytes:
 
 def verify_document(public_key_b64: str, domain: bytes, document: Any, signature: str) -> bool:
     """Check a signature over ``domain + canonical_json(document)`` (the tracker signs its
-    network description and invite answers so; core/invites.py checks them)."""
+    network description and invite answers so; core/network/invites.py checks them)."""
     try:
         message = domain + canonical_json(document)
     except (TypeError, ValueError):

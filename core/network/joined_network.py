@@ -13,10 +13,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from core.errors import ConfigError
-from core.keystore import check_profile
+from core.identity.keystore import check_profile
+from core.identity.private_file import write_private_file
+from core.network.tracker_key import FINGERPRINT_RE
 from core.paths import data_home
-from core.private_file import write_private_file
-from core.tracker_key import FINGERPRINT_RE
 
 log = logging.getLogger(__name__)
 

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from core.capability import CheckResult
-from core.errors import DoctorError, MeshnetError
-from core.progress import STAGE_PROBE, Cancelled, Progress, ProgressCallback
+from core.doctor.capability import CheckResult
+from core.errors import Cancelled, DoctorError, MeshnetError, ProbeTimeout
+from core.progress import STAGE_PROBE, Progress, ProgressCallback
 from core.runtime.sessions import SamplingParams, SessionManager
 from core.runtime.shard import Shard
 
@@ -46,10 +46,6 @@ _NAN_SENTENCE = (
     "The test forward produced invalid numbers (NaN or infinity). The model files may be "
     "damaged: delete and re-download the model, or try the float32 recipe."
 )
-
-
-class ProbeTimeout(DoctorError):
-    reason = "probe-timeout"
 
 
 @dataclass(frozen=True)

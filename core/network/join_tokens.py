@@ -6,7 +6,7 @@ import keyring
 import keyring.errors
 
 from core.errors import IdentityError
-from core.keystore import keyring_problem
+from core.identity.keystore import keyring_problem
 
 JOIN_TOKEN_SERVICE = "meshnet-join-token"
 

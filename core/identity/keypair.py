@@ -3,7 +3,7 @@
 The node id is not chosen, it is derived: the first 32 hex characters of the
 SHA-256 of the raw 32-byte public key. The tracker re-derives it from the public
 key a node registers with, so a node cannot claim another node's id without its
-private key. Where the key pair is stored lives in :mod:`core.keystore`.
+private key. Where the key pair is stored lives in :mod:`core.identity.keystore`.
 
 Wire forms (see docs/wire.md#conventions): public keys and signatures travel as standard,
 padded base64 of their raw bytes.

@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from core.identity import NodeIdentity
-from core.signing import canonical_json
+from core.identity.keypair import NodeIdentity
+from core.identity.signing import canonical_json
 
 LINK_DOMAIN = b"meshnet.credit-account.v2\n"
 ACCOUNTS_PATH = "/api/v1/credits/accounts"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.errors import ConfigError
-from core.join_tokens import load_join_token
-from core.joined_network import load_joined_network
+from core.network.join_tokens import load_join_token
+from core.network.joined_network import load_joined_network
 
 
 @dataclass(frozen=True)

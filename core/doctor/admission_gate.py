@@ -20,11 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from core.capability import CapabilityReport
-from core.doctor import DoctorSelection
-from core.errors import MeshnetError
+from core.doctor.capability import CapabilityReport
+from core.doctor.checkup import DoctorSelection
+from core.errors import CapabilityAdmissionError, MeshnetError
 from core.models.manifest import ModelManifest
-from core.recipe_catalogue import RuntimeRecipe
+from core.recipes.catalogue import RuntimeRecipe
 
 log = logging.getLogger(__name__)
 
@@ -42,15 +42,6 @@ REASON_MODEL_MISMATCH = "model-mismatch"
 REASON_SHARD_MISMATCH = "shard-mismatch"
 REASON_RECIPE_MISMATCH = "recipe-mismatch"
 REASON_BACKEND_MISMATCH = "backend-mismatch"
-
-
-class CapabilityAdmissionError(MeshnetError, RuntimeError):
-    """This node may not advertise the selection: the proof does not cover it."""
-
-    reason = "admission-refused"
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message, reason=reason)
 
 
 @dataclass(frozen=True)
@@ -219,7 +210,7 @@ def _diagnostics_suffix(report: CapabilityReport) -> str:
 
 def probe_capability(context: CapabilityContext) -> CapabilityReport:
     """Production validator: one bounded real forward through the loaded shard."""
-    from core.doctor import validate_loaded_backend
+    from core.doctor.checkup import validate_loaded_backend
 
     return validate_loaded_backend(
         context.backend, context.selection, context.recipe, context.manifest

@@ -1,7 +1,7 @@
 """The node's side of the tracker API: signed register, heartbeat, deregister, and
-linking a credit account (the claim's own signatures, core/credit_account.py).
+linking a credit account (the claim's own signatures, core/network/credit_account.py).
 
-Every request is signed with the node key (headers of ``core.signing``). httpx
+Every request is signed with the node key (headers of ``core.identity.signing``). httpx
 errors are mapped here, at the boundary, to ``TrackerUnreachable`` (retry with
 back-off) or ``TrackerRefused`` (the tracker said no, with its reason code);
 a refused heartbeat whose reason is ``re-register`` is ``ReRegisterRequired``.
@@ -19,12 +19,12 @@ from typing import Any
 
 import httpx
 
-from core.credit_account import ACCOUNTS_PATH
-from core.errors import TrackerCallFailed
-from core.identity import NodeIdentity
-from core.signing import signed_headers
-from core.tls_trust import tracker_verify
-from core.tracker_key import key_fingerprint_b64
+from core.errors import ReRegisterRequired, TrackerCallFailed, TrackerRefused, TrackerUnreachable
+from core.identity.keypair import NodeIdentity
+from core.identity.signing import signed_headers
+from core.network.credit_account import ACCOUNTS_PATH
+from core.network.tls_trust import tracker_verify
+from core.network.tracker_key import key_fingerprint_b64
 
 log = logging.getLogger(__name__)
 
@@ -34,23 +34,6 @@ TRACKER_KEY_MISMATCH = "tracker-key-mismatch"
 RE_REGISTER = "re-register"
 # The tracker's bound on registration's relay_reason (docs/wire.md#registration-and-heartbeat).
 RELAY_REASON_MAX = 300
-
-
-class TrackerUnreachable(TrackerCallFailed):
-    reason = "tracker-unreachable"
-
-
-class TrackerRefused(TrackerCallFailed):
-    """The tracker answered with a refusal; ``reason`` is its code, the message its sentence."""
-
-    def __init__(self, status_code: int, reason: str, detail: str) -> None:
-        super().__init__(f"the tracker refused ({status_code} {reason}): {detail}", reason=reason)
-        self.status_code = status_code
-        self.detail = detail
-
-
-class ReRegisterRequired(TrackerRefused):
-    """The tracker no longer knows this node (expired, restarted): register again."""
 
 
 # The tracker's refusal of a capability report that aged out: the seed's code, and the
@@ -104,7 +87,7 @@ class TrackerClient:
     ) -> None:
         self._identity = identity
         self._join_token = join_token
-        # The tracker key an invite named (core/invites.py): registration checks it.
+        # The tracker key an invite named (core/network/invites.py): registration checks it.
         self._key_fingerprint = key_fingerprint
         self._http = httpx.Client(
             base_url=base_url.rstrip("/"),
@@ -207,7 +190,7 @@ class TrackerClient:
 
     def link_credit_account(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """Link identities to a credit account: ``body`` carries their own signatures of
-        the statement (core/credit_account.py); the tracker answers the account."""
+        the statement (core/network/credit_account.py); the tracker answers the account."""
         return self._post(ACCOUNTS_PATH, body)
 
     def network(self, challenge: str) -> dict[str, Any]:

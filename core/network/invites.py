@@ -20,12 +20,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
-from core.errors import MeshnetError
-from core.identity import NodeIdentity
-from core.joined_network import JoinedNetwork
-from core.signing import verify_document
-from core.tracker_client import TRACKER_KEY_MISMATCH, TrackerClient
-from core.tracker_key import FINGERPRINT_RE, key_fingerprint_b64
+from core.errors import InviteError
+from core.identity.keypair import NodeIdentity
+from core.identity.signing import verify_document
+from core.network.joined_network import JoinedNetwork
+from core.network.tracker_client import TRACKER_KEY_MISMATCH, TrackerClient
+from core.network.tracker_key import FINGERPRINT_RE, key_fingerprint_b64
 
 log = logging.getLogger(__name__)
 
@@ -35,12 +35,8 @@ INVITE_REDEEMED_DOMAIN = b"meshnet.invite-redeemed.v1\n"
 CODE_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z-]{3,63}$")
 MAX_LINK_CHARS = 2048
 
-BAD_INVITE_LINK = "bad-invite-link"
+BAD_INVITE_LINK = InviteError.reason
 BAD_TRACKER_ANSWER = "bad-tracker-answer"
-
-
-class InviteError(MeshnetError):
-    reason = BAD_INVITE_LINK
 
 
 @dataclass(frozen=True)

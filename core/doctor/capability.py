@@ -1,7 +1,7 @@
 """The capability report: what one doctor run proved, for exactly which combination.
 
 A report names the model, the shard range, the recipe and the backend/device it
-ran on; admission (core.admission) accepts it only for that same combination
+ran on; admission (core.doctor.admission_gate) accepts it only for that same combination
 and only while it is fresh. Reports are plain JSON under the user data folder so
 the GUI, the CLI and the node read the same file.
 """

@@ -13,7 +13,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from core.hardware import (
+from core.doctor.hardware import (
     DEFAULT_KV_TOKENS,
     HardwareInfo,
     ModelFootprint,
@@ -25,7 +25,7 @@ from core.hardware import (
 from core.models.default_model import DEFAULT_MODEL_ID, default_model_folder, find_default_gguf
 from core.models.manifest import MANIFEST_NAME
 from core.paths import models_dir
-from core.recipe_catalogue import Recipe, load_catalogue
+from core.recipes.catalogue import Recipe, load_catalogue
 from core.runtime.config import ModelConfig
 from core.runtime.dtypes import parse_dtype
 

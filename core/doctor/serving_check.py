@@ -32,7 +32,7 @@ def serving_problem(shard: Any, identity_block: dict[str, Any], model_dir: Path)
         # the data plane `meshnet-node run` serves with, every module of it
         from core.dataplane.server import DataPlaneServer
         from core.dataplane.tls import generate_certificate
-        from core.identity import NodeIdentity
+        from core.identity.keypair import NodeIdentity
         from core.runtime.sessions import SessionManager
 
         identity = NodeIdentity.generate()  # throwaway: this server is never advertised

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import core
-from core.errors import MeshnetError, ModelError
-from core.recipe import RECIPE_AXES
+from core.errors import ModelError, RecipeError
+from core.recipes.recipe_identity import RECIPE_AXES
 
-CATALOGUE_PATH = Path(__file__).with_name("recipe_catalogue.json")
+CATALOGUE_PATH = Path(__file__).with_name("catalogue.json")
 BOUNDARY_SCHEMA_VERSION = 1
 PROTOCOL_SCHEMA_VERSION = 1
 
@@ -32,12 +32,6 @@ CHOSEN_AXES: tuple[str, ...] = (
     "kv_layout",
     "architecture_adapter",
 )
-
-
-class RecipeError(MeshnetError):
-    """A recipe is unknown, or the loaded shard does not run the recipe it names."""
-
-    reason = "recipe-error"
 
 
 @dataclass(frozen=True)

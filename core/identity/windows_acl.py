@@ -17,7 +17,7 @@ import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import PurePath
 
-from core.errors import IdentityError
+from core.errors import AclError
 
 log = logging.getLogger(__name__)
 
@@ -26,12 +26,6 @@ Run = Callable[[list[str]], str]
 # Principals that can read any file on the machine whatever its list says (the
 # OS itself, and administrators by taking ownership): their entries expose nothing.
 ALWAYS_ABLE = ("nt authority\\system", "builtin\\administrators")
-
-
-class AclError(IdentityError, OSError):
-    """icacls could not set or read a file's list."""
-
-    reason = "key-file-acl"
 
 
 def run_icacls(argv: list[str]) -> str:
