@@ -84,7 +84,9 @@ def test_a_game_starting_pauses_the_node_frees_its_memory_and_the_window_says_pa
         released = app.controller.status.memory_released_s
         assert released is not None and 0.0 <= released <= RELEASE_LIMIT_S, released
         paused_rss = psutil.Process(pid).memory_info().rss
-        assert serving_rss - paused_rss >= weight_bytes // 2, (serving_rss, paused_rss)
+        # the system got the shard's bytes back, not only the allocator (core/node/proving.py)
+        given_back = serving_rss - paused_rss
+        assert given_back >= weight_bytes * 3 // 4, (serving_rss, paused_rss, weight_bytes)
         assert app.monitor.paused_by_rule
         assert node_id not in live_node_ids(tracker.url)  # it told the tracker it left
 
