@@ -10,11 +10,18 @@ import pytest
 
 from tests.tracker_service.conftest import register
 from tests.tracker_service.helpers import FakeNode, identity_block
-from tests.tracker_service.server_process import TrackerProcess, certify_through_the_ledger
+from tests.tracker_service.server_process import REPO, TrackerProcess, certify_through_the_ledger
 
 # Node children keep their key in a keyring; CI has no OS keyring, so children
 # use the tests' dict backend (a fresh identity per process, all they need).
 CHILD_KEYRING = "tests.core.keyring_backend.DictKeyring"
+
+
+@pytest.fixture
+def child_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node child the app starts finds the tests' keyring and this checkout."""
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", CHILD_KEYRING)
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
 
 
 def serve_tracker(tmp_path: Path, **env: str) -> Iterator[TrackerProcess]:
