@@ -223,7 +223,7 @@ DETAILS_TEXTS: dict[str, str] = {
     "tracker.suggestion.failed.detail": "{url} could not suggest layers (HTTP {status}: {detail}).",
     # --- the node's state as the app itself words it (Details' log and state line) -------
     "node.starting": "Starting the node…",
-    "node.stopping": "Stopping: finishing open sessions and leaving the network…",
+    "node.stopping": "Stopping: handing open sessions to other computers and leaving the network…",
     "node.off": "Contribution is off.",
     "node.off.ended": "Contribution is off (the node had to be ended).",
     "node.cannot-start": "MeshNet could not start the node: {error}",

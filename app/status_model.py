@@ -137,6 +137,8 @@ class NodeStatus:
     progress: dict[str, Any] | None = None
     last_event_at: float | None = None
     last_state_event: dict[str, Any] | None = None
+    # seconds from the last pause to the memory given back, as the node measured them
+    memory_released_s: float | None = None
     log_lines: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_LINES_KEPT))
 
     # --- feeding ---------------------------------------------------------
@@ -166,6 +168,9 @@ class NodeStatus:
         self.message = str(event.get("message") or "")
         self.reason = event.get("reason") if isinstance(event.get("reason"), str) else None
         self.last_state_event = {"state": state, "message": self.message, "reason": self.reason}
+        if state == NodeState.PAUSED:
+            released = _dict(event.get("data")).get("memory_released_s")
+            self.memory_released_s = _float_or_none(released)
         if state == NodeState.SERVING and self.started_at is None:
             self.started_at = at
         elif state != NodeState.SERVING:
@@ -257,6 +262,7 @@ class NodeStatus:
         pid = data.get("pid")
         self.pid = pid if isinstance(pid, int) else self.pid
         self.settings = _dict(data.get("settings"))
+        self.memory_released_s = _float_or_none(data.get("memory_released_s"))
         self.last_state_event = {
             "state": self.state,
             "message": self.message,
@@ -493,7 +499,12 @@ def headline(status: NodeStatus) -> tuple[str, str]:
             sentence = f"{sentence} {text('sentence.relay')}"
         return text("headline.serving"), sentence
     if state in (NodeState.PAUSED, NodeState.PAUSING):
-        return text("headline.paused"), status.message or text("sentence.paused")
+        sentence = status.message or text("sentence.paused")
+        released = status.memory_released_s
+        if state == NodeState.PAUSED and released is not None:
+            said = text("sentence.paused.released", seconds=number(max(released, 0.01), 2))
+            sentence = f"{sentence.rstrip('.')}. {said}"
+        return text("headline.paused"), sentence
     if state in FAILED_STATES:
         return text(f"headline.{state}"), why_sentence(status)
     if state == NodeState.DRAINING:

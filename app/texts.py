@@ -117,10 +117,13 @@ TEXTS: dict[str, str] = {
     "this computer directly (a home router usually blocks that).",
     "headline.paused": "Paused",
     "sentence.paused": "Contribution is paused; it carries on by itself.",
+    "sentence.paused.released": "The memory MeshNet used was free again {seconds} seconds "
+    "after the pause.",
     "headline.refused": "The network did not accept this computer",
     "headline.error": "Contribution stopped",
     "headline.draining": "Stopping",
-    "sentence.draining": "Finishing the answers under way, then leaving the network…",
+    "sentence.draining": "Handing the answers under way to other computers, then leaving the "
+    "network…",
     "sentence.loading": "Loading the model onto this computer…",
     "sentence.probing": "Checking that this computer gives correct answers…",
     "sentence.admitting": "Checking the test result…",

@@ -38,11 +38,12 @@ from fastapi.testclient import TestClient
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script
 
 from tests.support.lies.rate import LIE_RATE_ENV, Lie
+from tests.support.waiting import wait_until
+from tests.tracker_service.audit_network import fast_settings
 from tests.tracker_service.conftest import beat, register
 from tests.tracker_service.helpers import FakeNode
 from tests.tracker_service.node_process import layer_count_of, start_node_process
 from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
-from tests.tracker_service.services.test_certifier import fast_settings, wait_for
 from tracker_service.app import create_app
 from tracker_service.domain.route_formation import PURPOSE_CERTIFY
 from tracker_service.services.hop_audit import Auditor, AuditSettings
@@ -106,7 +107,7 @@ class Bench:
         assert response.status_code == 200, response.text
         node.trust(base64.b64decode(response.json()["tracker_public_key"]))
         self.live.append(node)
-        wait_for(lambda: self.reachable(node), 60)
+        wait_until(lambda: self.reachable(node), 60)
 
     def reachable(self, node: Node) -> bool:
         shown = self.client.get(f"/api/v1/nodes/{node.node_id}").json()

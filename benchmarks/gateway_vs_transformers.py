@@ -35,6 +35,7 @@ import torch
 from app.demo.processes import Child, start_node, start_tracker
 from core.models.default_model import ensure_default_model
 from core.models.tokenizer import ChatTokenizer
+from tests.support.node_lines import registered_node_id
 
 NEW_TOKENS = 128
 ROUNDS = 3  # interleaved, best of each: this shared machine's speed drifts over minutes
@@ -160,10 +161,8 @@ def main() -> None:
     registered: dict[str, str] = {}
 
     def on_line(name: str, line: object) -> None:
-        if isinstance(line, dict) and line.get("gate") == "registration":
-            message = str(line.get("message", ""))
-            if message.startswith("registered as "):
-                registered[name] = message.removeprefix("registered as ").strip()
+        if (node_id := registered_node_id(line)) is not None:
+            registered[name] = node_id
 
     tracker, url = start_tracker(workdir, on_line, heartbeat_s=1.0)
     children = [tracker]

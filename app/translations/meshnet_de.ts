@@ -204,6 +204,11 @@
       <translation>Das Mithelfen ist pausiert; es geht von selbst weiter.</translation>
     </message>
     <message>
+      <source>The memory MeshNet used was free again {seconds} seconds after the pause.</source>
+      <extracomment>sentence.paused.released</extracomment>
+      <translation>Der Speicher, den MeshNet belegt hatte, war {seconds} Sekunden nach der Pause wieder frei.</translation>
+    </message>
+    <message>
       <source>The network did not accept this computer</source>
       <extracomment>headline.refused</extracomment>
       <translation>Das Netzwerk hat diesen Computer nicht angenommen</translation>
@@ -214,9 +219,9 @@
       <translation>Mithelfen angehalten</translation>
     </message>
     <message>
-      <source>Finishing the answers under way, then leaving the network…</source>
+      <source>Handing the answers under way to other computers, then leaving the network…</source>
       <extracomment>sentence.draining</extracomment>
-      <translation>Laufende Antworten werden fertig geschrieben, dann verlässt er das Netzwerk…</translation>
+      <translation>Laufende Antworten werden an andere Computer übergeben, dann verlässt er das Netzwerk…</translation>
     </message>
     <message>
       <source>Loading the model onto this computer…</source>
@@ -2199,9 +2204,9 @@
       <translation>Knoten wird gestartet…</translation>
     </message>
     <message>
-      <source>Stopping: finishing open sessions and leaving the network…</source>
+      <source>Stopping: handing open sessions to other computers and leaving the network…</source>
       <extracomment>node.stopping</extracomment>
-      <translation>Wird beendet: offene Sitzungen werden abgeschlossen, dann wird das Netzwerk verlassen…</translation>
+      <translation>Wird beendet: offene Sitzungen werden an andere Computer übergeben, dann wird das Netzwerk verlassen…</translation>
     </message>
     <message>
       <source>Contribution is off.</source>

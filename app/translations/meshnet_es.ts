@@ -204,6 +204,11 @@
       <translation>La colaboración está en pausa; seguirá por sí sola.</translation>
     </message>
     <message>
+      <source>The memory MeshNet used was free again {seconds} seconds after the pause.</source>
+      <extracomment>sentence.paused.released</extracomment>
+      <translation>La memoria que usaba MeshNet quedó libre {seconds} segundos después de la pausa.</translation>
+    </message>
+    <message>
       <source>The network did not accept this computer</source>
       <extracomment>headline.refused</extracomment>
       <translation>La red no aceptó este ordenador</translation>
@@ -214,9 +219,9 @@
       <translation>Colaboración detenida</translation>
     </message>
     <message>
-      <source>Finishing the answers under way, then leaving the network…</source>
+      <source>Handing the answers under way to other computers, then leaving the network…</source>
       <extracomment>sentence.draining</extracomment>
-      <translation>Terminando las respuestas en curso y saliendo de la red…</translation>
+      <translation>Pasando las respuestas en curso a otros ordenadores y saliendo de la red…</translation>
     </message>
     <message>
       <source>Loading the model onto this computer…</source>
@@ -2199,9 +2204,9 @@
       <translation>Iniciando el nodo…</translation>
     </message>
     <message>
-      <source>Stopping: finishing open sessions and leaving the network…</source>
+      <source>Stopping: handing open sessions to other computers and leaving the network…</source>
       <extracomment>node.stopping</extracomment>
-      <translation>Deteniendo: terminando las sesiones abiertas y saliendo de la red…</translation>
+      <translation>Deteniendo: pasando las sesiones abiertas a otros ordenadores y saliendo de la red…</translation>
     </message>
     <message>
       <source>Contribution is off.</source>

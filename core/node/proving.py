@@ -16,6 +16,9 @@ around each step and decides when to prove.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import sys
 import time
 from collections.abc import Callable
 from typing import Protocol
@@ -191,7 +194,19 @@ class ShardProver:
         outcome, self.outcome = self.outcome, None
         if outcome is not None:
             outcome.release()
+            del outcome
+            _trim_heap()
         self.report = None
+
+
+def _trim_heap() -> None:
+    """Give the C heap's freed pages back to the system: glibc keeps freed memory for
+    the process's next allocations, so without this a paused node still holds about
+    half of a CPU shard's bytes (docs/churn.md#one-pause-two-models)."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):  # not glibc: musl has no malloc_trim
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def _context(outcome: DoctorOutcome) -> CapabilityContext:

@@ -1,26 +1,28 @@
-"""What the attack tests share: a tiny Llama built once per module, the node processes a
-test starts (stopped after it), and a live tracker with a priority gate and two real
+"""What the attack tests share: a tiny Llama built once per module, the nodes and node
+processes a test starts (stopped after it), and a live tracker with a priority gate and two real
 in-process nodes of a tiny chat model for the credit attacks that go through the gateway
 (tests/tracker_service/gateway_cluster.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 # The real tracker app behind a TestClient, as the tracker's own tests use it.
 from tests.tracker_service.conftest import client as client
+
+# The tiny Llama built once per module, and the real in-process nodes a test starts.
+from tests.tracker_service.conftest import nodes as nodes
 from tests.tracker_service.conftest import settings as settings
+from tests.tracker_service.conftest import tiny_model as tiny_model
 from tests.tracker_service.gateway_cluster import (
     GatewayCluster,
     build_chat_model,
-    start_cluster,
+    certified_cluster,
 )
 from tests.tracker_service.node_process import NodeProcess
-from tests.tracker_service.real_nodes import build_tiny_model
 
 
 @pytest.fixture(scope="module")
@@ -32,20 +34,8 @@ def credit_cluster(
     # A cap on generations turns the priority gate on: credit then buys a place in line.
     settings: dict[str, Any] = {"gateway_max_concurrent": 4}
     settings.update(getattr(request.module, "CLUSTER_SETTINGS", {}))
-    cluster = start_cluster(tmp_path_factory.mktemp("credit-tracker"), model, **settings)
-    try:
-        cluster.add_node(0, 2)
-        cluster.add_node(2, 4)
-        cluster.wait_certified()
+    with certified_cluster(tmp_path_factory.mktemp("credit-tracker"), model, **settings) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The tiny 4-layer Llama the real node processes serve, built once per module."""
-    return build_tiny_model(tmp_path_factory.mktemp("tiny-llama"))
 
 
 @pytest.fixture

@@ -24,16 +24,14 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.adversary.test_odd_range import _join, _node
 from tests.support.lies.rate import LIE_RATE_ENV
+from tests.tracker_service.audit_network import fast_settings, generate, join_processes, node_view
 from tests.tracker_service.conftest import beat
 from tests.tracker_service.node_process import (
     NodeProcess,
     restart_node_process,
     start_node_process,
 )
-from tests.tracker_service.services.test_certifier import fast_settings
-from tests.tracker_service.services.test_hop_audit import _generate
 from tracker_service.app import create_app
 from tracker_service.domain.route_formation import PURPOSE_SERVE
 from tracker_service.errors import NoRoute, RouteFailure
@@ -68,7 +66,7 @@ def test_on_the_smallest_network_an_established_node_is_lent_to_arbitrate_then_g
     )
     processes += [honest, lender]
     with TestClient(app) as client:
-        _join(client, routing, honest, lender)
+        join_processes(client, routing, honest, lender)
         [attempt] = asyncio.run(routing.certifier.run_pass())
         assert attempt.certified, attempt.message
         with database.sessions.begin() as session:  # the network has served before
@@ -76,12 +74,12 @@ def test_on_the_smallest_network_an_established_node_is_lent_to_arbitrate_then_g
                 record_audit_passed(session, [honest.node_id, lender.node_id])
         liar = start_node_process(tiny_model, 0, 2, 1, **{LIE_RATE_ENV: "1"})
         processes.append(liar)
-        _join(client, routing, liar)
+        join_processes(client, routing, liar)
         key = honest.fingerprint
 
         through_liar = routing.planner.plan(key, purpose=PURPOSE_SERVE, exclude=[honest.node_id])
         with pytest.raises(RouteFailure) as caught:
-            asyncio.run(_generate(through_liar, routing.auditor))
+            asyncio.run(generate(through_liar, routing.auditor))
         assert (caught.value.reason, caught.value.node_id) == ("disputed", liar.node_id)
         with pytest.raises(NoRoute):  # both 0-2 nodes withdrawn: chats answer 503
             routing.planner.plan(key, purpose=PURPOSE_SERVE)
@@ -93,10 +91,10 @@ def test_on_the_smallest_network_an_established_node_is_lent_to_arbitrate_then_g
         lender.stop()
         lent = restart_node_process(tiny_model, 0, 2, 1, lender.key)
         processes.append(lent)
-        _join(client, routing, lent)
+        join_processes(client, routing, lent)
         assert asyncio.run(routing.arbitration.run_pass()) == [liar.node_id]
-        assert _node(client, liar)["state"] == "quarantined"
-        assert _node(client, honest)["state"] == "active"  # no honest node quarantined
+        assert node_view(client, liar)["state"] == "quarantined"
+        assert node_view(client, honest)["state"] == "active"  # no honest node quarantined
 
         # Settled: it is asked back, and the loan ends once it is there.
         asyncio.run(routing.arbitration.run_pass())
@@ -104,12 +102,12 @@ def test_on_the_smallest_network_an_established_node_is_lent_to_arbitrate_then_g
         lent.stop()
         home = restart_node_process(tiny_model, 2, 4, 1, lender.key)
         processes.append(home)
-        _join(client, routing, home)
+        join_processes(client, routing, home)
         asyncio.run(routing.arbitration.run_pass())
         assert beat(client, home.fake).json()["suggested_layers"] is None
         for _ in range(3):  # chats answer again, never through the liar
             plan = routing.planner.plan(key, purpose=PURPOSE_SERVE)
             assert liar.node_id not in {h.node_id for h in plan.hops}
-            assert asyncio.run(_generate(plan, routing.auditor))
-        assert _node(client, honest)["state"] == _node(client, home)["state"] == "active"
+            assert asyncio.run(generate(plan, routing.auditor))
+        assert node_view(client, honest)["state"] == node_view(client, home)["state"] == "active"
     database.dispose()

@@ -18,18 +18,21 @@ too slowly (``slow_replays.py``), and one node on 2-4.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 from core.dataplane.hop import HopSession
-from tests.adversary.test_audit_timeouts import _auditor, _chat, _ready
 from tests.support.lies import mute_replayer, slow_replays
+from tests.tracker_service.audit_network import (
+    every_step_auditor,
+    fast_settings,
+    generate,
+    join_and_certify,
+    node_view,
+)
 from tests.tracker_service.real_nodes import RealNode, start_real_node
-from tests.tracker_service.services.test_certifier import fast_settings
-from tests.tracker_service.services.test_hop_audit import _node_view
 from tracker_service.app import create_app
 from tracker_service.domain.route_formation import PURPOSE_SERVE
 from tracker_service.domain.tickets import HopReceipt
@@ -37,15 +40,8 @@ from tracker_service.services.hop_audit import TIMED_OUT
 
 pytestmark = pytest.mark.slow
 
+NEW_TOKENS = 10
 SESSIONS = 5  # more than the three timed-out audits in a row that withdraw a node
-
-
-@pytest.fixture
-def nodes(tiny_model: Path) -> Iterator[list[RealNode]]:
-    started: list[RealNode] = []
-    yield started
-    for node in started:
-        node.stop()
 
 
 @pytest.mark.parametrize("stall", ["mute-open", "slow-steps"])
@@ -66,9 +62,11 @@ def test_an_honest_node_keeps_its_pay_and_routes_when_its_replayer_stalls(
     else:  # it opens, then takes far longer than a replay's step limit
         monkeypatch.setitem(slow_replays.SLOW, staller.node_id, 5.0)
     # Established (no probation): audited at every step, in the background.
-    auditor = _auditor(app, timeout_s=0.5, timeout_per_position_s=0.0, probation_audits=0)
+    auditor = every_step_auditor(
+        app, 5, disputes=True, timeout_s=0.5, timeout_per_position_s=0.0, probation_audits=0
+    )
     with TestClient(app) as client:
-        _ready(client, app, nodes)
+        join_and_certify(client, app, nodes)
         routing = app.state.routing
         credited: list[HopReceipt] = []
         for _ in range(SESSIONS):
@@ -76,13 +74,13 @@ def test_an_honest_node_keeps_its_pay_and_routes_when_its_replayer_stalls(
                 honest.fingerprint, purpose=PURPOSE_SERVE, exclude=[staller.node_id]
             )
             assert honest.node_id in {h.node_id for h in plan.hops}  # never withdrawn
-            asyncio.run(_chat(plan, auditor, credited))
+            asyncio.run(generate(plan, auditor, NEW_TOKENS, credited=credited))
         paid = [r for r in credited if r.node_id == honest.node_id]
         assert len(paid) == SESSIONS  # paid for every session
         assert auditor.outcomes[TIMED_OUT] == 0
         assert auditor.timeouts[honest.node_id] == 0
         assert honest.node_id not in auditor.audit_first
         assert not routing.disputes.is_withdrawn(honest.node_id)
-        assert _node_view(client, honest)["state"] == "active"
+        assert node_view(client, honest)["state"] == "active"
         assert auditor.replay_stalls[staller.node_id] >= 1  # the staller is counted
     app.state.tracker.database.dispose()

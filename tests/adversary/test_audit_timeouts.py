@@ -15,8 +15,6 @@ busy PC replaying a long session is.
 from __future__ import annotations
 
 import asyncio
-import random
-from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,41 +23,26 @@ from fastapi.testclient import TestClient
 
 from core.dataplane.hop import HopSession
 from tests.support.lies import deep_session, slow_replays
-from tests.support.lies.rate import Lie
+from tests.tracker_service.audit_network import (
+    every_step_auditor,
+    fast_settings,
+    generate,
+    join_and_certify,
+    make_liar,
+    node_view,
+)
 from tests.tracker_service.real_nodes import RealNode, start_real_node
-from tests.tracker_service.services.test_certifier import fast_settings, join
-from tests.tracker_service.services.test_hop_audit import PROMPT, _node_view, _reachable
 from tracker_service.app import create_app
 from tracker_service.domain.route_formation import PURPOSE_SERVE
 from tracker_service.domain.tickets import HopReceipt
 from tracker_service.errors import NoRoute, RouteFailure
-from tracker_service.services.hop_audit import Auditor, AuditSettings, AuditVerdict
-from tracker_service.services.route_session import RoutePlan, RouteSession
-from tracker_service.services.session_plan import Sampling
+from tracker_service.services.hop_audit import AuditVerdict
+from tracker_service.services.route_session import RoutePlan
 
 pytestmark = pytest.mark.slow
 
 LIE_AFTER = 8  # the liar is honest for its first 7 steps of a session
 NEW_TOKENS = 10
-
-
-@pytest.fixture
-def nodes(tiny_model: Path) -> Iterator[list[RealNode]]:
-    started: list[RealNode] = []
-    yield started
-    for node in started:
-        node.stop()
-
-
-async def _chat(plan: RoutePlan, auditor: Auditor, credited: list[HopReceipt]) -> list[int]:
-    async def on_receipts(_: RoutePlan, receipts: Sequence[HopReceipt]) -> None:
-        credited.extend(receipts)
-
-    async with RouteSession(plan, auditor=auditor, on_receipts=on_receipts) as session:
-        await session.open(len(PROMPT) + NEW_TOKENS, Sampling(temperature=0.0))
-        tokens = [t.token_id async for t in session.generate(PROMPT, NEW_TOKENS)]
-        await session.close()
-    return tokens
 
 
 def _setup(
@@ -72,34 +55,8 @@ def _setup(
     liar = start_real_node(tiny_model, 0, 2)
     replayers = [start_real_node(tiny_model, 0, 2) for _ in range(2)]
     nodes += [liar, *replayers, start_real_node(tiny_model, 2, 4)]
-    liar.server._ctx.lie = Lie(1.0, 0.05, random.Random(7))
+    make_liar(liar)
     return app, liar, replayers
-
-
-def _auditor(app: Any, **settings: Any) -> Auditor:
-    return Auditor(
-        app.state.tracker.database,
-        app.state.tracker.key,
-        AuditSettings(
-            rate=1.0,
-            probation_rate=1.0,
-            allow_private_endpoints=True,
-            allow_plaintext_nodes=True,  # the real test nodes serve ws://
-            **settings,
-        ),
-        rng=random.Random(5),
-        disputes=app.state.routing.disputes,
-    )
-
-
-def _ready(client: TestClient, app: Any, nodes: list[RealNode]) -> None:
-    routing = app.state.routing
-    for node in nodes:
-        join(client, node)
-    asyncio.run(routing.monitor.check_due())
-    assert _reachable(client, len(nodes))
-    [attempt] = asyncio.run(routing.certifier.run_pass())
-    assert attempt.certified, attempt.message
 
 
 def test_a_liar_deep_in_a_session_is_caught_by_a_budget_that_grows_with_it(
@@ -109,9 +66,9 @@ def test_a_liar_deep_in_a_session_is_caught_by_a_budget_that_grows_with_it(
     for node in replayers:  # a replay of k steps takes k / 10 s: past a fixed 0.3 s at k > 3
         monkeypatch.setitem(slow_replays.SLOW, node.node_id, 0.1)
     # 0.3 s for a short session, 0.5 s more per position: a long session's replay fits.
-    auditor = _auditor(app, timeout_s=0.3, timeout_per_position_s=0.5)
+    auditor = every_step_auditor(app, 5, disputes=True, timeout_s=0.3, timeout_per_position_s=0.5)
     with TestClient(app) as client:
-        _ready(client, app, nodes)
+        join_and_certify(client, app, nodes)
         routing = app.state.routing
         plan = routing.planner.plan(
             liar.fingerprint, purpose=PURPOSE_SERVE, exclude=[n.node_id for n in replayers]
@@ -119,12 +76,12 @@ def test_a_liar_deep_in_a_session_is_caught_by_a_budget_that_grows_with_it(
         assert liar.node_id in {h.node_id for h in plan.hops}
         credited: list[HopReceipt] = []
         with pytest.raises(RouteFailure) as caught:  # the liar's step never reaches the user
-            asyncio.run(_chat(plan, auditor, credited))
+            asyncio.run(generate(plan, auditor, NEW_TOKENS, credited=credited))
         assert (caught.value.reason, caught.value.node_id) == ("quarantined", liar.node_id)
-        assert _node_view(client, liar)["state"] == "quarantined"
+        assert node_view(client, liar)["state"] == "quarantined"
         assert not [r for r in credited if r.node_id == liar.node_id]
         for node in replayers:
-            assert _node_view(client, node)["state"] == "active"
+            assert node_view(client, node)["state"] == "active"
         for _ in range(10):
             served = routing.planner.plan(liar.fingerprint, purpose=PURPOSE_SERVE)
             assert liar.node_id not in {h.node_id for h in served.hops}
@@ -140,7 +97,9 @@ def test_an_audit_that_cannot_finish_costs_the_hop_its_credit_then_its_routes(
     # Established (no probation): audited in the background, the user's steps go on. A
     # fixed 1 s budget: a replayer still working through the frames when it runs out
     # (past 3 steps) times the audit out, which the audited hop answers for.
-    auditor = _auditor(app, timeout_s=1.0, timeout_per_position_s=0.0, probation_audits=0)
+    auditor = every_step_auditor(
+        app, 5, disputes=True, timeout_s=1.0, timeout_per_position_s=0.0, probation_audits=0
+    )
     audit = auditor.audit
 
     async def long_ones_only(plan: RoutePlan, index: int, frames: Any, *a: Any, **k: Any) -> Any:
@@ -150,7 +109,7 @@ def test_an_audit_that_cannot_finish_costs_the_hop_its_credit_then_its_routes(
 
     monkeypatch.setattr(auditor, "audit", long_ones_only)
     with TestClient(app) as client:
-        _ready(client, app, nodes)
+        join_and_certify(client, app, nodes)
         routing = app.state.routing
         others = [n.node_id for n in replayers]
         credited: list[HopReceipt] = []
@@ -164,7 +123,7 @@ def test_an_audit_that_cannot_finish_costs_the_hop_its_credit_then_its_routes(
                 break
             sessions += 1
             try:
-                asyncio.run(_chat(plan, auditor, credited))
+                asyncio.run(generate(plan, auditor, NEW_TOKENS, credited=credited))
             except RouteFailure as exc:
                 assert (exc.reason, exc.node_id) == ("disputed", liar.node_id)
             assert auditor.policy_for(liar.node_id)[0] == 1.0  # audited first from now on
@@ -176,5 +135,5 @@ def test_an_audit_that_cannot_finish_costs_the_hop_its_credit_then_its_routes(
             served = routing.planner.plan(liar.fingerprint, purpose=PURPOSE_SERVE)
             assert liar.node_id not in {h.node_id for h in served.hops}
         for node in replayers:
-            assert _node_view(client, node)["state"] == "active"
+            assert node_view(client, node)["state"] == "active"
     app.state.tracker.database.dispose()

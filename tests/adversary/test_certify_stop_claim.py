@@ -19,9 +19,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from tests.adversary.test_odd_range import _join
+from tests.tracker_service.audit_network import fast_settings, join_processes
 from tests.tracker_service.node_process import NodeProcess, start_node_process
-from tests.tracker_service.services.test_certifier import fast_settings
 from tracker_service.app import create_app
 from tracker_service.store.tables import CertificationEvidence
 
@@ -38,7 +37,7 @@ def test_a_first_hop_claiming_another_stop_than_its_ticket_certifies_nothing(
     honest = start_node_process(tiny_model, 1, 4, 1)
     processes += [liar, honest]
     with TestClient(app) as client:
-        _join(client, routing, liar, honest)
+        join_processes(client, routing, liar, honest)
         [attempt] = asyncio.run(routing.certifier.run_pass())
         assert not attempt.certified
         assert attempt.failed_node == liar.node_id, attempt.message

@@ -9,7 +9,8 @@ import httpx
 
 from tests.support.credit_chats import chat, keys_enforced
 from tests.support.credit_claims import new_api_key
-from tests.tracker_service.gateway_cluster import GatewayCluster, wait_for
+from tests.support.waiting import wait_until
+from tests.tracker_service.gateway_cluster import GatewayCluster
 
 CHATS = 3
 
@@ -37,7 +38,7 @@ def test_an_unlinked_key_from_the_nodes_own_address_earns_them_nothing(
         rows = [identity_credit(credit_cluster, n) for n in node_ids]
         return all(r is not None and r["hops"] >= CHATS for r in rows)
 
-    wait_for(counted, 15, "the chats' hops to reach the ledger")
+    wait_until(counted, 15, "the chats' hops to reach the ledger")
     for node_id in node_ids:
         row = identity_credit(credit_cluster, node_id)
         assert row is not None and row["own_hops"] >= CHATS

@@ -17,9 +17,7 @@ loopback; audits at rate 1.
 from __future__ import annotations
 
 import asyncio
-import random
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,30 +25,29 @@ from fastapi.testclient import TestClient
 
 from core.dataplane.hop import HopSession
 from tests.support.lies import replay_only
-from tests.support.lies.rate import Lie
+from tests.support.waiting import wait_until
+from tests.tracker_service.audit_network import (
+    every_step_auditor,
+    fast_settings,
+    generate,
+    join,
+    join_and_certify,
+    make_liar,
+    node_view,
+    reachable,
+)
 from tests.tracker_service.real_nodes import RealNode, start_real_node
-from tests.tracker_service.services.test_certifier import fast_settings, join, wait_for
-from tests.tracker_service.services.test_hop_audit import _generate, _node_view, _reachable
 from tracker_service.app import create_app
 from tracker_service.domain.route_formation import PURPOSE_CERTIFY, PURPOSE_SERVE
 from tracker_service.errors import NoRoute, RouteFailure
-from tracker_service.services.hop_audit import Auditor, AuditSettings
 from tracker_service.store.invites import add_invite, redeem_invite
 from tracker_service.store.quarantine import audits_passed, record_audit_passed
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def nodes(tiny_model: Path) -> Iterator[list[RealNode]]:
-    started: list[RealNode] = []
-    yield started
-    for node in started:
-        node.stop()
-
-
 def _lies_on_replays(node: RealNode) -> None:
-    node.server._ctx.lie = Lie(1.0, 0.05, random.Random(7))
+    make_liar(node)
 
 
 def test_a_replay_only_liar_and_its_sybil_cannot_convict_an_honest_node(
@@ -66,12 +63,7 @@ def test_a_replay_only_liar_and_its_sybil_cannot_convict_an_honest_node(
     _lies_on_replays(liar)
     _lies_on_replays(sybil)
     with TestClient(app) as client:
-        for node in nodes:
-            join(client, node)
-        asyncio.run(routing.monitor.check_due())
-        assert _reachable(client, 4)
-        [attempt] = asyncio.run(routing.certifier.run_pass())
-        assert attempt.certified, attempt.message
+        join_and_certify(client, app, nodes)
         now = time.time()
         with database.sessions.begin() as session:
             # The liar's operator took two uses of one invite: the liar and its sybil.
@@ -81,20 +73,7 @@ def test_a_replay_only_liar_and_its_sybil_cannot_convict_an_honest_node(
             # The honest node and the liar have a history of passed audits (the liar is
             # honest on user routes); the sybil is fresh.
             record_audit_passed(session, [honest.node_id, liar.node_id, tail.node_id])
-        settings = AuditSettings(
-            rate=1.0,
-            probation_rate=1.0,
-            allow_private_endpoints=True,
-            allow_plaintext_nodes=True,  # the real test nodes serve ws://
-            auditor_min_audits=1,
-        )
-        auditor = Auditor(
-            database,
-            app.state.tracker.key,
-            settings,
-            rng=random.Random(1),
-            disputes=routing.disputes,
-        )
+        auditor = every_step_auditor(app, 1, disputes=True, auditor_min_audits=1)
         routing.arbitration._auditor = auditor
         key = honest.fingerprint
 
@@ -105,13 +84,13 @@ def test_a_replay_only_liar_and_its_sybil_cannot_convict_an_honest_node(
         )
         assert honest.node_id in {h.node_id for h in plan.hops}
         with pytest.raises(RouteFailure) as caught:
-            asyncio.run(_generate(plan, auditor))
+            asyncio.run(generate(plan, auditor))
         assert caught.value.reason == "disputed"
-        assert _node_view(client, honest)["state"] == "active"
+        assert node_view(client, honest)["state"] == "active"
         assert routing.disputes.withdrawn(key) == {honest.node_id, liar.node_id}
         # Nor may it arbitrate: the dispute waits.
         assert asyncio.run(routing.arbitration.run_pass()) == []
-        assert _node_view(client, honest)["state"] == "active"
+        assert node_view(client, honest)["state"] == "active"
         with database.session() as session:
             assert audits_passed(session, sybil.node_id) == 0  # no passed audit for the sybil
             assert audits_passed(session, liar.node_id) == 1  # nor for the liar
@@ -129,15 +108,15 @@ def test_a_replay_only_liar_and_its_sybil_cannot_convict_an_honest_node(
         nodes.append(arbiter)
         join(client, arbiter)
         asyncio.run(routing.monitor.check_due())
-        wait_for(lambda: _reachable(client, 5))
+        wait_until(lambda: reachable(client, 5))
         with database.sessions.begin() as session:
             record_audit_passed(session, [arbiter.node_id])
         assert asyncio.run(routing.arbitration.run_pass()) == [liar.node_id]
-        shown = _node_view(client, liar)
+        shown = node_view(client, liar)
         assert shown["state"] == "quarantined"
         assert set(shown["quarantine_evidence"]["majority"]) == {honest.node_id, arbiter.node_id}
-        assert _node_view(client, honest)["state"] == "active"
-        assert _node_view(client, sybil)["state"] == "active"  # it convicted no one
+        assert node_view(client, honest)["state"] == "active"
+        assert node_view(client, sybil)["state"] == "active"  # it convicted no one
         for _ in range(10):
             served = routing.planner.plan(key, purpose=PURPOSE_SERVE, exclude=[sybil.node_id])
             assert liar.node_id not in {h.node_id for h in served.hops}

@@ -26,11 +26,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.adversary.test_odd_range import _join, _node
 from tests.support.lies.rate import LIE_RATE_ENV
+from tests.tracker_service.audit_network import fast_settings, generate, join_processes, node_view
 from tests.tracker_service.node_process import NodeProcess, start_node_process
-from tests.tracker_service.services.test_certifier import fast_settings
-from tests.tracker_service.services.test_hop_audit import _generate
 from tracker_service.app import create_app
 from tracker_service.domain.route_formation import PURPOSE_SERVE
 from tracker_service.errors import RouteFailure, Unreplayable
@@ -68,7 +66,7 @@ def test_a_newcomer_alone_on_a_range_serves_no_one_until_a_second_node_can_check
     first_tail = start_node_process(tiny_model, 2, 4, 1)
     processes += [*heads, first_tail]
     with TestClient(app) as client:
-        _join(client, routing, *heads, first_tail)
+        join_processes(client, routing, *heads, first_tail)
         [attempt] = asyncio.run(routing.certifier.run_pass())
         assert attempt.certified, attempt.message
         key = first_tail.fingerprint
@@ -78,7 +76,7 @@ def test_a_newcomer_alone_on_a_range_serves_no_one_until_a_second_node_can_check
             mark_unreachable(session, first_tail.node_id, "stopped", now=time.time())
         liar = start_node_process(tiny_model, 2, 4, 1, **{LIE_RATE_ENV: "1"})
         processes.append(liar)
-        _join(client, routing, liar)
+        join_processes(client, routing, liar)
         routing.planner.cache.forget()
 
         # Nobody else holds 2-4: no user is answered through the liar, and the refusal
@@ -100,21 +98,21 @@ def test_a_newcomer_alone_on_a_range_serves_no_one_until_a_second_node_can_check
         tail = start_node_process(tiny_model, 2, 4, 1)
         whole = start_node_process(tiny_model, 0, 4, 1)
         processes += [tail, whole]
-        _join(client, routing, tail, whole)
+        join_processes(client, routing, tail, whole)
         through = routing.planner.plan(
             key, purpose=PURPOSE_SERVE, exclude=[tail.node_id, whole.node_id]
         )
         assert liar.node_id in {h.node_id for h in through.hops}
         with pytest.raises(RouteFailure) as caught:
-            asyncio.run(_generate(through, routing.auditor))
+            asyncio.run(generate(through, routing.auditor))
         assert (caught.value.reason, caught.value.node_id) == ("quarantined", liar.node_id)
-        assert _node(client, liar)["state"] == "quarantined"
+        assert node_view(client, liar)["state"] == "quarantined"
         for node in (*heads, tail, whole):
-            assert _node(client, node)["state"] == "active"  # no honest node quarantined
+            assert node_view(client, node)["state"] == "active"  # no honest node quarantined
         for _ in range(ROUTES):  # users are answered again, never through the liar
             plan = routing.planner.plan(key, purpose=PURPOSE_SERVE)
             assert liar.node_id not in {h.node_id for h in plan.hops}
-        assert asyncio.run(_generate(plan, routing.auditor))
+        assert asyncio.run(generate(plan, routing.auditor))
     database.dispose()
 
 
@@ -130,22 +128,22 @@ def test_two_nodes_that_each_hold_the_whole_model_serve_checking_each_other(
     halves = [start_node_process(tiny_model, 0, 2, 1), start_node_process(tiny_model, 2, 4, 1)]
     processes += [*wholes, *halves]
     with TestClient(app) as client:
-        _join(client, routing, *halves)
+        join_processes(client, routing, *halves)
         [attempt] = asyncio.run(routing.certifier.run_pass())
         assert attempt.certified, attempt.message
         for half in halves:
             half.stop()
             with database.sessions.begin() as session:
                 mark_unreachable(session, half.node_id, "stopped", now=time.time())
-        _join(client, routing, *wholes)
+        join_processes(client, routing, *wholes)
         routing.planner.cache.forget()
         key = wholes[0].fingerprint
         for _ in range(2):
             plan = routing.planner.plan(key, purpose=PURPOSE_SERVE)
             assert len(plan.hops) == 1
-            assert asyncio.run(_generate(plan, routing.auditor))  # every step audited
+            assert asyncio.run(generate(plan, routing.auditor))  # every step audited
         assert routing.auditor.outcomes["agreed"] >= 1
         assert routing.auditor.outcomes["skipped"] == 0
         for node in wholes:
-            assert _node(client, node)["state"] == "active"
+            assert node_view(client, node)["state"] == "active"
     database.dispose()

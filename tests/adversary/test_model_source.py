@@ -16,13 +16,14 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.waiting import wait_until
 from tests.tracker_service.gateway_cluster import (
     MODEL,
     GatewayCluster,
     build_chat_model,
+    certified_cluster,
     identity,
     start_cluster,
-    wait_for,
 )
 from tests.tracker_service.real_nodes import start_real_node
 from tracker_service.cli.commands import main as tracker_cli
@@ -112,11 +113,7 @@ def test_trust_first_serves_the_first_source_and_keeps_a_later_one_unserved(
 ) -> None:
     """A private network's operator (``serve --trust-first-model-source``): the first
     certified source serves with no extra step; another one under the name does not."""
-    cluster = start_cluster(tmp_path, chat_model, trust_first_model_source=True)
-    try:
-        cluster.add_node(0, 2)
-        cluster.add_node(2, 4)
-        cluster.wait_certified()
+    with certified_cluster(tmp_path, chat_model, trust_first_model_source=True) as cluster:
         with cluster.http() as client:
             assert chat(client).status_code == 200
         for start, end in ((0, 2), (2, 4)):
@@ -128,7 +125,5 @@ def test_trust_first_serves_the_first_source_and_keeps_a_later_one_unserved(
                 recipes = client.get("/api/v1/state").json()["recipes"]
                 return sorted(f"{r['status']}/{r['source']}" for r in recipes)
 
-            wait_for(lambda: sources() == ["certified/allowed", "certified/unapproved"])
+            wait_until(lambda: sources() == ["certified/allowed", "certified/unapproved"])
             assert chat(client).status_code == 200  # from the first source only
-    finally:
-        cluster.stop()

@@ -15,38 +15,27 @@ tracker app; the liar perturbs every reply (``MESHNET_TEST_LIE_RATE=1``).
 from __future__ import annotations
 
 import asyncio
-import random
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from tests.support.lies.rate import LIE_RATE_ENV
-from tests.tracker_service.conftest import register
+from tests.tracker_service.audit_network import (
+    every_step_auditor,
+    fast_settings,
+    generate,
+    join_processes,
+    node_view,
+)
 from tests.tracker_service.node_process import NodeProcess, start_node_process
-from tests.tracker_service.services.test_certifier import fast_settings
-from tests.tracker_service.services.test_hop_audit import _generate
 from tracker_service.app import create_app
 from tracker_service.domain.route_formation import PURPOSE_SERVE
 from tracker_service.errors import RouteFailure
-from tracker_service.services.hop_audit import Auditor, AuditSettings
 
 pytestmark = pytest.mark.slow
 
 ROUTES = 30  # serve routes asked for: with an even choice the liar would get some
-
-
-def _join(client: TestClient, routing: Any, *nodes: NodeProcess) -> None:
-    for node in nodes:
-        response = register(client, node.fake, node.identity)
-        assert response.status_code == 200, response.text
-        node.trust(response.json()["tracker_public_key"])
-    asyncio.run(routing.monitor.check_due())
-
-
-def _node(client: TestClient, node: NodeProcess) -> dict[str, Any]:
-    return dict(client.get(f"/api/v1/nodes/{node.node_id}").json())
 
 
 def test_an_odd_range_liar_serves_no_one_unaudited_and_is_caught_once_replayable(
@@ -58,26 +47,15 @@ def test_an_odd_range_liar_serves_no_one_unaudited_and_is_caught_once_replayable
     head, tail = (start_node_process(tiny_model, s, e, 1) for s, e in [(0, 2), (2, 4)])
     processes += [head, tail]
     with TestClient(app) as client:
-        _join(client, routing, head, tail)
+        join_processes(client, routing, head, tail)
         [attempt] = asyncio.run(routing.certifier.run_pass())
         assert attempt.certified, attempt.message
         liar = start_node_process(tiny_model, 0, 3, 1, **{LIE_RATE_ENV: "1"})
         processes.append(liar)
-        _join(client, routing, liar)
-        assert _node(client, liar)["reachability"] == "reachable"
+        join_processes(client, routing, liar)
+        assert node_view(client, liar)["reachability"] == "reachable"
         key = liar.fingerprint
-        auditor = Auditor(
-            app.state.tracker.database,
-            app.state.tracker.key,
-            AuditSettings(
-                rate=1.0,
-                probation_rate=1.0,
-                allow_private_endpoints=True,
-                allow_plaintext_nodes=True,  # the node processes serve ws://
-            ),
-            rng=random.Random(3),
-            disputes=routing.disputes,
-        )
+        auditor = every_step_auditor(app, 3, disputes=True)
 
         # No node contains [0, 3): the liar's hop is beyond audit, so no user route
         # takes it while the honest route exists.
@@ -90,21 +68,21 @@ def test_an_odd_range_liar_serves_no_one_unaudited_and_is_caught_once_replayable
         # the liar is audited inline (it is on probation) and it is quarantined.
         wholes = [start_node_process(tiny_model, 0, 4, 1) for _ in range(2)]
         processes += wholes
-        _join(client, routing, *wholes)
+        join_processes(client, routing, *wholes)
         through = routing.planner.plan(
             key, purpose=PURPOSE_SERVE, exclude=[head.node_id, *(w.node_id for w in wholes)]
         )
         assert liar.node_id in {h.node_id for h in through.hops}
         with pytest.raises(RouteFailure) as caught:
-            asyncio.run(_generate(through, auditor))
+            asyncio.run(generate(through, auditor))
         assert (caught.value.reason, caught.value.node_id) == ("quarantined", liar.node_id)
-        shown = _node(client, liar)
+        shown = node_view(client, liar)
         assert shown["state"] == "quarantined"
         evidence = shown["quarantine_evidence"]
         assert evidence["layers"] == [0, 3]
         assert set(evidence["majority"]) == {w.node_id for w in wholes}
         for node in (head, tail, *wholes):
-            assert _node(client, node)["state"] == "active"  # no honest node quarantined
+            assert node_view(client, node)["state"] == "active"  # no honest node quarantined
         for _ in range(10):  # and no answer through the liar from now on
             plan = routing.planner.plan(key, purpose=PURPOSE_SERVE)
             assert liar.node_id not in {h.node_id for h in plan.hops}

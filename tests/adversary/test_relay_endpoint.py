@@ -22,17 +22,16 @@ import pytest
 
 from core.dataplane.relay_link import CONNECTED, Backoff, RelayLink
 from core.dataplane.tls import generate_certificate, pin_message
+from tests.support.waiting import wait_until
 from tests.tracker_service.conftest import make_settings, register
 from tests.tracker_service.helpers import FakeNode
 from tests.tracker_service.real_nodes import RealNode, assert_sessions_freed
 from tests.tracker_service.relay_server import RelayThread
-from tests.tracker_service.services.test_certifier import wait_for
 from tests.tracker_service.services.test_node_tls import (
     candidate,
     forms_of_prompt,
     generate_through,
     plan_over,
-    tiny_model,  # noqa: F401 (a fixture)
     tls_nodes,  # noqa: F401 (a fixture)
 )
 from tracker_service.app import create_app
@@ -125,7 +124,7 @@ def link_through(node: RealNode, relay: RelayThread) -> tuple[RelayLink, Future[
         tunnel=node.server.open_tunnel,
     )
     task = asyncio.run_coroutine_threadsafe(link.run_forever(), node.server.loop)
-    wait_for(lambda: link.state == CONNECTED)
+    wait_until(lambda: link.state == CONNECTED)
     return link, task
 
 

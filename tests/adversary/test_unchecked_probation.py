@@ -19,11 +19,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.adversary.test_odd_range import _join, _node
 from tests.support.lies.rate import LIE_RATE_ENV
+from tests.tracker_service.audit_network import PROMPT, fast_settings, join_processes, node_view
 from tests.tracker_service.node_process import NodeProcess, start_node_process
-from tests.tracker_service.services.test_certifier import fast_settings
-from tests.tracker_service.services.test_hop_audit import PROMPT
 from tracker_service.app import create_app
 from tracker_service.domain.route_formation import PURPOSE_SERVE
 from tracker_service.errors import RouteFailure
@@ -60,12 +58,12 @@ def test_a_new_node_whose_replayer_is_gone_serves_no_unchecked_step(
     tails = [start_node_process(tiny_model, 2, 4, 1) for _ in range(2)]
     processes += [honest, *tails]
     with TestClient(app) as client:
-        _join(client, routing, honest, *tails)
+        join_processes(client, routing, honest, *tails)
         [attempt] = asyncio.run(routing.certifier.run_pass())
         assert attempt.certified, attempt.message
         liar = start_node_process(tiny_model, 0, 2, 1, **{LIE_RATE_ENV: "1"})
         processes.append(liar)
-        _join(client, routing, liar)
+        join_processes(client, routing, liar)
         # The only node that could replay the liar goes away, not yet noticed.
         honest.stop()
         plan = routing.planner.plan(
@@ -80,7 +78,7 @@ def test_a_new_node_whose_replayer_is_gone_serves_no_unchecked_step(
         assert served == []  # not one of the liar's steps reached the user
         assert routing.auditor.outcomes["skipped"] >= 1
         # Nothing is decided about either node: no replay, no verdict.
-        assert _node(client, liar)["state"] == "active"
+        assert node_view(client, liar)["state"] == "active"
         for node in tails:
-            assert _node(client, node)["state"] == "active"
+            assert node_view(client, node)["state"] == "active"
     app.state.tracker.database.dispose()

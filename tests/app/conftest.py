@@ -10,7 +10,7 @@ import pytest
 
 from tests.tracker_service.conftest import register
 from tests.tracker_service.helpers import FakeNode, identity_block
-from tests.tracker_service.server_process import TrackerProcess
+from tests.tracker_service.server_process import REPO, TrackerProcess, certify_through_the_ledger
 
 # Node children keep their key in a keyring; CI has no OS keyring, so children
 # use the tests' dict backend (a fresh identity per process, all they need).
@@ -18,37 +18,28 @@ CHILD_KEYRING = "tests.core.keyring_backend.DictKeyring"
 
 
 @pytest.fixture
-def tracker(tmp_path: Path) -> Iterator[TrackerProcess]:
+def child_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node child the app starts finds the tests' keyring and this checkout."""
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", CHILD_KEYRING)
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+
+
+def serve_tracker(tmp_path: Path, **env: str) -> Iterator[TrackerProcess]:
+    """A tracker process beating every second (``env`` adds settings), stopped after."""
     home = tmp_path / "tracker-home"
     home.mkdir()
-    process = TrackerProcess(
-        home, f"sqlite:///{tmp_path / 'tracker.db'}", MESHNET_TRACKER_HEARTBEAT_INTERVAL_S="1"
-    )
-    process.start()
-    yield process
-    process.stop()
+    settings = {"MESHNET_TRACKER_HEARTBEAT_INTERVAL_S": "1", **env}
+    process = TrackerProcess(home, f"sqlite:///{home / 'tracker.db'}", **settings)
+    try:
+        # A loaded machine: how long starting takes is not what these tests measure.
+        yield process.start(timeout_s=120.0)
+    finally:
+        process.stop()
 
 
-def certify_through_the_ledger(db_url: str) -> None:
-    """Promote the fp32 recipe the way the tracker's certifier does, through its ledger."""
-    from tracker_service.domain.recipe_identity import DistributedForwardEvidence, parse_identity
-    from tracker_service.store.db import Database
-    from tracker_service.store.ledger import PersistentLedger
-
-    first, second = parse_identity(identity_block(0, 15)), parse_identity(identity_block(15, 30))
-    evidence = DistributedForwardEvidence(
-        route_session_id="rs-app",
-        route_epoch=1,
-        node_ids=("a" * 32, "b" * 32),
-        shard_ranges=((0, 15), (15, 30)),
-        tokens_generated=16,
-        layer_count=30,
-        fingerprint=first.key,
-        participants=(first, second),
-    )
-    database = Database(db_url)
-    PersistentLedger(database).certify(first, evidence)
-    database.dispose()
+@pytest.fixture
+def tracker(tmp_path: Path) -> Iterator[TrackerProcess]:
+    yield from serve_tracker(tmp_path)
 
 
 @pytest.fixture
@@ -60,7 +51,7 @@ def seeded_tracker(tmp_path: Path) -> Iterator[TrackerProcess]:
     try:
         with httpx.Client(base_url=process.url, timeout=10.0) as client:
             assert register(client, FakeNode(), identity_block(0, 15)).status_code == 200
-            certify_through_the_ledger(db_url)
+            certify_through_the_ledger(db_url, "rs-app")
             fp16 = identity_block(0, 30, compute_dtype="float16", recipe_id="smollm2-fp16")
             assert register(client, FakeNode(), fp16).status_code == 200
         yield process

@@ -12,12 +12,12 @@ import pytest
 
 from app.cli.chat import Chat, GatewayCallFailed, GatewayClient, run_chat
 from app.cli.meshnet import build_parser
+from tests.support.waiting import wait_until
 from tests.tracker_service.gateway_cluster import (
     MODEL,
     GatewayCluster,
     build_chat_model,
-    start_cluster,
-    wait_for,
+    certified_cluster,
 )
 
 GREEDY = {"max_tokens": 40, "temperature": 0}
@@ -26,14 +26,8 @@ GREEDY = {"max_tokens": 40, "temperature": 0}
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayCluster]:
     model = build_chat_model(tmp_path_factory.mktemp("chat-cli-model"))
-    cluster = start_cluster(tmp_path_factory.mktemp("chat-cli-tracker"), model)
-    try:
-        cluster.add_node(0, 2)
-        cluster.add_node(2, 4)
-        cluster.wait_certified()
+    with certified_cluster(tmp_path_factory.mktemp("chat-cli-tracker"), model) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
 
 
 def args_for(cluster: GatewayCluster, *extra: str) -> argparse.Namespace:
@@ -104,7 +98,7 @@ def test_ctrl_c_stops_the_answer_not_the_program(cluster: GatewayCluster) -> Non
     client.close()
     assert "[stopped]" in out.getvalue()
     assert len(chat.history) == 4 and chat.history[3]["content"]  # the next answer came
-    wait_for(lambda: cluster.open_sessions() == 0, 30, "the stopped answer's route to close")
+    wait_until(lambda: cluster.open_sessions() == 0, 30, "the stopped answer's route to close")
 
 
 def test_an_unknown_model_is_a_readable_error(cluster: GatewayCluster) -> None:

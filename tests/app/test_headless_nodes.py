@@ -17,12 +17,12 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.support.node_child import node_run_argv
 from tests.tracker_service.server_process import TrackerProcess
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,19 +47,6 @@ LAUNCHER = textwrap.dedent(
 )
 
 
-@pytest.fixture
-def tracker(tmp_path: Path) -> Iterator[TrackerProcess]:
-    home = tmp_path / "tracker-home"
-    home.mkdir()
-    process = TrackerProcess(
-        home, f"sqlite:///{home / 'tracker.db'}", MESHNET_TRACKER_HEARTBEAT_INTERVAL_S="1"
-    ).start(timeout_s=120.0)  # a loaded machine: starting is not what this test measures
-    try:
-        yield process
-    finally:
-        process.stop()
-
-
 def _events(log: Path) -> list[dict[str, object]]:
     events = []
     for line in log.read_text(errors="replace").splitlines():
@@ -72,11 +59,7 @@ def _events(log: Path) -> list[dict[str, object]]:
 
 
 def _node_argv(tracker: TrackerProcess, model_dir: Path, home: Path, layers: str) -> list[str]:
-    return [
-        sys.executable, "-m", "app.cli.node", "run", "--tracker", tracker.url,
-        "--model", str(model_dir), "--layers", layers, "--device", "cpu",
-        "--identity-file", str(home / "identity.key"), "--events", "json",
-    ]  # fmt: skip
+    return node_run_argv(tracker.url, model_dir, home, "--layers", layers)
 
 
 def _alive(pid: int) -> bool:

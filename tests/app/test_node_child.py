@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,25 +31,10 @@ from app.cli.node_control import (
 from core.errors import Cancelled
 from core.events import Gate, GateState, NodeEvent, NodeState
 from core.progress import CancelToken
-from tests.support.node_child import EVENT_FIELDS, NodeChild
+from tests.support.node_child import EVENT_FIELDS, NodeChild, node_run_argv
 from tests.tracker_service.server_process import TrackerProcess
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def tracker(tmp_path: Path) -> Iterator[TrackerProcess]:
-    home = tmp_path / "tracker-home"
-    home.mkdir()
-    process = TrackerProcess(
-        home,
-        f"sqlite:///{home / 'tracker.db'}",
-        MESHNET_TRACKER_HEARTBEAT_INTERVAL_S="1",
-    ).start()
-    try:
-        yield process
-    finally:
-        process.stop()
 
 
 def _listed(tracker: TrackerProcess, node_id: str) -> dict[str, Any] | None:
@@ -185,11 +169,7 @@ def test_a_stdin_on_dev_null_does_not_stop_the_node(
 ) -> None:
     """The demo starts its nodes with stdin on /dev/null: that is not an end of a pipe."""
     home = tmp_path / "node"
-    argv = [
-        sys.executable, "-m", "app.cli.node", "run", "--tracker", tracker.url,
-        "--model", str(default_model_dir), "--layers", "0:4", "--device", "cpu",
-        "--identity-file", str(home / "identity.key"), "--events", "json",
-    ]  # fmt: skip
+    argv = node_run_argv(tracker.url, default_model_dir, home, "--layers", "0:4")
     env = dict(os.environ, MESHNET_HOME=str(home))
     process = subprocess.Popen(
         argv, cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True

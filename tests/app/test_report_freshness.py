@@ -14,7 +14,6 @@ import os
 import queue
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -24,6 +23,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.app.conftest import serve_tracker
+from tests.support.node_child import node_run_argv
 from tests.tracker_service.server_process import TrackerProcess
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,18 +33,7 @@ LIMIT_S = 60.0
 
 @pytest.fixture
 def tracker(tmp_path: Path) -> Iterator[TrackerProcess]:
-    home = tmp_path / "tracker-home"
-    home.mkdir()
-    process = TrackerProcess(
-        home,
-        f"sqlite:///{home / 'tracker.db'}",
-        MESHNET_TRACKER_HEARTBEAT_INTERVAL_S="1",
-        MESHNET_TRACKER_CAPABILITY_MAX_AGE_S=str(LIMIT_S),
-    ).start(timeout_s=120.0)  # a loaded machine: starting is not what this test measures
-    try:
-        yield process
-    finally:
-        process.stop()
+    yield from serve_tracker(tmp_path, MESHNET_TRACKER_CAPABILITY_MAX_AGE_S=str(LIMIT_S))
 
 
 def _read_events(process: subprocess.Popen[str], into: queue.Queue[dict[str, Any]]) -> None:
@@ -58,11 +48,7 @@ def test_a_node_serving_past_the_trackers_age_limit_keeps_serving_and_is_never_s
     tracker: TrackerProcess, default_model_dir: Path, tmp_path: Path
 ) -> None:
     home = tmp_path / "node"
-    argv = [
-        sys.executable, "-m", "app.cli.node", "run", "--tracker", tracker.url,
-        "--model", str(default_model_dir), "--layers", "0:4", "--device", "cpu",
-        "--identity-file", str(home / "identity.key"), "--events", "json",
-    ]  # fmt: skip
+    argv = node_run_argv(tracker.url, default_model_dir, home, "--layers", "0:4")
     env = dict(os.environ, MESHNET_HOME=str(home), PYTHONUNBUFFERED="1")
     process = subprocess.Popen(
         argv, cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True

@@ -262,6 +262,36 @@ def test_words_for_the_tray_and_the_banner() -> None:
     assert format_duration(2 * 86400 + 3600) == "2 d 1 h"
 
 
+def test_a_pause_says_how_soon_the_memory_was_free_and_a_stop_what_happens_to_answers() -> None:
+    status = serving_status()
+    status.apply(event("state", "handing open sessions over", state="pausing"))
+    assert headline(status) == ("Paused", "handing open sessions over")  # not measured yet
+    status.message = "Paused: the graphics card is busy with another program"
+    status.apply(
+        event(
+            "state",
+            "Paused: the graphics card is busy with another program",
+            state="paused",
+            data={"memory_released_s": 0.2431, "sessions_ended_s": 0.05},
+        )
+    )
+    assert status.memory_released_s == 0.2431
+    assert headline(status) == (
+        "Paused",
+        "Paused: the graphics card is busy with another program. The memory MeshNet used "
+        "was free again 0.24 seconds after the pause.",
+    )
+    snapshot = {"state": "paused", "message": "Paused.", "memory_released_s": 1.5}
+    status.apply(event("snapshot", data=snapshot))
+    assert status.memory_released_s == 1.5  # a window opened late says it too
+    assert headline(status)[1].endswith("free again 1.50 seconds after the pause.")
+    status.apply(event("state", "Stopping", state="draining"))
+    assert headline(status) == (
+        "Stopping",
+        "Handing the answers under way to other computers, then leaving the network…",
+    )
+
+
 def test_diagnostics_text_has_state_gates_report_log_and_versions() -> None:
     status = serving_status()
     status.add_log_line("INFO core.node: hello")

@@ -18,7 +18,8 @@ from core.errors import MeshnetError, TrackerUnreachable
 from core.events import Gate, GateState, NodeState
 from core.node import Node
 from core.runtime.config import ModelConfig
-from tests.core.node.doubles import FakeTracker, make_node, node_threads, wait_for
+from tests.core.node.doubles import FakeTracker, make_node, node_threads
+from tests.support.waiting import wait_until
 
 
 def _placement_events(events: list) -> list:
@@ -173,7 +174,7 @@ def test_an_urgent_move_waits_only_the_short_dwell(tiny_model_dir: Path) -> None
             "suggestion": "Moving to layers 2–4 closes 2 uncovered layer(s).",
             "suggestion_urgent": True,
         }
-        wait_for(lambda: len(tracker.registered) >= 2 and node.state is NodeState.SERVING)
+        wait_until(lambda: len(tracker.registered) >= 2 and node.state is NodeState.SERVING)
         assert node.placement.layers == (2, 4)
         assert tracker.registered[1]["identity"]["shard_start"] == 2
     finally:
@@ -189,7 +190,7 @@ def test_a_suggested_move_reloads_reproves_and_re_registers_on_the_new_range(
     node.start()
     try:
         tracker.view = {"suggested_layers": [2, 4], "suggestion": "Moving to layers 2–4 closes."}
-        wait_for(lambda: len(tracker.registered) >= 2 and node.state is NodeState.SERVING)
+        wait_until(lambda: len(tracker.registered) >= 2 and node.state is NodeState.SERVING)
         assert tracker.registered[1]["identity"]["shard_start"] == 2
         assert node.placement.layers == (2, 4)
         # A second full doctor run and gate: two capability reports, two admissions.
@@ -199,7 +200,7 @@ def test_a_suggested_move_reloads_reproves_and_re_registers_on_the_new_range(
         assert moved and moved[0].message == "Moving to layers 2–4 closes."
         tracker.view = {"suggested_layers": [2, 4]}  # already there: no further move
         registered = len(tracker.registered)
-        wait_for(lambda: tracker.count("/heartbeat") >= 5)
+        wait_until(lambda: tracker.count("/heartbeat") >= 5)
         assert len(tracker.registered) == registered
     finally:
         node.stop()
@@ -212,7 +213,7 @@ def test_a_node_started_with_layers_never_moves(tiny_model_dir: Path) -> None:
     node, _events = make_node(tiny_model_dir, tracker, layers=(0, 2), move_dwell_s=0.0)
     node.start()
     try:
-        wait_for(lambda: tracker.count("/heartbeat") >= 5)
+        wait_until(lambda: tracker.count("/heartbeat") >= 5)
         assert len(tracker.registered) == 1 and node.placement.layers == (0, 2)
         assert tracker.allocation_asks == []
     finally:
@@ -229,7 +230,7 @@ def test_a_node_with_an_open_session_is_never_moved(
     try:
         monkeypatch.setattr(Node, "open_sessions", property(lambda _self: 1))
         tracker.view = {"suggested_layers": [2, 4], "suggestion": "move"}
-        wait_for(lambda: tracker.count("/heartbeat") >= 8)
+        wait_until(lambda: tracker.count("/heartbeat") >= 8)
         assert not node.placement.relocate((2, 4), "asked directly")
         assert len(tracker.registered) == 1 and node.placement.layers == (0, 2)
         assert node.state is NodeState.SERVING

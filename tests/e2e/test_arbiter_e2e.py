@@ -9,7 +9,6 @@ quarantined with its own signed receipt, and the honest node serves again.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -18,14 +17,11 @@ import openai
 import pytest
 
 from app.demo.processes import Child, start_node, start_tracker
-from tests.e2e.test_gateway_e2e import (
-    NEW_TOKENS,
-    Network,
-    greedy_answer,
-    openai_stream,
-    wait_until,
-)
+from tests.e2e.test_gateway_e2e import NEW_TOKENS, Network, greedy_answer, openai_stream
+from tests.support.audit_env import audit_every_step
 from tests.support.lying_node import start_lying_node
+from tests.support.node_lines import registered_node_id
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -47,21 +43,13 @@ def test_a_liar_with_no_third_opinion_is_withdrawn_then_convicted_by_a_recruited
     placements: dict[str, dict[str, Any]] = {}
 
     def on_line(name: str, line: object) -> None:
-        if isinstance(line, dict) and line.get("gate") == "registration":
-            message = str(line.get("message", ""))
-            if message.startswith("registered as "):
-                registered[name] = message.removeprefix("registered as ").strip()
+        if (node_id := registered_node_id(line)) is not None:
+            registered[name] = node_id
         if isinstance(line, dict) and line.get("gate") == "placement":
             placements[name] = line
         events.append((name, _text(line)))
 
-    saved = dict(os.environ)
-    os.environ["MESHNET_TRACKER_AUDIT_RATE"] = "1"
-    os.environ["MESHNET_TRACKER_AUDIT_PROBATION_RATE"] = "1"
-    # A network minutes old: no node is established yet, so let every independent node
-    # judge (issue 35's thresholds are for a network that has run a while).
-    os.environ["MESHNET_TRACKER_AUDITOR_MIN_AUDITS"] = "0"
-    os.environ["MESHNET_TRACKER_AUDITOR_MIN_AGE_S"] = "0"
+    restore_environment = audit_every_step()
     children: list[Child] = []
     try:
         tracker, url = start_tracker(tmp_path, on_line, heartbeat_s=1.0)
@@ -152,7 +140,6 @@ def test_a_liar_with_no_third_opinion_is_withdrawn_then_convicted_by_a_recruited
         )
         assert through_liar == []
     finally:
-        os.environ.clear()
-        os.environ.update(saved)
+        restore_environment()
         for child in reversed(children):
             child.stop()

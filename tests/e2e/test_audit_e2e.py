@@ -7,7 +7,6 @@ told why in its own event stream, and left out of every later route.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,14 +14,11 @@ from typing import Any
 import pytest
 
 from app.demo.processes import Child, start_node, start_tracker
-from tests.e2e.test_gateway_e2e import (
-    NEW_TOKENS,
-    Network,
-    greedy_answer,
-    openai_stream,
-    wait_until,
-)
+from tests.e2e.test_gateway_e2e import NEW_TOKENS, Network, greedy_answer, openai_stream
+from tests.support.audit_env import audit_every_step
 from tests.support.lying_node import start_lying_node
+from tests.support.node_lines import registered_node_id
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -36,20 +32,12 @@ def lying_network(
     liar_events: list[dict[str, Any]] = []
 
     def on_line(name: str, line: object) -> None:
-        if isinstance(line, dict) and line.get("gate") == "registration":
-            message = str(line.get("message", ""))
-            if message.startswith("registered as "):
-                registered[name] = message.removeprefix("registered as ").strip()
+        if (node_id := registered_node_id(line)) is not None:
+            registered[name] = node_id
         if name == "node 4" and isinstance(line, dict):
             liar_events.append(line)
 
-    saved = dict(os.environ)
-    os.environ["MESHNET_TRACKER_AUDIT_RATE"] = "1"
-    os.environ["MESHNET_TRACKER_AUDIT_PROBATION_RATE"] = "1"
-    # A network minutes old: no node is established yet, so let every independent node
-    # judge (issue 35's thresholds are for a network that has run a while).
-    os.environ["MESHNET_TRACKER_AUDITOR_MIN_AUDITS"] = "0"
-    os.environ["MESHNET_TRACKER_AUDITOR_MIN_AGE_S"] = "0"
+    restore_environment = audit_every_step()
     children: list[Child] = []
     try:
         tracker, url = start_tracker(workdir, on_line, heartbeat_s=1.0)
@@ -71,8 +59,7 @@ def lying_network(
         network.nodes = {registered[c.name]: c for c in children[1:]}
         yield network, registered["node 4"], liar_events
     finally:
-        os.environ.clear()
-        os.environ.update(saved)
+        restore_environment()
         for child in reversed(children):
             child.stop()
 

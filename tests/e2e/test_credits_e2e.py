@@ -32,8 +32,9 @@ import pytest
 
 from app.demo.processes import Child, child_env, free_port, start_node, wait_until_ready
 from core.identity.keystore import key_store
-from tests.e2e.test_gateway_e2e import wait_until
 from tests.support.lying_node import start_lying_node
+from tests.support.node_lines import registered_node_id
+from tests.support.waiting import wait_until
 from tracker_service.domain.credit_rules import LINK_DOMAIN, AccountClaim
 from tracker_service.domain.wire import domain_message
 from tracker_service.store.hashed_secrets import hash_secret
@@ -185,10 +186,8 @@ def swarm(default_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     registered: dict[str, str] = {}
 
     def on_line(name: str, line: object) -> None:
-        if isinstance(line, dict) and line.get("gate") == "registration":
-            message = str(line.get("message", ""))
-            if message.startswith("registered as "):
-                registered[name] = message.removeprefix("registered as ").strip()
+        if (node_id := registered_node_id(line)) is not None:
+            registered[name] = node_id
 
     port = free_port()
     tracker = start_tracker_on(workdir, port, on_line, audits=False)

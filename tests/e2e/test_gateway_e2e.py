@@ -33,6 +33,8 @@ import torch
 from app.demo.processes import Child, start_node, start_tracker
 from core.dataplane.tls import pinned_client_context
 from core.models.tokenizer import ChatTokenizer
+from tests.support.node_lines import registered_node_id
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -74,25 +76,14 @@ class Network:
         )
 
 
-def wait_until(predicate: Any, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.fixture(scope="module")
 def network(default_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Network]:
     workdir = tmp_path_factory.mktemp("gateway-e2e")
     registered: dict[str, str] = {}
 
     def on_line(name: str, line: object) -> None:
-        if isinstance(line, dict) and line.get("gate") == "registration":
-            message = str(line.get("message", ""))
-            if message.startswith("registered as "):
-                registered[name] = message.removeprefix("registered as ").strip()
+        if (node_id := registered_node_id(line)) is not None:
+            registered[name] = node_id
 
     tracker, url = start_tracker(workdir, on_line, heartbeat_s=1.0)
     children: list[Child] = [tracker]

@@ -34,6 +34,7 @@ import pytest
 from app.demo.processes import Child, child_env, free_port
 from tests.e2e.home_router import HomeNetwork, unavailable
 from tests.e2e.test_gateway_e2e import NEW_TOKENS, QUESTION, greedy_answer
+from tests.support.node_lines import registered_node_id
 
 pytestmark = pytest.mark.slow
 
@@ -106,10 +107,8 @@ class Mesh:
 
     def line(self, name: str, line: object) -> None:
         self.events.append((name, line))
-        if isinstance(line, dict) and line.get("gate") == "registration":
-            message = str(line.get("message", ""))
-            if message.startswith("registered as "):
-                self.node_ids[name] = message.removeprefix("registered as ").strip()
+        if (node_id := registered_node_id(line)) is not None:
+            self.node_ids[name] = node_id
 
     def relay_states(self, name: str) -> list[str]:
         return [

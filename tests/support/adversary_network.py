@@ -27,6 +27,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
+from tests.support.waiting import wait_until
 from tests.tracker_service.conftest import beat, make_settings, register
 from tests.tracker_service.node_process import NodeProcess, start_node_process
 from tracker_service.app import create_app
@@ -39,15 +40,6 @@ from tracker_service.store.tables import Recipe
 
 # (start, end, liar module or None)
 NodeSpec = tuple[int, int, str | None]
-
-
-def wait_until(predicate: Callable[[], bool], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"no {what} within {timeout_s:.0f} s")
 
 
 @dataclass

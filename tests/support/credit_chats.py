@@ -8,14 +8,15 @@ from typing import Any
 
 import httpx
 
-from tests.tracker_service.gateway_cluster import MODEL, GatewayCluster, wait_for
+from tests.support.waiting import wait_until
+from tests.tracker_service.gateway_cluster import MODEL, GatewayCluster
 
 MESSAGES = [{"role": "user", "content": "the capital of france is"}]
 
 
 def keys_enforced(cluster: GatewayCluster) -> None:
     """Wait until the gateway has seen that keys exist (it re-reads that every 2 s)."""
-    wait_for(
+    wait_until(
         lambda: httpx.get(cluster.base_url + "/models", trust_env=False).status_code == 401,
         10,
         "the gateway to require keys",

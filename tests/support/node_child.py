@@ -22,6 +22,19 @@ REPO = Path(__file__).resolve().parents[2]
 EVENT_FIELDS = {"kind", "message", "state", "gate", "gate_state", "reason", "data", "at"}
 
 
+def node_run_argv(tracker_url: str, model_dir: Path, home: Path, *extra: str) -> list[str]:
+    """`meshnet-node run` on the CPU with its key file in ``home``, saying JSON events."""
+    return [
+        sys.executable, "-m", "app.cli.node", "run",
+        "--tracker", tracker_url,
+        "--model", str(model_dir),
+        "--identity-file", str(home / "identity.key"),
+        "--device", "cpu",
+        "--events", "json",
+        *extra,
+    ]  # fmt: skip
+
+
 class NodeChild:
     """One `meshnet-node run --events json` child with stdin, stdout and stderr pipes."""
 
@@ -36,16 +49,7 @@ class NodeChild:
     ) -> None:
         """``log_path``: the child's log (stderr) goes to that file, not to ``stderr``."""
         env = dict(os.environ, MESHNET_HOME=str(home), PYTHONUNBUFFERED="1", **(env or {}))
-        argv = [
-            sys.executable, "-m", "app.cli.node", "run",
-            "--tracker", tracker_url,
-            "--model", str(model_dir),
-            "--identity-file", str(home / "identity.key"),
-            "--device", "cpu",
-            "--events", "json",
-            "--control", "stdin",
-            *extra,
-        ]  # fmt: skip
+        argv = node_run_argv(tracker_url, model_dir, home, "--control", "stdin", *extra)
         self.process = subprocess.Popen(
             argv,
             cwd=REPO,

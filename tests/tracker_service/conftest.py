@@ -9,6 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.tracker_service.helpers import FakeNode, heartbeat_body
+from tests.tracker_service.real_nodes import RealNode, build_tiny_model
 from tracker_service.app import create_app
 from tracker_service.config import Settings
 
@@ -50,6 +51,21 @@ def client(settings: Settings) -> Iterator[TestClient]:
     with TestClient(app) as test_client:
         yield test_client
     app.state.tracker.database.dispose()
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny 4-layer Llama the real nodes serve, built once per module."""
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-llama"))
+
+
+@pytest.fixture
+def nodes(tiny_model: Path) -> Iterator[list[RealNode]]:
+    """Real nodes a test starts: append them, and they stop after it."""
+    started: list[RealNode] = []
+    yield started
+    for node in started:
+        node.stop()
 
 
 def register(

@@ -9,7 +9,8 @@ import base64
 import json
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from core.recipes.recipe_identity import build_identity_block
+from tests.support.waiting import wait_until
 from tests.tiny_llama import save_tiny_llama
 from tests.tracker_service.conftest import make_settings, register
 from tests.tracker_service.helpers import FakeNode, recipe_axes
@@ -93,15 +95,6 @@ def greedy_ids(model_dir: Path, prompt: Sequence[int], max_new: int) -> list[int
     return [int(t) for t in out[0, len(prompt) :]]
 
 
-def wait_for(predicate: Callable[[], bool], timeout_s: float = 60.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what or 'a condition'}")
-
-
 @dataclass
 class GatewayCluster:
     app: FastAPI
@@ -137,7 +130,7 @@ class GatewayCluster:
             return list(client.get("/api/v1/state").json()["recipes"])
 
     def wait_certified(self, artifact: str = MODEL) -> None:
-        wait_for(
+        wait_until(
             lambda: any(
                 r["status"] == "certified" and r["artifact_id"] == artifact for r in self.recipes()
             ),
@@ -170,9 +163,22 @@ def start_cluster(tmp_path: Path, model_dir: Path, **settings: Any) -> GatewayCl
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    wait_for(lambda: server.started, 30, "the tracker to start")
+    wait_until(lambda: server.started, 30, "the tracker to start")
     port = server.servers[0].sockets[0].getsockname()[1]
     return GatewayCluster(app, f"http://127.0.0.1:{port}", model_dir, server, thread)
+
+
+@contextmanager
+def certified_cluster(tmp_path: Path, model_dir: Path, **settings: Any) -> Iterator[GatewayCluster]:
+    """A tracker whose nodes on layers 0-2 and 2-4 have their recipe certified; stopped after."""
+    cluster = start_cluster(tmp_path, model_dir, **settings)
+    try:
+        cluster.add_node(0, 2)
+        cluster.add_node(2, 4)
+        cluster.wait_certified()
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 STEP_DELAY_S = 0.03  # slows a node's steps so a kill or a departure lands mid-stream

@@ -98,3 +98,27 @@ class TrackerProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=10)
+
+
+def certify_through_the_ledger(db_url: str, route_session_id: str = "rs-test") -> None:
+    """Promote the fp32 recipe of layers 0-15 and 15-30 as the tracker's certifier does,
+    through its ledger, with evidence of a two-node forward."""
+    from tests.tracker_service.helpers import identity_block
+    from tracker_service.domain.recipe_identity import DistributedForwardEvidence, parse_identity
+    from tracker_service.store.db import Database
+    from tracker_service.store.ledger import PersistentLedger
+
+    first, second = parse_identity(identity_block(0, 15)), parse_identity(identity_block(15, 30))
+    evidence = DistributedForwardEvidence(
+        route_session_id=route_session_id,
+        route_epoch=1,
+        node_ids=("a" * 32, "b" * 32),
+        shard_ranges=((0, 15), (15, 30)),
+        tokens_generated=16,
+        layer_count=30,
+        fingerprint=first.key,
+        participants=(first, second),
+    )
+    database = Database(db_url)
+    PersistentLedger(database).certify(first, evidence)
+    database.dispose()

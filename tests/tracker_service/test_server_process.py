@@ -13,11 +13,11 @@ import pytest
 
 from tests.tracker_service.conftest import beat, register
 from tests.tracker_service.helpers import FakeNode, identity_block
-from tests.tracker_service.server_process import REPO, TrackerProcess
+from tests.tracker_service.server_process import REPO, TrackerProcess, certify_through_the_ledger
 from tests.tracker_service.store_backends import needs_postgres, reset_postgres
-from tracker_service.domain.recipe_identity import DistributedForwardEvidence, parse_identity
+from tracker_service.domain.recipe_identity import parse_identity
 from tracker_service.store.db import Database
-from tracker_service.store.ledger import PersistentLedger, evidence_for, get_recipe
+from tracker_service.store.ledger import evidence_for, get_recipe
 
 pytestmark = pytest.mark.slow
 
@@ -54,30 +54,15 @@ def test_nodes_register_heartbeat_and_show_in_state_over_real_http(
     assert page.status_code == 200 and "healthy" in page.text
 
 
-def _certify(db_url: str) -> None:
-    first, second = parse_identity(identity_block(0, 15)), parse_identity(identity_block(15, 30))
-    evidence = DistributedForwardEvidence(
-        route_session_id="rs-kill9",
-        route_epoch=1,
-        node_ids=("a" * 32, "b" * 32),
-        shard_ranges=((0, 15), (15, 30)),
-        tokens_generated=16,
-        layer_count=30,
-        fingerprint=first.key,
-        participants=(first, second),
-    )
-    database = Database(db_url)
-    PersistentLedger(database).certify(first, evidence)
-    database.dispose()
-
-
 def test_dark_and_certified_recipes_and_evidence_survive_kill_9(tmp_path: Path) -> None:
     db_url = f"sqlite:///{tmp_path / 'tracker.db'}"
     tracker = TrackerProcess(tmp_path, db_url).start()
     try:
         with httpx.Client(base_url=tracker.url, timeout=10.0) as client:
             assert register(client, FakeNode(), identity_block(0, 15)).status_code == 200
-            _certify(db_url)  # promotion committed while the tracker runs
+            certify_through_the_ledger(
+                db_url, "rs-kill9"
+            )  # promotion committed while the tracker runs
             # The tracker's own last write before the kill: a second, dark recipe.
             fp16 = identity_block(0, 30, compute_dtype="float16", recipe_id="smollm2-fp16")
             assert register(client, FakeNode(), fp16).status_code == 200

@@ -61,44 +61,52 @@ class QuietProbes:
         return ProbeReadings()
 
 
-def start_network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TrackerProcess]:
-    """A tracker that describes its network; invites are made with its own CLI."""
+def start_network(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, start_timeout_s: float = 30.0, **env: str
+) -> Iterator[TrackerProcess]:
+    """A tracker that describes its network; invites are made with its own CLI. ``env``
+    adds or replaces its settings (the join pages' tracker dials nodes only hourly)."""
     data = tmp_path / "tracker-data"
     monkeypatch.setenv("MESHNET_TRACKER_DATA_DIR", str(data))  # the invite CLI's key too
-    tracker = TrackerProcess(
-        tmp_path,
-        f"sqlite:///{tmp_path / 'tracker.db'}",
-        MESHNET_TRACKER_DATA_DIR=str(data),
-        MESHNET_TRACKER_NETWORK_NAME=NAME,
-        MESHNET_TRACKER_NETWORK_OPERATOR=OPERATOR,
-        MESHNET_TRACKER_NETWORK_DESCRIPTION="Gaming PCs answer questions in the evenings.",
-        MESHNET_TRACKER_REACHABILITY_POLL_S="3600",
-    ).start()
+    settings = {
+        "MESHNET_TRACKER_DATA_DIR": str(data),
+        "MESHNET_TRACKER_NETWORK_NAME": NAME,
+        "MESHNET_TRACKER_NETWORK_OPERATOR": OPERATOR,
+        "MESHNET_TRACKER_NETWORK_DESCRIPTION": "Gaming PCs answer questions in the evenings.",
+        "MESHNET_TRACKER_REACHABILITY_POLL_S": "3600",
+    }
+    settings.update(env)
+    tracker = TrackerProcess(tmp_path, f"sqlite:///{tmp_path / 'tracker.db'}", **settings)
     try:
-        yield tracker
+        yield tracker.start(timeout_s=start_timeout_s)
     finally:
         tracker.stop()
+
+
+@pytest.fixture(autouse=True)
+def dict_keyring() -> Iterator[DictKeyring]:
+    """A dict-backed keyring: a test module that imports this fixture runs every test on it."""
+    yield from use_dict_keyring()
+
+
+@pytest.fixture
+def network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TrackerProcess]:
+    yield from start_network(tmp_path, monkeypatch)
 
 
 def start_serving_network(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[TrackerProcess]:
-    """A tracker that describes its network and hears heartbeats each second, for walks
+    """start_network's tracker dialling and hearing heartbeats as a real one, for walks
     that end serving; given longer to start on a busy machine."""
-    data = tmp_path / "tracker-data"
-    monkeypatch.setenv("MESHNET_TRACKER_DATA_DIR", str(data))  # the invite CLI's key too
-    tracker = TrackerProcess(
+    yield from start_network(
         tmp_path,
-        f"sqlite:///{tmp_path / 'tracker.db'}",
-        MESHNET_TRACKER_DATA_DIR=str(data),
-        MESHNET_TRACKER_NETWORK_NAME=NAME,
-        MESHNET_TRACKER_NETWORK_OPERATOR=OPERATOR,
+        monkeypatch,
+        start_timeout_s=180,
+        MESHNET_TRACKER_NETWORK_DESCRIPTION="",
+        MESHNET_TRACKER_REACHABILITY_POLL_S="0.5",
         MESHNET_TRACKER_HEARTBEAT_INTERVAL_S="1",
-    ).start(timeout_s=180)
-    try:
-        yield tracker
-    finally:
-        tracker.stop()
+    )
 
 
 def make_invite(

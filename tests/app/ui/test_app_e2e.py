@@ -27,12 +27,6 @@ from tests.tracker_service.server_process import REPO, TrackerProcess
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def child_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", CHILD_KEYRING)
-    monkeypatch.setenv("PYTHONPATH", str(REPO))
-
-
 def tracker_nodes(url: str) -> list[dict[str, Any]]:
     state = httpx.get(url + "/api/v1/state", timeout=5).json()
     return list(state.get("nodes", []))

@@ -24,7 +24,7 @@ from app.ui.main import MeshNetApp
 from app.ui.settings_store import SettingsStore
 from core.identity.keypair import NodeIdentity
 from core.identity.keystore import KeyringStore
-from tests.app.ui.join_support import use_dict_keyring
+from tests.app.ui.join_support import dict_keyring as dict_keyring  # a fixture
 from tests.app.ui.test_main import NoProbes, StubApp, Usage
 from tests.core.keyring_backend import DictKeyring
 from tests.tracker_service.conftest import register
@@ -32,11 +32,6 @@ from tests.tracker_service.helpers import FakeNode
 from tests.tracker_service.server_process import TrackerProcess, free_port
 
 CREDIT = 2.5
-
-
-@pytest.fixture(autouse=True)
-def dict_keyring() -> Iterator[DictKeyring]:
-    yield from use_dict_keyring()
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ runs (forwarded over the single-instance socket), and a branded installer's netw
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,21 +21,10 @@ from tests.app.ui.join_support import (
     make_app,
     make_invite,
     open_wizard,
-    start_network,
-    use_dict_keyring,
 )
-from tests.core.keyring_backend import DictKeyring
+from tests.app.ui.join_support import dict_keyring as dict_keyring  # a fixture
+from tests.app.ui.join_support import network as network  # a fixture
 from tests.tracker_service.server_process import TrackerProcess
-
-
-@pytest.fixture(autouse=True)
-def dict_keyring() -> Iterator[DictKeyring]:
-    yield from use_dict_keyring()
-
-
-@pytest.fixture
-def network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TrackerProcess]:
-    yield from start_network(tmp_path, monkeypatch)
 
 
 def test_join_is_a_command_line_option() -> None:

@@ -25,7 +25,8 @@ from app.ui.screens.doctor.wizard import DoctorWizard
 from core.identity.keystore import DEFAULT_PROFILE, KEYS_FOLDER, keyring_problem
 from core.network.joined_network import load_joined_network
 from core.paths import data_home
-from tests.app.ui.join_support import NAME, make_app, make_invite, open_wizard, start_network
+from tests.app.ui.join_support import NAME, make_app, make_invite, open_wizard
+from tests.app.ui.join_support import network as network  # a fixture
 from tests.tracker_service.server_process import TrackerProcess
 
 NO_KEYRING = "keyring.backends.fail.Keyring"
@@ -41,11 +42,6 @@ def no_keyring(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         yield
     finally:
         keyring.set_keyring(previous)
-
-
-@pytest.fixture
-def network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TrackerProcess]:
-    yield from start_network(tmp_path, monkeypatch)
 
 
 def owner_only(path: Path) -> bool:

@@ -19,7 +19,8 @@ from safetensors.torch import load_file
 
 from core.errors import UnsupportedArchitecture
 from core.models.gguf_import import import_gguf
-from core.runtime import ModelConfig, SessionManager, Shard
+from core.runtime import ModelConfig, Shard
+from tests.core.runtime.chain import logits_through
 
 HIDDEN, FFN, HEADS, KV_HEADS, LAYERS = 256, 512, 2, 1, 4
 TOL = 1e-4
@@ -146,16 +147,6 @@ def _reference(path: Path) -> Any:
     return model.eval()
 
 
-def _logits(shards: list[Shard], ids: torch.Tensor) -> torch.Tensor:
-    sessions = [SessionManager(s).open(ids.shape[1] + 1) for s in shards]
-    x = ids
-    for session in sessions[:-1]:
-        x = session.step(x).hidden  # type: ignore[assignment]
-    logits = sessions[-1].step(x, return_logits=True).logits
-    assert logits is not None
-    return logits
-
-
 @pytest.mark.parametrize(
     ("arch", "family"),
     [("llama", "llama"), ("qwen2", "qwen2"), ("qwen3", "qwen3"), ("gemma2", "gemma2"),
@@ -176,9 +167,11 @@ def test_every_architecture_imports_equal_to_transformers(
     ids = torch.randint(0, 256, (1, 40), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         expected = reference(ids).logits
-    one = _logits([Shard.load(folder, 0, LAYERS)], ids)
+    one = logits_through([Shard.load(folder, 0, LAYERS)], ids, ids.shape[1] + 1)
     torch.testing.assert_close(one, expected, rtol=TOL, atol=TOL)
-    two = _logits([Shard.load(folder, 0, 2), Shard.load(folder, 2, LAYERS)], ids)
+    two = logits_through(
+        [Shard.load(folder, 0, 2), Shard.load(folder, 2, LAYERS)], ids, ids.shape[1] + 1
+    )
     torch.testing.assert_close(two, expected, rtol=TOL, atol=TOL)
 
 

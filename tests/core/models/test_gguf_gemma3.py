@@ -22,9 +22,10 @@ import torch
 from core.models.gguf_import import import_gguf
 from core.models.manifest import ModelManifest
 from core.models.tokenizer import ChatTokenizer
-from core.runtime import ModelConfig, SessionManager, Shard, generate_local
+from core.runtime import ModelConfig, Shard, generate_local
 from core.runtime.gguf_weights import GgufWeightSource
 from tests.conftest import _cache_root
+from tests.core.runtime.chain import logits_through
 
 # Opt-in: about 5 minutes on a quiet 2-core machine and 30 under load, and its two-node
 # step once met a 503 right after certification that is not yet explained (docs/models.md).
@@ -75,16 +76,6 @@ def reference(gguf_file: Path) -> Any:
     return model.eval()
 
 
-def _logits(shards: list[Shard], ids: torch.Tensor) -> torch.Tensor:
-    sessions = [SessionManager(s).open(ids.shape[1] + 1) for s in shards]
-    x = ids
-    for session in sessions[:-1]:
-        x = session.step(x).hidden  # type: ignore[assignment]
-    logits = sessions[-1].step(x, return_logits=True).logits
-    assert logits is not None
-    return logits
-
-
 def test_import_records_the_file_and_the_family(gemma_dir: Path, gguf_file: Path) -> None:
     manifest = ModelManifest.load(gemma_dir)
     assert manifest.verify(gemma_dir) == []
@@ -126,9 +117,11 @@ def test_logits_past_the_window_and_across_a_split_equal_transformers(
     ids[0, 0] = 2  # <bos>
     with torch.no_grad():
         theirs = reference(ids).logits
-    one = _logits([Shard.load(gemma_dir, 0, 18)], ids)
+    one = logits_through([Shard.load(gemma_dir, 0, 18)], ids, ids.shape[1] + 1)
     torch.testing.assert_close(one, theirs, rtol=LOGIT_TOL, atol=LOGIT_TOL)
-    two = _logits([Shard.load(gemma_dir, 0, 9), Shard.load(gemma_dir, 9, 18)], ids)
+    two = logits_through(
+        [Shard.load(gemma_dir, 0, 9), Shard.load(gemma_dir, 9, 18)], ids, ids.shape[1] + 1
+    )
     torch.testing.assert_close(two, one, rtol=1e-5, atol=1e-5)
 
 

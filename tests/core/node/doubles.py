@@ -14,6 +14,7 @@ import httpx
 from core.events import NodeEvent
 from core.identity.keypair import NodeIdentity, b64encode
 from core.node import Node, NodeSettings
+from tests.support.waiting import wait_until
 
 IDENTITY = NodeIdentity.from_seed(bytes([7]) * 32)
 TRACKER_KEY = NodeIdentity.from_seed(bytes([9]) * 32)
@@ -100,15 +101,6 @@ def make_node(
     return node, events
 
 
-def wait_for(predicate: Callable[[], object], timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError("condition not reached")
-
-
 def node_threads() -> list[str]:
     """Threads a node may start; none may outlive a stop or a pause."""
     names = ("meshnet-heartbeat", "meshnet-reprove", "doctor-probe")
@@ -119,5 +111,5 @@ def stop_from_another_thread(node: Node) -> threading.Thread:
     """Ask the node to stop the way the CLI's main thread does, and wait until it has asked."""
     stopper = threading.Thread(target=node.stop, name="test-stopper")
     stopper.start()
-    wait_for(lambda: node._cancel.cancelled or not stopper.is_alive())
+    wait_until(lambda: node._cancel.cancelled or not stopper.is_alive())
     return stopper

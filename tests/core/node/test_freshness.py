@@ -13,7 +13,8 @@ from pathlib import Path
 
 from core.events import Gate, GateState, NodeState
 from core.network.tracker_client import Registration
-from tests.core.node.doubles import FakeTracker, make_node, wait_for
+from tests.core.node.doubles import FakeTracker, make_node
+from tests.support.waiting import wait_until
 
 STALE = (422, "stale", "the capability report is 2 min old (limit 1 min)")
 
@@ -42,8 +43,8 @@ def test_the_trackers_lower_limit_binds_and_the_node_proves_again_before_it(
     try:
         assert node.report_max_age_s == 1.0
         # Each fresh report is registered; wait for a few, however long each proof takes.
-        wait_for(lambda: tracker.count("/register") >= 3, timeout_s=120)
-        wait_for(lambda: node.state is NodeState.SERVING)
+        wait_until(lambda: tracker.count("/register") >= 3, timeout_s=120)
+        wait_until(lambda: node.state is NodeState.SERVING)
     finally:
         node.stop()
     reports = [body["capability"] for body in tracker.registered]
@@ -88,8 +89,8 @@ def test_a_stale_refusal_on_re_registration_is_recovered_while_serving(
     node, events = make_node(tiny_model_dir, tracker)
     node.start()
     try:
-        wait_for(lambda: tracker.count("/register") >= 3)
-        wait_for(lambda: node.state is NodeState.SERVING)
+        wait_until(lambda: tracker.count("/register") >= 3)
+        wait_until(lambda: node.state is NodeState.SERVING)
     finally:
         node.stop()
     refused, accepted = tracker.registered[1:3]

@@ -18,7 +18,8 @@ from core.doctor.checkup import DoctorOutcome, DoctorRequest, run_doctor
 from core.errors import CapabilityAdmissionError, MeshnetError
 from core.events import Gate, GateState, NodeState
 from core.runtime.shard import Shard
-from tests.core.node.doubles import FakeTracker, make_node, node_threads, wait_for
+from tests.core.node.doubles import FakeTracker, make_node, node_threads
+from tests.support.waiting import wait_until
 
 
 def test_refused_node_never_calls_the_tracker(tiny_model_dir: Path) -> None:
@@ -46,7 +47,7 @@ def test_gates_pass_in_order_then_serving_and_drain(tiny_model_dir: Path) -> Non
     node, events = make_node(tiny_model_dir, tracker)
     node.start()
     try:
-        wait_for(lambda: tracker.count("/heartbeat") >= 1)
+        wait_until(lambda: tracker.count("/heartbeat") >= 1)
         passed = [e.gate for e in events if e.gate_state is GateState.PASSED]
         assert passed[:5] == [
             Gate.IDENTITY,
@@ -97,8 +98,8 @@ def test_refused_heartbeat_with_a_fresh_report_resends_it(tiny_model_dir: Path) 
     node, events = make_node(tiny_model_dir, tracker)
     node.start()
     try:
-        wait_for(lambda: tracker.count("/register") >= 2)
-        wait_for(lambda: node.state is NodeState.SERVING)
+        wait_until(lambda: tracker.count("/register") >= 2)
+        wait_until(lambda: node.state is NodeState.SERVING)
     finally:
         node.stop()
     assert any(e.state is NodeState.REGISTERING and e.reason == "re-register" for e in events)
@@ -116,7 +117,7 @@ def test_a_report_past_half_its_limit_is_proven_again_and_registered_while_servi
     try:
         started_report = tracker.registered[0]["capability"]
         # No refused heartbeat is needed: the serving loop proves again by itself.
-        wait_for(lambda: tracker.count("/register") >= 2)
+        wait_until(lambda: tracker.count("/register") >= 2)
     finally:
         node.stop()
     again = tracker.registered[1]["capability"]
@@ -143,8 +144,8 @@ def test_heartbeat_reply_tells_reachability_and_recipe_without_fetching_state(
     node, events = make_node(tiny_model_dir, tracker)
     node.start()
     try:
-        wait_for(lambda: any(e.gate is Gate.REACHABILITY for e in events))
-        wait_for(lambda: any(e.gate is Gate.SESSIONS for e in events))
+        wait_until(lambda: any(e.gate is Gate.REACHABILITY for e in events))
+        wait_until(lambda: any(e.gate is Gate.SESSIONS for e in events))
     finally:
         node.stop()
     reach = next(e for e in events if e.gate is Gate.REACHABILITY)
@@ -166,7 +167,7 @@ def test_stats_events_while_serving(tiny_model_dir: Path) -> None:
     node, events = make_node(tiny_model_dir, tracker, stats_interval_s=0.05)
     node.start()
     try:
-        wait_for(lambda: any(e.kind == "stats" for e in events))
+        wait_until(lambda: any(e.kind == "stats" for e in events))
     finally:
         node.stop()
     stats = next(e for e in events if e.kind == "stats")
@@ -324,7 +325,7 @@ def test_a_refused_heartbeat_is_logged_with_the_trackers_reason(
     try:
         with caplog.at_level("WARNING", logger="core.node.serving"):
             tracker.heartbeat_refusal = (429, "auth-throttled", "failed authentication 60 times")
-            wait_for(lambda: "heartbeat refused" in caplog.text)
+            wait_until(lambda: "heartbeat refused" in caplog.text)
             tracker.heartbeat_refusal = None
     finally:
         node.stop()
@@ -384,10 +385,10 @@ def test_a_quarantined_node_is_told_why_and_shows_refused(tiny_model_dir: Path) 
     node, events = make_node(tiny_model_dir, tracker)
     node.start()
     try:
-        wait_for(lambda: tracker.count("/heartbeat") >= 1)
+        wait_until(lambda: tracker.count("/heartbeat") >= 1)
         why = "the node is quarantined: a hop audit found this node's output for layers 0-2 wrong"
         tracker.heartbeat_refusal = (403, "quarantined", why)
-        wait_for(lambda: node.state is NodeState.REFUSED)
+        wait_until(lambda: node.state is NodeState.REFUSED)
         told = [e for e in events if e.kind == "state" and e.state is NodeState.REFUSED]
         assert told[-1].reason == "quarantined" and "hop audit" in told[-1].message
     finally:
@@ -400,7 +401,7 @@ def test_a_node_without_a_configured_kv_budget_still_has_one(tiny_model_dir: Pat
     assert node.settings.kv_budget_bytes is None
     node.start()
     try:
-        wait_for(lambda: tracker.count("/heartbeat") >= 1)
+        wait_until(lambda: tracker.count("/heartbeat") >= 1)
         sessions = node._plane.sessions
         assert sessions is not None and sessions.kv_budget_bytes is not None
         assert sessions.kv_budget_bytes > 0
@@ -425,9 +426,9 @@ def test_a_tracker_lost_while_serving_is_reconnecting_and_says_it_retries(
     node.start()
     try:
         lost.set()
-        wait_for(lambda: node.state is NodeState.RECONNECTING)
+        wait_until(lambda: node.state is NodeState.RECONNECTING)
         lost.clear()
-        wait_for(lambda: node.state is NodeState.SERVING)
+        wait_until(lambda: node.state is NodeState.SERVING)
     finally:
         node.stop()
     reconnecting = [e for e in events if e.state is NodeState.RECONNECTING]

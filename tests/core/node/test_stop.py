@@ -25,13 +25,8 @@ from core.errors import Cancelled, CapabilityAdmissionError
 from core.events import Gate, NodeEvent, NodeState
 from core.node import Node
 from core.progress import Progress
-from tests.core.node.doubles import (
-    FakeTracker,
-    make_node,
-    node_threads,
-    stop_from_another_thread,
-    wait_for,
-)
+from tests.core.node.doubles import FakeTracker, make_node, node_threads, stop_from_another_thread
+from tests.support.waiting import wait_until
 
 
 def _stop_on(node: Node, matches: Any, stoppers: list[threading.Thread]) -> None:
@@ -63,7 +58,7 @@ def _restart_serves(node: Node, tracker: FakeTracker) -> None:
     node.start()
     try:
         assert node.state is NodeState.SERVING
-        wait_for(lambda: tracker.count("/heartbeat") >= 1)
+        wait_until(lambda: tracker.count("/heartbeat") >= 1)
     finally:
         node.stop()
     assert node.state is NodeState.STOPPED and node_threads() == []
@@ -162,7 +157,7 @@ def test_pause_leaves_routing_frees_the_shard_and_resume_proves_it_again(
         assert len(doctor_runs) == 2  # a fresh load and test forward
         second_report = tracker.registered[1]["capability"]
         assert second_report["validated_at"] > first_report["validated_at"]
-        wait_for(lambda: tracker.count("/heartbeat") > beats)
+        wait_until(lambda: tracker.count("/heartbeat") > beats)
     finally:
         node.stop()
     assert node.state is NodeState.STOPPED and node_threads() == []
@@ -177,7 +172,7 @@ def test_pause_during_start_up_ends_paused_with_nothing_registered(tiny_model_di
         if not pausers and event.kind == "progress" and event.data["stage"] == "probe":
             pauser = threading.Thread(target=node.pause)
             pauser.start()
-            wait_for(lambda: node._cancel.cancelled or not pauser.is_alive())
+            wait_until(lambda: node._cancel.cancelled or not pauser.is_alive())
             pausers.append(pauser)
 
     node.bus.subscribe(on_event, replay=False)

@@ -7,21 +7,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from core.runtime import SessionManager, Shard
+from core.runtime import Shard
+from tests.core.runtime.chain import logits_through
 from tests.core.runtime.conftest import reference_logits
 
 SPLITS = {2: [(0, 2), (2, 4)], 3: [(0, 1), (1, 3), (3, 4)], 1: [(0, 4)]}
 
 
-def chain_logits(folder: Path, ranges: list[tuple[int, int]], ids: torch.Tensor) -> torch.Tensor:
-    shards = [Shard.load(folder, a, b) for a, b in ranges]
-    sessions = [SessionManager(s).open(64, batch_size=ids.shape[0]) for s in shards]
-    x = ids
-    for session in sessions[:-1]:
-        x = session.step(x).hidden
-    logits = sessions[-1].step(x, return_logits=True).logits
-    assert logits is not None
-    return logits
+def logits_over(folder: Path, ranges: list[tuple[int, int]], ids: torch.Tensor) -> torch.Tensor:
+    return logits_through([Shard.load(folder, a, b) for a, b in ranges], ids)
 
 
 def prompt(batch: int = 1, length: int = 12, seed: int = 0) -> torch.Tensor:
@@ -37,7 +31,7 @@ def test_shard_chain_reproduces_transformers_logits(
     folder = request.getfixturevalue(model)
     ids = prompt(batch=2)
     torch.testing.assert_close(
-        chain_logits(folder, SPLITS[n_shards], ids),
+        logits_over(folder, SPLITS[n_shards], ids),
         reference_logits(folder, ids),
         rtol=1e-4,
         atol=1e-4,
@@ -61,5 +55,5 @@ def test_two_shard_chain_matches_transformers_for_config_variants(
     folder = request.getfixturevalue(model)
     ids = prompt(length=40, seed=1)  # past original_max_position_embeddings=32 for llama3
     torch.testing.assert_close(
-        chain_logits(folder, SPLITS[2], ids), reference_logits(folder, ids), rtol=1e-4, atol=1e-4
+        logits_over(folder, SPLITS[2], ids), reference_logits(folder, ids), rtol=1e-4, atol=1e-4
     )

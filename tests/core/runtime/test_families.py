@@ -10,6 +10,7 @@ import torch
 
 from core.runtime import SessionManager, Shard, generate_local
 from core.runtime.batch import step_batch
+from tests.core.runtime.chain import logits_through
 from tests.core.runtime.conftest import reference_logits, reference_model
 from tests.core.runtime.family_models import FAMILY_MODELS, build_family_model
 
@@ -30,19 +31,9 @@ def prompt(batch: int = 1, length: int = 40, seed: int = 3) -> torch.Tensor:
     return torch.randint(0, 256, (batch, length), generator=g)
 
 
-def chain_logits(shards: list[Shard], ids: torch.Tensor) -> torch.Tensor:
-    sessions = [SessionManager(s).open(64, batch_size=ids.shape[0]) for s in shards]
-    x = ids
-    for session in sessions[:-1]:
-        x = session.step(x).hidden  # type: ignore[assignment]
-    logits = sessions[-1].step(x, return_logits=True).logits
-    assert logits is not None
-    return logits
-
-
 def test_family_logits_match_transformers(family: Path) -> None:
     ids = prompt(batch=2)  # 40 positions: past every window of 8 and llama3's 32
-    ours = chain_logits([Shard.load(family, 0, 4)], ids)
+    ours = logits_through([Shard.load(family, 0, 4)], ids)
     torch.testing.assert_close(ours, reference_logits(family, ids), rtol=TOL, atol=TOL)
 
 
@@ -61,7 +52,7 @@ def test_family_greedy_tokens_equal_transformers_over_32_steps(family: Path) -> 
 def test_family_cached_decode_equals_the_full_forward(family: Path) -> None:
     ids = prompt(length=24, seed=7)
     shard = Shard.load(family, 0, 4)
-    full = chain_logits([shard], ids)
+    full = logits_through([shard], ids)
     session = SessionManager(shard).open(32)
     prefill = session.step(ids[:, :6], return_logits=True).logits
     steps = [session.step(ids[:, t : t + 1], return_logits=True).logits for t in range(6, 24)]
@@ -72,8 +63,8 @@ def test_family_cached_decode_equals_the_full_forward(family: Path) -> None:
 
 def test_family_split_across_two_shards_equals_one(family: Path) -> None:
     ids = prompt(batch=2, seed=9)
-    one = chain_logits([Shard.load(family, 0, 4)], ids)
-    two = chain_logits([Shard.load(family, 0, 2), Shard.load(family, 2, 4)], ids)
+    one = logits_through([Shard.load(family, 0, 4)], ids)
+    two = logits_through([Shard.load(family, 0, 2), Shard.load(family, 2, 4)], ids)
     torch.testing.assert_close(two, one, rtol=1e-5, atol=1e-5)
 
 

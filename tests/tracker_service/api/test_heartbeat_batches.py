@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from sqlalchemy import func, select, update
@@ -21,11 +20,11 @@ from tests.tracker_service.store_backends import (
     BACKENDS,
     fresh_database,
 )
+from tests.tracker_service.store_rows import heartbeat_values, register_in_store
 from tracker_service.domain.recipe_identity import parse_identity
 from tracker_service.store.db import Database
 from tracker_service.store.heartbeats import HeartbeatWriter
 from tracker_service.store.ledger import register_recipe
-from tracker_service.store.nodes import Liveness, register_node
 from tracker_service.store.tables import (
     REACH_REACHABLE,
     REACH_UNCHECKED,
@@ -42,53 +41,21 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databas
     db.dispose()
 
 
-def _register(db: Database, node: FakeNode, now: float, window_s: float = 30.0) -> None:
-    with db.sessions.begin() as session:
-        register_node(
-            session,
-            node_id=node.node_id,
-            public_key=node.public_raw,
-            endpoint=node.endpoint,
-            identity=parse_identity(identity_block()),
-            capability={"passed": True},
-            throughput=10.0,
-            now=now,
-            liveness=Liveness(live_window_s=window_s, session_ttl_s=900.0),
-        )
-
-
-def _beat(node_id: str, nonce: str, now: float, **overrides: Any) -> dict[str, Any]:
-    values = {
-        "node_id": node_id,
-        "nonce": nonce,
-        "nonce_expires_at": now + 301,
-        "now": now,
-        "live_until": now + 30,
-        "session_expires_at": now + 900,
-        "load": 0.25,
-        "open_sessions": 3,
-        "tokens_served": 99,
-        "throughput": None,
-    }
-    values.update(overrides)
-    return values
-
-
 def test_a_batch_spends_each_nonce_once_and_refreshes_only_live_nodes(database: Database) -> None:
     now = time.time()
     alive, other, lapsed = FakeNode(), FakeNode(), FakeNode()
-    _register(database, alive, now)
-    _register(database, other, now)
-    _register(database, lapsed, now - 100)  # its 30 s window ended long ago
+    register_in_store(database, alive, now)
+    register_in_store(database, other, now)
+    register_in_store(database, lapsed, now - 100)  # its 30 s window ended long ago
     writer = HeartbeatWriter(database)
     outcomes = writer.beat_many(
         [
-            _beat(alive.node_id, "a1" * 16, now, throughput=55.0),
-            _beat(other.node_id, "b1" * 16, now),
-            _beat(alive.node_id, "a1" * 16, now),  # a replay inside the batch
-            _beat("f" * 32, "c1" * 16, now),  # no such node
-            _beat(lapsed.node_id, "d1" * 16, now),
-            _beat(alive.node_id, "a2" * 16, now + 1, tokens_served=120),
+            heartbeat_values(alive.node_id, "a1" * 16, now, throughput=55.0),
+            heartbeat_values(other.node_id, "b1" * 16, now),
+            heartbeat_values(alive.node_id, "a1" * 16, now),  # a replay inside the batch
+            heartbeat_values("f" * 32, "c1" * 16, now),  # no such node
+            heartbeat_values(lapsed.node_id, "d1" * 16, now),
+            heartbeat_values(alive.node_id, "a2" * 16, now + 1, tokens_served=120),
         ]
     )
     assert outcomes == [
@@ -106,26 +73,30 @@ def test_a_batch_spends_each_nonce_once_and_refreshes_only_live_nodes(database: 
         assert row.live_until == now + 1 + 30  # the last beat's window
         assert session.execute(select(func.count()).select_from(SpentNonce)).scalar_one() == 5
     # Committed: the same nonces in a later batch are replays.
-    assert writer.beat_many([_beat(other.node_id, "b1" * 16, now + 2)]) == [(False, False)]
+    assert writer.beat_many([heartbeat_values(other.node_id, "b1" * 16, now + 2)]) == [
+        (False, False)
+    ]
 
 
 def test_a_batch_that_fails_leaves_nothing_behind(database: Database) -> None:
     now = time.time()
     node = FakeNode()
-    _register(database, node, now)
+    register_in_store(database, node, now)
     writer = HeartbeatWriter(database)
     with pytest.raises(Exception):  # noqa: B017 - each store's driver names the error its own way
         writer.beat_many(
             [
-                _beat(node.node_id, "e1" * 16, now + 1),
-                _beat(node.node_id, "e2" * 16, now + 2, nonce_expires_at=None),  # NOT NULL
+                heartbeat_values(node.node_id, "e1" * 16, now + 1),
+                heartbeat_values(
+                    node.node_id, "e2" * 16, now + 2, nonce_expires_at=None
+                ),  # NOT NULL
             ]
         )
     with database.session() as session:
         row = session.get(Node, node.node_id)
         assert row is not None and row.last_heartbeat_at == now
         assert session.execute(select(func.count()).select_from(SpentNonce)).scalar_one() == 0
-    assert writer.beat_many([_beat(node.node_id, "e1" * 16, now + 3)]) == [(True, True)]
+    assert writer.beat_many([heartbeat_values(node.node_id, "e1" * 16, now + 3)]) == [(True, True)]
 
 
 def _view_read_apart(db: Database, node_id: str) -> tuple[str, str, str, str]:
@@ -149,9 +120,9 @@ def test_a_batch_returns_each_refreshed_nodes_view_from_the_same_commit(
 ) -> None:
     now = time.time()
     probed, recipeless, lapsed = FakeNode(), FakeNode(), FakeNode()
-    _register(database, probed, now)
-    _register(database, recipeless, now)
-    _register(database, lapsed, now - 100)
+    register_in_store(database, probed, now)
+    register_in_store(database, recipeless, now)
+    register_in_store(database, lapsed, now - 100)
     with database.session() as session, session.begin():
         register_recipe(session, parse_identity(identity_block()), now=now)  # as registration does
         session.flush()
@@ -170,11 +141,11 @@ def test_a_batch_returns_each_refreshed_nodes_view_from_the_same_commit(
     writer = HeartbeatWriter(database)
     outcomes = writer.beat_many_viewed(
         [
-            _beat(probed.node_id, "a1" * 16, now),
-            _beat(probed.node_id, "a1" * 16, now),  # a replay: no view
-            _beat("f" * 32, "c1" * 16, now),  # no such node: no view
-            _beat(lapsed.node_id, "d1" * 16, now),  # expired: no view
-            _beat(recipeless.node_id, "b1" * 16, now),
+            heartbeat_values(probed.node_id, "a1" * 16, now),
+            heartbeat_values(probed.node_id, "a1" * 16, now),  # a replay: no view
+            heartbeat_values("f" * 32, "c1" * 16, now),  # no such node: no view
+            heartbeat_values(lapsed.node_id, "d1" * 16, now),  # expired: no view
+            heartbeat_values(recipeless.node_id, "b1" * 16, now),
         ]
     )
     probed_view = _view_read_apart(database, probed.node_id)
@@ -189,4 +160,6 @@ def test_a_batch_returns_each_refreshed_nodes_view_from_the_same_commit(
         (True, True, recipeless_view),
     ]
     # beat_many is the same batch without the views.
-    assert writer.beat_many([_beat(probed.node_id, "a2" * 16, now + 1)]) == [(True, True)]
+    assert writer.beat_many([heartbeat_values(probed.node_id, "a2" * 16, now + 1)]) == [
+        (True, True)
+    ]

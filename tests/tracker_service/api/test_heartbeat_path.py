@@ -14,18 +14,18 @@ from fastapi.testclient import TestClient
 from sqlalchemy import update
 
 from tests.tracker_service.conftest import beat, make_settings, register
-from tests.tracker_service.helpers import FakeNode, heartbeat_body, identity_block
+from tests.tracker_service.helpers import FakeNode, heartbeat_body
 from tests.tracker_service.store_backends import (
     BACKENDS,
     reset_postgres,
 )
+from tests.tracker_service.store_rows import heartbeat_values, register_in_store
 from tracker_service.api.routes.heartbeat import heartbeat_node_id
 from tracker_service.app import create_app
 from tracker_service.config import Settings
-from tracker_service.domain.recipe_identity import parse_identity
 from tracker_service.store.db import Database
 from tracker_service.store.group_commit import HeartbeatCommits
-from tracker_service.store.nodes import Liveness, register_node, set_reachability
+from tracker_service.store.nodes import set_reachability
 from tracker_service.store.tables import Recipe
 
 
@@ -37,43 +37,13 @@ def database(tmp_path: Path) -> Iterator[Database]:
     db.dispose()
 
 
-def _register(db: Database, node: FakeNode, now: float) -> None:
-    with db.sessions.begin() as session:
-        register_node(
-            session,
-            node_id=node.node_id,
-            public_key=node.public_raw,
-            endpoint=node.endpoint,
-            identity=parse_identity(identity_block()),
-            capability={"passed": True},
-            throughput=10.0,
-            now=now,
-            liveness=Liveness(live_window_s=30.0, session_ttl_s=900.0),
-        )
-
-
-def _values(node_id: str, nonce: str, now: float) -> dict[str, Any]:
-    return {
-        "node_id": node_id,
-        "nonce": nonce,
-        "nonce_expires_at": now + 301,
-        "now": now,
-        "live_until": now + 30,
-        "session_expires_at": now + 900,
-        "load": 0.5,
-        "open_sessions": 2,
-        "tokens_served": 40,
-        "throughput": None,
-    }
-
-
 def test_heartbeats_arriving_together_share_one_commit_and_a_repeated_nonce_counts_once(
     database: Database,
 ) -> None:
     now = time.time()
     first, second = FakeNode(), FakeNode()
-    _register(database, first, now)
-    _register(database, second, now)
+    register_in_store(database, first, now)
+    register_in_store(database, second, now)
     commits = HeartbeatCommits(database)
     batches: list[int] = []
     write_batch = commits.writer.beat_many_viewed
@@ -87,10 +57,10 @@ def test_heartbeats_arriving_together_share_one_commit_and_a_repeated_nonce_coun
     async def together() -> list[tuple[bool, bool]]:
         return list(
             await asyncio.gather(
-                commits.beat(_values(first.node_id, "aa" * 16, now)),
-                commits.beat(_values(second.node_id, "bb" * 16, now)),
-                commits.beat(_values(first.node_id, "aa" * 16, now)),
-                commits.beat(_values("e" * 32, "cc" * 16, now)),
+                commits.beat(heartbeat_values(first.node_id, "aa" * 16, now)),
+                commits.beat(heartbeat_values(second.node_id, "bb" * 16, now)),
+                commits.beat(heartbeat_values(first.node_id, "aa" * 16, now)),
+                commits.beat(heartbeat_values("e" * 32, "cc" * 16, now)),
             )
         )
 
@@ -98,14 +68,14 @@ def test_heartbeats_arriving_together_share_one_commit_and_a_repeated_nonce_coun
     assert batches == [4]
     assert outcomes == [(True, True), (True, True), (False, False), (True, False)]
     # Committed: a later heartbeat with a spent nonce is refused from the store.
-    again = asyncio.run(commits.beat(_values(second.node_id, "bb" * 16, now)))
+    again = asyncio.run(commits.beat(heartbeat_values(second.node_id, "bb" * 16, now)))
     assert again == (False, False)
 
 
 def test_a_failed_grouped_commit_fails_every_heartbeat_in_it(database: Database) -> None:
     now = time.time()
     node = FakeNode()
-    _register(database, node, now)
+    register_in_store(database, node, now)
     with database.engine.begin() as connection:
         connection.exec_driver_sql("DROP TABLE spent_nonces")
     commits = HeartbeatCommits(database)
@@ -113,8 +83,8 @@ def test_a_failed_grouped_commit_fails_every_heartbeat_in_it(database: Database)
     async def together() -> list[Any]:
         return list(
             await asyncio.gather(
-                commits.beat(_values(node.node_id, "aa" * 16, now)),
-                commits.beat(_values(node.node_id, "bb" * 16, now)),
+                commits.beat(heartbeat_values(node.node_id, "aa" * 16, now)),
+                commits.beat(heartbeat_values(node.node_id, "bb" * 16, now)),
                 return_exceptions=True,
             )
         )
@@ -130,17 +100,19 @@ def test_a_heartbeat_left_pending_by_a_stopped_loop_does_not_stall_the_next_loop
 ) -> None:
     now = time.time()
     node = FakeNode()
-    _register(database, node, now)
+    register_in_store(database, node, now)
     commits = HeartbeatCommits(database)
     old = asyncio.new_event_loop()
-    orphan = old.create_task(commits.beat(_values(node.node_id, "aa" * 16, now)))
+    orphan = old.create_task(commits.beat(heartbeat_values(node.node_id, "aa" * 16, now)))
     old.call_soon(old.stop)  # stops after the beat queued itself, before its flush ran
     old.run_forever()
     assert not orphan.done()
     old.close()  # with the flush still queued on it: it never runs
 
     async def next_beat() -> tuple[bool, bool]:
-        return await asyncio.wait_for(commits.beat(_values(node.node_id, "bb" * 16, now)), 30)
+        return await asyncio.wait_for(
+            commits.beat(heartbeat_values(node.node_id, "bb" * 16, now)), 30
+        )
 
     assert asyncio.run(next_beat()) == (True, True)
 

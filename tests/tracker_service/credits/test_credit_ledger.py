@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import concurrent.futures
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from tests.tracker_service.helpers import FakeNode, identity_block
 from tests.tracker_service.store_backends import BACKENDS, fresh_database
+from tests.tracker_service.store_rows import register_in_store
 from tracker_service.api.schemas.credits import as_json
 from tracker_service.domain.credit_rules import (
     BUCKET_S,
@@ -36,7 +36,6 @@ from tracker_service.services.session_plan import RoutePlan
 from tracker_service.store import credits as ledger
 from tracker_service.store.api_keys import add_api_key
 from tracker_service.store.db import Database
-from tracker_service.store.nodes import Liveness, register_node
 from tracker_service.store.quarantine import quarantine_node
 
 NOW = 1_800_000_000.0
@@ -136,21 +135,6 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databas
     db.dispose()
 
 
-def _register(db: Database, node: FakeNode, start: int, end: int) -> None:
-    with db.sessions.begin() as session:
-        register_node(
-            session,
-            node_id=node.node_id,
-            public_key=node.public_raw,
-            endpoint=node.endpoint,
-            identity=parse_identity(identity_block(start, end)),
-            capability={"passed": True},
-            throughput=10.0,
-            now=time.time(),
-            liveness=Liveness(live_window_s=30.0, session_ttl_s=900.0),
-        )
-
-
 def _plan(*hops: tuple[FakeNode, int, int]) -> tuple[RoutePlan, list[HopReceipt]]:
     plan = RoutePlan("route-1", 1, NOW + 60, ("a" * 64, "b" * 64), 30, (), {})
     receipts = [
@@ -164,8 +148,8 @@ def test_verified_hops_earn_by_layers_and_own_key_requests_earn_nothing(
     database: Database,
 ) -> None:
     first, second = FakeNode(), FakeNode()
-    _register(database, first, 0, 10)
-    _register(database, second, 10, 30)
+    register_in_store(database, first, identity=parse_identity(identity_block(0, 10)))
+    register_in_store(database, second, identity=parse_identity(identity_block(10, 30)))
     credits = CreditLedger(database, clock=lambda: NOW)
     plan, receipts = _plan((first, 0, 10), (second, 10, 30))
 
@@ -198,8 +182,8 @@ def test_a_quarantined_identity_shows_zero_with_its_reason_and_keeps_the_evidenc
     database: Database,
 ) -> None:
     honest, liar = FakeNode(), FakeNode()
-    _register(database, honest, 0, 15)
-    _register(database, liar, 15, 30)
+    register_in_store(database, honest, identity=parse_identity(identity_block(0, 15)))
+    register_in_store(database, liar, identity=parse_identity(identity_block(15, 30)))
     credits = CreditLedger(database, clock=lambda: NOW)
     asyncio.run(credits.credit_receipts(*_plan((honest, 0, 15), (liar, 15, 30)), key_id=None))
     with database.sessions.begin() as session:
@@ -238,7 +222,7 @@ def test_a_key_reserves_from_its_accounts_credit_and_settling_spends_what_was_us
     database: Database,
 ) -> None:
     node = FakeNode()
-    _register(database, node, 0, 30)
+    register_in_store(database, node, identity=parse_identity(identity_block(0, 30)))
     with database.sessions.begin() as session:
         key, _ = add_api_key(session, label="ada", now=NOW)
         other, _ = add_api_key(session, label="stranger", now=NOW)
@@ -299,7 +283,7 @@ def test_address_groups_put_an_ipv6_home_together_and_keep_ipv4_exact() -> None:
 def test_reservations_made_at_once_never_hold_more_than_was_earned(database: Database) -> None:
     first, second = FakeNode(), FakeNode()
     for node in (first, second):
-        _register(database, node, 0, 30)
+        register_in_store(database, node, identity=parse_identity(identity_block(0, 30)))
         ledger.add_credit(database, [ledger.CreditRow(node.node_id, bucket_of(NOW), credit=0.5)])
     with database.sessions.begin() as session:
         key, _ = add_api_key(session, label="ada", now=NOW)

@@ -11,14 +11,14 @@ import openai
 import pytest
 from tokenizers import Tokenizer
 
+from tests.support.waiting import wait_until
 from tests.tracker_service.gateway_cluster import (
     MODEL,
     GatewayCluster,
     build_chat_model,
+    certified_cluster,
     greedy_ids,
     identity,
-    start_cluster,
-    wait_for,
 )
 from tests.tracker_service.real_nodes import start_real_node
 
@@ -33,14 +33,8 @@ def chat_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def cluster(chat_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayCluster]:
-    cluster = start_cluster(tmp_path_factory.mktemp("gateway-tracker"), chat_model)
-    try:
-        cluster.add_node(0, 2)
-        cluster.add_node(2, 4)
-        cluster.wait_certified()
+    with certified_cluster(tmp_path_factory.mktemp("gateway-tracker"), chat_model) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
 
 
 def client_for(cluster: GatewayCluster, **kw: object) -> openai.OpenAI:
@@ -245,7 +239,7 @@ def test_four_concurrent_streams_are_all_correct(cluster: GatewayCluster) -> Non
         t.join(120)
     assert not errors
     assert results == [answer] * 4
-    wait_for(lambda: cluster.open_sessions() == 0, 30, "every session to close")
+    wait_until(lambda: cluster.open_sessions() == 0, 30, "every session to close")
 
 
 def test_a_client_that_disconnects_mid_stream_leaves_no_session_open(
@@ -264,7 +258,7 @@ def test_a_client_that_disconnects_mid_stream_leaves_no_session_open(
         lines = reply.iter_lines()
         next(line for line in lines if line.startswith("data:"))
         assert cluster.open_sessions() > 0
-    wait_for(lambda: cluster.open_sessions() == 0, 30, "the nodes to free the session")
+    wait_until(lambda: cluster.open_sessions() == 0, 30, "the nodes to free the session")
 
 
 def test_metrics_count_requests_tokens_and_first_token_latency(cluster: GatewayCluster) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from tests.support.waiting import wait_until
 from tests.tracker_service.gateway_cluster import (
     GatewayCluster,
     announce_departure,
@@ -24,7 +25,6 @@ from tests.tracker_service.gateway_cluster import (
     slow,
     start_cluster,
     stream_completion,
-    wait_for,
 )
 from tests.tracker_service.real_nodes import RealNode
 from tracker_service.store.credit_tables import CreditBucket
@@ -102,16 +102,16 @@ def test_an_announced_departure_fails_the_route_over_at_once_and_credits_once(
     def outcome_lines() -> list[str]:
         return [r.getMessage() for r in caplog.records if "outcome=" in r.getMessage()]
 
-    wait_for(lambda: len(outcome_lines()) == 1, 30)  # the undisturbed request's line
+    wait_until(lambda: len(outcome_lines()) == 1, 30)  # the undisturbed request's line
     disturbed = stream_completion(cluster, PROMPT, NEW_TOKENS, leave_mid_stream)
-    wait_for(lambda: len(outcome_lines()) == 2, 30)
+    wait_until(lambda: len(outcome_lines()) == 2, 30)
     assert disturbed == undisturbed  # nothing lost, repeated or changed
     line = outcome_lines()[1]
     # the route moved because the tracker heard the node leave, not on a deadline
     assert "failovers=1 failover_reasons=node-left " in line, line
     gone = departed[0]
     stayed = next(n for n in second if n is not gone)
-    wait_for(lambda: gone.sessions.open_count == 0, 30, "the departed node's session to end")
+    wait_until(lambda: gone.sessions.open_count == 0, 30, "the departed node's session to end")
 
     after = settled(cluster)
 

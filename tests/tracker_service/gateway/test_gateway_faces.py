@@ -18,9 +18,10 @@ import ollama
 import openai
 import pytest
 
+from tests.support.waiting import wait_until
 from tests.tracker_service.gateway.test_gateway import QUESTION, chat_model, client_for, cluster
 from tests.tracker_service.gateway.test_gateway_keys import add_key, db_url
-from tests.tracker_service.gateway_cluster import MODEL, GatewayCluster, identity, wait_for
+from tests.tracker_service.gateway_cluster import MODEL, GatewayCluster, identity
 from tests.tracker_service.real_nodes import start_real_node
 from tracker_service.cli.commands import main
 
@@ -308,14 +309,16 @@ def test_a_dark_recipe_is_refused_in_the_apis_shape(
 def keyed(cluster: GatewayCluster, capsys: pytest.CaptureFixture[str]) -> Iterator[str]:
     """A key issued for the test (so keys are required), revoked after it."""
     key = add_key(cluster, capsys, "--label", "faces")
-    wait_for(lambda: httpx.get(cluster.url + "/api/tags").status_code == 401, 30, "keys required")
+    wait_until(lambda: httpx.get(cluster.url + "/api/tags").status_code == 401, 30, "keys required")
     try:
         yield key
     finally:
         ids = [line.split()[0] for line in _listed(cluster, capsys) if "faces" in line]
         for key_id in ids:
             assert main(["keys", "revoke", key_id, "--db", db_url(cluster)]) == 0
-        wait_for(lambda: httpx.get(cluster.url + "/api/tags").status_code == 200, 30, "open again")
+        wait_until(
+            lambda: httpx.get(cluster.url + "/api/tags").status_code == 200, 30, "open again"
+        )
 
 
 def _listed(cluster: GatewayCluster, capsys: pytest.CaptureFixture[str]) -> list[str]:

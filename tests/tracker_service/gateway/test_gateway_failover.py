@@ -14,6 +14,7 @@ import httpx
 import openai
 import pytest
 
+from tests.support.waiting import wait_until
 from tests.tracker_service.gateway_cluster import (
     MODEL,
     GatewayCluster,
@@ -23,7 +24,6 @@ from tests.tracker_service.gateway_cluster import (
     greedy_ids,
     slow,
     start_cluster,
-    wait_for,
 )
 
 PROMPT = [100, 101, 102]
@@ -80,7 +80,7 @@ def test_killing_the_serving_node_mid_stream_gives_the_undisturbed_greedy_answer
     took = time.perf_counter() - began
     assert disturbed == undisturbed  # no token lost or repeated
     assert failovers(cluster) == before + 1
-    wait_for(lambda: cluster.open_sessions() == 0, 30, "every session to close")
+    wait_until(lambda: cluster.open_sessions() == 0, 30, "every session to close")
     print(f"\nfailover: the killed stream took {took:.2f} s for {NEW_TOKENS} tokens")
 
 
@@ -93,7 +93,7 @@ def test_with_no_replacement_the_stream_ends_with_an_openai_error(
     with pytest.raises(openai.APIError) as caught:
         stream_text(cluster, kill_after=3, among=[second])
     assert "no replacement" in caught.value.message
-    wait_for(lambda: first.sessions.open_count == 0, 30, "the first hop to free its session")
+    wait_until(lambda: first.sessions.open_count == 0, 30, "the first hop to free its session")
     with pytest.raises(openai.APIStatusError) as refused:  # no route now: a 503 up front
         client(cluster).completions.create(model=MODEL, prompt=PROMPT, max_tokens=2)
     assert refused.value.status_code == 503
@@ -154,7 +154,7 @@ def test_a_hop_past_its_step_deadline_is_replaced(chat_model: Path, tmp_path: Pa
             if failovers(cluster) >= 1:
                 break
         assert failovers(cluster) >= 1  # the stuck node was picked, and replaced
-        wait_for(lambda: healthy.sessions.open_count == 0, 30, "the session to close")
+        wait_until(lambda: healthy.sessions.open_count == 0, 30, "the session to close")
     finally:
         cluster.stop()
 
@@ -169,8 +169,8 @@ def test_a_client_that_leaves_a_non_streamed_answer_stops_its_generation(
     with caplog.at_level("INFO", logger="tracker_service.gateway.requests"):
         with cluster.http() as http, pytest.raises(httpx.ReadTimeout):
             http.post("/v1/completions", json=body, timeout=httpx.Timeout(60, read=0.5))
-        wait_for(lambda: any("outcome=" in r.getMessage() for r in caplog.records), 30)
-    wait_for(lambda: cluster.open_sessions() == 0, 30, "the abandoned route to close")
+        wait_until(lambda: any("outcome=" in r.getMessage() for r in caplog.records), 30)
+    wait_until(lambda: cluster.open_sessions() == 0, 30, "the abandoned route to close")
     line = next(r.getMessage() for r in caplog.records if "outcome=" in r.getMessage())
     assert "outcome=cancelled" in line, line
     produced = int(line.split("completion_tokens=")[1].split()[0])

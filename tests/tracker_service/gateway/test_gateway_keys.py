@@ -9,12 +9,12 @@ import httpx
 import openai
 import pytest
 
+from tests.support.waiting import wait_until
 from tests.tracker_service.gateway_cluster import (
     MODEL,
     GatewayCluster,
     build_chat_model,
-    start_cluster,
-    wait_for,
+    certified_cluster,
 )
 from tracker_service.cli.commands import main
 
@@ -24,14 +24,8 @@ MESSAGES = [{"role": "user", "content": "the capital of france is"}]
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayCluster]:
     model = build_chat_model(tmp_path_factory.mktemp("keys-tiny-chat"))
-    cluster = start_cluster(tmp_path_factory.mktemp("keys-tracker"), model)
-    try:
-        cluster.add_node(0, 2)
-        cluster.add_node(2, 4)
-        cluster.wait_certified()
+    with certified_cluster(tmp_path_factory.mktemp("keys-tracker"), model) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
 
 
 def db_url(cluster: GatewayCluster) -> str:
@@ -61,7 +55,7 @@ def test_keys_are_shown_once_stored_hashed_and_required_once_any_exists(
     assert main(["keys", "list", "--db", db_url(cluster)]) == 0
     listing = capsys.readouterr().out
     assert "alice" in listing and key not in listing
-    wait_for(lambda: keys_enforced(cluster), 10, "the gateway to see the key")
+    wait_until(lambda: keys_enforced(cluster), 10, "the gateway to see the key")
 
     reply = httpx.post(
         cluster.base_url + "/chat/completions",
@@ -90,7 +84,7 @@ def test_a_key_over_its_request_limit_gets_429_with_retry_after(
     cluster: GatewayCluster, capsys: pytest.CaptureFixture[str]
 ) -> None:
     key = add_key(cluster, capsys, "--label", "bob", "--requests-per-minute", "2")
-    wait_for(lambda: keys_enforced(cluster), 10, "the gateway to see the key")
+    wait_until(lambda: keys_enforced(cluster), 10, "the gateway to see the key")
     limited = client(cluster, key)
     limited.models.list()
     limited.models.list()
@@ -105,7 +99,7 @@ def test_a_key_over_its_token_limit_gets_429(
     cluster: GatewayCluster, capsys: pytest.CaptureFixture[str]
 ) -> None:
     key = add_key(cluster, capsys, "--label", "carol", "--tokens-per-minute", "5")
-    wait_for(lambda: keys_enforced(cluster), 10, "the gateway to see the key")
+    wait_until(lambda: keys_enforced(cluster), 10, "the gateway to see the key")
     limited = client(cluster, key)
     limited.chat.completions.create(model=MODEL, messages=MESSAGES, max_tokens=4)
     with pytest.raises(openai.RateLimitError, match="tokens"):

@@ -13,14 +13,15 @@ import pytest
 from sqlalchemy import select
 from tokenizers import Tokenizer
 
+from tests.support.waiting import wait_until
 from tests.tracker_service.gateway_cluster import (
     MODEL,
     GatewayCluster,
     build_chat_model,
+    certified_cluster,
     greedy_ids,
     identity,
     start_cluster,
-    wait_for,
 )
 from tests.tracker_service.real_nodes import RealNode, start_real_node
 from tracker_service.store.tables import Recipe
@@ -79,15 +80,9 @@ def genuine_answer(model_dir: Path) -> str:
 def test_certification_pins_the_template_every_certifying_node_served(
     chat_model: Path, tmp_path: Path
 ) -> None:
-    cluster = start_cluster(tmp_path, chat_model)
-    try:
-        cluster.add_node(0, 2)
-        cluster.add_node(2, 4)
-        cluster.wait_certified()
-        wait_for(lambda: pinned(cluster) is not None, 30, "the template pin")
+    with certified_cluster(tmp_path, chat_model) as cluster:
+        wait_until(lambda: pinned(cluster) is not None, 30, "the template pin")
         assert pinned(cluster) == genuine_digest(chat_model)
-    finally:
-        cluster.stop()
 
 
 def test_a_node_serving_another_template_is_never_used(

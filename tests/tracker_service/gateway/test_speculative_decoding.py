@@ -16,6 +16,7 @@ from tests.tracker_service.gateway_cluster import (
     MODEL,
     GatewayCluster,
     build_chat_model,
+    certified_cluster,
     greedy_ids,
     start_cluster,
 )
@@ -102,11 +103,7 @@ def test_speculation_switched_off_drafts_nothing(
     tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     model = build_chat_model(tmp_path_factory.mktemp("plain-chat"))
-    cluster = start_cluster(tmp_path, model, gateway_speculative_decoding="off")
-    try:
-        cluster.add_node(0, 2)
-        cluster.add_node(2, 4)
-        cluster.wait_certified()
+    with certified_cluster(tmp_path, model, gateway_speculative_decoding="off") as cluster:
         client = openai.OpenAI(base_url=cluster.base_url, api_key="unused", max_retries=0)
         caplog.set_level(logging.INFO, logger="tracker_service.gateway.requests")
         prompt = [10, 11, 12, 13] * 6
@@ -117,8 +114,6 @@ def test_speculation_switched_off_drafts_nothing(
             cluster, greedy_ids(cluster.model_dir, prompt, NEW_TOKENS)
         )
         assert any("drafted=0 accepted=0" in r.getMessage() for r in caplog.records)
-    finally:
-        cluster.stop()
 
 
 def _decode(cluster: GatewayCluster, ids: list[int]) -> str:

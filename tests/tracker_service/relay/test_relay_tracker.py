@@ -19,16 +19,12 @@ import httpx
 import pytest
 
 from core.dataplane.relay_link import CONNECTED, Backoff, RelayLink, relay_endpoint
+from tests.support.waiting import wait_until
+from tests.tracker_service.audit_network import fast_settings
 from tests.tracker_service.conftest import register
-from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
+from tests.tracker_service.real_nodes import RealNode, start_real_node
 from tests.tracker_service.relay_server import RelayThread
-from tests.tracker_service.services.test_certifier import fast_settings, wait_for
 from tracker_service.app import create_app
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("relay-tracker-tiny-llama"))
 
 
 @pytest.fixture
@@ -39,14 +35,6 @@ def tracker(tmp_path: Path) -> Iterator[RelayThread]:
         yield running
     finally:
         running.stop()
-
-
-@pytest.fixture
-def nodes() -> Iterator[list[RealNode]]:
-    started: list[RealNode] = []
-    yield started
-    for node in started:
-        node.stop()
 
 
 def join(http: httpx.Client, node: RealNode, endpoint: str | None = None) -> dict[str, Any]:
@@ -86,10 +74,10 @@ def test_a_node_serves_through_the_trackers_own_relay_and_a_recipe_certifies_thr
         assert loop is not None
         task = asyncio.run_coroutine_threadsafe(link.run_forever(), loop)
         try:
-            wait_for(lambda: link.state == CONNECTED)
+            wait_until(lambda: link.state == CONNECTED)
             assert link.endpoint == relay_endpoint(offer, relayed.node_id)
             join(http, relayed, link.endpoint)
-            wait_for(lambda: listed(http, relayed)["reachability"] == "reachable")
+            wait_until(lambda: listed(http, relayed)["reachability"] == "reachable")
             view = listed(http, relayed)
             assert "through its relay" in view["reachability_reason"]
             assert view["relay"]["url"] == offer
@@ -99,7 +87,7 @@ def test_a_node_serves_through_the_trackers_own_relay_and_a_recipe_certifies_thr
             assert routing is not None and relayed.node_id in routing.links
 
             join(http, direct)
-            wait_for(
+            wait_until(
                 lambda: any(
                     r["status"] == "certified" for r in http.get("/api/v1/state").json()["recipes"]
                 ),

@@ -8,36 +8,27 @@ liar serve layers 0-2, one node serves 2-4, as issue 28's three-node network doe
 from __future__ import annotations
 
 import asyncio
-import random
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
-from tests.tracker_service.services.test_certifier import fast_settings, join
-from tests.tracker_service.services.test_hop_audit import _generate, _liar, _node_view, _reachable
+from tests.tracker_service.audit_network import (
+    every_step_auditor,
+    fast_settings,
+    generate,
+    join,
+    join_and_certify,
+    make_liar,
+    node_view,
+)
+from tests.tracker_service.real_nodes import RealNode, start_real_node
 from tracker_service.app import create_app
 from tracker_service.domain.route_formation import PURPOSE_CERTIFY
 from tracker_service.domain.tickets import verify_receipt
 from tracker_service.errors import NoRoute, RouteFailure
 from tracker_service.services.disputes import Dispute, DisputeBoard
-from tracker_service.services.hop_audit import Auditor, AuditSettings
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("arbiter-tiny-llama"))
-
-
-@pytest.fixture
-def nodes(tiny_model: Path) -> Iterator[list[RealNode]]:
-    started: list[RealNode] = []
-    yield started
-    for node in started:
-        node.stop()
 
 
 def _dispute(nodes: tuple[str, str], start: int = 0, end: int = 2) -> Dispute:
@@ -86,33 +77,17 @@ def test_a_dispute_withdraws_both_nodes_until_a_recruited_arbiter_convicts_the_l
     routing = app.state.routing
     honest, liar, tail = (start_real_node(tiny_model, *r) for r in [(0, 2), (0, 2), (2, 4)])
     nodes += [honest, liar, tail]
-    _liar(liar)
+    make_liar(liar)
     with TestClient(app) as client:
-        for node in nodes:
-            join(client, node)
-        asyncio.run(routing.monitor.check_due())
-        assert _reachable(client, 3)
-        [attempt] = asyncio.run(routing.certifier.run_pass())
-        assert attempt.certified, attempt.message
+        join_and_certify(client, app, nodes)
         key = liar.fingerprint
-        auditor = Auditor(
-            app.state.tracker.database,
-            app.state.tracker.key,
-            AuditSettings(
-                rate=1.0,
-                probation_rate=1.0,
-                allow_private_endpoints=True,
-                allow_plaintext_nodes=True,  # the real test nodes serve ws://
-            ),
-            rng=random.Random(1),
-            disputes=routing.disputes,
-        )
+        auditor = every_step_auditor(app, 1, disputes=True)
         routing.arbitration._auditor = auditor  # the same auditor settings for the replay
         # A route through the liar: its audit finds the honest node disagreeing, and no
         # third node exists. The route ends at that step; nothing through it is answered.
         plan = routing.planner.plan(key, purpose=PURPOSE_CERTIFY, exclude=[honest.node_id])
         with pytest.raises(RouteFailure) as caught:
-            asyncio.run(_generate(plan, auditor))
+            asyncio.run(generate(plan, auditor))
         assert (caught.value.reason, caught.value.node_id) == ("disputed", liar.node_id)
         assert routing.disputes.withdrawn(key) == {honest.node_id, liar.node_id}
         [dispute] = routing.disputes.open()
@@ -134,7 +109,7 @@ def test_a_dispute_withdraws_both_nodes_until_a_recruited_arbiter_convicts_the_l
         # A route already open through a disputed node fails over at its next step.
         honest_plan = routing.planner.plan(key, purpose=PURPOSE_CERTIFY, exclude=[liar.node_id])
         with pytest.raises(RouteFailure) as stopped:
-            asyncio.run(_generate(honest_plan, auditor))
+            asyncio.run(generate(honest_plan, auditor))
         assert (stopped.value.reason, stopped.value.node_id) == ("disputed", honest.node_id)
 
         # The next newcomer with the room is recruited for exactly the disputed range.
@@ -149,18 +124,18 @@ def test_a_dispute_withdraws_both_nodes_until_a_recruited_arbiter_convicts_the_l
         asyncio.run(routing.monitor.check_due())
         assert asyncio.run(routing.arbitration.run_pass()) == [liar.node_id]
 
-        shown = _node_view(client, liar)
+        shown = node_view(client, liar)
         assert shown["state"] == "quarantined"
         evidence: dict[str, Any] = shown["quarantine_evidence"]
         assert evidence["accused"] == liar.node_id and evidence["arbiter"] == arbiter.node_id
         assert set(evidence["majority"]) == {honest.node_id, arbiter.node_id}
         assert evidence["accused_bound_by_receipt"]
-        assert _node_view(client, honest)["state"] == "active"
+        assert node_view(client, honest)["state"] == "active"
         assert routing.disputes.open() == []
         # The honest node serves again, and the model is healthy.
         again = routing.planner.plan(key, exclude=[arbiter.node_id])
         assert honest.node_id in {h.node_id for h in again.hops}
-        assert asyncio.run(_generate(again, auditor))
+        assert asyncio.run(generate(again, auditor))
         with pytest.raises(NoRoute):  # the liar is out for good
             routing.planner.plan(key, exclude=[arbiter.node_id, honest.node_id])
         assert all(m["status"] == "healthy" for m in client.get("/api/v1/state").json()["models"])

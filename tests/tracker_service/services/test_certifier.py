@@ -6,9 +6,7 @@ reason in /api/v1/state."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,59 +14,15 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from tests.tracker_service.conftest import make_settings, register
-from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
+from tests.support.waiting import wait_until
+from tests.tracker_service.audit_network import fast_settings, join, recipe_of
+from tests.tracker_service.conftest import register
+from tests.tracker_service.real_nodes import RealNode, start_real_node
 from tracker_service.app import create_app
 from tracker_service.domain.recipe_identity import DARK_DETAIL
 from tracker_service.services.certifier import Certifier, check_receipts
 from tracker_service.store.quarantine import quarantine_node
 from tracker_service.store.tables import CertificationEvidence
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("certifier-tiny-llama"))
-
-
-def wait_for(predicate: Callable[[], bool], timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"condition not met within {timeout_s} s")
-
-
-def join(client: TestClient, node: RealNode) -> None:
-    """Register with a signed request, then trust the tracker key it answers with."""
-    response = register(client, node.as_fake_node(), node.identity)
-    assert response.status_code == 200, response.text
-    node.tracker_key[0] = base64.b64decode(response.json()["tracker_public_key"])
-
-
-def recipe_of(client: TestClient, node: RealNode) -> dict[str, Any]:
-    state = client.get("/api/v1/state").json()
-    return dict(
-        next(r for r in state["recipes"] if r["runtime_recipe_digest"] == node.fingerprint[1])
-    )
-
-
-@pytest.fixture
-def nodes(tiny_model: Path) -> Iterator[list[RealNode]]:
-    started: list[RealNode] = []
-    yield started
-    for node in started:
-        node.stop()
-
-
-def fast_settings(tmp_path: Path, **overrides: Any) -> Any:
-    return make_settings(
-        tmp_path,
-        reachability_poll_s=0.05,
-        certifier_poll_s=0.2,
-        certifier_backoff_s=60.0,
-        **overrides,
-    )
 
 
 def test_two_registered_nodes_get_their_dark_recipe_certified_within_seconds(
@@ -82,7 +36,7 @@ def test_two_registered_nodes_get_their_dark_recipe_certified_within_seconds(
         assert recipe_of(client, nodes[0])["status"] == "dark"
         began = time.monotonic()
         join(client, nodes[1])
-        wait_for(lambda: recipe_of(client, nodes[0])["status"] == "certified")
+        wait_until(lambda: recipe_of(client, nodes[0])["status"] == "certified")
         took = time.monotonic() - began
         recipe = recipe_of(client, nodes[0])
         assert recipe["certified_node_count"] == 2
@@ -90,7 +44,7 @@ def test_two_registered_nodes_get_their_dark_recipe_certified_within_seconds(
         assert recipe["certified_route_session"] in recipe["detail"]
         # The ledger says certified as the attempt's evidence lands; the certifier keeps the
         # attempt itself a moment later, once the attempt returns.
-        wait_for(lambda: nodes[0].fingerprint in certifier.last_attempts)
+        wait_until(lambda: nodes[0].fingerprint in certifier.last_attempts)
         attempt = certifier.last_attempts[nodes[0].fingerprint]
         assert attempt.certified and attempt.prompt_source == "tokenizer"
         assert len(attempt.token_ids) == app.state.tracker.settings.certify_new_tokens
@@ -128,7 +82,7 @@ def test_a_node_that_drops_the_session_leaves_the_recipe_dark_with_the_reason(
     with TestClient(app) as client:
         join(client, nodes[0])
         join(client, nodes[1])
-        wait_for(lambda: bool(recipe_of(client, nodes[0])["last_certification_failure"]))
+        wait_until(lambda: bool(recipe_of(client, nodes[0])["last_certification_failure"]))
         recipe = recipe_of(client, nodes[0])
         assert recipe["status"] == "dark"
         assert recipe["detail"] == DARK_DETAIL  # the seed's sentence; the why has its own field
@@ -239,7 +193,7 @@ def test_two_whole_model_nodes_certify_with_the_first_hop_stopping_early(
     with TestClient(app) as client:
         join(client, nodes[0])
         join(client, nodes[1])
-        wait_for(lambda: recipe_of(client, nodes[0])["status"] == "certified")
+        wait_until(lambda: recipe_of(client, nodes[0])["status"] == "certified")
         assert recipe_of(client, nodes[0])["certified_node_count"] == 2
     with app.state.tracker.database.session() as session:
         evidence = session.execute(select(CertificationEvidence)).scalars().one()

@@ -9,8 +9,7 @@ rate 1 here so each test is short; the rates themselves are the auditor's.
 from __future__ import annotations
 
 import asyncio
-import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,51 +17,27 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.support.lies.rate import Lie
+from tests.support.waiting import wait_until
+from tests.tracker_service.audit_network import (
+    PROMPT,
+    every_step_auditor,
+    fast_settings,
+    generate,
+    join,
+    make_liar,
+    node_view,
+    reachable,
+    recipe_of,
+)
 from tests.tracker_service.conftest import beat, register
-from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
-from tests.tracker_service.services.test_certifier import fast_settings, join, wait_for
+from tests.tracker_service.real_nodes import RealNode, start_real_node
 from tracker_service.app import create_app
 from tracker_service.domain.route_formation import PURPOSE_CERTIFY
 from tracker_service.domain.tickets import verify_receipt
 from tracker_service.errors import RouteFailure
-from tracker_service.services.hop_audit import Auditor, AuditSettings
+from tracker_service.services.hop_audit import Auditor
 from tracker_service.services.route_session import RouteSession
 from tracker_service.services.session_plan import Sampling
-
-PROMPT = [1, 2, 3, 4, 5]
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("audit-tiny-llama"))
-
-
-@pytest.fixture
-def nodes(tiny_model: Path) -> Iterator[list[RealNode]]:
-    started: list[RealNode] = []
-    yield started
-    for node in started:
-        node.stop()
-
-
-def _liar(node: RealNode, rate: float = 1.0) -> None:
-    node.server._ctx.lie = Lie(rate, 0.05, random.Random(7))  # type: ignore[attr-defined]
-
-
-def _reachable(client: TestClient, count: int) -> bool:
-    state = client.get("/api/v1/state").json()
-    return sum(1 for n in state["nodes"] if n["reachability"] == "reachable") >= count
-
-
-async def _generate(
-    plan: Any, auditor: Auditor, new_tokens: int = 6, *, chain: bool = False
-) -> list[int]:
-    async with RouteSession(plan, auditor=auditor, chain=chain) as session:
-        await session.open(len(PROMPT) + new_tokens, Sampling(temperature=0.0))
-        assert session.chained == chain
-        tokens = [t.token_id async for t in session.generate(PROMPT, new_tokens)]
-        await session.close()
-    return tokens
 
 
 async def _generate_speculatively(
@@ -82,10 +57,6 @@ async def _generate_speculatively(
             tokens += answer
         await session.close()
     return tokens
-
-
-def _node_view(client: TestClient, node: RealNode) -> dict[str, Any]:
-    return dict(client.get(f"/api/v1/nodes/{node.node_id}").json())
 
 
 @pytest.mark.slow
@@ -119,36 +90,26 @@ def test_a_lying_node_is_quarantined_by_a_majority_and_routes_avoid_it(
     other = start_real_node(tiny_model, *other_range)
     nodes += [liar, *honest_peers, other]
     if not speculative:
-        _liar(liar)
+        make_liar(liar)
     with TestClient(app) as client:
         for node in nodes:
             join(client, node)
-        wait_for(lambda: _reachable(client, 4))
+        wait_until(lambda: reachable(client, 4))
         planner = app.state.routing.planner
-        auditor = Auditor(
-            app.state.tracker.database,
-            app.state.tracker.key,
-            AuditSettings(
-                rate=1.0,
-                probation_rate=1.0,
-                allow_private_endpoints=True,
-                allow_plaintext_nodes=True,  # the real test nodes serve ws://
-            ),
-            rng=random.Random(1),
-        )
+        auditor = every_step_auditor(app, 1)
         exclude = [n.node_id for n in honest_peers]
         plan = planner.plan(liar.fingerprint, purpose=PURPOSE_CERTIFY, exclude=exclude)
         assert liar.node_id in {h.node_id for h in plan.hops}
         with pytest.raises(RouteFailure) as caught:
             if speculative:  # honest through the prefill: the lie is in a verify step
                 asyncio.run(
-                    _generate_speculatively(plan, auditor, lambda: _liar(liar), chain=chain)
+                    _generate_speculatively(plan, auditor, lambda: make_liar(liar), chain=chain)
                 )
             else:
-                asyncio.run(_generate(plan, auditor, chain=chain))
+                asyncio.run(generate(plan, auditor, chain=chain))
         assert (caught.value.reason, caught.value.node_id) == ("quarantined", liar.node_id)
 
-        shown = _node_view(client, liar)
+        shown = node_view(client, liar)
         assert shown["state"] == "quarantined" and not shown["live"]
         evidence = shown["quarantine_evidence"]
         assert evidence["accused"] == liar.node_id
@@ -169,7 +130,7 @@ def test_a_lying_node_is_quarantined_by_a_majority_and_routes_avoid_it(
         )
         assert "quarantined" in client.get("/").text
         for peer in honest_peers:
-            assert _node_view(client, peer)["state"] == "active"
+            assert node_view(client, peer)["state"] == "active"
 
         heartbeat = beat(client, liar.as_fake_node())
         assert (heartbeat.status_code, heartbeat.json()["reason"]) == (403, "quarantined")
@@ -179,7 +140,7 @@ def test_a_lying_node_is_quarantined_by_a_majority_and_routes_avoid_it(
             other_plan = planner.plan(liar.fingerprint, purpose=PURPOSE_CERTIFY)
             assert liar.node_id not in {h.node_id for h in other_plan.hops}
         # The honest route still answers, and agrees with itself under audit.
-        assert asyncio.run(_generate(other_plan, auditor))
+        assert asyncio.run(generate(other_plan, auditor))
     app.state.tracker.database.dispose()
 
 
@@ -191,34 +152,24 @@ def test_a_node_lying_on_one_step_in_ten_is_quarantined_too(
     liar = start_real_node(tiny_model, 2, 4)
     nodes += [liar, start_real_node(tiny_model, 2, 4), start_real_node(tiny_model, 2, 4)]
     nodes.append(start_real_node(tiny_model, 0, 2))
-    _liar(liar, rate=0.1)
+    make_liar(liar, rate=0.1)
     with TestClient(app) as client:
         for node in nodes:
             join(client, node)
-        wait_for(lambda: _reachable(client, 4))
-        auditor = Auditor(
-            app.state.tracker.database,
-            app.state.tracker.key,
-            AuditSettings(
-                rate=1.0,
-                probation_rate=1.0,
-                allow_private_endpoints=True,
-                allow_plaintext_nodes=True,  # the real test nodes serve ws://
-            ),
-            rng=random.Random(3),
-        )
+        wait_until(lambda: reachable(client, 4))
+        auditor = every_step_auditor(app, 3)
         exclude = [n.node_id for n in nodes[1:3]]
         for _ in range(60):
             plan = app.state.routing.planner.plan(
                 liar.fingerprint, purpose=PURPOSE_CERTIFY, exclude=exclude
             )
             try:
-                asyncio.run(_generate(plan, auditor, new_tokens=8))
+                asyncio.run(generate(plan, auditor, new_tokens=8))
             except RouteFailure as exc:
                 assert (exc.reason, exc.node_id) == ("quarantined", liar.node_id)
                 break
-        assert _node_view(client, liar)["state"] == "quarantined"
-        assert all(_node_view(client, n)["state"] == "active" for n in nodes[1:])
+        assert node_view(client, liar)["state"] == "quarantined"
+        assert all(node_view(client, n)["state"] == "active" for n in nodes[1:])
     app.state.tracker.database.dispose()
 
 
@@ -243,15 +194,15 @@ def test_certification_needs_a_second_disjoint_route_to_agree(
     liar = start_real_node(tiny_model, 2, 4)
     nodes += [start_real_node(tiny_model, 0, 2), start_real_node(tiny_model, 0, 2)]
     nodes += [start_real_node(tiny_model, 2, 4), liar]
-    _liar(liar)
+    make_liar(liar)
     with TestClient(app) as client:
         for node in nodes:
             join(client, node)
         asyncio.run(routing.monitor.check_due())
-        assert _reachable(client, 4)
+        assert reachable(client, 4)
         [attempt] = asyncio.run(routing.certifier.run_pass())
         assert not attempt.certified and attempt.reason == "routes-disagree"
-        shown = recipe(client, liar)
+        shown = recipe_of(client, liar)
         assert shown["status"] == "dark"
         assert "[routes-disagree]" in shown["last_certification_failure"]
         # An honest node in the liar's place: the two disjoint routes agree, and certify.
@@ -263,12 +214,5 @@ def test_certification_needs_a_second_disjoint_route_to_agree(
         asyncio.run(routing.monitor.check_due())
         [attempt] = asyncio.run(routing.certifier.run_pass())
         assert attempt.certified, attempt.message
-        assert recipe(client, liar)["status"] == "certified"
+        assert recipe_of(client, liar)["status"] == "certified"
     app.state.tracker.database.dispose()
-
-
-def recipe(client: TestClient, node: RealNode) -> dict[str, Any]:
-    state = client.get("/api/v1/state").json()
-    return dict(
-        next(r for r in state["recipes"] if r["runtime_recipe_digest"] == node.fingerprint[1])
-    )

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,13 +19,13 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.support.waiting import wait_until
+from tests.tracker_service.audit_network import every_step_auditor, fast_settings
 from tests.tracker_service.conftest import beat, register
 from tests.tracker_service.node_process import NodeProcess, start_node_process
-from tests.tracker_service.real_nodes import build_tiny_model
-from tests.tracker_service.services.test_certifier import fast_settings, wait_for
 from tracker_service.app import create_app
 from tracker_service.domain.route_formation import PURPOSE_CERTIFY
-from tracker_service.services.hop_audit import Auditor, AuditSettings
+from tracker_service.services.hop_audit import Auditor
 from tracker_service.services.route_session import RouteSession
 from tracker_service.services.session_plan import Sampling
 
@@ -35,11 +34,6 @@ pytestmark = pytest.mark.slow
 PROMPT = [1, 2, 3, 4, 5]
 NEW_TOKENS = 8
 SOAK_STEPS = int(os.environ.get("MESHNET_AUDIT_SOAK_STEPS", "2000"))
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("soak-tiny-llama"))
 
 
 @pytest.fixture
@@ -81,18 +75,8 @@ def test_honest_nodes_with_different_thread_counts_agree_on_2000_audited_steps(
             state = client.get("/api/v1/state").json()
             return sum(n["reachability"] == "reachable" for n in state["nodes"]) == 4
 
-        wait_for(reachable)
-        auditor = Auditor(
-            app.state.tracker.database,
-            app.state.tracker.key,
-            AuditSettings(
-                rate=1.0,
-                probation_rate=1.0,
-                allow_private_endpoints=True,
-                allow_plaintext_nodes=True,  # the real test nodes serve ws://
-            ),
-            rng=random.Random(2),
-        )
+        wait_until(reachable)
+        auditor = every_step_auditor(app, 2)
         planner = app.state.routing.planner
         beaten = time.monotonic()
         while auditor.audits < SOAK_STEPS:

@@ -33,7 +33,6 @@ from tests.tracker_service.real_nodes import (
     NUM_LAYERS,
     WORDS,
     RealNode,
-    build_tiny_model,
     start_real_node,
 )
 from tracker_service.app import create_app
@@ -47,11 +46,6 @@ from tracker_service.services.session_plan import RoutePlan
 TRACKER = TrackerKey.from_seed(b"\x09" * 32)
 PROMPT_TEXT = "the capital of france is paris"
 PROMPT = [WORDS.index(w) for w in PROMPT_TEXT.split()]
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("node-tls-tiny-llama"))
 
 
 @pytest.fixture(scope="module")

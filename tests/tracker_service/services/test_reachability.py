@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,16 +13,12 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.support.waiting import wait_until
 from tests.tracker_service.conftest import make_settings, register
-from tests.tracker_service.real_nodes import RealNode, build_tiny_model, start_real_node
+from tests.tracker_service.real_nodes import RealNode, start_real_node
 from tracker_service.app import create_app
 from tracker_service.services.reachability import ReachabilityMonitor, Verdict, challenge_url, dial
 from tracker_service.store.route_candidates import DialTarget
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("reachability-tiny-llama"))
 
 
 @pytest.fixture(scope="module")
@@ -118,15 +113,6 @@ def node_row(state: dict[str, Any], node_id: str) -> dict[str, Any]:
     return next(n for n in state["nodes"] if n["node_id"] == node_id)
 
 
-def wait_for(predicate: Callable[[], bool], timeout_s: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"condition not met within {timeout_s} s")
-
-
 def test_registration_is_dialled_in_the_background_and_failures_show_in_state(
     tmp_path: Path, node: RealNode, tiny_model: Path
 ) -> None:
@@ -143,8 +129,8 @@ def test_registration_is_dialled_in_the_background_and_failures_show_in_state(
         def state() -> dict[str, Any]:
             return dict(client.get("/api/v1/state").json())
 
-        wait_for(lambda: node_row(state(), gone.node_id)["reachability"] == "unreachable")
-        wait_for(lambda: node_row(state(), node.node_id)["reachability"] == "reachable")
+        wait_until(lambda: node_row(state(), gone.node_id)["reachability"] == "unreachable")
+        wait_until(lambda: node_row(state(), node.node_id)["reachability"] == "reachable")
         assert "cannot connect" in node_row(state(), gone.node_id)["reachability_reason"]
         assert "signed challenge" in node_row(state(), node.node_id)["reachability_reason"]
         assert seen == [node.node_id]  # told once, on the transition

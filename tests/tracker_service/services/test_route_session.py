@@ -24,7 +24,6 @@ from tests.tracker_service.real_nodes import (
     NUM_LAYERS,
     RealNode,
     assert_sessions_freed,
-    build_tiny_model,
     start_real_node,
 )
 from tracker_service.domain.keys import TrackerKey
@@ -42,11 +41,6 @@ from tracker_service.services.session_plan import GeneratedToken, RoutePlan, Sam
 
 PROMPT = [5, 17, 99, 3, 250, 41]
 TRACKER = TrackerKey.from_seed(b"\x07" * 32)
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("route-client-tiny-llama"))
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,6 @@ from tests.tracker_service.real_nodes import (
     NUM_LAYERS,
     RealNode,
     assert_sessions_freed,
-    build_tiny_model,
     start_real_node,
 )
 from tracker_service.domain.keys import TrackerKey
@@ -33,11 +32,6 @@ from tracker_service.services.session_plan import RoutePlan, Sampling
 
 PROMPT = [5, 17, 99, 3, 250, 41]
 TRACKER = TrackerKey.from_seed(b"\x09" * 32)
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("chain-tiny-llama"))
 
 
 @pytest.fixture(scope="module")

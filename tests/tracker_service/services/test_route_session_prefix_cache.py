@@ -13,7 +13,7 @@ import pytest
 from core.runtime.generate import generate_local
 from core.runtime.sampling import SamplingParams
 from core.runtime.shard import Shard
-from tests.tracker_service.real_nodes import NUM_LAYERS, RealNode, build_tiny_model, start_real_node
+from tests.tracker_service.real_nodes import NUM_LAYERS, RealNode, start_real_node
 from tracker_service.domain.keys import TrackerKey
 from tracker_service.domain.route_formation import Candidate, form_route
 from tracker_service.services.route_planner import plan_for
@@ -22,11 +22,6 @@ from tracker_service.services.session_plan import Sampling
 
 PROMPT = [(7 * i + 3) % 256 for i in range(40)]
 TRACKER = TrackerKey.from_seed(b"\x09" * 32)
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("prefix-cache-tiny-llama"))
 
 
 @pytest.fixture(scope="module")

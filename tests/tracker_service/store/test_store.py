@@ -19,10 +19,10 @@ from tests.tracker_service.store_backends import (
     BACKENDS,
     fresh_database,
 )
+from tests.tracker_service.store_rows import heartbeat_values, register_in_store
 from tracker_service.domain.recipe_identity import (
     DARK_DETAIL,
     DistributedForwardEvidence,
-    PresentedIdentity,
     RecipeIdentityError,
     parse_identity,
 )
@@ -34,7 +34,6 @@ from tracker_service.store.nodes import (
     end_registration,
     live_nodes_for_fingerprint,
     record_heartbeat,
-    register_node,
     set_reachability,
 )
 from tracker_service.store.nonces import purge_spent_nonces, spend_nonce
@@ -55,21 +54,6 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databas
     db = fresh_database(request.param, tmp_path, "store.db")
     yield db
     db.dispose()
-
-
-def _register(db: Database, node: FakeNode, identity: PresentedIdentity, now: float) -> None:
-    with db.sessions.begin() as session:
-        register_node(
-            session,
-            node_id=node.node_id,
-            public_key=node.public_raw,
-            endpoint=node.endpoint,
-            identity=identity,
-            capability={"passed": True},
-            throughput=10.0,
-            now=now,
-            liveness=LIVENESS,
-        )
 
 
 def test_migrations_build_exactly_the_models_schema(database: Database) -> None:
@@ -94,10 +78,10 @@ def test_live_nodes_are_partitioned_by_exact_fingerprint(database: Database) -> 
     fp32_tail = parse_identity(identity_block(15, 30))
     fp16 = parse_identity(identity_block(0, 30, compute_dtype="float16"))
     a, b, c, gone = FakeNode(), FakeNode(), FakeNode(), FakeNode()
-    _register(database, a, fp32, now)
-    _register(database, b, fp32_tail, now)
-    _register(database, c, fp16, now)
-    _register(database, gone, fp32, now)
+    register_in_store(database, a, now, identity=fp32)
+    register_in_store(database, b, now, identity=fp32_tail)
+    register_in_store(database, c, now, identity=fp16)
+    register_in_store(database, gone, now, identity=fp32)
     with database.sessions.begin() as session:
         end_registration(session, gone.node_id, "deregistered", "stopped")
         set_reachability(session, b.node_id, status="reachable", reason="challenge ok", now=now)
@@ -112,7 +96,7 @@ def test_live_nodes_are_partitioned_by_exact_fingerprint(database: Database) -> 
 def test_heartbeat_is_refused_once_the_live_window_has_passed(database: Database) -> None:
     now = time.time()
     node = FakeNode()
-    _register(database, node, parse_identity(identity_block()), now)
+    register_in_store(database, node, now, identity=parse_identity(identity_block()))
     beat: dict[str, Any] = {"load": 0.1, "open_sessions": 0, "tokens_served": 5, "throughput": None}
     with database.engine.begin() as conn:
         in_time = record_heartbeat(conn, node.node_id, now=now + 20, liveness=LIVENESS, **beat)
@@ -203,38 +187,21 @@ def test_revoked_certification_returns_the_recipe_to_the_dark(database: Database
     assert evidence.revoked_at is not None and "bad outputs" in evidence.revoked_reason
 
 
-def _beat_values(node_id: str, nonce: str, now: float, **overrides: Any) -> dict[str, Any]:
-    values: dict[str, Any] = {
-        "node_id": node_id,
-        "nonce": nonce,
-        "nonce_expires_at": now + 301,
-        "now": now,
-        "live_until": now + 30,
-        "session_expires_at": now + 900,
-        "load": 0.5,
-        "open_sessions": 2,
-        "tokens_served": 40,
-        "throughput": None,
-    }
-    values.update(overrides)
-    return values
-
-
 def test_heartbeat_writer_refreshes_once_per_nonce_and_never_an_expired_node(
     database: Database,
 ) -> None:
     now = time.time()
     node = FakeNode()
-    _register(database, node, parse_identity(identity_block()), now)
+    register_in_store(database, node, now, identity=parse_identity(identity_block()))
     writer = HeartbeatWriter(database)
-    assert writer.beat(_beat_values(node.node_id, "01" * 16, now + 5, throughput=77.0)) == (
+    assert writer.beat(heartbeat_values(node.node_id, "01" * 16, now + 5, throughput=77.0)) == (
         True,
         True,
     )
-    assert writer.beat(_beat_values(node.node_id, "02" * 16, now + 6)) == (True, True)
-    assert writer.beat(_beat_values(node.node_id, "02" * 16, now + 7)) == (False, False)
-    assert writer.beat(_beat_values(node.node_id, "03" * 16, now + 100)) == (True, False)
-    assert writer.beat(_beat_values("e" * 32, "04" * 16, now)) == (True, False)
+    assert writer.beat(heartbeat_values(node.node_id, "02" * 16, now + 6)) == (True, True)
+    assert writer.beat(heartbeat_values(node.node_id, "02" * 16, now + 7)) == (False, False)
+    assert writer.beat(heartbeat_values(node.node_id, "03" * 16, now + 100)) == (True, False)
+    assert writer.beat(heartbeat_values("e" * 32, "04" * 16, now)) == (True, False)
     with database.session() as session:
         row = session.get(Node, node.node_id)
         assert row is not None

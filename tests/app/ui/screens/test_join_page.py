@@ -7,7 +7,6 @@ joins with one click; refused invites and forged links say so and save nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -31,21 +30,10 @@ from tests.app.ui.join_support import (
     make_app,
     make_invite,
     open_wizard,
-    start_network,
-    use_dict_keyring,
 )
-from tests.core.keyring_backend import DictKeyring
+from tests.app.ui.join_support import dict_keyring as dict_keyring  # a fixture
+from tests.app.ui.join_support import network as network  # a fixture
 from tests.tracker_service.server_process import TrackerProcess
-
-
-@pytest.fixture(autouse=True)
-def dict_keyring() -> Iterator[DictKeyring]:
-    yield from use_dict_keyring()
-
-
-@pytest.fixture
-def network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TrackerProcess]:
-    yield from start_network(tmp_path, monkeypatch)
 
 
 def click(qtbot: Any, button: QAbstractButton, clicks: list[str]) -> None:
