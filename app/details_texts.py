@@ -69,8 +69,8 @@ DETAILS_TEXTS: dict[str, str] = {
     "settings.token.failed": "The join token was not kept: {error}.",
     "settings.network.none": "This computer has not joined a network yet. Open Check this "
     "computer… and paste the invite you were sent.",
-    "settings.network": "This computer is part of {network}. To join another network, "
-    "open Check this computer… and paste its invite.",
+    "settings.network": "This computer is part of {network}. To join another network or "
+    "leave this one, choose Join another network… or Leave this network… in MeshNet's menu.",
     "settings.device": "Device:",
     # --- the node's gate events, by their codes (app/event_words.py) ----------------
     "event.gate.identity": "Identity key ready: {node}",

@@ -1624,9 +1624,9 @@
       <translation>Dieser Computer ist noch keinem Netzwerk beigetreten. Öffnen Sie „Diesen Computer prüfen…“ und fügen Sie die Einladung ein, die Sie erhalten haben.</translation>
     </message>
     <message>
-      <source>This computer is part of {network}. To join another network, open Check this computer… and paste its invite.</source>
+      <source>This computer is part of {network}. To join another network or leave this one, choose Join another network… or Leave this network… in MeshNet's menu.</source>
       <extracomment>settings.network</extracomment>
-      <translation>Dieser Computer gehört zu {network}. Um einem anderen Netzwerk beizutreten, öffnen Sie „Diesen Computer prüfen…“ und fügen Sie dessen Einladung ein.</translation>
+      <translation>Dieser Computer gehört zu {network}. Um einem anderen Netzwerk beizutreten oder dieses zu verlassen, wählen Sie im Menü von MeshNet „Einem anderen Netzwerk beitreten…“ oder „Dieses Netzwerk verlassen…“.</translation>
     </message>
     <message>
       <source>Device:</source>

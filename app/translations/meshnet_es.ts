@@ -1624,9 +1624,9 @@
       <translation>Este ordenador aún no se ha unido a ninguna red. Abra «Comprobar este ordenador…» y pegue la invitación que recibió.</translation>
     </message>
     <message>
-      <source>This computer is part of {network}. To join another network, open Check this computer… and paste its invite.</source>
+      <source>This computer is part of {network}. To join another network or leave this one, choose Join another network… or Leave this network… in MeshNet's menu.</source>
       <extracomment>settings.network</extracomment>
-      <translation>Este ordenador forma parte de {network}. Para unirse a otra red, abra «Comprobar este ordenador…» y pegue su invitación.</translation>
+      <translation>Este ordenador forma parte de {network}. Para unirse a otra red o salir de esta, elija «Unirse a otra red…» o «Salir de esta red…» en el menú de MeshNet.</translation>
     </message>
     <message>
       <source>Device:</source>

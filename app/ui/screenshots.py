@@ -397,6 +397,14 @@ def _menu(controller: NodeController, actions: AppActions, path: Path) -> None:
     tray.hide()
 
 
+def _notifications(store: SettingsStore) -> None:
+    from app.ui.screenshot_notifications import tray_notifications
+
+    now = time.time()
+    shown = tray_notifications(store, _keep, serving_events(now), refused_events(now + 4))
+    _record("tray-notifications", shown)
+
+
 # a dark desktop's palette (``--screenshot DIR --dark``): the status colours and the
 # banner must stay readable on it (tests/app/ui/test_scale_and_dark.py)
 DARK_COLOURS = {
@@ -483,6 +491,8 @@ def render_all(folder: Path, qapp: QApplication) -> int:
     status("status-main-window", serving_events(now), main_window=True)
     status("status-credit", serving_events(now), credit=SAMPLE_CREDIT_LISTED)
     jobs.append(("tray-icons", _tray_sheet))
+    # no picture: a notification is the desktop's to draw; its words go to texts.json
+    jobs.append(("tray-notifications", lambda _path: _notifications(store)))
     jobs += _c2_screens(store)
     failed = []
     _texts.clear()

@@ -37,6 +37,30 @@ def use_dict_keyring() -> Iterator[DictKeyring]:
     keyring.set_keyring(previous)
 
 
+def use_file_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """One keyring for the test and its node children (a file), so the child serves
+    with the identity the app joined with (the tracker binds the join token to it)."""
+    from tests.app.file_keyring import FileKeyring
+    from tests.tracker_service.server_process import REPO
+
+    monkeypatch.setenv("MESHNET_TEST_KEYRING_FILE", str(tmp_path / "keyring.json"))
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "tests.app.file_keyring.FileKeyring")
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    previous = keyring.get_keyring()
+    keyring.set_keyring(FileKeyring())
+    yield
+    keyring.set_keyring(previous)
+
+
+class QuietProbes:
+    """Pause-rule probes that read nothing: the walks are about joining and serving."""
+
+    def read(self, node_pid: int | None) -> Any:
+        from app.pause_rules import ProbeReadings
+
+        return ProbeReadings()
+
+
 def start_network(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, start_timeout_s: float = 30.0, **env: str
 ) -> Iterator[TrackerProcess]:

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import keyring
 import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QAbstractButton, QApplication, QWizard
@@ -22,34 +21,27 @@ from app.ui.i18n import install_language
 from app.ui.screens.doctor.wizard import DoctorWizard
 from core.identity.keystore import DEFAULT_PROFILE
 from core.network.joined_network import load_joined_network
-from tests.app.file_keyring import FileKeyring
-from tests.app.ui.join_support import NAME, OPERATOR, make_invite, start_serving_network
-from tests.tracker_service.server_process import REPO, TrackerProcess
+from tests.app.ui.join_support import (
+    NAME,
+    OPERATOR,
+    QuietProbes,
+    make_invite,
+    start_serving_network,
+    use_file_keyring,
+)
+from tests.tracker_service.server_process import TrackerProcess
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
 def shared_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("MESHNET_TEST_KEYRING_FILE", str(tmp_path / "keyring.json"))
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "tests.app.file_keyring.FileKeyring")
-    monkeypatch.setenv("PYTHONPATH", str(REPO))
-    previous = keyring.get_keyring()
-    keyring.set_keyring(FileKeyring())
-    yield
-    keyring.set_keyring(previous)
+    yield from use_file_keyring(tmp_path, monkeypatch)
 
 
 @pytest.fixture
 def network(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TrackerProcess]:
     yield from start_serving_network(tmp_path, monkeypatch)
-
-
-class QuietProbes:
-    def read(self, node_pid: int | None) -> Any:
-        from app.pause_rules import ProbeReadings
-
-        return ProbeReadings()
 
 
 CLICKS = {

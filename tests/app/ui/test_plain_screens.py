@@ -105,6 +105,18 @@ def test_texts_json_lists_every_screen_and_the_main_path_is_plain(
     assert "Contributing" in serving and "Details" in serving
     assert "words written today" in serving and "Network: Riverside Makers" in serving
     assert "MeshNet — contributing: helping answer questions" in by_name["tray-menu"]["texts"]
+    # the tray's notifications, as the real tray is told them, are read like a screen
+    notified = by_name["tray-notifications"]
+    assert notified["main_path"]
+    assert {
+        "Contributing",
+        "This computer is helping the network answer questions.",
+        "Contribution paused",
+        "Contributing again",
+        "Not accepted",
+        "Contribution stopped",
+        "Ready to answer",
+    } <= set(notified["texts"])
 
 
 def test_the_german_screens_speak_german(qtbot: Any, tmp_path: Path, german: None) -> None:
@@ -118,6 +130,7 @@ def test_the_german_screens_speak_german(qtbot: Any, tmp_path: Path, german: Non
     assert "Bestanden: Dieser Computer kann mithelfen." in by_name["wizard-result-passed"]
     assert "Was dieses Netzwerk anbietet" in by_name["serves-default"]
     assert "Mithelfen" in by_name["tray-menu"]
+    assert "Mithelfen pausiert" in by_name["tray-notifications"]
     # Qt's own buttons follow: the wizard's Next is German too
     assert "Weiter >" in by_name["wizard-memory"]
     # no English sentence of the catalogue is left on a main-path screen

@@ -226,3 +226,33 @@ def test_an_own_tracker_in_the_settings_needs_no_invite(qtbot: Any, tmp_path: Pa
     assert wizard.currentId() == DoctorWizard.PAGE_WELCOME
     assert wizard.state.tracker_url == "http://10.0.0.5:8765"
     assert load_joined_network(DEFAULT_PROFILE) is None
+
+
+def test_what_credit_is_for_is_said_on_the_join_page_before_join(
+    qtbot: Any, tmp_path: Path, network: TrackerProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from app.texts import TEXTS, text
+    from app.ui.i18n import install_language
+
+    link = make_invite(network, capsys)
+    qapp = QApplication.instance()
+    assert isinstance(qapp, QApplication)
+    try:
+        for language in ("en", "de", "es"):
+            assert install_language(qapp, language) == language
+            sentence = text("credit.explain")
+            if language != "en":  # translated, not the English sentence shown as-is
+                assert sentence and sentence != TEXTS["credit.explain"], language
+            wizard = make_wizard(qtbot, tmp_path / language)
+            page = wizard.join_page
+            page.link_edit.setText(link)
+            qtbot.waitUntil(lambda p=page: p.network_box.isVisible(), timeout=20_000)
+            # Shown with the network, before the user agrees: Join not pressed yet.
+            assert page.join_button.isVisible() and page.join_button.isEnabled()
+            assert page.message.isVisible() and sentence in page.message.text(), language
+            assert load_joined_network(DEFAULT_PROFILE) is None
+            wizard.reject()
+    finally:
+        install_language(qapp, "en")
