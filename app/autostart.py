@@ -26,8 +26,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from app.errors import AutostartError
 from app.texts import text
-from core.errors import MeshnetError
 
 log = logging.getLogger(__name__)
 
@@ -37,12 +37,6 @@ RUN_KEY = r"Software\Microsoft\Windows\CurrentVersion\Run"
 # Where Task Manager's "Startup apps" records that the user switched an entry off.
 APPROVED_KEY = r"Software\Microsoft\Windows\CurrentVersion\Explorer\StartupApproved\Run"
 DESKTOP_FILE = "meshnet.desktop"
-
-
-class AutostartError(MeshnetError):
-    """The login entry could not be written or removed; the message says what to do."""
-
-    reason = "autostart-failed"
 
 
 def set_autostart(

@@ -15,12 +15,8 @@ from typing import Any
 
 import httpx
 
-from core.errors import MeshnetError
+from app.errors import GatewayCallFailed
 from core.network.tls_trust import tracker_verify
-
-
-class GatewayCallFailed(MeshnetError):
-    reason = "gateway-error"
 
 
 @dataclass

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import httpx
 
-from core.errors import MeshnetError
+from app.errors import DownloadCancelled, GpuRuntimeError
 
 log = logging.getLogger(__name__)
 
@@ -43,14 +43,6 @@ MARKER = "runtime.json"
 CHUNK = 1 << 20
 
 Progress = Callable[[int, int], None]  # bytes done, bytes in all
-
-
-class GpuRuntimeError(MeshnetError):
-    reason = "gpu-runtime"
-
-
-class DownloadCancelled(GpuRuntimeError):
-    reason = "gpu-runtime-cancelled"
 
 
 @dataclass(frozen=True)

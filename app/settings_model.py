@@ -21,6 +21,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from app.errors import StoredValueUnreadable
 from app.texts import number, text
 from core.network.credit_account import MAX_LABEL_LEN
 
@@ -145,10 +146,6 @@ def settings_to_dict(s: AppSettings) -> dict[str, Any]:
     }
 
 
-class _Bad(ValueError):
-    """A stored value that cannot be read as its field's type."""
-
-
 def _is_none(value: Any) -> bool:
     # QSettings stores None as an empty string or an invalid QVariant (None).
     return value is None or (isinstance(value, str) and value.strip().lower() in ("", "none"))
@@ -163,12 +160,12 @@ def _as_bool(value: Any) -> bool:
         return True
     if isinstance(value, str) and value.strip().lower() in ("false", "0", "no", "off"):
         return False
-    raise _Bad(value)
+    raise StoredValueUnreadable(value)
 
 
 def _as_int(value: Any) -> int:
     if isinstance(value, bool):
-        raise _Bad(value)
+        raise StoredValueUnreadable(value)
     if isinstance(value, int):
         return value
     if isinstance(value, float) and value.is_integer():
@@ -178,7 +175,7 @@ def _as_int(value: Any) -> int:
             return int(value.strip())
         except ValueError:
             pass
-    raise _Bad(value)
+    raise StoredValueUnreadable(value)
 
 
 def _as_optional_int(value: Any) -> int | None:
@@ -188,7 +185,7 @@ def _as_optional_int(value: Any) -> int | None:
 def _as_str(value: Any) -> str:
     if isinstance(value, str):
         return value.strip()
-    raise _Bad(value)
+    raise StoredValueUnreadable(value)
 
 
 def _as_optional_str(value: Any) -> str | None:
@@ -202,7 +199,7 @@ def _as_layers(value: Any) -> tuple[int, int] | None:
         value = re.split(r"\s*[,–-]\s*", value.strip())
     if isinstance(value, list | tuple) and len(value) == 2:
         return (_as_int(value[0]), _as_int(value[1]))
-    raise _Bad(value)
+    raise StoredValueUnreadable(value)
 
 
 def _as_programs(value: Any) -> tuple[str, ...]:
@@ -212,7 +209,7 @@ def _as_programs(value: Any) -> tuple[str, ...]:
         value = [value]
     if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
         return tuple(v.strip() for v in value if v.strip())
-    raise _Bad(value)
+    raise StoredValueUnreadable(value)
 
 
 _READERS: dict[str, Callable[[Any], Any]] = {
@@ -243,7 +240,7 @@ def settings_from_dict(d: Mapping[str, Any]) -> AppSettings:
         raw = d[f.name]
         try:
             value = _READERS[f.name](raw)
-        except _Bad:
+        except StoredValueUnreadable:
             log.warning(
                 "settings: ignoring stored %s=%r (not readable); using the default", f.name, raw
             )

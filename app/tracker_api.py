@@ -20,27 +20,14 @@ from typing import Any
 
 import httpx
 
+from app.errors import TrackerReadError
 from app.settings_model import tracker_url_problem
 from app.texts import number, text
-from core.errors import MeshnetError
 from core.network.tls_trust import tracker_verify
 
 log = logging.getLogger(__name__)
 
 STATE_PATH = "/api/v1/state"
-
-
-class TrackerReadError(MeshnetError):
-    """The tracker could not be read; the message says what to do.
-
-    reason: bad-url, connection-refused, timeout, not-meshnet, http-error, unreachable.
-    """
-
-    reason = "tracker-read-failed"
-
-    @property
-    def sentence(self) -> str:
-        return str(self)
 
 
 @dataclass(frozen=True)

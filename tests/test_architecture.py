@@ -395,6 +395,24 @@ def test_core_exceptions_are_imported_from_core_errors() -> None:
     assert wrong == [], "import these from core.errors:\n" + "\n".join(wrong)
 
 
+def test_app_exceptions_are_defined_in_app_errors_only() -> None:
+    """The app's exception tree has one home too (app/errors.py)."""
+    known = _core_error_names() | {
+        n.name
+        for n in ast.parse((ROOT / "app" / "errors.py").read_text("utf-8")).body
+        if isinstance(n, ast.ClassDef)
+    }
+    strays = sorted(
+        f"{module}.{node.name}"
+        for module, path in SOURCES.items()
+        if _within(module, "app") and module != "app.errors"
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if isinstance(node, ast.ClassDef)
+        and any(_is_exception_base(base, known) for base in node.bases)
+    )
+    assert strays == [], f"define these in app/errors.py: {strays}"
+
+
 def test_the_app_status_model_uses_the_node_state_types() -> None:
     """app/status_model.py reads the node's states and gates from core.events, and spells
     out no collection of them as strings of its own."""

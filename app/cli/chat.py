@@ -15,9 +15,10 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from app.cli import arguments
+from app.errors import GatewayCallFailed
 
 # The gateway's client is shared with the demo; it is re-exported here for the chat's tests.
-from app.gateway_client import GatewayCallFailed, GatewayClient, Reply
+from app.gateway_client import GatewayClient, Reply
 
 DEFAULT_TRACKER = "http://127.0.0.1:8765"
 

@@ -3,7 +3,7 @@
 A tray app that dies takes the user's contribution with it and tells them
 nothing, so no exception may escape a slot: :func:`guarded` logs it and
 shows a short apology. Errors meant for users (``core.errors.MeshnetError``,
-``app.tracker_api.TrackerReadError``: anything with a ``sentence`` or a
+``app.errors.TrackerReadError``: anything with a ``sentence`` or a
 plain message written for people) show their own words; cancellations are
 silent; anything else is logged with a pointer to the log file.
 """

@@ -16,11 +16,11 @@ from app.autostart import (
     APPROVED_KEY,
     BUNDLE_ID,
     RUN_KEY,
-    AutostartError,
     autostart_enabled,
     desktop_exec,
     set_autostart,
 )
+from app.errors import AutostartError
 
 COMMAND = [r"C:\Program Files\MeshNet\python.exe", "-m", "app.ui.main", "--minimized"]
 POSIX_COMMAND = ["/Users/Ann Lee/MeshNet.app/Contents/MacOS/meshnet-app", "--minimized"]

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from app import gpu_runtime
-from app.gpu_runtime import DownloadCancelled, GpuRuntimeError, RuntimeFile
+from app.errors import DownloadCancelled, GpuRuntimeError
+from app.gpu_runtime import RuntimeFile
 from tests.support.range_server import Served, serving
 
 WHEEL = "torch-0.0.0+cu128-cp312-cp312-win_amd64.whl"

@@ -145,10 +145,11 @@ def test_the_speaking_modules_take_every_sentence_from_the_catalogue() -> None:
 def test_the_apps_own_sentences_speak_the_chosen_language(qapp: Any) -> None:
     import httpx
 
+    from app.errors import TrackerReadError
     from app.network_join import refusal_text
     from app.settings_model import AppSettings, validate_settings
     from app.status_model import format_duration
-    from app.tracker_api import TrackerReadError, check_tracker
+    from app.tracker_api import check_tracker
     from app.ui.controller import crash_sentence
     from app.ui.errors import apology
     from app.ui.i18n import install_language

@@ -10,13 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from app.tracker_api import (
-    RecipeRow,
-    TrackerReadError,
-    check_tracker,
-    fetch_allocation,
-    fetch_recipes,
-)
+from app.errors import TrackerReadError
+from app.tracker_api import RecipeRow, check_tracker, fetch_allocation, fetch_recipes
 from tests.tracker_service.server_process import TrackerProcess, free_port
 from tracker_service.api.schemas.state import RecipePublic, StatePublic
 

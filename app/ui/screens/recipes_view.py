@@ -41,9 +41,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.errors import TrackerReadError
 from app.network_join import no_network_sentence, tracker_url_for
 from app.texts import number, text
-from app.tracker_api import RecipeRow, TrackerReadError, fetch_recipes
+from app.tracker_api import RecipeRow, fetch_recipes
 from app.ui.settings_store import SettingsStore
 from app.ui.tasks import BackgroundTask, run_in_background
 from app.ui.widgets.settings_fields import error_style

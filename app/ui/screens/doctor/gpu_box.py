@@ -19,7 +19,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from app import gpu_runtime
-from app.gpu_runtime import DownloadCancelled, GpuRuntimeError, RuntimeFile
+from app.errors import DownloadCancelled, GpuRuntimeError
+from app.gpu_runtime import RuntimeFile
 from app.ui.widgets.labels import wrapping_label
 
 OFFER = (

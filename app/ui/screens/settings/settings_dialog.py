@@ -33,13 +33,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.autostart import AutostartError, set_autostart
+from app.autostart import set_autostart
+from app.errors import AutostartError, TrackerReadError
 from app.network_join import joined_network
 from app.node_command import is_frozen
 from app.probes.gpu import gpu_rules_measurable
 from app.settings_model import AppSettings, validate_settings
 from app.texts import text
-from app.tracker_api import TrackerCheck, TrackerReadError, check_tracker
+from app.tracker_api import TrackerCheck, check_tracker
 from app.ui.screens.settings.advanced_page import AdvancedPage
 from app.ui.screens.settings.computer_page import ComputerPage
 from app.ui.screens.settings.hub_download import HubDownloadDialog

@@ -18,8 +18,9 @@ import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QWizard
 
+from app.errors import TrackerReadError
 from app.settings_model import AppSettings
-from app.tracker_api import TrackerAllocation, TrackerReadError
+from app.tracker_api import TrackerAllocation
 from app.ui.screens.doctor.join import JoinPage
 from app.ui.screens.doctor.wizard import DoctorWizard
 from app.ui.settings_store import SettingsStore

@@ -8,9 +8,10 @@ from typing import Any
 import httpx
 from PySide6.QtCore import QSettings
 
+from app.errors import TrackerReadError
 from app.settings_model import AppSettings
 from app.texts import forbidden_words_in
-from app.tracker_api import NetworkSummary, ServedModel, TrackerReadError, fetch_network
+from app.tracker_api import NetworkSummary, ServedModel, fetch_network
 from app.ui.screens.network_view import NetworkView
 from app.ui.settings_store import SettingsStore
 

@@ -10,8 +10,9 @@ import httpx
 import pytest
 from PySide6.QtCore import QObject, QSettings, Signal
 
+from app.errors import TrackerReadError
 from app.settings_model import AppSettings
-from app.tracker_api import RecipeRow, TrackerReadError
+from app.tracker_api import RecipeRow
 from app.ui.screens.recipes_view import COLUMNS, RecipesView, sample_rows
 from app.ui.settings_store import SettingsStore
 from tests.tracker_service.server_process import TrackerProcess

@@ -12,8 +12,9 @@ import pytest
 from keyring.backends import fail
 from PySide6.QtCore import QSettings
 
+from app.errors import TrackerReadError
 from app.settings_model import AppSettings
-from app.tracker_api import TrackerCheck, TrackerReadError
+from app.tracker_api import TrackerCheck
 from app.ui.screens.settings.samples import SAMPLE_TABS
 from app.ui.screens.settings.settings_dialog import SettingsDialog
 from app.ui.settings_store import SettingsStore, default_qsettings
@@ -282,7 +283,8 @@ def test_the_join_token_is_loaded_masked_and_a_keyring_failure_is_said(
 def test_start_at_login_writes_the_real_desktop_entry_or_says_why_not(
     qtbot: Any, store: SettingsStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from app.autostart import AutostartError, set_autostart
+    from app.autostart import set_autostart
+    from app.errors import AutostartError
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     dialog = SettingsDialog(
