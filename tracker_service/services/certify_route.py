@@ -55,11 +55,8 @@ def early_ended_plan(
         for c, start, stop in hops
     ]
     signed = issue_ticket(tracker_key, fingerprint=fingerprint, hops=ticket_hops, ttl_s=ttl_s)
-    ticket = signed["ticket"]
-    return RoutePlan(
-        route_session_id=ticket["route_session_id"],
-        epoch=ticket["epoch"],
-        expires_at=ticket["expires_at"],
+    return RoutePlan.from_ticket(
+        signed,
         fingerprint=fingerprint,
         layer_count=layer_count,
         hops=tuple(
@@ -67,5 +64,4 @@ def early_ended_plan(
             PlannedHop(c.node_id, c.start, stop, start, c.endpoint, c.public_key, c.tls_pin)
             for c, start, stop in hops
         ),
-        signed_ticket=signed,
     )

@@ -55,11 +55,8 @@ def replay_plan(
         effective_end=stop if stop != node.end else None,
     )
     signed = issue_ticket(key, fingerprint=fingerprint, hops=[ticket_hop], ttl_s=AUDIT_TICKET_TTL_S)
-    ticket = signed["ticket"]
-    return RoutePlan(
-        route_session_id=ticket["route_session_id"],
-        epoch=ticket["epoch"],
-        expires_at=ticket["expires_at"],
+    return RoutePlan.from_ticket(
+        signed,
         fingerprint=fingerprint,
         layer_count=layer_count,
         hops=(
@@ -73,7 +70,6 @@ def replay_plan(
                 node.tls_pin,
             ),
         ),
-        signed_ticket=signed,
     )
 
 

@@ -221,11 +221,8 @@ class RoutePlanner:
 def plan_for(route: Route, fingerprint: Key, tracker_key: TrackerKey, *, ttl_s: float) -> RoutePlan:
     """A formed route with a freshly signed ticket: what a route client runs."""
     signed = issue_ticket(tracker_key, fingerprint=fingerprint, hops=chain_hops(route), ttl_s=ttl_s)
-    ticket = signed["ticket"]
-    return RoutePlan(
-        route_session_id=ticket["route_session_id"],
-        epoch=ticket["epoch"],
-        expires_at=ticket["expires_at"],
+    return RoutePlan.from_ticket(
+        signed,
         fingerprint=fingerprint,
         layer_count=route.layer_count,
         hops=tuple(
@@ -240,7 +237,6 @@ def plan_for(route: Route, fingerprint: Key, tracker_key: TrackerKey, *, ttl_s: 
             )
             for h in route.hops
         ),
-        signed_ticket=signed,
     )
 
 

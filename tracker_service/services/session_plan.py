@@ -59,6 +59,27 @@ class RoutePlan:
     # route formation weighs: services/speed_meter.py); never part of the JSON form.
     on_step: StepTimer | None = field(default=None, compare=False, repr=False)
 
+    @classmethod
+    def from_ticket(
+        cls,
+        signed: dict[str, Any],
+        *,
+        fingerprint: tuple[str, str],
+        layer_count: int,
+        hops: tuple[PlannedHop, ...],
+    ) -> RoutePlan:
+        """The plan of a freshly signed ticket (``issue_ticket``'s answer) over ``hops``."""
+        ticket = signed["ticket"]
+        return cls(
+            route_session_id=ticket["route_session_id"],
+            epoch=ticket["epoch"],
+            expires_at=ticket["expires_at"],
+            fingerprint=fingerprint,
+            layer_count=layer_count,
+            hops=hops,
+            signed_ticket=signed,
+        )
+
     @property
     def chain_offered(self) -> bool:
         """The ticket names every hop's successor: the route may run as a chain
