@@ -4,9 +4,9 @@
   which earns 0 and is counted as ``own_hops`` so the rule shows in the ledger:
   the session's API key is linked to the node's own account, or any key's request
   came from the node's own address group (:func:`hop_rows`).
-- A checked job task earns ``job_credit`` per work unit, paid by
-  ``store/job_checks.py:pay_job_credit`` in the completion's own transaction (so a
-  result and its credit commit together or not at all).
+- A checked job task earns ``job_credit`` per work unit (:func:`pay_job_credit`), paid
+  in the completion's own transaction (so a result and its credit commit together or
+  not at all); which results stand is the job check's rule (store/job_checks.py).
 - Windows: the last 24 h and the last 7 days, by hourly bucket (:func:`identity_credits`).
 - Forfeiture: a quarantined identity's credit counts 0; its rows stay as evidence.
 - Ranking: per identity at heart, rolled up by account or team (:func:`leaderboard`).
@@ -25,10 +25,11 @@ from tracker_service.domain.credit_rules import (
     FORFEIT_QUARANTINED,
     bucket_of,
     hop_credit,
+    job_credit,
     same_address,
 )
 from tracker_service.store.credit_tables import CreditAccount
-from tracker_service.store.credits import CreditRow, credit_accounts, credit_sums
+from tracker_service.store.credits import CreditRow, add_credit_in, credit_accounts, credit_sums
 from tracker_service.store.tables import NODE_QUARANTINED
 
 DAY_S = 86400.0
@@ -204,3 +205,8 @@ def find_credit(session: Session, credit_id: str, *, now: float) -> LeaderRow | 
             if row.id == credit_id and (row.kind == kind or kind == "account"):
                 return row
     return None
+
+
+def pay_job_credit(session: Session, node_id: str, now: float) -> None:
+    """One checked work unit's credit to ``node_id``, in the caller's transaction."""
+    add_credit_in(session, [CreditRow(node_id, bucket_of(now), credit=job_credit(1), job_units=1)])

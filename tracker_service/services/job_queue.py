@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from tracker_service import errors
 from tracker_service.errors import QueueRefusal
+from tracker_service.services.credit_policy import pay_job_credit
 from tracker_service.services.registration import check_join_token
 from tracker_service.store import jobs as queue
 from tracker_service.store.artifacts import BlobStore
@@ -152,7 +153,14 @@ def complete(
 ) -> JobTask:
     """Record the task's result once (judged under `policy`) and count it to the executor."""
     task = queue.complete_task(
-        session, lease_id, node_id, metrics_sha256, now=now, metrics=metrics, policy=policy
+        session,
+        lease_id,
+        node_id,
+        metrics_sha256,
+        now=now,
+        metrics=metrics,
+        policy=policy,
+        pay=pay_job_credit,
     )
     touch_executor(session, node_id, now=now, done=1)
     return task

@@ -23,9 +23,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from tracker_service.domain.credit_rules import bucket_of, job_credit
 from tracker_service.domain.job_checks import Result, agreeing_pair, tolerance_for
-from tracker_service.store.credits import CreditRow, add_credit_in
 from tracker_service.store.independence import identity_standings, independent
 from tracker_service.store.job_tables import (
     FAILED,
@@ -61,9 +59,9 @@ class CheckPolicy:
 NO_CHECKS = CheckPolicy(share=0.0, probation_tasks=0)
 
 
-def pay_job_credit(session: Session, node_id: str, *, now: float) -> None:
-    """The one place a job pays credit: one work unit to `node_id`, in this transaction."""
-    add_credit_in(session, [CreditRow(node_id, bucket_of(now), credit=job_credit(1), job_units=1)])
+# What pays a checked result's executor, in the completion's own transaction (so a
+# result and its credit commit together): services/credit_policy.py:pay_job_credit.
+JobPayer = Callable[[Session, str, float], None]
 
 
 def on_probation(session: Session, node_id: str, policy: CheckPolicy) -> bool:
@@ -95,8 +93,10 @@ def record_result(
     policy: CheckPolicy,
     *,
     now: float,
+    pay: JobPayer,
 ) -> None:
-    """Record `node_id`'s result for the task's current round and decide the task."""
+    """Record `node_id`'s result for the task's current round and decide the task; the
+    executors of a result that stands are paid with ``pay``."""
     session.add(
         JobResult(
             task_id=task.task_id,
@@ -113,14 +113,14 @@ def record_result(
         task.needs_check = on_probation(session, node_id, policy) or policy.draw() < policy.share
     live = _pending(session, task.task_id)
     if not task.needs_check:
-        _succeed(session, task, live[-1], [live[-1]], now)
+        _succeed(session, task, live[-1], [live[-1]], now, pay)
         return
     results = [Result(row.id, row.metrics_sha256, row.metrics) for row in live]
     pair = agreeing_pair(results, tolerance_for(job.workload))
     if pair is not None:
         agreed = {pair[0].key, pair[1].key}
         winners = [row for row in live if row.id in agreed]
-        _succeed(session, task, winners[0], winners, now)
+        _succeed(session, task, winners[0], winners, now, pay)
         for row in live:
             if row.id not in agreed:
                 quarantine_executor(
@@ -160,7 +160,12 @@ def _clear_lease(task: JobTask) -> None:
 
 
 def _succeed(
-    session: Session, task: JobTask, result: JobResult, paid: list[JobResult], now: float
+    session: Session,
+    task: JobTask,
+    result: JobResult,
+    paid: list[JobResult],
+    now: float,
+    pay: JobPayer,
 ) -> None:
     task.state = SUCCEEDED
     task.metrics_sha256 = result.metrics_sha256
@@ -170,7 +175,7 @@ def _succeed(
     _clear_lease(task)
     for row in paid:
         row.state = RESULT_PAID
-        pay_job_credit(session, row.node_id, now=now)
+        pay(session, row.node_id, now)
         if task.needs_check:
             executor = session.get(JobExecutor, row.node_id)
             if executor is not None:

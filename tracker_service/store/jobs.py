@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session
 from tracker_service.errors import QueueRefusal
 from tracker_service.store.job_checks import (
     CheckPolicy,
+    JobPayer,
     checks_tied_to,
     is_quarantined,
     record_result,
@@ -327,6 +328,7 @@ def complete_task(
     now: float,
     metrics: Any = None,
     policy: CheckPolicy | None = None,
+    pay: JobPayer,
 ) -> JobTask:
     """Record a result once (`metrics`: the parsed metrics.json, None when not JSON) and
     judge it under `policy` (``store/job_checks.py``). A lost, late or repeated completion
@@ -360,9 +362,17 @@ def complete_task(
     if _rowcount(won) != 1:
         raise QueueRefusal(COMPLETION_REFUSED, "the lease ended while this completion was checked")
     session.refresh(task)
-    # Credit is paid there, in the same commit, only for checked or unsampled work.
+    # Credit is paid (``pay``) in the same commit, only for checked or unsampled work.
     record_result(
-        session, task, job, node_id, metrics_sha256, metrics, policy or CheckPolicy(), now=now
+        session,
+        task,
+        job,
+        node_id,
+        metrics_sha256,
+        metrics,
+        policy or CheckPolicy(),
+        now=now,
+        pay=pay,
     )
     session.flush()
     _refresh_job_state(session, job, now)

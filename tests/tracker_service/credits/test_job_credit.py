@@ -10,6 +10,7 @@ import pytest
 from tests.tracker_service.store_backends import BACKENDS, fresh_database
 from tracker_service.domain.credit_rules import JOB_UNIT_CREDIT
 from tracker_service.services import credit_policy
+from tracker_service.services.credit_policy import pay_job_credit
 from tracker_service.store import jobs as queue
 from tracker_service.store.artifacts import record_artifact
 from tracker_service.store.db import Database
@@ -41,9 +42,13 @@ def test_a_completed_task_credits_one_unit_and_a_repeat_credits_nothing(
         key = f"jobs/{job_id}/{task.task_id}/metrics.json"
         record_artifact(session, key, "a" * 64, 2, uploaded_by="t", now=10.0)
     with database.sessions.begin() as session:
-        queue.complete_task(session, lease_id, NODE, "a" * 64, now=11.0, policy=NO_CHECKS)
+        queue.complete_task(
+            session, lease_id, NODE, "a" * 64, now=11.0, policy=NO_CHECKS, pay=pay_job_credit
+        )
     with database.sessions.begin() as session, pytest.raises(queue.QueueRefusal):
-        queue.complete_task(session, lease_id, NODE, "a" * 64, now=12.0, policy=NO_CHECKS)
+        queue.complete_task(
+            session, lease_id, NODE, "a" * 64, now=12.0, policy=NO_CHECKS, pay=pay_job_credit
+        )
     with database.session() as session:
         [row] = credit_policy.leaderboard(session, kind="identity", now=12.0)
     assert row.id == NODE and row.total == pytest.approx(JOB_UNIT_CREDIT)

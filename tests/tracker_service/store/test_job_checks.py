@@ -11,6 +11,7 @@ import pytest
 
 from tests.tracker_service.store_backends import BACKENDS, fresh_database
 from tracker_service.domain.job_checks import Result, agreeing_pair, tolerance_for
+from tracker_service.services.credit_policy import pay_job_credit
 from tracker_service.store import jobs as queue
 from tracker_service.store.artifacts import record_artifact
 from tracker_service.store.db import Database
@@ -63,7 +64,14 @@ def _run(
         lease_id = str(task.lease_id)
     with db.sessions.begin() as session:
         return queue.complete_task(
-            session, lease_id, node_id, sha, now=now + 1, metrics=metrics, policy=policy
+            session,
+            lease_id,
+            node_id,
+            sha,
+            now=now + 1,
+            metrics=metrics,
+            policy=policy,
+            pay=pay_job_credit,
         )
 
 
@@ -152,7 +160,9 @@ def test_a_disagreement_goes_to_a_third_and_the_minority_is_quarantined(
         record_artifact(session, prefix + "metrics.json", "e" * 64, 2, uploaded_by="t", now=30.0)
         lease_id = str(task.lease_id)
         session.flush()
-        queue.complete_task(session, lease_id, "a" * 32, "e" * 64, now=31.0, policy=ALWAYS)
+        queue.complete_task(
+            session, lease_id, "a" * 32, "e" * 64, now=31.0, policy=ALWAYS, pay=pay_job_credit
+        )
     assert refused.value.reason == queue.COMPLETION_REFUSED  # not the liar's lease
 
 

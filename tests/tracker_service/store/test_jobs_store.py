@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.tracker_service.store_backends import BACKENDS, fresh_database
+from tracker_service.services.credit_policy import pay_job_credit
 from tracker_service.store import jobs as queue
 from tracker_service.store.artifacts import record_artifact
 from tracker_service.store.db import Database
@@ -98,9 +99,13 @@ def test_a_refused_completion_changes_nothing(database: Database) -> None:
             session, f"jobs/{job_id}/{task_id}/metrics.json", "a" * 64, 2, uploaded_by="t", now=10.0
         )
     with database.sessions.begin() as session:
-        queue.complete_task(session, lease_id, "a", "a" * 64, now=11.0, policy=NO_CHECKS)
+        queue.complete_task(
+            session, lease_id, "a", "a" * 64, now=11.0, policy=NO_CHECKS, pay=pay_job_credit
+        )
     with database.sessions.begin() as session, pytest.raises(queue.QueueRefusal) as info:
-        queue.complete_task(session, lease_id, "a", "a" * 64, now=12.0, policy=NO_CHECKS)
+        queue.complete_task(
+            session, lease_id, "a", "a" * 64, now=12.0, policy=NO_CHECKS, pay=pay_job_credit
+        )
     assert info.value.reason == queue.COMPLETION_REFUSED
     with database.session() as session:
         row = session.get(JobTask, task_id)
