@@ -45,7 +45,7 @@ from app.ui.link_events import LinkOpenFilter
 from app.ui.network_watch import JoinedNetworkWatch, network_name
 from app.ui.pause_monitor import DEFAULT_PERIOD_MS, PauseMonitor
 from app.ui.quit_signals import QuitOnSignal
-from app.ui.screens.status_window import StatusWindow
+from app.ui.screens.status.window import StatusWindow
 from app.ui.screens.tray import Tray
 from app.ui.settings_store import SettingsStore, default_qsettings
 from app.ui.single_instance import SingleInstance

@@ -30,7 +30,7 @@ from app.pause_rules import contributing_sentence
 from app.texts import text
 from app.ui.actions import AppActions
 from app.ui.controller import NodeController
-from app.ui.screens.status_window import StatusWindow
+from app.ui.screens.status.window import StatusWindow
 from app.ui.screens.tray import Tray
 from app.ui.settings_store import SettingsStore
 from app.ui.visible_texts import clipped_texts, visible_texts
@@ -475,7 +475,7 @@ def render_all(folder: Path, qapp: QApplication) -> int:
                 window.cost_reward.set_use(SAMPLE_USE)
             if name == "status-details":
                 window.show_details()
-                window.tabs.setCurrentIndex(1)
+                window.details.tabs.setCurrentIndex(1)
             _save(window, path)
             window.hide()
             if name == "status-serving":

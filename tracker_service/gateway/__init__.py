@@ -14,6 +14,7 @@
     observability     the per-request log line and the Prometheus metrics
     errors            OpenAI's error shape (every refusal of the gateway)
     service           the entry point the routes call: request in, answer out
+    answer            one request under way: its choices, their text deltas, its close
 
 ``tracker_service.api.routes.openai`` wires these into ``/v1/*``.
 """

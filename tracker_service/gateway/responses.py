@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracker_service.gateway.answer import Piece
 from tracker_service.gateway.sampler import TokenLogprob
-from tracker_service.gateway.service import Piece
 from tracker_service.gateway.tools import TOOL_CALL_START, ToolCall, may_become_call, parse_calls
 
 TokenText = Callable[[int], str]

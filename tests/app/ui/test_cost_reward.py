@@ -19,7 +19,7 @@ from app.machine_use import MachineUse, MachineUseReader, use_sentence
 from app.ui.actions import AppActions
 from app.ui.controller import NodeController
 from app.ui.i18n import install_language
-from app.ui.screens.status_window import StatusWindow
+from app.ui.screens.status.window import StatusWindow
 from app.ui.screenshots import SampleUsage, serving_events
 from app.week_summary import last_week, midnight
 from tests.app.fake_nvml import FakeGpu, FakeNvml

@@ -60,11 +60,12 @@ def test_a_child_that_crashes_twice_gets_copy_diagnostics_not_retry(
     copied = QGuiApplication.clipboard().text()
     assert "RequestLineTooLong" in copied  # the traceback's last line, for whoever helps
     window.show_details()
-    window.tabs.setCurrentWidget(window.log_view)
-    assert window.log_view.lineWrapMode() == QPlainTextEdit.LineWrapMode.WidgetWidth
-    assert "RequestLineTooLong" in window.log_view.toPlainText()
+    window.details.tabs.setCurrentWidget(window.details.log_view)
+    assert window.details.log_view.lineWrapMode() == QPlainTextEdit.LineWrapMode.WidgetWidth
+    assert "RequestLineTooLong" in window.details.log_view.toPlainText()
     # nothing to scroll sideways, even for a long path in the traceback
-    qtbot.waitUntil(lambda: window.log_view.horizontalScrollBar().maximum() == 0, timeout=5000)
+    log_view = window.details.log_view
+    qtbot.waitUntil(lambda: log_view.horizontalScrollBar().maximum() == 0, timeout=5000)
 
 
 def test_serving_in_between_starts_the_count_again(qtbot: Any, tmp_path: Path) -> None:

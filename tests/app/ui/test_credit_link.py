@@ -113,7 +113,7 @@ def test_the_name_and_team_reach_the_leaderboard_and_a_change_is_posted_again(
     registered(app, tracker.url, identity.node_id)
     qtbot.waitUntil(lambda: app.credit_linker.sentence != "", timeout=20_000)
     assert app.credit_linker.sentence == text("leaderboard.done")
-    assert app.status_window.credit_link_label.text() == text("leaderboard.done")
+    assert app.status_window.details.credit_link_label.text() == text("leaderboard.done")
     account = credit_row(tracker, f"pc-{identity.node_id}")
     assert (account["kind"], account["display_name"], account["team"]) == (
         "account",
@@ -154,7 +154,7 @@ def test_a_refusal_is_said_in_details_and_the_next_registration_tries_again(
     registered(app, tracker.url, identity.node_id)  # but the tracker never saw this key
     qtbot.waitUntil(lambda: app.credit_linker.sentence != "", timeout=20_000)
     assert app.credit_linker.sentence == f"{text('leaderboard.refused')} [unknown-node]"
-    assert app.status_window.credit_link_label.text() == app.credit_linker.sentence
+    assert app.status_window.details.credit_link_label.text() == app.credit_linker.sentence
     assert app.store.credit_link() is None
 
     register_and_credit(tracker, identity)

@@ -93,8 +93,8 @@ def test_without_a_keyring_the_app_joins_and_keeps_the_key_in_its_own_file(
 
     window = app.status_window
     window.show_details()
-    sentence = window.key_file_label.text()
-    assert window.key_file_label.isVisible()
+    sentence = window.details.key_file_label.text()
+    assert window.details.key_file_label.isVisible()
     assert "no keyring" in sentence and "only you can read" in sentence
     assert str(data_home()) in sentence and "--" not in sentence
 
@@ -119,4 +119,4 @@ def test_with_a_keyring_the_key_stays_there_and_details_say_nothing(
     assert "--identity-file" not in argv
     app = make_app(qtbot, tmp_path)
     app.status_window.show_details()
-    assert not app.status_window.key_file_label.isVisible()
+    assert not app.status_window.details.key_file_label.isVisible()

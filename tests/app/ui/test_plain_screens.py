@@ -36,7 +36,7 @@ from app.ui.screens.doctor.join import JoinPage
 from app.ui.screens.doctor.samples import SAMPLE_JOINED, SAMPLE_LINK, SAMPLE_NETWORK
 from app.ui.screens.doctor.wizard import DoctorWizard
 from app.ui.screens.recipes_view import sample_rows
-from app.ui.screens.status_window import StatusWindow
+from app.ui.screens.status.window import StatusWindow
 from app.ui.screenshots import (
     SAMPLE_CREDIT,
     SAMPLE_LOG,
@@ -216,7 +216,7 @@ def test_every_control_has_a_name_and_every_shortcut_label_a_field(
         assert unnamed_controls(window) == []
         assert window.state_icon.accessibleName() == window.headline_label.text()
         window.show_details()
-        row = window._gate_rows["admission"][0]
+        row = window.details.gate_rows["admission"][0]
         assert row.accessibleName().startswith("Admission: ")  # the gate icons speak
     store = SettingsStore(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
     wizard = DoctorWizard(store, FakeController())
@@ -312,6 +312,6 @@ def test_the_wizard_and_the_status_window_work_from_the_keyboard_alone(
         QTest.keyClick(window.focusWidget(), Qt.Key.Key_Tab)
     assert window.focusWidget() is window.details_button
     QTest.keyClick(window.details_button, Qt.Key.Key_Space)
-    assert window.showing_details and window.focusWidget() is window.back_button
-    QTest.keyClick(window.back_button, Qt.Key.Key_Space)
+    assert window.showing_details and window.focusWidget() is window.details.back_button
+    QTest.keyClick(window.details.back_button, Qt.Key.Key_Space)
     assert not window.showing_details and window.focusWidget() is window.details_button

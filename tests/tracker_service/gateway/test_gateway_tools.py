@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
+from tracker_service.gateway.answer import Piece
 from tracker_service.gateway.chat_template import ChatTemplate
 from tracker_service.gateway.responses import ChatStreamChoice, message
-from tracker_service.gateway.service import Piece
 from tracker_service.gateway.tools import parse_calls, with_preamble
 
 WEATHER = {

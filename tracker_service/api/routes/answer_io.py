@@ -27,10 +27,11 @@ from tracker_service.errors import (
     GenerationFailed,
     Unavailable,
 )
+from tracker_service.gateway.answer import Answer
 from tracker_service.gateway.api_keys import Caller
 from tracker_service.gateway.observability import RequestRecord
 from tracker_service.gateway.openai_schemas import ChatCompletionCreate, CompletionCreate
-from tracker_service.gateway.service import Answer, Gateway
+from tracker_service.gateway.service import Gateway
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")

@@ -23,10 +23,11 @@ from tracker_service.api.routes.answer_io import (
     unless_disconnected,
 )
 from tracker_service.errors import ClientGone, GatewayError, GenerationFailed
+from tracker_service.gateway.answer import Answer
 from tracker_service.gateway.api_keys import Caller
 from tracker_service.gateway.faces import common
 from tracker_service.gateway.faces.common import Event, Outcome
-from tracker_service.gateway.service import Answer, Gateway
+from tracker_service.gateway.service import Gateway
 
 M = TypeVar("M", bound=BaseModel)
 GONE = CLIENT_CLOSED  # the status of an answer whose client left (nobody reads it)

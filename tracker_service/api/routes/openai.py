@@ -38,9 +38,10 @@ from tracker_service.errors import (
     ModelNotFound,
 )
 from tracker_service.gateway import responses
+from tracker_service.gateway.answer import Answer, Choice, Piece
 from tracker_service.gateway.api_keys import Caller
 from tracker_service.gateway.openai_schemas import ChatCompletionCreate, CompletionCreate
-from tracker_service.gateway.service import Answer, Choice, Gateway, Piece
+from tracker_service.gateway.service import Gateway
 
 log = logging.getLogger(__name__)
 

@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from tracker_service.errors import BadRequest, GatewayError
+from tracker_service.gateway.answer import Answer
 from tracker_service.gateway.faces.common import (
     CallMade,
     Ended,
@@ -38,7 +39,6 @@ from tracker_service.gateway.faces.common import (
     unsupported_extras,
 )
 from tracker_service.gateway.openai_schemas import ChatCompletionCreate
-from tracker_service.gateway.service import Answer
 from tracker_service.gateway.tools import ToolCall
 
 API_ID = "anthropic"

@@ -15,8 +15,8 @@ from pydantic import ValidationError
 
 from tracker_service.errors import BadRequest
 from tracker_service.gateway import responses
+from tracker_service.gateway.answer import Answer
 from tracker_service.gateway.openai_schemas import ChatCompletionCreate, CompletionCreate
-from tracker_service.gateway.service import Answer
 from tracker_service.gateway.tools import ToolCall, parse_calls
 
 MAX_PROBLEMS = 3

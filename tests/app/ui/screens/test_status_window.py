@@ -12,7 +12,7 @@ from PySide6.QtGui import QCloseEvent, QGuiApplication
 from app.status_model import GATE_ORDER
 from app.ui.actions import AppActions
 from app.ui.controller import NodeController
-from app.ui.screens.status_window import StatusWindow
+from app.ui.screens.status.window import StatusWindow
 from app.ui.screenshots import SampleUsage, refused_events, serving_events
 from app.usage_history import UsageHistory
 from tests.app.ui.test_controller import _kill_children, fake_controller  # noqa: F401
@@ -32,7 +32,7 @@ def idle_controller() -> NodeController:
 
 
 def sentences(window: StatusWindow) -> dict[str, str]:
-    return {name: row[1].text() for name, row in window._gate_rows.items()}
+    return {name: row[1].text() for name, row in window.details.gate_rows.items()}
 
 
 def test_rows_fill_in_as_the_node_passes_its_gates(qtbot: Any) -> None:
@@ -47,10 +47,10 @@ def test_rows_fill_in_as_the_node_passes_its_gates(qtbot: Any) -> None:
     assert texts["recipe"].startswith("Recipe llama-fp32 is certified")
     assert "Report 4 min old, stale in 10 min." in texts["capability"]
     assert window.headline_label.text() == "Contributing"
-    assert window.tokens_label.text() == "12,480"
-    assert window.sessions_label.text() == "2"
+    assert window.details.tokens_label.text() == "12,480"
+    assert window.details.sessions_label.text() == "2"
     assert window.uptime_label.text().startswith("3 h 1")
-    assert window._gate_rows["identity"][3].text()  # a time
+    assert window.details.gate_rows["identity"][3].text()  # a time
     assert not window.retry_button.isVisibleTo(window)
 
 
@@ -79,7 +79,7 @@ def test_refused_banner_shows_the_sentence_and_retry_restarts(qtbot: Any, tmp_pa
     # the node's sentence ("Not enough memory for layers 0–15") is in Details only
     assert window.sentence_label.text().startswith("This computer ran out of graphics memory.")
     assert "layers" not in window.sentence_label.text()
-    assert "Not enough memory for layers 0–15" in window.details_state.text()
+    assert "Not enough memory for layers 0–15" in window.details.details_state.text()
     assert window.retry_button.isVisible() and window.doctor_button.isVisible()
     assert not window.contribute_button.isVisible()
     with qtbot.waitSignal(controller.crashed, timeout=15000):
@@ -92,7 +92,7 @@ def test_refused_sample_marks_the_failed_gate_and_later_ones_unreached(qtbot: An
     window, _ = window_for(qtbot, controller)
     for event in refused_events(time.time()):
         controller.handle_event(event)
-    assert window._gate_rows["admission"][2].text() == "stale"
+    assert window.details.gate_rows["admission"][2].text() == "stale"
     assert sentences(window)["registration"] == "Not reached."
 
 
@@ -104,7 +104,7 @@ def test_contribute_button_drives_the_action(qtbot: Any, tmp_path: Path) -> None
     window.contribute_button.click()
     qtbot.waitUntil(lambda: controller.status.state == "serving", timeout=15000)
     assert window.contribute_button.text() == "Stop contributing"
-    qtbot.waitUntil(lambda: "fake node starting" in window.log_view.toPlainText())
+    qtbot.waitUntil(lambda: "fake node starting" in window.details.log_view.toPlainText())
     with qtbot.waitSignal(controller.running_changed, timeout=15000):
         window.contribute_button.click()
     assert window.headline_label.text() == "Not contributing"
@@ -116,7 +116,7 @@ def test_copy_diagnostics_puts_the_status_on_the_clipboard(qtbot: Any) -> None:
     for event in serving_events(time.time()):
         controller.handle_event(event)
     controller.status.add_log_line("INFO core.node: last words")
-    window.copy_button.click()
+    window.details.copy_button.click()
     text = QGuiApplication.clipboard().text()
     assert text.startswith("MeshNet diagnostics")
     assert "MeshNet: 9.9" in text
@@ -131,12 +131,12 @@ def test_chart_reads_the_usage_history(qtbot: Any, tmp_path: Path) -> None:
     history.record(now, 350, "run-1")
     controller = idle_controller()
     window, _ = window_for(qtbot, controller, usage=history)
-    assert window.chart.total == 350
-    assert window.chart.summary().startswith("350 tokens served in the last 7 days")
-    window.chart.set_hours(SampleUsage().hourly(now))
+    assert window.details.chart.total == 350
+    assert window.details.chart.summary().startswith("350 tokens served in the last 7 days")
+    window.details.chart.set_hours(SampleUsage().hourly(now))
     window.show()
-    window.tabs.setCurrentIndex(0)
-    assert not window.chart.grab().isNull()  # paints without error
+    window.details.tabs.setCurrentIndex(0)
+    assert not window.details.chart.grab().isNull()  # paints without error
 
 
 def test_closing_hides_with_a_tray_and_quits_without_one(qtbot: Any) -> None:

@@ -3,8 +3,8 @@
 The main view says it in a sentence with the next step as a button, and shows
 the contribution (words written today, this week, in all, and for how long);
 nothing on it names a gate, a shard or a digest. **Details** (one click, or
-Alt+D) shows the engineer's view: the per-step rows, the usage chart, the
-node's log and Copy diagnostics. The main view is a column of sections
+Alt+D) shows the engineer's view (``details.py``): the per-step rows, the
+usage chart, the node's log and Copy diagnostics. The main view is a column of sections
 (:meth:`StatusWindow.add_section` adds one, e.g. credits).
 
 It reads ``controller.status`` only (never the event stream) and refreshes
@@ -22,18 +22,15 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QFont, QGuiApplication, QShowEvent, QTextOption
+from PySide6.QtGui import QCloseEvent, QFont, QGuiApplication, QShowEvent
 from PySide6.QtWidgets import (
     QFrame,
-    QGridLayout,
     QHBoxLayout,
     QLabel,
     QMainWindow,
-    QPlainTextEdit,
     QPushButton,
     QSizePolicy,
     QStackedWidget,
-    QTabWidget,
     QToolBar,
     QToolButton,
     QVBoxLayout,
@@ -43,12 +40,9 @@ from PySide6.QtWidgets import (
 from app.credit_summary import fetch_credit
 from app.status_model import (
     FAILED_STATES,
-    GATE_ORDER,
     diagnostics_text,
     format_count,
     format_duration,
-    gate_sentence,
-    gate_title,
     headline,
     tray_state,
 )
@@ -58,31 +52,13 @@ from app.ui.controller import CRASHED_TWICE, NodeController
 from app.ui.cost_reward import CostReward, ReadUse
 from app.ui.credit_card import CreditCard, FetchCredit
 from app.ui.errors import guarded
-from app.ui.widgets.icons import app_icon, gate_icon, tray_icon
+from app.ui.screens.status.details import DetailsView, key_place_sentence
+from app.ui.widgets.icons import app_icon, tray_icon
 from app.ui.widgets.labels import stat_box
-from app.ui.widgets.usage_chart import UsageChart
 
 log = logging.getLogger(__name__)
 
 
-def key_place_sentence() -> str:
-    """One plain sentence where the app keeps the key in a file; "" where a keyring has it."""
-    from core.identity.keystore import fallback_identity_file, keyring_problem
-
-    try:
-        path = fallback_identity_file()
-        if path is None:
-            return ""
-        if keyring_problem() is not None:
-            return text("details.key-file.no-keyring", folder=path.parent.parent)
-        return text("details.key-file", path=path)
-    except Exception:  # a sentence in Details must never break the window
-        log.exception("cannot tell where the key is kept")
-        return ""
-
-
-COLUMN_SENTENCE = 1
-GATE_STATES = ("passed", "failed", "pending", "info", "waiting")
 CHART_REFRESH_MS = 60_000
 # Reason codes whose next step is not Retry (app.status_model.WHY_BY_REASON's keys)
 SETTINGS_REASONS = frozenset({"bad-settings"})
@@ -159,7 +135,7 @@ class StatusWindow(QMainWindow):
         controller.stats_received.connect(self._stats)
         controller.gate_changed.connect(self._gate_changed)
         for line in controller.status.log_lines:
-            self.log_view.appendPlainText(line)
+            self.details.log_view.appendPlainText(line)
         self.refresh()
         self.refresh_chart()
         # buttons hidden before the first show still counted in the cached least height:
@@ -172,7 +148,10 @@ class StatusWindow(QMainWindow):
     def _build(self) -> None:
         self.views = QStackedWidget()
         self.views.addWidget(self._build_main_view())
-        self.views.addWidget(self._build_details_view())
+        self.details = DetailsView(lambda: self._controller.status, key_place=self._key_place)
+        self.details.back_button.clicked.connect(self.show_main)
+        self.details.copy_button.clicked.connect(self.copy_diagnostics)
+        self.views.addWidget(self.details)
         self.setCentralWidget(self.views)
         self._set_view(self.MAIN_VIEW)
         self.setStyleSheet(BANNER_STYLE)
@@ -313,97 +292,6 @@ class StatusWindow(QMainWindow):
         self.banner.setAccessibleName(text("action.status"))
         return self.banner
 
-    def _build_details_view(self) -> QWidget:
-        """The engineer's view: every step with its reason code, chart, log, diagnostics."""
-        self.details_view = QWidget()
-        layout = QVBoxLayout(self.details_view)
-        layout.setContentsMargins(16, 16, 16, 12)
-        layout.setSpacing(12)
-        top = QHBoxLayout()
-        self.back_button = QPushButton(text("details.back"))
-        self.back_button.setAccessibleName(text("details.back.name"))
-        self.back_button.clicked.connect(self.show_main)
-        gates_title = QLabel(text("details.title"))
-        gates_title.setObjectName("section")
-        top.addWidget(self.back_button)
-        top.addWidget(gates_title, 1)
-        layout.addLayout(top)
-        self.details_state = QLabel()
-        self.details_state.setWordWrap(True)
-        self.details_state.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout.addWidget(self.details_state)
-        # where the key lives when no keyring does (core.identity.keystore.fallback_identity_file)
-        self.key_file_label = QLabel()
-        self.key_file_label.setWordWrap(True)
-        self.key_file_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.key_file_label.setVisible(False)
-        layout.addWidget(self.key_file_label)
-        self.credit_link_label = QLabel()  # the leaderboard name's fate (app.ui.credit_linker)
-        self.credit_link_label.setWordWrap(True)
-        self.credit_link_label.setVisible(False)
-        layout.addWidget(self.credit_link_label)
-        layout.addWidget(self._build_gates())
-        stats = QHBoxLayout()
-        stats.setSpacing(10)
-        tokens_frame, self.tokens_label = stat_box(text("details.tokens"))
-        sessions_frame, self.sessions_label = stat_box(text("details.sessions"))
-        for frame in (tokens_frame, sessions_frame):
-            stats.addWidget(frame)
-        layout.addLayout(stats)
-        self.tabs = QTabWidget()
-        self.chart = UsageChart()
-        self.tabs.addTab(self.chart, text("details.chart"))
-        self.log_view = QPlainTextEdit()
-        self.log_view.setReadOnly(True)
-        self.log_view.setMaximumBlockCount(500)
-        # a traceback wraps: nobody scrolls sideways to read why it stopped
-        self.log_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.log_view.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-        self.log_view.setPlaceholderText(text("details.log.empty"))
-        self.log_view.setAccessibleName(text("details.log"))
-        self.tabs.addTab(self.log_view, text("details.log"))
-        layout.addWidget(self.tabs, 2)
-        bottom = QHBoxLayout()
-        bottom.addStretch(1)
-        self.copy_button = QPushButton(text("details.copy"))
-        self.copy_button.setAccessibleName(text("details.copy"))
-        self.copy_button.setToolTip(text("details.copy.tip"))
-        self.copy_button.clicked.connect(self.copy_diagnostics)
-        bottom.addWidget(self.copy_button)
-        layout.addLayout(bottom)
-        return self.details_view
-
-    def _build_gates(self) -> QFrame:
-        """One row per gate: icon, name, sentence (wrapped), reason code, time."""
-        self.gates = QFrame()
-        self.gates.setObjectName("gates")
-        grid = QGridLayout(self.gates)
-        grid.setContentsMargins(12, 10, 12, 10)
-        grid.setHorizontalSpacing(12)
-        grid.setVerticalSpacing(7)
-        grid.setColumnStretch(COLUMN_SENTENCE + 1, 1)
-        self._gate_rows: dict[str, tuple[QLabel, QLabel, QLabel, QLabel]] = {}
-        for index, name in enumerate(GATE_ORDER):
-            icon = QLabel()
-            icon.setFixedSize(16, 16)
-            title = QLabel(gate_title(name))
-            title.setObjectName("gate-title")
-            sentence = QLabel()
-            sentence.setWordWrap(True)
-            sentence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            reason = QLabel()
-            reason.setObjectName("reason")
-            when = QLabel()
-            when.setObjectName("caption")
-            top = Qt.AlignmentFlag.AlignTop
-            grid.addWidget(icon, index, 0, top)
-            grid.addWidget(title, index, 1, top)
-            grid.addWidget(sentence, index, 2, top)
-            grid.addWidget(reason, index, 3, top)
-            grid.addWidget(when, index, 4, top | Qt.AlignmentFlag.AlignRight)
-            self._gate_rows[name] = (icon, sentence, reason, when)
-        return self.gates
-
     def _build_toolbar(self) -> None:
         toolbar = QToolBar("MeshNet")
         toolbar.setMovable(False)
@@ -423,7 +311,7 @@ class StatusWindow(QMainWindow):
     # --- the two views ---------------------------------------------------
     def _set_view(self, index: int) -> None:
         # a hidden view must not hold the window at its size: only the shown one counts
-        for page in (self.main_view, self.details_view):
+        for page in (self.main_view, self.details):
             policy = (
                 QSizePolicy.Policy.Preferred
                 if page is self.views.widget(index)
@@ -436,14 +324,9 @@ class StatusWindow(QMainWindow):
         self.refresh_key_place()
         self._set_view(self.DETAILS_VIEW)
         # nine rows and a log, and room for the leaderboard's sentence when there is one
-        extra = self.credit_link_label.sizeHint().height() + 12 if self._link_shown() else 0
-        if self.key_file_label.text():
-            extra += self.key_file_label.sizeHint().height() + 12
+        extra = self.details.extra_height()
         self.resize(max(self.width(), 760), max(self.height(), 640 + extra))
-        self.back_button.setFocus()
-
-    def _link_shown(self) -> bool:
-        return bool(self.credit_link_label.text())
+        self.details.back_button.setFocus()
 
     def show_main(self) -> None:
         self._set_view(self.MAIN_VIEW)
@@ -488,13 +371,8 @@ class StatusWindow(QMainWindow):
         self.rules_label.setText(self._pause_sentence if status.active else "")
         self.cost_reward.refresh_use()
         self.cost_reward.read_use()
-        self.tokens_label.setText(format_count(status.tokens_served))
-        self.sessions_label.setText(format_count(status.open_sessions))
-        self.details_state.setText(
-            f"{status.state}: {status.message}" + (f" [{status.reason}]" if status.reason else "")
-        )
+        self.details.refresh()
         self._refresh_totals()
-        self._refresh_gates()
         self._tick()
 
     def _refresh_totals(self) -> None:
@@ -508,23 +386,6 @@ class StatusWindow(QMainWindow):
         self.week_label.setText(format_count(week))
         self.total_label.setText(format_count(everything))
 
-    def _refresh_gates(self) -> None:
-        status = self._controller.status
-        now = time.time()
-        for name, (icon, sentence, reason, when) in self._gate_rows.items():
-            row = status.gates.get(name)
-            if row is None:
-                continue
-            icon.setPixmap(gate_icon(row.gate_state).pixmap(16, 16))
-            known = row.gate_state in GATE_STATES
-            words = text(f"gate-state.{row.gate_state}") if known else row.gate_state
-            icon.setToolTip(words)
-            icon.setAccessibleName(f"{gate_title(name)}: {words}")
-            sentence.setText(gate_sentence(row, status, now))
-            reason.setText(row.reason or "")
-            reason.setToolTip(text("details.reason.tip") if row.reason else "")
-            when.setText(time.strftime("%H:%M:%S", time.localtime(row.at)) if row.at else "")
-
     @guarded
     def _tick(self) -> None:
         status = self._controller.status
@@ -532,9 +393,7 @@ class StatusWindow(QMainWindow):
         self.uptime_label.setText(
             format_duration(status.uptime(now)) if status.state == "serving" else "—"
         )
-        capability = status.gates.get("capability")
-        if capability is not None and capability.gate_state != "waiting":
-            self._gate_rows["capability"][1].setText(gate_sentence(capability, status, now))
+        self.details.tick(now)
 
     @guarded
     def refresh_chart(self) -> None:
@@ -543,7 +402,7 @@ class StatusWindow(QMainWindow):
             self.cost_reward.set_hours([], now)
             return
         hours = self._usage.hourly(now)
-        self.chart.set_hours(hours)
+        self.details.chart.set_hours(hours)
         self.cost_reward.set_hours(hours, now)
         self._refresh_totals()
 
@@ -562,14 +421,11 @@ class StatusWindow(QMainWindow):
 
     def refresh_key_place(self) -> None:
         """Say, in Details, where the node's key lives when it is not in a keyring."""
-        sentence = self._key_place()
-        self.key_file_label.setText(sentence)
-        self.key_file_label.setVisible(bool(sentence))
+        self.details.refresh_key_place()
 
     def set_credit_link_sentence(self, sentence: str) -> None:
         """What became of the leaderboard name and team, shown in the Details view."""
-        self.credit_link_label.setText(sentence)
-        self.credit_link_label.setVisible(bool(sentence))
+        self.details.set_credit_link_sentence(sentence)
 
     def _sync_contribute(self) -> None:
         action = self._actions.contribute
@@ -586,7 +442,7 @@ class StatusWindow(QMainWindow):
 
     @guarded
     def _append_log(self, line: str) -> None:
-        self.log_view.appendPlainText(line)
+        self.details.log_view.appendPlainText(line)
 
     @guarded
     def _retry(self) -> None:
