@@ -13,8 +13,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 UI = ROOT / "app" / "ui"
-# Put the screens together; every other top-level module is plumbing.
-COMPOSERS = {"app.ui.main", "app.ui.screenshots"}
+# Put the screens together (the app, and the screenshots: screens and the tray's
+# notifications); every other top-level module is plumbing.
+COMPOSERS = {"app.ui.main", "app.ui.screenshots", "app.ui.screenshot_notifications"}
 
 
 def _module_name(path: Path) -> str:
