@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -76,16 +77,18 @@ class Report:
     ended_s: list[float]  # pause → the node's sessions ended (the first part of released_s)
     credited_hops: int
     unpaid_closes: int  # route closes where a hop gave no receipt (it left meanwhile)
+    failovers: int  # routes dropped mid-answer: their hops are paid the steps they verified
     events: dict[str, int]
     failures: list[str] = field(default_factory=list)
 
     @property
     def consistent(self) -> bool:
-        """Every answered request credited its two hops once: none twice, none for a
-        request that was not answered; a hop is unpaid only where its node left before
-        signing its receipt at the close (the gateway logged that close)."""
+        """Every answered request credited its two hops once at its close, and each route
+        dropped by a failover at most its two hops once more (for the steps their signed
+        step receipts verified; the replacement's replay of them earns nothing); a hop
+        is unpaid only where its node left before signing its receipt at the close."""
         paid = 2 * self.answered
-        return paid - self.unpaid_closes <= self.credited_hops <= paid
+        return paid - self.unpaid_closes <= self.credited_hops <= paid + 2 * self.failovers
 
     def lines(self, options: argparse.Namespace) -> list[str]:
         extra = _percentiles(self.extra_s)
@@ -107,7 +110,8 @@ class Report:
             f"p50 {ended[0]:.3f} s, p95 {ended[1]:.3f} s)",
             f"credits and ledger consistent: {'yes' if self.consistent else 'no'} "
             f"({self.credited_hops} hops credited for {self.answered} answered requests "
-            f"of 2 hops; {self.unpaid_closes} closes lost a receipt to a leaving node)",
+            f"of 2 hops and {self.failovers} dropped routes; {self.unpaid_closes} closes "
+            "lost a receipt to a leaving node)",
             *[f"  failed: {f}" for f in self.failures[:10]],
             f"failed requests: {self.failed} of {self.requests}, "
             f"memory released p95: {released[1]:.3f} s",
@@ -337,7 +341,8 @@ def run(options: argparse.Namespace, model_dir: Path, workdir: Path) -> Report:
         network.refresh()
         log = (workdir / "tracker.log").read_text(encoding="utf-8", errors="replace")
         unpaid = sum("closing route" in line for line in log.splitlines())
-        return _report(chats, driver, network, baseline, hops, unpaid)
+        failovers = sum(int(n) for n in re.findall(r"outcome=\S+ .*?failovers=(\d+)", log))
+        return _report(chats, driver, network, baseline, hops, unpaid, failovers)
     finally:
         network.close()
 
@@ -353,6 +358,7 @@ def _report(
     baseline: dict[int, float],
     hops: int,
     unpaid: int,
+    failovers: int,
 ) -> Report:
     outcomes = chats.outcomes
     failures: list[str] = []
@@ -386,6 +392,7 @@ def _report(
         ended_s=[s for m in network.members for s in m.ended_s],
         credited_hops=hops,
         unpaid_closes=unpaid,
+        failovers=failovers,
         events=dict(driver.events),
         failures=failures,
     )

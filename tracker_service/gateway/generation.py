@@ -178,6 +178,10 @@ class Generation:
         self._on_suspect = on_suspect
         self._auditor = auditor
         self._session: RouteSession | None = None
+        # positions of the answer a failed-over route's hops were paid for (their signed
+        # step receipts): the replacement's replay of them earns nothing
+        self._paid_layers: list[int] = []
+        self._settling: list[asyncio.Task[None]] = []  # failed routes' pay, after audits
         self._departures = departures  # a leaving node's announcement fails its hops over
         self.stats = GenerationStats()
 
@@ -198,7 +202,9 @@ class Generation:
         try:
             while produced < max_new_tokens:
                 if self._session is None:
-                    await self._open(max_length, excluded)
+                    # the new route replays ``context``: what is paid of it earns nothing
+                    paid = [min(p, len(context)) for p in self._paid_layers]
+                    await self._open(max_length, excluded, paid)
                     feed = list(context)  # replay the prefix: the new hops rebuild their caches
                 session = self._session
                 assert session is not None
@@ -249,6 +255,8 @@ class Generation:
             await self._close()
         finally:
             await self._drop()
+            # the failed routes' hops are paid once their audits ended (bounded)
+            await asyncio.gather(*self._settling, return_exceptions=True)
 
     def _speculates(self, session: RouteSession) -> bool:
         """Decode steps verify drafts when the last hop's token is the answer's (greedy: no
@@ -288,7 +296,7 @@ class Generation:
         self.stats.accepted_tokens += kept
         return answer
 
-    async def _open(self, max_length: int, excluded: list[str]) -> None:
+    async def _open(self, max_length: int, excluded: list[str], credited: list[int]) -> None:
         while True:
             try:
                 plan = await asyncio.to_thread(
@@ -315,6 +323,7 @@ class Generation:
                 on_receipts=self._on_receipts,
                 chain=self._chain and self._may_chain(plan),
                 departures=self._departures,
+                credited_layers=credited,
             )
             self._session = session
             try:
@@ -332,7 +341,7 @@ class Generation:
         route = self._session.plan.route_session_id if self._session else "-"
         log.warning("route %s failed: %s", route, exc)
         failed = self._session.plan if self._session else None
-        await self._drop()
+        await self._abandon()
         self.stats.failovers += 1
         self.stats.failed_nodes.append(exc.node_id)
         self.stats.failover_reasons.append(exc.reason)
@@ -369,6 +378,15 @@ class Generation:
             await session.close()
         except RouteFailure as exc:
             log.info("closing route %s: %s", session.plan.route_session_id, exc)
+
+    async def _abandon(self) -> None:
+        """A failover: the route's connections drop now; the verified steps of its hops
+        are paid in the background once its audits end (RouteSession.settle_abandoned)."""
+        session, self._session = self._session, None
+        if session is None:
+            return
+        self._paid_layers = await asyncio.shield(session.abandon())
+        self._settling.append(asyncio.create_task(session.settle_abandoned()))
 
     async def _drop(self) -> None:
         """Drop every hop's connection (the nodes free their caches), even when cancelled:

@@ -18,6 +18,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
+from tracker_service.domain.tickets import HopReceipt
 from tracker_service.errors import (
     TLS_PIN_REQUIRED,
     EndpointRefused,
@@ -79,6 +80,8 @@ class HopLink:
     speculative_steps: bool = False  # the node takes rewind and verify step frames
     # The verified signed receipt that came with the last reply: binds the node to it.
     step_receipt: dict[str, Any] | None = None
+    # ... and its checked content (steps, positions): what a dropped route pays the hop
+    step_verified: HopReceipt | None = None
     # The tracker heard the node announce it leaves: the hop was closed for that.
     departed: bool = False
 

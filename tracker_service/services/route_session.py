@@ -32,6 +32,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from tracker_service.domain import wire_frames
@@ -115,11 +116,14 @@ class RouteSession:
         max_audits_in_flight: int = DEFAULT_MAX_AUDITS_IN_FLIGHT,
         chain: bool = False,
         departures: Departures | None = None,
+        credited_layers: Sequence[int] = (),
     ) -> None:
         """``chain``: run the route as a chain where its ticket offers one (each hop passes
         its output straight to the next, docs/wire.md#chained-hops); a star otherwise.
         ``departures``: the tracker's announcements of leaving nodes; a hop on one is
-        closed at once and its step fails with ``node-left`` (services/departures.py)."""
+        closed at once and its step fails with ``node-left`` (services/departures.py).
+        ``credited_layers``: per layer, the positions of this answer a route before it
+        (failed over) already paid for; this route's replay of them earns nothing."""
         if not plan.hops:
             raise ValueError("a route plan needs at least one hop")
         self.plan = plan
@@ -152,6 +156,7 @@ class RouteSession:
         self.chained = False  # opened as a chain: steps go to the first hop only
         self._departures = departures
         self._unwatch: Callable[[], None] | None = None
+        self._credited_layers = list(credited_layers)
 
     async def __aenter__(self) -> RouteSession:
         return self
@@ -459,9 +464,10 @@ class RouteSession:
         if not hop.step_receipts:
             return
         message = await hop.expect_text("step-receipt", self._step_timeout_s)
-        hop.step_receipt = self._verified(
+        hop.step_verified = self._verified(
             hop, message, steps=hop.steps, tokens=hop.tokens, last_reply=reply
-        ).signed
+        )
+        hop.step_receipt = hop.step_verified.signed
 
     @property
     def speculative(self) -> bool:
@@ -520,16 +526,25 @@ class RouteSession:
         await self.wait_audits()
         self._audits.check()  # no credit for a route with a convicted hop
         # nor for a hop whose audit could not finish (route_audits.py)
-        paid = [r for r in receipts if r.node_id not in self._audits.unpaid]
+        # Only verified receipts earn credit; a hop that failed its close earns none.
+        await self._pay(receipts)
+        if failure is not None:
+            raise failure
+        return receipts
+
+    async def _pay(self, receipts: Sequence[HopReceipt]) -> None:
+        """Credit the receipts of hops whose audits passed, for the positions past those an
+        earlier route of this answer already paid on their layers (a replay earns nothing)."""
+        paid = []
+        for receipt in receipts:
+            before = max(self._credited_layers[receipt.start : receipt.end], default=0)
+            if receipt.node_id not in self._audits.unpaid and receipt.tokens > before:
+                paid.append(replace(receipt, tokens=receipt.tokens - before))
         if paid and self._on_receipts is not None:
-            # Only verified receipts earn credit; a hop that failed its close earns none.
             try:
                 await self._on_receipts(self.plan, paid)
             except Exception:
                 log.exception("crediting route %s failed", self.plan.route_session_id)
-        if failure is not None:
-            raise failure
-        return receipts
 
     async def _close_hop(self, hop: HopLink) -> HopReceipt:
         await hop.send(json.dumps({"type": "close"}))
@@ -586,6 +601,32 @@ class RouteSession:
             return None
         finally:
             await hop.drop()
+
+    async def abandon(self) -> list[int]:
+        """A failover: drop every connection at once (the nodes free their caches) and
+        return, per layer, the positions of the answer paid for once its hops' signed step
+        receipts are (``settle_abandoned``): a replacement's replay of them earns nothing."""
+        self._end_watch()
+        for hop in self._hops:
+            await hop.drop()
+        layers = self._credited_layers + [0] * (self.plan.layer_count - len(self._credited_layers))
+        for hop in self._hops:
+            if hop.step_verified is not None:
+                receipt = hop.step_verified
+                for layer in range(receipt.start, receipt.end):
+                    layers[layer] = max(layers[layer], receipt.tokens)
+        return layers
+
+    async def settle_abandoned(self) -> None:
+        """After ``abandon``: let the running audits finish, then pay each hop whose audits
+        passed for the steps its last step receipt verified; nothing if one was convicted."""
+        verified = [h.step_verified for h in self._hops if h.step_verified is not None]
+        await self.wait_audits()
+        try:
+            self._audits.check()
+        except RouteFailure:
+            return
+        await self._pay(verified)
 
     async def abort(self) -> None:
         """Cancel this session's audits and drop every connection without receipts

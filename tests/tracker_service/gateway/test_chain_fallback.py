@@ -52,6 +52,12 @@ class FakeSession:
     async def abort(self) -> None:
         return None
 
+    async def abandon(self) -> list[int]:
+        return []  # no step verified: nothing paid, nothing for the next route to skip
+
+    async def settle_abandoned(self) -> None:
+        return None
+
 
 def plan(_key: Any, excluded: Collection[str], *_: Any) -> RoutePlan:
     hops = tuple(

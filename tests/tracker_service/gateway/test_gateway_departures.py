@@ -1,6 +1,8 @@
 """A node that announces it leaves: the gateway's in-flight route through it fails over
 at once, on the announcement (reason ``node-left``), not on a timeout; the answer is
-the undisturbed greedy one; and the failed-over request's hops are credited once.
+the undisturbed greedy one; and the failed-over request's hops are credited once: the
+dropped route's hops for the steps their signed step receipts verified, the replacement
+for the positions after them (its replay of the prefix earns nothing).
 
 The departing node keeps serving after it announced (a real node also ends its
 sessions itself, ``node-leaving``; here only the tracker's word can move the
@@ -79,7 +81,7 @@ def settled(cluster: GatewayCluster) -> dict[str, tuple[int, int]]:
     return last
 
 
-def test_an_announced_departure_fails_the_route_over_at_once_and_credits_once(
+def test_an_announced_departure_fails_the_route_over_at_once_and_credits_each_step_once(
     cluster: GatewayCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level("INFO", logger="tracker_service.gateway.requests")
@@ -121,8 +123,11 @@ def test_an_announced_departure_fails_the_route_over_at_once_and_credits_once(
         return hops - was_hops, tokens - was_tokens
 
     positions = len(PROMPT) + NEW_TOKENS - 1  # every token but the last is fed once
-    # The failed route's session is dropped unpaid; the replacement, which replayed the
-    # prefix, is paid once for the whole answer: the first hop, on both routes, once.
-    assert delta(first) == (1, positions)
-    assert delta(stayed) == (1, positions)
-    assert delta(gone) == (0, 0)
+    # The dropped route pays each hop the steps it verified before the announcement;
+    # the replacement pays the rest: each layer is credited every position exactly once.
+    assert delta(first) == (2, positions)  # on both routes: two receipts, no position twice
+    gone_hops, gone_tokens = delta(gone)
+    stayed_hops, stayed_tokens = delta(stayed)
+    assert (gone_hops, stayed_hops) == (1, 1)
+    assert 0 < gone_tokens < positions  # paid for what it did, before it left
+    assert gone_tokens + stayed_tokens == positions
