@@ -51,7 +51,8 @@ from tracker_service.gateway.sampler import WIRE_TOP_K, GatewaySampler, SamplerS
 from tracker_service.services.departures import Departures
 from tracker_service.services.hop_link import CHAIN_REASONS, DEPARTURE_REASONS
 from tracker_service.services.prefix_affinity import PrefixAffinity, PrefixHint
-from tracker_service.services.route_session import ReceiptsHook, RouteSession
+from tracker_service.services.route_receipts import ReceiptsHook
+from tracker_service.services.route_session import RouteSession
 from tracker_service.services.session_plan import GeneratedToken, RoutePlan, Sampling
 from tracker_service.services.step_audit import StepAuditor
 from tracker_service.store.route_candidates import Key

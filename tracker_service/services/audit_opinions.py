@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracker_service.domain import wire_frames
-from tracker_service.services.route_session import DEFAULT_MAX_REPLY_BYTES, reply_output_digest
+from tracker_service.services.route_receipts import reply_output_digest
+from tracker_service.services.route_session import DEFAULT_MAX_REPLY_BYTES
 
 
 def input_sha256(data: bytes) -> str:

@@ -31,22 +31,17 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
-from dataclasses import replace
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tracker_service.domain import wire_frames
 from tracker_service.domain.tickets import (
     HopReceipt,
     chain_step_statement,
-    check_receipt_matches,
-    frame_output_digest,
     verify_chain_step,
-    verify_receipt,
 )
-from tracker_service.errors import ReceiptError, RouteFailure
+from tracker_service.errors import RouteFailure
 from tracker_service.services.hop_link import (
-    BAD_RECEIPT,
     CHAIN_FORGED,
     CHAIN_MISMATCH,
     CHAIN_REFUSED,
@@ -59,6 +54,11 @@ from tracker_service.services.hop_link import (
     HopLink,
 )
 from tracker_service.services.route_audits import DISPUTED, RouteAudits
+from tracker_service.services.route_receipts import (
+    ReceiptsHook,
+    RoutePay,
+    verified_receipt,
+)
 from tracker_service.services.session_plan import GeneratedToken, PlannedHop, RoutePlan, Sampling
 
 if TYPE_CHECKING:
@@ -66,9 +66,6 @@ if TYPE_CHECKING:
     from tracker_service.services.step_audit import StepAuditor
 
 log = logging.getLogger(__name__)
-
-# Called with a closed session's verified receipts (the credit ledger, services/credits.py).
-ReceiptsHook = Callable[[RoutePlan, Sequence[HopReceipt]], Awaitable[None]]
 
 # The plan and the failure lived here before the split: the route planner and clients
 # outside the tracker still import them from here.
@@ -85,18 +82,10 @@ __all__ = [
     "RoutePlan",
     "RouteSession",
     "Sampling",
-    "reply_output_digest",
 ]
 
 DEFAULT_MAX_REPLY_BYTES = 256 * 1024 * 1024
 DEFAULT_MAX_AUDITS_IN_FLIGHT = 2  # per session; one per hop at most
-
-
-def reply_output_digest(reply: bytes, *, last_hop: bool, max_bytes: int) -> str:
-    """The digest a hop's receipt signs for this reply: the frame's bytes, for every hop
-    (the last hop's hold its token ids, top ids and log-probs, and kept drafts)."""
-    del last_hop, max_bytes  # one rule for every hop since the last hop's top ids are bound
-    return frame_output_digest(reply)
 
 
 class RouteSession:
@@ -156,7 +145,7 @@ class RouteSession:
         self.chained = False  # opened as a chain: steps go to the first hop only
         self._departures = departures
         self._unwatch: Callable[[], None] | None = None
-        self._credited_layers = list(credited_layers)
+        self._pay = RoutePay(plan, on_receipts, credited_layers)
 
     async def __aenter__(self) -> RouteSession:
         return self
@@ -464,8 +453,14 @@ class RouteSession:
         if not hop.step_receipts:
             return
         message = await hop.expect_text("step-receipt", self._step_timeout_s)
-        hop.step_verified = self._verified(
-            hop, message, steps=hop.steps, tokens=hop.tokens, last_reply=reply
+        hop.step_verified = verified_receipt(
+            self.plan,
+            hop,
+            message,
+            steps=hop.steps,
+            tokens=hop.tokens,
+            last_reply=reply,
+            max_reply=self._max_reply,
         )
         hop.step_receipt = hop.step_verified.signed
 
@@ -527,63 +522,23 @@ class RouteSession:
         self._audits.check()  # no credit for a route with a convicted hop
         # nor for a hop whose audit could not finish (route_audits.py)
         # Only verified receipts earn credit; a hop that failed its close earns none.
-        await self._pay(receipts)
+        await self._pay.pay(receipts, self._audits.unpaid)
         if failure is not None:
             raise failure
         return receipts
 
-    async def _pay(self, receipts: Sequence[HopReceipt]) -> None:
-        """Credit the receipts of hops whose audits passed, for the positions past those an
-        earlier route of this answer already paid on their layers (a replay earns nothing)."""
-        paid = []
-        for receipt in receipts:
-            before = max(self._credited_layers[receipt.start : receipt.end], default=0)
-            if receipt.node_id not in self._audits.unpaid and receipt.tokens > before:
-                paid.append(replace(receipt, tokens=receipt.tokens - before))
-        if paid and self._on_receipts is not None:
-            try:
-                await self._on_receipts(self.plan, paid)
-            except Exception:
-                log.exception("crediting route %s failed", self.plan.route_session_id)
-
     async def _close_hop(self, hop: HopLink) -> HopReceipt:
         await hop.send(json.dumps({"type": "close"}))
         reply = await hop.expect_text("receipt", self._open_timeout_s)
-        return self._verified(
-            hop, reply, steps=hop.steps, tokens=hop.tokens, last_reply=hop.last_reply
+        return verified_receipt(
+            self.plan,
+            hop,
+            reply,
+            steps=hop.steps,
+            tokens=hop.tokens,
+            last_reply=hop.last_reply,
+            max_reply=self._max_reply,
         )
-
-    def _verified(
-        self,
-        hop: HopLink,
-        message: dict[str, Any],
-        *,
-        steps: int,
-        tokens: int,
-        last_reply: bytes | None,
-    ) -> HopReceipt:
-        """The hop's receipt, checked against its key and the work this client sent."""
-        try:
-            receipt = verify_receipt(message, hop.plan.public_key)
-            digest = None
-            if last_reply is not None:
-                digest = reply_output_digest(
-                    last_reply,
-                    last_hop=hop.plan.end == self.plan.layer_count,
-                    max_bytes=self._max_reply,
-                )
-            check_receipt_matches(
-                receipt,
-                route_session_id=self.plan.route_session_id,
-                epoch=self.plan.epoch,
-                hop=hop.plan.ticket_hop,
-                steps=steps,
-                tokens=tokens,
-                output_sha256=digest,
-            )
-        except (ReceiptError, wire_frames.FrameError) as exc:
-            raise hop.fail(BAD_RECEIPT, str(exc)) from exc
-        return receipt
 
     async def receipt_now(self, hop_index: int) -> dict[str, Any] | None:
         """Close one hop at once and return its verified signed receipt, or None.
@@ -609,13 +564,7 @@ class RouteSession:
         self._end_watch()
         for hop in self._hops:
             await hop.drop()
-        layers = self._credited_layers + [0] * (self.plan.layer_count - len(self._credited_layers))
-        for hop in self._hops:
-            if hop.step_verified is not None:
-                receipt = hop.step_verified
-                for layer in range(receipt.start, receipt.end):
-                    layers[layer] = max(layers[layer], receipt.tokens)
-        return layers
+        return self._pay.paid_layers([h.step_verified for h in self._hops if h.step_verified])
 
     async def settle_abandoned(self) -> None:
         """After ``abandon``: let the running audits finish, then pay each hop whose audits
@@ -626,7 +575,7 @@ class RouteSession:
             self._audits.check()
         except RouteFailure:
             return
-        await self._pay(verified)
+        await self._pay.pay(verified, self._audits.unpaid)
 
     async def abort(self) -> None:
         """Cancel this session's audits and drop every connection without receipts

@@ -32,10 +32,10 @@ from tracker_service.domain.tickets import HopReceipt
 from tracker_service.errors import RouteFailure
 from tracker_service.security.endpoint_policy import resolve_endpoint
 from tracker_service.services.route_planner import plan_for
+from tracker_service.services.route_receipts import reply_output_digest
 from tracker_service.services.route_session import (
     DEFAULT_MAX_REPLY_BYTES,
     RouteSession,
-    reply_output_digest,
 )
 from tracker_service.services.session_plan import GeneratedToken, RoutePlan, Sampling
 
