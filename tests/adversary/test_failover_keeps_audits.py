@@ -1,10 +1,11 @@
 """Issue 39: a liar cannot escape a sampled audit by making its route fail over.
 
 Since a failover pays the dropped route's hops for the steps their signed step receipts
-verified, a liar might lie, then announce its departure at once: the gateway drops the
-route, and if that cancelled the route's running audits, the lie would go unjudged and
-the lying steps paid. Now the dropped route's audits run to their end
-(``RouteSession.settle_abandoned``): the liar is quarantined and the route pays no one.
+verified, a liar might lie, then leave at once (announce its departure, or drop its
+connections): the gateway drops the route, and if that cancelled the route's running
+audits, the lie would go unjudged and the lying steps paid. Now the dropped route's
+audits run to their end (``RouteSession.settle_abandoned``): the liar is quarantined
+and the route pays no one.
 
 The real tracker app with its gateway, real in-process nodes over a tiny Llama: one
 node on layers 0-2, a liar and two honest nodes on 2-4. Every step of an established
@@ -79,8 +80,15 @@ def state_of(cluster: GatewayCluster, node: RealNode) -> str:
         return str(http.get(f"/api/v1/nodes/{node.node_id}").json()["state"])
 
 
+@pytest.mark.parametrize(
+    ("leaves", "reason"), [("announces", "node-left"), ("drops", "connection-closed")]
+)
 def test_a_liar_that_leaves_right_after_its_lie_is_still_judged_and_paid_nothing(
-    cluster: GatewayCluster, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    leaves: str,
+    reason: str,
+    cluster: GatewayCluster,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level("INFO", logger="tracker_service.gateway.requests")
     lie = Lie(1.0, 0.05, random.Random(7))  # wraps the reply first: inside the gate below
@@ -98,10 +106,14 @@ def test_a_liar_that_leaves_right_after_its_lie_is_still_judged_and_paid_nothing
     left: list[str] = []
 
     def leave_after_the_lie(index: int) -> None:
-        if index == 0 and routes_only.LIED and not left:
+        if index != 0 or not routes_only.LIED or left:
+            return
+        if leaves == "announces":  # a signed deregister: the route fails over at once
             answer = announce_departure(cluster, liar.as_fake_node())
             assert answer.status_code == 200, answer.text
-            left.append(liar.node_id)
+        else:  # the liar's data plane stops: its connection drops
+            liar.stop()
+        left.append(liar.node_id)
 
     # The planner draws among the three nodes of layers 2-4: ask until a route takes the
     # liar (another prompt each time, so no node is preferred for a cached prefix).
@@ -117,7 +129,7 @@ def test_a_liar_that_leaves_right_after_its_lie_is_still_judged_and_paid_nothing
 
     # The request's line comes once its generation ended: the dropped route settled.
     wait_until(lambda: len(outcome_lines()) == requests, 120, "the requests' outcome lines")
-    assert "failovers=1 failover_reasons=node-left " in outcome_lines()[-1]
+    assert f"failovers=1 failover_reasons={reason} " in outcome_lines()[-1]
     # Its pay waited for the audit of the lie, which convicted: the liar earns nothing.
     assert credit_of(cluster, liar) == before
     wait_until(lambda: state_of(cluster, liar) == "quarantined", 30, "the liar's quarantine")
