@@ -342,7 +342,7 @@ class Generation:
         route = self._session.plan.route_session_id if self._session else "-"
         log.warning("route %s failed: %s", route, exc)
         failed = self._session.plan if self._session else None
-        await self._abandon()
+        await self._abandon(exc)
         self.stats.failovers += 1
         self.stats.failed_nodes.append(exc.node_id)
         self.stats.failover_reasons.append(exc.reason)
@@ -380,13 +380,13 @@ class Generation:
         except RouteFailure as exc:
             log.info("closing route %s: %s", session.plan.route_session_id, exc)
 
-    async def _abandon(self) -> None:
+    async def _abandon(self, failure: RouteFailure) -> None:
         """A failover: the route's connections drop now; the verified steps of its hops
         are paid in the background once its audits end (RouteSession.settle_abandoned)."""
         session, self._session = self._session, None
         if session is None:
             return
-        self._paid_layers = await asyncio.shield(session.abandon())
+        self._paid_layers = await asyncio.shield(session.abandon(failure))
         self._settling.append(asyncio.create_task(session.settle_abandoned()))
 
     async def _drop(self) -> None:

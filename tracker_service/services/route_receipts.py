@@ -22,8 +22,19 @@ from tracker_service.domain.tickets import (
     frame_output_digest,
     verify_receipt,
 )
-from tracker_service.errors import ReceiptError
-from tracker_service.services.hop_link import BAD_RECEIPT, HopLink
+from tracker_service.errors import ReceiptError, RouteFailure
+from tracker_service.services.hop_link import (
+    BAD_RECEIPT,
+    CHAIN_BROKEN,
+    CHAIN_FORGED,
+    CHAIN_REFUSED,
+    CONNECTION_CLOSED,
+    DEPARTURE_REASONS,
+    TIMEOUT,
+    UNREACHABLE,
+    HopLink,
+)
+from tracker_service.services.route_audits import DISPUTED, QUARANTINED
 from tracker_service.services.session_plan import RoutePlan
 
 log = logging.getLogger(__name__)
@@ -69,6 +80,31 @@ def verified_receipt(
     except (ReceiptError, wire_frames.FrameError) as exc:
         raise hop.fail(BAD_RECEIPT, str(exc)) from exc
     return receipt
+
+
+# A route dropped for these reasons is a fault of no one's work: every hop is paid the
+# steps it verified (the node left, its link or the chain's link broke, it went quiet).
+NO_FAULT = DEPARTURE_REASONS | {
+    CONNECTION_CLOSED,
+    TIMEOUT,
+    UNREACHABLE,
+    CHAIN_REFUSED,
+    CHAIN_BROKEN,
+}
+# ... and for these a hop lied or is suspected of lying: the route earns nothing, as a
+# route with a convicted hop earns nothing at its close.
+CONVICTED = frozenset({QUARANTINED, DISPUTED, CHAIN_FORGED})
+
+
+def payable_after(failure: RouteFailure | None, unpaid: Collection[str]) -> set[str] | None:
+    """The nodes a route dropped by ``failure`` must not pay (None: it pays no one): any
+    other fault (a protocol error, a bad receipt, a mismatched chain step) leaves the
+    failing hop's node unpaid and pays the others."""
+    if failure is None or failure.reason in NO_FAULT:
+        return set(unpaid)
+    if failure.reason in CONVICTED:
+        return None
+    return {*unpaid, failure.node_id}
 
 
 class RoutePay:

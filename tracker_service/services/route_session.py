@@ -57,6 +57,7 @@ from tracker_service.services.route_audits import DISPUTED, RouteAudits
 from tracker_service.services.route_receipts import (
     ReceiptsHook,
     RoutePay,
+    payable_after,
     verified_receipt,
 )
 from tracker_service.services.session_plan import GeneratedToken, PlannedHop, RoutePlan, Sampling
@@ -146,6 +147,7 @@ class RouteSession:
         self._departures = departures
         self._unwatch: Callable[[], None] | None = None
         self._pay = RoutePay(plan, on_receipts, credited_layers)
+        self._abandoned_for: RouteFailure | None = None
 
     async def __aenter__(self) -> RouteSession:
         return self
@@ -557,25 +559,29 @@ class RouteSession:
         finally:
             await hop.drop()
 
-    async def abandon(self) -> list[int]:
+    async def abandon(self, failure: RouteFailure | None = None) -> list[int]:
         """A failover: drop every connection at once (the nodes free their caches) and
-        return, per layer, the positions of the answer paid for once its hops' signed step
-        receipts are (``settle_abandoned``): a replacement's replay of them earns nothing."""
+        return, per layer, the positions paid once its hops' step receipts are (a replay of
+        them earns nothing); ``failure`` decides who may be (route_receipts.payable_after)."""
         self._end_watch()
         for hop in self._hops:
             await hop.drop()
+        self._abandoned_for = failure
         return self._pay.paid_layers([h.step_verified for h in self._hops if h.step_verified])
 
     async def settle_abandoned(self) -> None:
         """After ``abandon``: let the running audits finish, then pay each hop whose audits
-        passed for the steps its last step receipt verified; nothing if one was convicted."""
+        passed for the steps its last step receipt verified; nothing if one was convicted,
+        and nothing to the hop whose fault dropped the route."""
         verified = [h.step_verified for h in self._hops if h.step_verified is not None]
         await self.wait_audits()
         try:
             self._audits.check()
         except RouteFailure:
             return
-        await self._pay.pay(verified, self._audits.unpaid)
+        unpaid = payable_after(self._abandoned_for, self._audits.unpaid)
+        if unpaid is not None:
+            await self._pay.pay(verified, unpaid)
 
     async def abort(self) -> None:
         """Cancel this session's audits and drop every connection without receipts

@@ -52,7 +52,7 @@ class FakeSession:
     async def abort(self) -> None:
         return None
 
-    async def abandon(self) -> list[int]:
+    async def abandon(self, failure: Any = None) -> list[int]:
         return []  # no step verified: nothing paid, nothing for the next route to skip
 
     async def settle_abandoned(self) -> None:
