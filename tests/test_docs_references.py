@@ -25,7 +25,7 @@ TEXT_SUFFIXES = {
     ".html", ".js", ".css", ".spec", ".iss", ".desktop", ".in",
 }  # fmt: skip
 SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", ".mypy_cache"}
-SKIP_DIRS |= {".ruff_cache", ".pytest_cache", ".hypothesis"}
+SKIP_DIRS |= {".ruff_cache", ".pytest_cache", ".hypothesis", ".meshnet"}
 MAX_BYTES = 2 * 1024 * 1024
 THIS_FILE = Path(__file__).resolve()
 
@@ -42,7 +42,9 @@ OUTSIDE = re.compile(
 def _text_files() -> list[Path]:
     found = []
     for path in ROOT.rglob("*"):
-        if any(part in SKIP_DIRS for part in path.relative_to(ROOT).parts):
+        parts = path.relative_to(ROOT).parts
+        # any virtualenv (CI's .venv-lowest too) holds other projects' docs, not ours
+        if any(part in SKIP_DIRS or part.startswith(".venv") for part in parts):
             continue
         if path.suffix in TEXT_SUFFIXES and path.is_file() and path.stat().st_size <= MAX_BYTES:
             found.append(path)
